@@ -1,0 +1,124 @@
+//! The one public error type of lakeseek.
+//!
+//! Every variant says what the caller can do about it and, where it is about bytes of an
+//! object, carries the object path and the byte range that was being read or decoded.
+
+use std::ops::Range;
+
+/// Result alias used throughout lakeseek.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in lakeseek.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The object, dataset, column, index or node does not exist.
+    #[error("not found: {path}: {what}")]
+    NotFound {
+        /// Object path or logical name that was looked up.
+        path: String,
+        /// What was missing.
+        what: String,
+    },
+    /// Bytes read from storage violate the format.
+    #[error("corrupt: {path}{}: {what}", fmt_range(.range))]
+    Corrupt {
+        /// Object path (empty while a pure decoder has not been told it yet).
+        path: String,
+        /// Absolute byte range of the object that was being decoded, when known.
+        range: Option<Range<u64>>,
+        /// Which rule was broken.
+        what: String,
+    },
+    /// Valid input that uses a feature lakeseek does not implement.
+    #[error("unsupported: {path}: {what}")]
+    Unsupported {
+        /// Object path or logical name.
+        path: String,
+        /// What is not supported.
+        what: String,
+    },
+    /// The caller passed something invalid (a bad row range, URL, predicate, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The object store failed (after its retries).
+    #[error("store error reading {path}{}: {source}", fmt_range(.range))]
+    Store {
+        /// Object path.
+        path: String,
+        /// Byte range requested, when the call was a range read.
+        range: Option<Range<u64>>,
+        /// The underlying object_store error.
+        #[source]
+        source: Box<object_store::Error>,
+    },
+    /// Local I/O failed (writing output, reading a query file, ...).
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// Arrow rejected data we built (a bug or corrupt data that slipped past validation).
+    #[error("arrow error: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+fn fmt_range(range: &Option<Range<u64>>) -> String {
+    match range {
+        Some(r) => format!(" [bytes {}..{}]", r.start, r.end),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    /// A `Corrupt` error with no path yet; callers attach context with [`Error::at`].
+    pub fn corrupt(what: impl Into<String>) -> Self {
+        Error::Corrupt { path: String::new(), range: None, what: what.into() }
+    }
+
+    /// An `Unsupported` error with no path yet.
+    pub fn unsupported(what: impl Into<String>) -> Self {
+        Error::Unsupported { path: String::new(), what: what.into() }
+    }
+
+    /// Fill in the object path and byte range of a `Corrupt`/`Unsupported`/`Store` error
+    /// if they are not set yet (inner context wins: it is more precise).
+    pub fn at(mut self, object_path: &str, byte_range: Option<Range<u64>>) -> Self {
+        match &mut self {
+            Error::Corrupt { path, range, .. } | Error::Store { path, range, .. } => {
+                if path.is_empty() {
+                    *path = object_path.to_string();
+                }
+                if range.is_none() {
+                    *range = byte_range;
+                }
+            }
+            Error::Unsupported { path, .. } | Error::NotFound { path, .. } => {
+                if path.is_empty() {
+                    *path = object_path.to_string();
+                }
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// Prefix the `what` of a `Corrupt`/`Unsupported` error with more context
+    /// (e.g. "column 3 page 2").
+    pub fn context(mut self, ctx: impl std::fmt::Display) -> Self {
+        match &mut self {
+            Error::Corrupt { what, .. } | Error::Unsupported { what, .. } => {
+                *what = format!("{ctx}: {what}");
+            }
+            _ => {}
+        }
+        self
+    }
+}
+
+/// Return `Error::Corrupt` with a formatted message unless the condition holds.
+#[macro_export]
+macro_rules! ensure_corrupt {
+    ($cond:expr, $($arg:tt)+) => {
+        if !($cond) {
+            return Err($crate::error::Error::corrupt(format!($($arg)+)));
+        }
+    };
+}

@@ -1,0 +1,101 @@
+//! Typed, size-weighted moka caches of decoded things (file metadata, page lookups,
+//! structural plans), keyed by object path + version so a replaced object never mixes with
+//! what was decoded from its predecessor.
+
+use std::hash::Hash;
+use std::sync::Arc;
+
+use moka::future::Cache;
+
+use crate::error::{Error, Result};
+use crate::io::source::ObjectVersion;
+
+/// Things that can report their approximate heap size for cache weighing.
+pub trait DeepSize {
+    /// Approximate bytes held by this value.
+    fn deep_size(&self) -> usize;
+}
+
+/// Key of a cached decoded object: path + version + an item discriminator
+/// (e.g. column and page numbers; `()` for whole-file metadata).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CacheKey<K> {
+    /// Object path.
+    pub path: String,
+    /// Object size/etag.
+    pub version: ObjectVersion,
+    /// What inside the object.
+    pub item: K,
+}
+
+/// A size-weighted async cache whose concurrent misses for one key collapse into one load.
+#[derive(Clone)]
+pub struct SizedCache<K, V> {
+    inner: Cache<CacheKey<K>, Arc<V>>,
+}
+
+impl<K, V> std::fmt::Debug for SizedCache<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SizedCache").field("entries", &self.inner.entry_count()).finish()
+    }
+}
+
+impl<K, V> SizedCache<K, V>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: DeepSize + Send + Sync + 'static,
+{
+    /// A cache holding at most about `capacity_bytes` of decoded values.
+    pub fn new(capacity_bytes: u64) -> Self {
+        let inner = Cache::builder()
+            .max_capacity(capacity_bytes)
+            .weigher(|_k: &CacheKey<K>, v: &Arc<V>| v.deep_size().min(u32::MAX as usize) as u32)
+            .build();
+        Self { inner }
+    }
+
+    /// Cached value, if present.
+    pub async fn get(&self, key: &CacheKey<K>) -> Option<Arc<V>> {
+        self.inner.get(key).await
+    }
+
+    /// Cached value or the result of `load` (run once for concurrent misses).
+    pub async fn get_or_try_load<F>(&self, key: CacheKey<K>, load: F) -> Result<Arc<V>>
+    where
+        F: std::future::Future<Output = Result<V>>,
+    {
+        self.inner
+            .try_get_with(key, async move { load.await.map(Arc::new) })
+            .await
+            .map_err(|e: Arc<Error>| clone_error(&e))
+    }
+
+    /// Insert a value.
+    pub async fn insert(&self, key: CacheKey<K>, value: Arc<V>) {
+        self.inner.insert(key, value).await;
+    }
+
+    /// Drop everything.
+    pub fn clear(&self) {
+        self.inner.invalidate_all();
+    }
+}
+
+/// moka hands errors back behind an `Arc`; rebuild an owned error that keeps the message,
+/// path and range (store sources cannot be cloned, so they are described).
+fn clone_error(e: &Error) -> Error {
+    match e {
+        Error::NotFound { path, what } => Error::NotFound { path: path.clone(), what: what.clone() },
+        Error::Corrupt { path, range, what } => {
+            Error::Corrupt { path: path.clone(), range: range.clone(), what: what.clone() }
+        }
+        Error::Unsupported { path, what } => Error::Unsupported { path: path.clone(), what: what.clone() },
+        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
+        Error::Store { path, range, source } => Error::Store {
+            path: path.clone(),
+            range: range.clone(),
+            source: Box::new(object_store::Error::Generic { store: "cached", source: source.to_string().into() }),
+        },
+        other => Error::Io(std::io::Error::other(other.to_string())),
+    }
+}

@@ -1,0 +1,99 @@
+//! Per-query I/O accounting: requests, bytes and round trips.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counters for one query (or one benchmark operation). Cheap to share: wrap in an `Arc`
+/// or pass by reference; all updates are atomic.
+///
+/// `round_trips` counts *sequential waves*: a request that starts while another request of
+/// the same `IoStats` is still in flight belongs to the current wave; a request that starts
+/// when none is in flight opens a new wave.
+#[derive(Debug, Default)]
+pub struct IoStats {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    round_trips: AtomicU64,
+    in_flight: AtomicU64,
+}
+
+/// A point-in-time copy of [`IoStats`], serializable as the `--stats` JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IoStatsSnapshot {
+    /// GET requests sent (after coalescing), including retried ones counted once.
+    pub requests: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Sequential waves of requests.
+    pub round_trips: u64,
+}
+
+impl IoStats {
+    /// New zeroed counters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Mark the start of one request; returns a guard that marks its end when dropped.
+    pub fn start_request(&self) -> RequestGuard<'_> {
+        if self.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.round_trips.fetch_add(1, Ordering::SeqCst);
+        }
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        RequestGuard { stats: self }
+    }
+
+    /// Add received body bytes.
+    pub fn add_bytes(&self, n: u64) {
+        self.bytes.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// Copy the counters.
+    pub fn snapshot(&self) -> IoStatsSnapshot {
+        IoStatsSnapshot {
+            requests: self.requests.load(Ordering::SeqCst),
+            bytes: self.bytes.load(Ordering::SeqCst),
+            round_trips: self.round_trips.load(Ordering::SeqCst),
+        }
+    }
+}
+
+impl IoStatsSnapshot {
+    /// Counters accumulated since `earlier`.
+    pub fn since(&self, earlier: &IoStatsSnapshot) -> IoStatsSnapshot {
+        IoStatsSnapshot {
+            requests: self.requests - earlier.requests,
+            bytes: self.bytes - earlier.bytes,
+            round_trips: self.round_trips - earlier.round_trips,
+        }
+    }
+}
+
+/// Marks one request as in flight for round-trip counting; see [`IoStats::start_request`].
+#[derive(Debug)]
+pub struct RequestGuard<'a> {
+    stats: &'a IoStats,
+}
+
+impl Drop for RequestGuard<'_> {
+    fn drop(&mut self) {
+        self.stats.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_requests_are_one_round_trip() {
+        let s = IoStats::new();
+        {
+            let _a = s.start_request();
+            let _b = s.start_request();
+        }
+        let _c = s.start_request();
+        let snap = s.snapshot();
+        assert_eq!(snap.requests, 3);
+        assert_eq!(snap.round_trips, 2);
+    }
+}

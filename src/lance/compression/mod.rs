@@ -1,0 +1,1 @@
+//! Pure decoders of Lance compressive encodings.

@@ -1,0 +1,13 @@
+//! Lance v2 files (2.1, 2.2, 2.3): container, schema, page layouts and compressive encodings.
+//!
+//! * [`proto`]: the protobuf messages lakeseek needs, defined here with prost derives.
+//! * [`file`]: the container — footer, offset tables, schema, column metadata.
+//! * [`compression`]: pure decoders of the compressive encodings (Flat, Variable,
+//!   bitpacking, RLE, dictionary, FSST, general LZ4/zstd, ...).
+//! * [`page`]: page layouts (mini-block, full-zip, constant, 2.3 planar) — planners that
+//!   say which byte ranges a row selection needs, and decoders that build Arrow arrays.
+
+pub mod compression;
+pub mod file;
+pub mod page;
+pub mod proto;

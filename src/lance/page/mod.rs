@@ -1,0 +1,1 @@
+//! Page layouts: planners (which byte ranges a row selection needs) and decoders.

@@ -1,0 +1,4 @@
+//! Protobuf messages of the Lance file format, defined with prost derives (no protoc).
+
+pub mod encodings;
+pub mod file;
