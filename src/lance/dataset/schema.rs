@@ -61,8 +61,8 @@ impl Schema {
         self.fields.iter().find(|f| f.id == id)
     }
 
-    /// Resolve a column path: a top-level name, or `a.b.c` through struct children.
-    /// An exact top-level name wins over a dotted path.
+    /// Resolve a column path: a top-level name, or `a.b.c` through struct children (never
+    /// through lists). An exact top-level name wins over a dotted path.
     pub fn field_by_path(&self, path: &str) -> Option<&SchemaField> {
         if let Some(f) = self.fields.iter().find(|f| f.parent_id == -1 && f.name == path) {
             return Some(f);
@@ -70,6 +70,12 @@ impl Schema {
         let mut parent = -1;
         let mut found = None;
         for part in path.split('.') {
+            if let Some(p) = found {
+                let p: &SchemaField = p;
+                if p.logical_type != "struct" {
+                    return None;
+                }
+            }
             let f = self.fields.iter().find(|f| f.parent_id == parent && f.name == part)?;
             parent = f.id;
             found = Some(f);
