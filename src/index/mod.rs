@@ -5,5 +5,6 @@
 //! * [`btree`]: page lookup decoding, page selection exactly as lance 14 does it, and
 //!   reading only the touched pages.
 
+pub mod btree;
 pub mod key;
 pub mod predicate;
