@@ -488,7 +488,7 @@ fn parse_page(page: pb::column_metadata::Page, footer: &Footer, version: FileVer
         },
         Some(pb::encoding::Location::None(())) | None => RawPageEncoding::None,
     };
-    let layout = PageLayout::decode(&encoding, version, buffers.len())?;
+    let layout = PageLayout::from_encoding(&encoding, version, &buffers, page.length)?;
     let num_rows = layout.rows_in_page(page.length)?;
     crate::ensure_corrupt!(
         version == FileVersion::V2_0 || page.priority == first_row,
@@ -514,19 +514,40 @@ pub async fn load_file_metadata(
     cache: Option<&FileMetadataCache>,
     stats: &IoStats,
 ) -> Result<Arc<FileMetadata>> {
+    Ok(load_file_metadata_versioned(fetcher, path, size_hint, cache, stats).await?.0)
+}
+
+/// [`load_file_metadata`], also returning the object version the metadata belongs to
+/// (size + etag from the suffix read; size only when `size_hint` was used).
+pub async fn load_file_metadata_versioned(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    size_hint: Option<u64>,
+    cache: Option<&FileMetadataCache>,
+    stats: &IoStats,
+) -> Result<(Arc<FileMetadata>, ObjectVersion)> {
     if let (Some(size), Some(cache)) = (size_hint, cache) {
-        let key = CacheKey { path: path.to_string(), version: ObjectVersion { size, etag: None }, item: () };
-        return cache.get_or_try_load(key, read_file_metadata(fetcher, path, stats)).await;
+        let version = ObjectVersion { size, etag: None };
+        let key = CacheKey { path: path.to_string(), version: version.clone(), item: () };
+        let metadata = cache.get_or_try_load(key, read_file_metadata(fetcher, path, stats)).await?;
+        crate::ensure_corrupt!(
+            metadata.object_size == size,
+            "{path}: object is {} bytes, the size hint said {size}",
+            metadata.object_size
+        );
+        return Ok((metadata, version));
     }
     let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
-    let key = CacheKey { path: path.to_string(), version: tail.version.clone(), item: () };
+    let version = tail.version.clone();
+    let key = CacheKey { path: path.to_string(), version: version.clone(), item: () };
     let start = tail.start();
     let size = tail.version.size;
     let load = finish_file_metadata(fetcher, path, tail.bytes, start, size, stats);
-    match cache {
-        Some(cache) => cache.get_or_try_load(key, load).await,
-        None => load.await.map(Arc::new),
-    }
+    let metadata = match cache {
+        Some(cache) => cache.get_or_try_load(key, load).await?,
+        None => Arc::new(load.await?),
+    };
+    Ok((metadata, version))
 }
 
 async fn read_file_metadata(fetcher: &RangeFetcher, path: &Path, stats: &IoStats) -> Result<FileMetadata> {
