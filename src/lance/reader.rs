@@ -258,7 +258,10 @@ impl LanceFileReader {
             let layout = &self.page(t)?.layout;
             let needed = layout.init_ranges();
             if needed.is_empty() {
-                inits.push(Some(Arc::new(PageInit::None)));
+                // Init from metadata alone (e.g. sparse structure without payloads): cheap,
+                // not cached.
+                let init = layout.decode_init(&[]).map_err(|e| self.page_error(e, t))?;
+                inits.push(Some(Arc::new(init)));
                 continue;
             }
             match self.caches.page_init.get(&self.page_key(t)).await {
