@@ -127,6 +127,11 @@ impl LeafBuilder {
     /// (`validity.len() == range.len()`).
     pub fn push_values(&mut self, values: &DecodedValues, range: Range<usize>, validity: Option<&[bool]>) -> Result<()> {
         let count = range.len();
+        if let DecodedValues::Fixed { bits_per_value: 0, num_values, .. } = values {
+            // A constant without a scalar: every value is null.
+            crate::ensure_corrupt!(range.end <= *num_values, "value range {range:?} outside {num_values} null values");
+            return self.push_nulls(count);
+        }
         self.push_storage(values, range)?;
         self.push_validity(validity, count)?;
         self.len += count;
