@@ -19,7 +19,8 @@ use arrow_schema::DataType;
 use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn, KeyRef};
 use crate::index::predicate::{LeafQuery, Predicate};
-use crate::io::cache::DeepSize;
+
+pub mod exec;
 
 /// Rows per BTree page when the lookup does not say.
 pub const DEFAULT_BATCH_SIZE: u64 = 4096;
@@ -349,12 +350,6 @@ fn parse_partitions(json: Option<&String>) -> Result<Vec<(u64, u32)>> {
     let parsed: Vec<(u64, u32)> = serde_json::from_str(json)
         .map_err(|e| Error::corrupt(format!("page_num_per_range_partition {json:?}: {e}")))?;
     Ok(parsed)
-}
-
-impl DeepSize for BTreePageLookup {
-    fn deep_size(&self) -> usize {
-        self.approx_bytes
-    }
 }
 
 #[cfg(test)]

@@ -8,3 +8,4 @@
 pub mod btree;
 pub mod key;
 pub mod predicate;
+pub mod query;

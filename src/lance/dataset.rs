@@ -30,7 +30,10 @@ use roaring::RoaringBitmap;
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
+use crate::index::btree::exec::BTreePageData;
+use crate::index::btree::BTreePageLookup;
 use crate::io::{open_url, FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource};
+use crate::lance::reader::ReaderCaches;
 
 pub use deletion::DeletionVector;
 pub use manifest::{
@@ -46,17 +49,38 @@ use versions::{LatestManifestChooser, VERSIONS_DIR};
 pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
 
 /// Caches shared by the datasets opened with one session: decoded manifests, deletion
-/// vectors and any other decoded per-object values (BTree page lookups, ...).
+/// vectors, Lance file metadata and page init data, BTree page lookups and (opt-in)
+/// decoded BTree pages.
 #[derive(Debug, Clone)]
 pub struct DatasetSession {
     manifests: SizedCache<(), Manifest>,
     deletions: SizedCache<(), DeletionVector>,
+    /// File metadata and page-init caches of the file reader.
+    pub reader_caches: Arc<ReaderCaches>,
+    /// Decoded BTree page lookups, by `page_lookup.lance` path + size.
+    pub btree_lookups: SizedCache<(), BTreePageLookup>,
+    /// Decoded BTree pages (values + ids) by page-data path + size + page number; `None`
+    /// unless enabled with [`DatasetSession::with_page_cache`].
+    pub btree_pages: Option<SizedCache<u32, BTreePageData>>,
 }
 
 impl DatasetSession {
-    /// A session whose caches hold about `capacity_bytes` each.
+    /// A session whose caches hold about `capacity_bytes` each (no page cache).
     pub fn new(capacity_bytes: u64) -> Self {
-        Self { manifests: SizedCache::new(capacity_bytes), deletions: SizedCache::new(capacity_bytes) }
+        Self {
+            manifests: SizedCache::new(capacity_bytes),
+            deletions: SizedCache::new(capacity_bytes),
+            reader_caches: Arc::new(ReaderCaches::new(capacity_bytes, capacity_bytes)),
+            btree_lookups: SizedCache::new(capacity_bytes),
+            btree_pages: None,
+        }
+    }
+
+    /// Also cache decoded BTree pages, up to about `capacity_bytes` (warm lookups of keys
+    /// on cached pages then need no request at all).
+    pub fn with_page_cache(mut self, capacity_bytes: u64) -> Self {
+        self.btree_pages = Some(SizedCache::new(capacity_bytes));
+        self
     }
 }
 
