@@ -6,6 +6,7 @@
 //!   reading only the touched pages.
 
 pub mod btree;
+pub mod cli;
 pub mod key;
 pub mod predicate;
 pub mod query;

@@ -18,6 +18,7 @@
 pub mod deletion;
 pub mod manifest;
 pub mod schema;
+pub mod take;
 pub mod versions;
 
 use std::collections::HashMap;
