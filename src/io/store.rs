@@ -148,7 +148,8 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
         }
         ObjectStoreScheme::Http => {
             let base = format!("{}://{}", parsed.scheme(), parsed.authority());
-            let mut options = ClientOptions::new();
+            // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
+            let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
             for (k, v) in &passthrough {
                 options = options.with_config(config_key::<ClientConfigKey>(k, "HTTP")?, v);
             }
