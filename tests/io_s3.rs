@@ -227,6 +227,15 @@ async fn whole_reads_and_small_objects() {
     let tail = f.tail(&path, 3, &stats).await.unwrap();
     assert_eq!((tail.bytes.as_ref(), tail.start()), (&b"llo"[..], 2));
     assert_eq!(tail.slice(3..5).unwrap().as_ref(), b"lo");
+
+    // An empty object: a whole read works; a suffix read is refused by S3 (416), which must
+    // surface as an error naming the object, not a panic or an empty "tail".
+    s3.put("empty", Vec::<u8>::new()).await;
+    let (f, path) = fetcher(&s3, "empty", FetchOptions::default());
+    let whole = f.whole(&path, &stats).await.unwrap();
+    assert_eq!((whole.bytes.len(), whole.version.size), (0, 0));
+    let err = f.tail(&path, 10, &stats).await.unwrap_err();
+    assert!(matches!(err, Error::Store { ref path, .. } if path == "empty"), "{err}");
 }
 
 #[tokio::test]

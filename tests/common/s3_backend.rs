@@ -5,6 +5,8 @@
 //! the whole object as `206` with `Content-Range: bytes 0-(size-1)/size`, and lakeseek relies
 //! on that (a tail read with a size hint bigger than a small file). This wrapper rewrites such
 //! a range to `bytes=0-` after authentication, so the response is what S3 sends.
+//! It also panics (u64 underflow) on any range of an empty object; S3 answers
+//! `416 InvalidRange` there, and so does this wrapper.
 
 use std::path::PathBuf;
 
@@ -27,11 +29,15 @@ impl FixedFileSystem {
 
 impl FixedFileSystem {
     async fn fixed_get_object(&self, mut req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
-        if let Some(Range::Suffix { length }) = req.input.range {
+        if let Some(range) = &req.input.range {
             let file = self.root.join(&req.input.bucket).join(&req.input.key);
-            let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-            if size > 0 && length > size {
-                req.input.range = Some(Range::Int { first: 0, last: None });
+            if let Ok(size) = std::fs::metadata(&file).map(|m| m.len()) {
+                if size == 0 {
+                    return Err(s3s::s3_error!(InvalidRange));
+                }
+                if matches!(range, Range::Suffix { length } if *length > size) {
+                    req.input.range = Some(Range::Int { first: 0, last: None });
+                }
             }
         }
         self.inner.get_object(req).await
