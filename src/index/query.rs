@@ -16,7 +16,7 @@ use std::ops::Range;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::{Error, Result};
-use crate::index::btree::exec::{answer_segment, open_segment, OpenedSegment};
+use crate::index::btree::exec::{answer_segment, open_segment, segment_is_cached, OpenedSegment};
 use crate::index::btree::{PageMatch, PageSelection};
 use crate::index::key::KeyColumn;
 use crate::index::predicate::{BoundFilter, ColumnRef};
@@ -170,7 +170,15 @@ pub async fn plan_query(dataset: &Dataset, filter: &str, options: QueryOptions, 
         manifest.fragments.iter().filter(|f| !covered.contains(f.id as u32)).collect();
     let opens = segments.iter().map(|(s, _)| open_segment(dataset, s, stats));
     let scans = scan_fragments.iter().map(|f| open_scan(dataset, f, column.field_id, stats));
+    // Lookups, page-data metadata and scanned files' metadata are independent: one wave
+    // (declared only when something will be read: a wave without requests is no round trip).
+    let mut cold = !scan_fragments.is_empty();
+    for (s, _) in &segments {
+        cold |= !segment_is_cached(dataset, s).await;
+    }
+    let wave = cold.then(|| stats.start_wave());
     let (opened, scans) = futures::try_join!(futures::future::try_join_all(opens), futures::future::try_join_all(scans))?;
+    drop(wave);
     let planned = segments
         .into_iter()
         .zip(opened)

@@ -33,7 +33,7 @@ use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
 use crate::index::btree::exec::BTreePageData;
 use crate::index::btree::BTreePageLookup;
-use crate::io::{open_url, FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource};
+use crate::io::{open_url, FetchOptions, OpenedUrl, IoStats, ObjectVersion, RangeFetcher, RangeSource};
 use crate::lance::reader::ReaderCaches;
 
 pub use deletion::DeletionVector;
@@ -144,10 +144,20 @@ impl Dataset {
         stats: &IoStats,
     ) -> Result<Self> {
         let opened = open_url(url, storage_options)?;
+        Self::open_opened(&opened, version, session, stats).await
+    }
+
+    /// Open the dataset at an already opened URL (store handle + root path).
+    pub async fn open_opened(
+        opened: &OpenedUrl,
+        version: Option<u64>,
+        session: Arc<DatasetSession>,
+        stats: &IoStats,
+    ) -> Result<Self> {
         let lister: Arc<dyn ObjectLister> =
             Arc::new(ObjectStoreLister::for_scheme(opened.store.clone(), &opened.scheme));
         let store = DatasetStore::new(opened.source.clone(), lister);
-        Self::open(store, opened.path, version, session, stats).await
+        Self::open(store, opened.path.clone(), version, session, stats).await
     }
 
     /// Open the dataset rooted at `root` in `store`.

@@ -99,6 +99,24 @@ fn lookup_name(segment: &IndexSegment) -> Result<String> {
     }
 }
 
+/// Whether opening `segment` needs no request (lookup and page-data metadata cached).
+pub async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
+    let Ok(name) = lookup_name(segment) else { return false };
+    let (Some(lookup_size), Some(data_size)) = (file_size(segment, &name), file_size(segment, PAGE_DATA_FILE)) else {
+        return false;
+    };
+    let (Ok(lookup_path), Ok(data_path)) =
+        (dataset.index_file_path(segment, &name), dataset.index_file_path(segment, PAGE_DATA_FILE))
+    else {
+        return false;
+    };
+    let session = dataset.session();
+    let lookup_key = CacheKey { path: lookup_path.to_string(), version: ObjectVersion { size: lookup_size, etag: None }, item: () };
+    let data_key = CacheKey { path: data_path.to_string(), version: ObjectVersion { size: data_size, etag: None }, item: () };
+    session.btree_lookups.get(&lookup_key).await.is_some()
+        && session.reader_caches.file_metadata.get(&data_key).await.is_some()
+}
+
 /// Open a segment: lookup (cached) and page-data metadata, in one wave.
 pub async fn open_segment(dataset: &Dataset, segment: &IndexSegment, stats: &IoStats) -> Result<OpenedSegment> {
     let lookup_name = lookup_name(segment)?;
