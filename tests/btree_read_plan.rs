@@ -58,7 +58,7 @@ async fn chunk_ranges_per_page(page_data: &std::path::Path, pages: u64) -> (Stri
     let bytes = std::fs::read(page_data).unwrap();
     let mut out: BTreeMap<u64, Vec<Range<u64>>> = BTreeMap::new();
     for column in &reader.metadata().columns {
-        assert!(column.pages.len() >= 1);
+        assert!(!column.pages.is_empty());
         for page in &column.pages {
             let init_bytes: Vec<Bytes> =
                 page.layout.init_ranges().iter().map(|r| Bytes::copy_from_slice(&bytes[r.start as usize..r.end as usize])).collect();

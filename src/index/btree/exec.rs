@@ -197,13 +197,12 @@ pub async fn decode_lookup(path: &Path, bytes: Bytes) -> Result<BTreePageLookup>
     BTreePageLookup::new(batch.column(0), batch.column(1), batch.column(2), batch.column(3), &reader.schema().metadata)
 }
 
+/// Selected pages of one page-data file: page -> (match kind, rows in the file).
+pub type FilePages = BTreeMap<u32, (PageMatch, Range<u64>)>;
+
 /// Which data-file rows each selected page covers, grouped per page-data file.
-pub fn plan_page_rows(
-    lookup: &BTreePageLookup,
-    selection: &PageSelection,
-    file_rows: &[u64],
-) -> Result<Vec<BTreeMap<u32, (PageMatch, Range<u64>)>>> {
-    let mut per_file: Vec<BTreeMap<u32, (PageMatch, Range<u64>)>> = vec![BTreeMap::new(); file_rows.len()];
+pub fn plan_page_rows(lookup: &BTreePageLookup, selection: &PageSelection, file_rows: &[u64]) -> Result<Vec<FilePages>> {
+    let mut per_file: Vec<FilePages> = vec![BTreeMap::new(); file_rows.len()];
     for (&page, &kind) in selection {
         let (file, rows) = lookup.page_rows(page, file_rows)?;
         per_file[file].insert(page, (kind, rows));
@@ -256,7 +255,7 @@ async fn read_file_pages(
     dataset: &Dataset,
     reader: &LanceFileReader,
     lookup: &BTreePageLookup,
-    pages: &BTreeMap<u32, (PageMatch, Range<u64>)>,
+    pages: &FilePages,
     predicate: &Predicate,
     stats: &IoStats,
 ) -> Result<(Vec<u64>, usize)> {
@@ -295,7 +294,7 @@ async fn read_file_pages(
 async fn read_pages_cached(
     cache: &crate::io::cache::SizedCache<u32, BTreePageData>,
     reader: &LanceFileReader,
-    pages: &BTreeMap<u32, (PageMatch, Range<u64>)>,
+    pages: &FilePages,
     (values_col, ids_col): (usize, usize),
     predicate: &Predicate,
     stats: &IoStats,

@@ -108,7 +108,7 @@ fn refuses_wrong_types_like_lance() {
         assert!(matches!(bind(bad), Err(Error::InvalidArgument(_))), "{bad}: {:?}", bind(bad));
     }
     assert!(matches!(bind("ny = TIMESTAMP '2024-01-01 00:00:00'"), Err(Error::Unsupported { .. })));
-    assert!(matches!(bind("l.item = 1"), Err(_)));
+    assert!(bind("l.item = 1").is_err());
 }
 
 #[test]
