@@ -46,6 +46,9 @@ pub use versions::ManifestNaming;
 use manifest::{decode_manifest_file, KnownBytes, ManifestStep, MANIFEST_TAIL_BYTES};
 use versions::{LatestManifestChooser, VERSIONS_DIR};
 
+/// Requests of one wave a dataset keeps in flight (lance uses 64 for object stores too).
+pub const DATASET_FETCH_CONCURRENCY: usize = 64;
+
 /// Default capacity of a [`DatasetSession`]'s caches.
 pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
 
@@ -103,9 +106,12 @@ pub struct DatasetStore {
 }
 
 impl DatasetStore {
-    /// Handles over `source` and `lister` with default fetch options.
+    /// Handles over `source` and `lister`; up to [`DATASET_FETCH_CONCURRENCY`] requests of
+    /// one wave in flight (an IN list touches two chunks per page, plus chunk metadata:
+    /// with fewer slots one wave would take two round trips).
     pub fn new(source: Arc<dyn RangeSource>, lister: Arc<dyn ObjectLister>) -> Self {
-        let fetcher = RangeFetcher::new(source.clone(), FetchOptions::default());
+        let options = FetchOptions { max_concurrency: DATASET_FETCH_CONCURRENCY, ..FetchOptions::default() };
+        let fetcher = RangeFetcher::new(source.clone(), options);
         Self { source, lister, fetcher }
     }
 }
