@@ -43,7 +43,15 @@ async fn every_recorded_predicate_matches_pylance_locally() {
             let stats = IoStats::new();
             let dataset = Dataset::open_url(url, &[], version, session.clone(), &stats).await.unwrap();
             let allow_scan = unindexed.contains(&filter);
-            let got = query_row_addresses(&dataset, filter, QueryOptions { allow_scan }, &stats).await;
+            let got = query_row_addresses(&dataset, filter, QueryOptions::with_scan(allow_scan), &stats).await;
+            // Same answer when deletion files are read lazily (after the pages).
+            let lazy = QueryOptions { eager_deletion_files: 0, ..QueryOptions::with_scan(allow_scan) };
+            let got_lazy = query_row_addresses(&dataset, filter, lazy, &stats).await;
+            if let (Ok(a), Ok(b)) = (&got, &got_lazy) {
+                if a.row_addresses != b.row_addresses {
+                    failures.push(format!("{name} {filter:?}: lazy deletion loading differs"));
+                }
+            }
             checked += 1;
             match got {
                 Ok(a) => {

@@ -74,7 +74,7 @@ fn edit_manifest(root: &Path, edit: impl FnOnce(&mut pb::Manifest, &mut pb::Inde
 async fn query(root: &Path, filter: &str, allow_scan: bool) -> Result<Vec<u64>> {
     let stats = IoStats::new();
     let ds = Dataset::open_url(root.to_str().unwrap(), &[], None, Arc::new(DatasetSession::default()), &stats).await?;
-    let a = query_row_addresses(&ds, filter, QueryOptions { allow_scan }, &stats).await?;
+    let a = query_row_addresses(&ds, filter, QueryOptions::with_scan(allow_scan), &stats).await?;
     Ok(a.row_addresses.iter().collect())
 }
 

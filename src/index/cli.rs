@@ -102,7 +102,7 @@ pub async fn run_query_to(args: &QueryArgs, out: &mut dyn Write, err: &mut dyn W
 async fn query_inner(args: &QueryArgs, stats: &IoStats, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     let session = Arc::new(DatasetSession::default());
     let dataset = Dataset::open_url(&args.dataset, &args.storage_options, args.version, session, stats).await?;
-    let plan = plan_query(&dataset, &args.filter, QueryOptions { allow_scan: args.allow_scan }, stats).await?;
+    let plan = plan_query(&dataset, &args.filter, QueryOptions::with_scan(args.allow_scan), stats).await?;
     if let Some(reason) = &plan.full_scan_reason {
         writeln!(err, "lakeseek: {reason}; scanning all {} fragments (--allow-scan)", plan.scans.len())?;
     }
