@@ -15,7 +15,7 @@ use bytes::Bytes;
 use super::values::LeafBuilder;
 use super::{buffer, count_rows, decode_layers, describe_opt, flat_nullability, FlatNullability, PageInit, RowRanges};
 use crate::error::{Error, Result};
-use crate::lance::compression::DecodedValues;
+use crate::lance::compression::{self, DecodedValues};
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
 
 /// A constant or all-null page.
@@ -127,11 +127,13 @@ impl ConstantPage {
         s
     }
 
-    /// Flat reads need no structure buffers.
+    /// Flat reads: no repetition; definition levels (one per row) are allowed.
     pub fn check_readable(&self) -> Result<()> {
         let nullability = flat_nullability(&self.layers)?;
-        if self.level_buffers.is_some() {
-            return Err(Error::unsupported("constant page with rep/def levels (nested)"));
+        if let Some((rep, _)) = &self.level_buffers {
+            if rep.end > rep.start {
+                return Err(Error::unsupported("constant page with repetition levels (nested)"));
+            }
         }
         if !self.has_scalar() && nullability != FlatNullability::Nullable {
             return Err(Error::corrupt("all-null page whose only layer is not nullable"));
@@ -139,30 +141,77 @@ impl ConstantPage {
         Ok(())
     }
 
-    /// Page init: the scalar value buffer, if any.
+    fn def_buffer(&self) -> Option<Range<u64>> {
+        self.level_buffers.as_ref().map(|(_, def)| def.clone()).filter(|d| d.end > d.start)
+    }
+
+    /// Page init: the scalar value buffer and the definition levels, if any.
     pub fn init_ranges(&self) -> Vec<Range<u64>> {
-        self.value_buffer.iter().cloned().collect()
+        self.value_buffer.iter().cloned().chain(self.def_buffer()).collect()
     }
 
-    /// Keep the scalar value buffer.
+    /// Keep the scalar value buffer; decode the definition levels. With a scalar they are
+    /// raw u16; without one (all null) they use `def_compression` when it is set.
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
-        Ok(match bytes.first() {
-            Some(b) => PageInit::Constant(ConstantInit { value_buffer: b.clone() }),
-            None => PageInit::None,
-        })
+        let mut parts = bytes.iter();
+        let value_buffer = self.value_buffer.as_ref().map(|_| parts.next().cloned()).flatten();
+        let def_levels = match (self.def_buffer(), parts.next()) {
+            (Some(_), Some(raw)) => Some(match (&self.def_compression, self.has_scalar()) {
+                (Some(encoding), false) => {
+                    let n = usize::try_from(self.num_def_values).map_err(|_| Error::corrupt("def level count overflows"))?;
+                    compression::decode_levels(encoding, Some(raw.clone()), n).map_err(|e| e.context("def levels"))?
+                }
+                _ => {
+                    crate::ensure_corrupt!(raw.len() % 2 == 0, "raw def levels of {} bytes", raw.len());
+                    raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+                }
+            }),
+            (None, _) => None,
+            (Some(_), None) => return Err(Error::corrupt("missing def level buffer")),
+        };
+        if value_buffer.is_none() && def_levels.is_none() {
+            return Ok(PageInit::None);
+        }
+        Ok(PageInit::Constant(ConstantInit { value_buffer, def_levels }))
     }
 
-    /// Append the rows: the scalar repeated, or nulls.
+    /// Append the rows: the scalar repeated (null where the def level says so), or nulls.
     pub fn decode_into(&self, init: &PageInit, rows: &RowRanges, out: &mut LeafBuilder) -> Result<()> {
         self.check_readable()?;
         let n = usize::try_from(count_rows(rows)).map_err(|_| Error::corrupt("row count overflows"))?;
-        let scalar = match (&self.inline_value, init) {
-            (Some(inline), _) => inline_scalar(inline, out.data_type())?,
-            (None, PageInit::Constant(c)) => buffer_scalar(&c.value_buffer, out.data_type())?,
-            (None, _) if self.value_buffer.is_some() => return Err(Error::corrupt("constant page init is missing")),
-            (None, _) => return out.push_nulls(n),
+        let init = match init {
+            PageInit::Constant(c) => Some(c),
+            _ => None,
         };
-        out.push_repeated(&scalar, 0, n)
+        let scalar = match (&self.inline_value, init.and_then(|c| c.value_buffer.as_ref())) {
+            (Some(inline), _) => Some(inline_scalar(inline, out.data_type())?),
+            (None, Some(buffer)) => Some(buffer_scalar(buffer, out.data_type())?),
+            (None, None) if self.value_buffer.is_some() => return Err(Error::corrupt("constant page init is missing")),
+            (None, None) => None,
+        };
+        let def = init.and_then(|c| c.def_levels.as_ref());
+        if self.def_buffer().is_some() && def.is_none() {
+            return Err(Error::corrupt("constant page def levels are missing"));
+        }
+        let (Some(scalar), Some(def)) = (&scalar, def) else {
+            return match scalar {
+                Some(scalar) => out.push_repeated(&scalar, 0, n),
+                None => out.push_nulls(n),
+            };
+        };
+        for r in rows {
+            for row in r.clone() {
+                let level = *def.get(row as usize).ok_or_else(|| {
+                    Error::corrupt(format!("row {row} has no def level ({} levels)", def.len()))
+                })?;
+                match level {
+                    0 => out.push_repeated(scalar, 0, 1)?,
+                    1 => out.push_nulls(1)?,
+                    other => return Err(Error::corrupt(format!("def level {other} in a flat constant page"))),
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -170,17 +219,19 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Decoded page-init data of a constant page with a value buffer.
+/// Decoded page-init data of a constant page with a value buffer or def levels.
 #[derive(Debug, Clone)]
 pub struct ConstantInit {
     /// The raw scalar value buffer.
-    pub value_buffer: Bytes,
+    pub value_buffer: Option<Bytes>,
+    /// Definition levels, one per row (flat pages).
+    pub def_levels: Option<Vec<u16>>,
 }
 
 impl ConstantInit {
     /// Approximate heap size.
     pub fn deep_size(&self) -> usize {
-        self.value_buffer.len()
+        self.value_buffer.as_ref().map_or(0, |b| b.len()) + self.def_levels.as_ref().map_or(0, |d| d.len() * 2)
     }
 }
 
