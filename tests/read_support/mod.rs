@@ -151,3 +151,100 @@ pub fn random_rows(seed: u64, rows: u64, count: usize) -> Vec<u64> {
     out.dedup();
     out
 }
+
+/// The footer fields of a file (little-endian, last 40 bytes).
+#[derive(Debug, Clone, Copy)]
+pub struct RawFooter {
+    /// Column metadata start.
+    pub column_meta_start: u64,
+    /// CMO table start.
+    pub cmo_start: u64,
+    /// GBO table start.
+    pub gbo_start: u64,
+    /// Global buffers.
+    pub num_global_buffers: u32,
+    /// Columns.
+    pub num_columns: u32,
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Decode the footer of a well-formed file.
+pub fn raw_footer(file: &[u8]) -> RawFooter {
+    let f = &file[file.len() - 40..];
+    RawFooter {
+        column_meta_start: le_u64(f, 0),
+        cmo_start: le_u64(f, 8),
+        gbo_start: le_u64(f, 16),
+        num_global_buffers: u32::from_le_bytes(f[24..28].try_into().expect("4")),
+        num_columns: u32::from_le_bytes(f[28..32].try_into().expect("4")),
+    }
+}
+
+/// (position, size) entries of the CMO table of a well-formed file.
+pub fn cmo_entries(file: &[u8]) -> Vec<(u64, u64)> {
+    let footer = raw_footer(file);
+    (0..footer.num_columns as usize)
+        .map(|i| {
+            let at = footer.cmo_start as usize + 16 * i;
+            (le_u64(file, at), le_u64(file, at + 8))
+        })
+        .collect()
+}
+
+/// The decoded column metadata protobufs of a well-formed file.
+pub fn column_protos(file: &[u8]) -> Vec<lakeseek::lance::proto::file::ColumnMetadata> {
+    use prost::Message;
+    cmo_entries(file)
+        .into_iter()
+        .map(|(pos, size)| {
+            lakeseek::lance::proto::file::ColumnMetadata::decode(&file[pos as usize..(pos + size) as usize])
+                .expect("column metadata")
+        })
+        .collect()
+}
+
+/// Rewrite the column metadata region of a well-formed file with `columns` (re-encoded),
+/// keeping data, schema and global buffers; rebuilds the CMO/GBO tables and the footer.
+pub fn with_columns(file: &[u8], columns: &[lakeseek::lance::proto::file::ColumnMetadata]) -> Vec<u8> {
+    use prost::Message;
+    let footer = raw_footer(file);
+    let mut out = file[..footer.column_meta_start as usize].to_vec();
+    let mut entries = Vec::new();
+    for c in columns {
+        let bytes = c.encode_to_vec();
+        entries.push((out.len() as u64, bytes.len() as u64));
+        out.extend_from_slice(&bytes);
+    }
+    let cmo_start = out.len() as u64;
+    for (pos, size) in &entries {
+        out.extend_from_slice(&pos.to_le_bytes());
+        out.extend_from_slice(&size.to_le_bytes());
+    }
+    let gbo_start = out.len() as u64;
+    let gbo = &file[footer.gbo_start as usize..footer.gbo_start as usize + 16 * footer.num_global_buffers as usize];
+    out.extend_from_slice(gbo);
+    let mut tail = file[file.len() - 40..].to_vec();
+    tail[8..16].copy_from_slice(&cmo_start.to_le_bytes());
+    tail[28..32].copy_from_slice(&(columns.len() as u32).to_le_bytes());
+    tail[16..24].copy_from_slice(&gbo_start.to_le_bytes());
+    out.extend_from_slice(&tail);
+    out
+}
+
+/// Open `bytes` from the in-memory store and read every flat column fully; the first error.
+pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> lakeseek::Result<()> {
+    let (source, path) = memory_source(name, bytes).await;
+    let reader = open(source, path).await?;
+    let flat: Vec<usize> =
+        (0..reader.schema().fields.len()).filter(|&i| reader.schema().fields[i].is_flat_leaf()).collect();
+    let stats = IoStats::new();
+    for &i in &flat {
+        reader
+            .read_rows(&[i], &lakeseek::lance::reader::RowSelection::Range(0..reader.num_rows()), &stats)
+            .await?;
+    }
+    Ok(())
+}
