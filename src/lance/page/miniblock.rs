@@ -53,6 +53,8 @@ pub struct MiniBlockPage {
     pub dictionary_buffer: Option<Range<u64>>,
     /// Absolute range of the repetition index.
     pub repetition_index: Option<Range<u64>>,
+    /// Top-level rows of the page.
+    pub page_rows: u64,
 }
 
 /// Most value buffers per chunk accepted (real encodings use 1–3).
@@ -60,7 +62,7 @@ const MAX_BUFFERS_PER_CHUNK: u64 = 16;
 
 impl MiniBlockPage {
     /// Build from the protobuf and the page's buffers.
-    pub fn new(layout: pb::MiniBlockLayout, buffers: &[Range<u64>]) -> Result<Self> {
+    pub fn new(layout: pb::MiniBlockLayout, buffers: &[Range<u64>], page_rows: u64) -> Result<Self> {
         let value_compression =
             layout.value_compression.ok_or_else(|| Error::corrupt("mini-block page has no value compression"))?;
         let expected_buffers = compression::miniblock_buffer_count(&value_compression)?;
@@ -107,6 +109,7 @@ impl MiniBlockPage {
             chunk_data: buffer(buffers, 1, "chunk data")?,
             dictionary_buffer,
             repetition_index,
+            page_rows,
         })
     }
 
@@ -176,6 +179,12 @@ impl MiniBlockPage {
     /// Chunks holding page-local `rows`, as runs of consecutive chunks (one byte range each).
     pub fn plan(&self, init: &MiniBlockInit, rows: &RowRanges) -> Result<PageReadPlan> {
         flat_nullability(&self.layers)?;
+        crate::ensure_corrupt!(
+            self.num_items == self.page_rows,
+            "flat mini-block page has {} items but {} rows",
+            self.num_items,
+            self.page_rows
+        );
         let runs = init.chunks.chunk_runs(rows)?;
         let ranges = runs
             .iter()

@@ -225,7 +225,7 @@ impl PageLayout {
                 for e in [&m.rep_compression, &m.def_compression, &m.value_compression, &m.dictionary].into_iter().flatten() {
                     check_encoding_for_version(e, version)?;
                 }
-                Ok(PageLayout::MiniBlock(MiniBlockPage::new(m, buffers)?))
+                Ok(PageLayout::MiniBlock(MiniBlockPage::new(m, buffers, length)?))
             }
             Some(Layout::FullZipLayout(f)) => {
                 if let Some(e) = &f.value_compression {
@@ -269,7 +269,7 @@ impl PageLayout {
                     num_items: chunked.num_items,
                     has_large_chunk: true,
                 };
-                Ok(PageLayout::MiniBlock(MiniBlockPage::new(mini, buffers)?))
+                Ok(PageLayout::MiniBlock(MiniBlockPage::new(mini, buffers, length)?))
             }
             Values::Zipped(zipped) => {
                 let levels = required(&zipped.levels, "dense zip levels")?.clone();

@@ -178,7 +178,7 @@ impl SparsePage {
                     has_large_chunk: true,
                     ..Default::default()
                 };
-                SparseValues::Chunked(Box::new(MiniBlockPage::new(mini, buffers)?))
+                SparseValues::Chunked(Box::new(MiniBlockPage::new(mini, buffers, 0)?))
             }
             Codec::Zipped(z) => {
                 crate::ensure_corrupt!(
@@ -202,6 +202,7 @@ impl SparsePage {
     pub fn with_rows(mut self, rows: u64) -> Self {
         if let (SparseValues::Chunked(mini), Some(_)) = (&mut self.values, &self.flat_validity) {
             mini.num_items = rows;
+            mini.page_rows = rows;
         }
         self
     }
