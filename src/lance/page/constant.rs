@@ -154,7 +154,7 @@ impl ConstantPage {
     /// raw u16; without one (all null) they use `def_compression` when it is set.
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
         let mut parts = bytes.iter();
-        let value_buffer = self.value_buffer.as_ref().map(|_| parts.next().cloned()).flatten();
+        let value_buffer = self.value_buffer.as_ref().and_then(|_| parts.next().cloned());
         let def_levels = match (self.def_buffer(), parts.next()) {
             (Some(_), Some(raw)) => Some(match (&self.def_compression, self.has_scalar()) {
                 (Some(encoding), false) => {
@@ -289,6 +289,7 @@ fn variable_scalar(offsets: &Bytes, data: &Bytes, width: usize) -> Result<Decode
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
     use arrow_array::{Array, Int64Array, StringArray};

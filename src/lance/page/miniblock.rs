@@ -419,7 +419,7 @@ impl ChunkTable {
     pub fn parse(words: &[u8], large: bool, num_items: u64, data_size: u64) -> Result<Self> {
         let width = if large { 4 } else { 2 };
         crate::ensure_corrupt!(
-            words.len() % width == 0,
+            words.len().is_multiple_of(width),
             "{} bytes of chunk metadata is not a whole number of {width}-byte words",
             words.len()
         );
@@ -490,6 +490,7 @@ impl ChunkTable {
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
 

@@ -281,7 +281,7 @@ impl SparsePage {
     /// Rows of a page whose stored length is `length` (length = rows × FSL scale).
     pub fn rows_in_page(&self, length: u64) -> Result<u64> {
         crate::ensure_corrupt!(
-            length % self.row_scale == 0,
+            length.is_multiple_of(self.row_scale),
             "sparse page length {length} is not a multiple of its fixed-size-list scale {}",
             self.row_scale
         );
@@ -511,6 +511,7 @@ impl SparseInit {
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
 
