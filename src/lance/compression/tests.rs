@@ -92,7 +92,7 @@ fn legacy_variable_buffer(values: &[&str]) -> Vec<u8> {
     }
     let mut out = le32(&offsets);
     out.extend(data);
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0x48);
     }
     out
@@ -121,7 +121,7 @@ fn variable_legacy_generic_and_general_forms() {
     let legacy = enc(variable(flat(32)));
     let buffer = Bytes::from(legacy_variable_buffer(&words));
     assert_eq!(
-        strings(&decode_miniblock(&legacy, &[buffer.clone()], 4).unwrap()),
+        strings(&decode_miniblock(&legacy, std::slice::from_ref(&buffer), 4).unwrap()),
         words
     );
 
@@ -341,7 +341,7 @@ fn fsst_miniblock_with_real_symbol_table() {
         .collect();
     let mut chunk = le32(&chunk_offsets);
     chunk.extend(&out[..out_offsets[n] as usize]);
-    while chunk.len() % 4 != 0 {
+    while !chunk.len().is_multiple_of(4) {
         chunk.push(0x48);
     }
     let encoding = enc(Compression::Fsst(Fsst {
