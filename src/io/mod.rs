@@ -8,6 +8,33 @@
 //! * [`cache`] holds typed, size-weighted moka caches of decoded things.
 //! * [`wrappers`] adds latency, recording and HTTP-level counting around the above, for tests
 //!   and benches.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use lakeseek::io::{open_url, FetchOptions, IoStats, RangeFetcher, ReadRequest};
+//! use object_store::{ObjectStoreExt, PutPayload};
+//!
+//! let opened = open_url("memory:///data/file.bin", &[])?;
+//! opened.store.put(&opened.path, PutPayload::from(vec![7u8; 1000])).await?;
+//! let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+//! let stats = IoStats::new();
+//! // One suffix request gives the tail and the object size (no HEAD).
+//! let tail = fetcher.tail(&opened.path, 100, &stats).await?;
+//! assert_eq!((tail.version.size, tail.start()), (1000, 900));
+//! // Many ranges, one wave: merged, fetched concurrently, sliced back in order.
+//! let size = tail.version.size;
+//! let parts = fetcher
+//!     .fetch(
+//!         &[ReadRequest::sized(opened.path.clone(), 0..10, size), ReadRequest::sized(opened.path.clone(), 10..20, size)],
+//!         &stats,
+//!     )
+//!     .await?;
+//! assert_eq!(parts[1].len(), 10);
+//! let s = stats.snapshot();
+//! assert_eq!((s.requests, s.round_trips), (2, 2)); // 1 tail + 1 merged GET, 2 waves
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 
 pub mod cache;
 pub mod fetch;

@@ -15,6 +15,8 @@
 //! | `retry_max_backoff_ms` | backoff cap | object_store's (15000) |
 //! | `coalesce_gap` | merge ranges whose gap is at most this many bytes | 256 KiB remote, 0 local |
 //!
+//! `memory://` URLs open a new, empty in-memory store on every call (useful in doctests).
+//!
 //! An [`HttpConnector`] can be passed with [`OpenOptions::http_connector`] (e.g. the
 //! [`CountingConnector`](crate::io::wrappers::CountingConnector) to count requests or inject
 //! latency at the HTTP layer); it applies to the S3, GCS, Azure and HTTP backends.
@@ -148,7 +150,8 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
         }
         ObjectStoreScheme::Http => {
             let base = format!("{}://{}", parsed.scheme(), parsed.authority());
-            let mut options = ClientOptions::new();
+            // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
+            let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
             for (k, v) in &passthrough {
                 options = options.with_config(config_key::<ClientConfigKey>(k, "HTTP")?, v);
             }

@@ -4,6 +4,7 @@
 //! * [`LatencySource`]: adds a fixed delay to every request of any [`RangeSource`].
 //! * [`RecordingSource`]: records every `(path, range)` a [`RangeSource`] is asked for, for
 //!   read-plan assertions ("this query did not read page 3").
+//! * [`ConcurrencyLimitSource`]: at most N requests in flight across all users of a source.
 //! * [`CountingConnector`]: an object_store [`HttpConnector`] that counts HTTP requests and
 //!   body bytes per method, tracks requests in flight, can add latency per request and can
 //!   answer the next requests with an injected error status (to exercise retries).
@@ -13,8 +14,10 @@
 
 mod counting;
 mod latency;
+mod limit;
 mod recording;
 
 pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord};
 pub use latency::LatencySource;
+pub use limit::ConcurrencyLimitSource;
 pub use recording::{ReadKind, RecordedRead, RecordingSource};
