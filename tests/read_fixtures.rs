@@ -244,3 +244,61 @@ async fn unknown_columns_and_bad_selections_are_invalid_arguments() {
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
     assert_eq!(stats.snapshot().requests, 0, "bad arguments are rejected before any I/O");
 }
+
+/// Our layout name for the catalog's `summary.layout`.
+fn expected_layout(catalog_layout: &str, all_null: bool) -> String {
+    match catalog_layout {
+        "mini_block_layout" | "planar_dense_chunked" => "mini-block".into(),
+        "full_zip_layout" | "planar_dense_zipped" => "full-zip".into(),
+        "constant_layout" if all_null => "all-null".into(),
+        "constant_layout" | "planar_dense_constant" => "constant".into(),
+        "planar_dense_none" => "all-null".into(),
+        other => match other.strip_prefix("planar_sparse_") {
+            Some(values) => format!("sparse({values})"),
+            None => panic!("unknown catalog layout {other}"),
+        },
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_matches_the_catalog_page_by_page() {
+    let text = std::fs::read_to_string(support::fixtures_dir().join("catalog.json")).expect("catalog");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut pages_checked = 0;
+    for entry in json["files"].as_array().expect("files") {
+        let relative = entry["path"].as_str().expect("path");
+        let (source, path) = source_for(Backend::Memory, relative).await;
+        let reader = open(source, path).await.expect("open");
+        let inspection = reader.inspect();
+        assert_eq!(inspection.version, entry["version"].as_str().expect("version"));
+        assert_eq!(inspection.object_size, entry["file_size"].as_u64().expect("size"));
+        let columns = entry["physical_columns"].as_array().expect("physical columns");
+        assert_eq!(inspection.columns.len(), columns.len(), "{relative}");
+        for (ours, theirs) in inspection.columns.iter().zip(columns) {
+            assert_eq!(ours.field, theirs["leaf"].as_str().expect("leaf"), "{relative}");
+            let pages = theirs["pages"].as_array().expect("pages");
+            assert_eq!(ours.pages.len(), pages.len(), "{relative} {}", ours.field);
+            assert_eq!(ours.rows, inspection.num_rows, "{relative} {}", ours.field);
+            for (page, expected) in ours.pages.iter().zip(pages) {
+                let buffers: Vec<Range<u64>> = expected["buffers"]
+                    .as_array()
+                    .expect("buffers")
+                    .iter()
+                    .map(|b| {
+                        let p = b[0].as_u64().expect("pos");
+                        p..p + b[1].as_u64().expect("size")
+                    })
+                    .collect();
+                assert_eq!(page.buffers, buffers, "{relative} {}", ours.field);
+                let layout = expected["summary"]["layout"].as_str().expect("layout");
+                let all_null = expected["layouts"].as_array().is_some_and(|l| l.iter().any(|t| t == "constant_layout_all_null"));
+                assert_eq!(page.layout, expected_layout(layout, all_null), "{relative} {}: {}", ours.field, page.compression);
+                assert!(!page.compression.is_empty());
+                pages_checked += 1;
+            }
+        }
+        let json = serde_json::to_string(&inspection).expect("inspection serializes");
+        assert!(json.contains("\"pages\""));
+    }
+    assert!(pages_checked > 400, "{pages_checked}");
+}
