@@ -59,6 +59,11 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
     }
     let all = reader.read_rows(&flat, &RowSelection::Range(0..file.rows), &stats).await.expect("all columns");
     assert_eq!(all.num_columns(), flat.len());
+    // A field asked for twice comes back twice.
+    if let Some(&i) = flat.first() {
+        let twice = reader.read_rows(&[i, i], &RowSelection::Rows(vec![0, file.rows - 1]), &stats).await.expect("twice");
+        assert_same(twice.column(0), twice.column(1), &format!("{} field twice", file.path));
+    }
 
     // Nested fields are refused as unsupported (not yet read), never misread.
     for &i in &nested {

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
-use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_schema::{DataType, Schema as ArrowSchema, SchemaRef};
 use bytes::Bytes;
 use object_store::path::Path;
 
@@ -17,6 +17,10 @@ use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{load_file_metadata_versioned, FileMetadata, FileMetadataCache};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
+
+/// Most rows one [`LanceFileReader::read_rows`] call returns (Arrow arrays are indexed by
+/// 32-bit offsets in places; larger reads are split by the caller).
+pub const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
 
 /// Which rows to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,14 +180,14 @@ impl LanceFileReader {
             let field = fields[task.output];
             let array = self
                 .page(task)
-                .and_then(|p| p.layout.decode(init, &task.rows, plan, &bytes, &field.data_type))
+                .and_then(|p| p.layout.decode(init, &task.rows, plan, &bytes, storage_type(&field.data_type)))
                 .map_err(|e| self.page_error(e, task))?;
             per_output[task.output].push(array);
         }
         let mut arrays = Vec::with_capacity(fields.len());
         for (field, parts) in fields.iter().zip(per_output) {
             let array = match parts.len() {
-                0 => arrow_array::new_empty_array(&field.data_type),
+                0 => arrow_array::new_empty_array(storage_type(&field.data_type)),
                 1 => parts.into_iter().next().ok_or_else(|| Error::corrupt("no page arrays"))?,
                 _ => {
                     let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|a| a.as_ref()).collect();
@@ -193,6 +197,12 @@ impl LanceFileReader {
             let array = match &repeat {
                 Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
                 None => array,
+            };
+            // Dictionary fields are stored as their values; re-encode.
+            let array = if array.data_type() == &field.data_type {
+                array
+            } else {
+                arrow_cast::cast(array.as_ref(), &field.data_type)?
             };
             arrays.push(array);
         }
@@ -253,7 +263,7 @@ impl LanceFileReader {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut ranges: Vec<Range<u64>> = Vec::new();
-        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut seen: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
         for (i, t) in tasks.iter().enumerate() {
             let layout = &self.page(t)?.layout;
             let needed = layout.init_ranges();
@@ -268,7 +278,7 @@ impl LanceFileReader {
                 Some(init) => inits.push(Some(init)),
                 None => {
                     inits.push(None);
-                    if seen.insert((t.column, t.page), i).is_none() {
+                    if seen.insert((t.column, t.page)) {
                         missing.push(i);
                         ranges.extend(needed);
                     }
@@ -277,24 +287,29 @@ impl LanceFileReader {
         }
         if !missing.is_empty() {
             let mut fetched = self.fetch(&ranges, stats).await?.into_iter();
+            let mut decoded: HashMap<(usize, usize), Arc<PageInit>> = HashMap::new();
             for &i in &missing {
                 let t = &tasks[i];
                 let layout = &self.page(t)?.layout;
                 let bytes: Vec<Bytes> = fetched.by_ref().take(layout.init_ranges().len()).collect();
                 let init = Arc::new(layout.decode_init(&bytes).map_err(|e| self.page_error(e, t))?);
                 self.caches.page_init.insert(self.page_key(t), init.clone()).await;
-                inits[i] = Some(init);
+                decoded.insert((t.column, t.page), init);
+            }
+            // The same page may serve several outputs (a field asked for twice).
+            for (t, slot) in tasks.iter().zip(inits.iter_mut()) {
+                if slot.is_none() {
+                    *slot = decoded.get(&(t.column, t.page)).cloned();
+                }
             }
         }
         tasks
             .iter()
             .zip(inits)
-            .map(|(t, init)| match init {
-                Some(init) => Ok(init),
-                None => {
-                    let first = seen.get(&(t.column, t.page)).copied();
-                    Err(Error::corrupt(format!("internal: page init of column {} page {} missing ({first:?})", t.column, t.page)))
-                }
+            .map(|(t, init)| {
+                init.ok_or_else(|| {
+                    Error::corrupt(format!("internal: page init of column {} page {} missing", t.column, t.page))
+                })
             })
             .collect()
     }
@@ -333,6 +348,14 @@ impl LanceFileReader {
     }
 }
 
+/// The type pages of a field decode to: dictionary fields are stored as their values.
+fn storage_type(data_type: &DataType) -> &DataType {
+    match data_type {
+        DataType::Dictionary(_, values) => values.as_ref(),
+        other => other,
+    }
+}
+
 /// Turn a selection into sorted disjoint ranges, plus take-indices into the
 /// concatenated unique rows when the selection repeats rows.
 fn normalize_selection(selection: &RowSelection, num_rows: u64) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
@@ -340,6 +363,12 @@ fn normalize_selection(selection: &RowSelection, num_rows: u64) -> Result<(Vec<R
         RowSelection::Range(r) => {
             if r.start > r.end || r.end > num_rows {
                 return Err(Error::InvalidArgument(format!("row range {}..{} outside 0..{num_rows}", r.start, r.end)));
+            }
+            if r.end - r.start > MAX_ROWS_PER_READ {
+                return Err(Error::InvalidArgument(format!(
+                    "{} rows in one read; read at most {MAX_ROWS_PER_READ}",
+                    r.end - r.start
+                )));
             }
             Ok((if r.start < r.end { vec![r.clone()] } else { Vec::new() }, None))
         }

@@ -219,6 +219,12 @@ impl FullZipPage {
     /// One byte range per row range.
     pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
         flat_nullability(&self.layers)?;
+        crate::ensure_corrupt!(
+            self.num_items == self.num_rows,
+            "flat full-zip page has {} items but {} rows",
+            self.num_items,
+            self.num_rows
+        );
         if let Some(stride) = self.fixed_stride() {
             crate::ensure_corrupt!(
                 self.num_items.checked_mul(stride) == Some(self.data.end - self.data.start),
@@ -275,7 +281,11 @@ impl FullZipPage {
         let ctrl = self.control_bytes();
         let value_bytes = (bits / 8) as usize;
         let stride = ctrl + value_bytes;
-        crate::ensure_corrupt!(span.len() == n * stride, "{} bytes for {n} values of {stride} bytes", span.len());
+        crate::ensure_corrupt!(
+            n.checked_mul(stride) == Some(span.len()),
+            "{} bytes for {n} values of {stride} bytes",
+            span.len()
+        );
         let (data, validity) = if ctrl == 0 {
             (span.clone(), None)
         } else {
@@ -309,6 +319,13 @@ impl FullZipPage {
     ) -> Result<()> {
         let ctrl = self.control_bytes();
         let len_bytes = (bits_per_offset / 8) as usize;
+        // Every row takes at least its control word (or its length when there is none).
+        let min_row_bytes = if ctrl > 0 { ctrl } else { len_bytes };
+        crate::ensure_corrupt!(
+            n.checked_mul(min_row_bytes).is_some_and(|b| b <= span.len()),
+            "{n} rows cannot fit in {} bytes",
+            span.len()
+        );
         let mut offsets = Vec::with_capacity(n + 1);
         offsets.push(0u64);
         let mut data = Vec::with_capacity(span.len());
