@@ -19,6 +19,7 @@ pub mod constant;
 pub mod fullzip;
 pub mod miniblock;
 pub mod sparse;
+pub mod structure;
 pub mod values;
 
 use std::ops::Range;
