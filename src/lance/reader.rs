@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{load_file_metadata_versioned, FileMetadata, FileMetadataCache};
+use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
 
@@ -78,6 +79,8 @@ pub struct LanceFileReader {
 struct PageTask {
     /// Position of the output column.
     output: usize,
+    /// Leaf of the output field (0 for flat fields).
+    leaf: usize,
     column: usize,
     page: usize,
     /// Page-local rows.
@@ -156,15 +159,24 @@ impl LanceFileReader {
             })
             .collect::<Result<_>>()?;
         let mut tasks = Vec::new();
+        let mut leaf_types: Vec<Vec<DataType>> = Vec::with_capacity(fields.len());
         for (output, field) in fields.iter().enumerate() {
-            if !field.is_flat_leaf() || field.num_columns != 1 {
-                return Err(Error::unsupported(format!(
-                    "reading field {:?} of type {} (nested, blob or packed columns are not read yet)",
-                    field.name, field.data_type
-                ))
-                .at(self.path.as_ref(), None));
+            if field.is_blob() || field.is_packed_struct() {
+                return Err(Error::unsupported(format!("reading blob or packed field {:?}", field.name))
+                    .at(self.path.as_ref(), None));
             }
-            tasks.extend(self.page_tasks(output, field.first_column, &ranges)?);
+            let types = if field.is_flat_leaf() { vec![storage_type(&field.data_type).clone()] } else { leaf_types_of(field) };
+            crate::ensure_corrupt!(
+                types.len() == field.num_columns,
+                "field {:?} has {} leaves but {} columns",
+                field.name,
+                types.len(),
+                field.num_columns
+            );
+            for leaf in 0..field.num_columns {
+                tasks.extend(self.page_tasks(output, leaf, field.first_column + leaf, &ranges)?);
+            }
+            leaf_types.push(types);
         }
         let inits = self.load_page_inits(&tasks, stats).await?;
         let plans = tasks
@@ -174,25 +186,47 @@ impl LanceFileReader {
             .collect::<Result<Vec<PageReadPlan>>>()?;
         let all_ranges: Vec<Range<u64>> = plans.iter().flat_map(|p| p.ranges.iter().cloned()).collect();
         let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
-        let mut per_output: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+        let mut flat_parts: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+        let mut nested_parts: Vec<Vec<Option<LeafData>>> =
+            fields.iter().map(|f| vec![None; if f.is_flat_leaf() { 0 } else { f.num_columns }]).collect();
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
             let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
             let field = fields[task.output];
-            let array = self
-                .page(task)
-                .and_then(|p| p.layout.decode(init, &task.rows, plan, &bytes, storage_type(&field.data_type)))
-                .map_err(|e| self.page_error(e, task))?;
-            per_output[task.output].push(array);
+            let leaf_type = &leaf_types[task.output][task.leaf];
+            let page = self.page(task)?;
+            if field.is_flat_leaf() {
+                let array = page.layout.decode(init, &task.rows, plan, &bytes, leaf_type).map_err(|e| self.page_error(e, task))?;
+                flat_parts[task.output].push(array);
+            } else {
+                let data = page
+                    .layout
+                    .decode_nested(init, &task.rows, plan, &bytes, leaf_type)
+                    .map_err(|e| self.page_error(e, task))?;
+                let slot = &mut nested_parts[task.output][task.leaf];
+                match slot {
+                    Some(existing) => append_leaf(existing, data)?,
+                    None => *slot = Some(data),
+                }
+            }
         }
         let mut arrays = Vec::with_capacity(fields.len());
-        for (field, parts) in fields.iter().zip(per_output) {
-            let array = match parts.len() {
-                0 => arrow_array::new_empty_array(storage_type(&field.data_type)),
-                1 => parts.into_iter().next().ok_or_else(|| Error::corrupt("no page arrays"))?,
-                _ => {
-                    let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|a| a.as_ref()).collect();
-                    arrow_select::concat::concat(&refs)?
+        for (((field, parts), nested), types) in fields.iter().zip(flat_parts).zip(nested_parts).zip(&leaf_types) {
+            let array = if field.is_flat_leaf() {
+                match parts.len() {
+                    0 => arrow_array::new_empty_array(&types[0]),
+                    1 => parts.into_iter().next().ok_or_else(|| Error::corrupt("no page arrays"))?,
+                    _ => {
+                        let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|a| a.as_ref()).collect();
+                        arrow_select::concat::concat(&refs)?
+                    }
                 }
+            } else {
+                let leaves: Vec<LeafData> = nested
+                    .into_iter()
+                    .zip(types)
+                    .map(|(leaf, t)| leaf.unwrap_or_else(|| empty_leaf(field, t)))
+                    .collect();
+                assemble(&field.to_arrow(), &leaves, 0).map_err(|e| e.at(self.path.as_ref(), None))?
             };
             let array = match &repeat {
                 Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
@@ -232,7 +266,7 @@ impl LanceFileReader {
         e.context(format!("column {} page {}", task.column, task.page)).at(self.path.as_ref(), span)
     }
 
-    fn page_tasks(&self, output: usize, column: usize, ranges: &[Range<u64>]) -> Result<Vec<PageTask>> {
+    fn page_tasks(&self, output: usize, leaf: usize, column: usize, ranges: &[Range<u64>]) -> Result<Vec<PageTask>> {
         let info = self
             .metadata
             .columns
@@ -248,12 +282,15 @@ impl LanceFileReader {
                 }
                 match tasks.last_mut() {
                     Some(t) if t.page == page => t.rows.push(local),
-                    _ => tasks.push(PageTask { output, column, page, rows: vec![local] }),
+                    _ => tasks.push(PageTask { output, leaf, column, page, rows: vec![local] }),
                 }
             }
         }
         for t in &tasks {
-            self.page(t)?.layout.check_readable().map_err(|e| self.page_error(e, t))?;
+            let layout = &self.page(t)?.layout;
+            if !layout.is_nested() {
+                layout.check_readable().map_err(|e| self.page_error(e, t))?;
+            }
         }
         Ok(tasks)
     }
@@ -346,6 +383,42 @@ impl LanceFileReader {
     pub fn inspect(&self) -> FileInspection {
         inspect(&self.path, &self.metadata)
     }
+}
+
+/// Arrow types of the leaves of a nested field, in column order.
+fn leaf_types_of(field: &LanceField) -> Vec<DataType> {
+    if field.children.is_empty() {
+        return vec![storage_type(&field.data_type).clone()];
+    }
+    field.children.iter().flat_map(leaf_types_of).collect()
+}
+
+/// Append a later page's slots and values to a leaf's.
+fn append_leaf(existing: &mut LeafData, more: LeafData) -> Result<()> {
+    crate::ensure_corrupt!(
+        existing.layers.len() == more.layers.len(),
+        "pages of one column have {} and {} layers",
+        existing.layers.len(),
+        more.layers.len()
+    );
+    for (mine, theirs) in existing.layers.iter_mut().zip(&more.layers) {
+        mine.append(theirs);
+    }
+    existing.values = arrow_select::concat::concat(&[existing.values.as_ref(), more.values.as_ref()])?;
+    Ok(())
+}
+
+/// A leaf with no rows (empty selection).
+fn empty_leaf(field: &LanceField, leaf_type: &DataType) -> LeafData {
+    let depth = nesting_depth(field);
+    let layers = (0..depth)
+        .map(|_| LayerSlots { len: 0, validity: None, offsets: Some(vec![0]) })
+        .collect();
+    LeafData { layers, values: arrow_array::new_empty_array(leaf_type) }
+}
+
+fn nesting_depth(field: &LanceField) -> usize {
+    1 + field.children.iter().map(nesting_depth).max().unwrap_or(0)
 }
 
 /// The type pages of a field decode to: dictionary fields are stored as their values.

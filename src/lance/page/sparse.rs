@@ -49,8 +49,8 @@ pub struct SparseSequence {
     pub encoding: CompressiveEncoding,
     /// Number of values.
     pub len: u64,
-    /// Absolute range of its payload, when the codec has one.
-    pub payload: Option<Range<u64>>,
+    /// Index of its payload among the page's structural buffers, when the codec has one.
+    pub payload: Option<usize>,
 }
 
 /// A sparse validity set.
@@ -62,11 +62,42 @@ pub struct SparseValidity {
     pub positions: SparseSequence,
 }
 
+/// One sparse layer with its sequences located.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SparseLayerDesc {
+    /// Struct / leaf validity (child domain = parent domain).
+    Validity(SparseValidity),
+    /// A list layer.
+    List {
+        /// Size of the child domain.
+        num_child_slots: u64,
+        /// Parent slots with at least one child (strictly increasing).
+        non_empty: SparseSequence,
+        /// Children of each non-empty slot.
+        counts: SparseSequence,
+        /// List validity.
+        validity: SparseValidity,
+    },
+    /// A fixed-size-list layer (of structs; fixed-size lists of primitives are values).
+    FixedSizeList {
+        /// Children per slot.
+        dimension: u64,
+        /// Validity.
+        validity: SparseValidity,
+    },
+}
+
 /// A 2.3 sparse page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparsePage {
     /// The stored structure (outer → inner).
     pub structure: pb::SparseStructure,
+    /// The layers with their sequences located (outer → inner).
+    pub layers: Vec<SparseLayerDesc>,
+    /// Top-level rows of the page.
+    pub rows: u64,
+    /// Slots of the last child domain (the leaf).
+    pub leaf_slots: u64,
     /// The value plane.
     pub values: SparseValues,
     /// Validity of the leaf, when the structure is a single validity layer (flat page).
@@ -80,9 +111,9 @@ pub struct SparsePage {
 fn sequence(encoding: &Option<CompressiveEncoding>, len: u64, buffers: &[Range<u64>], next: &mut usize) -> Result<SparseSequence> {
     let encoding = encoding.clone().ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
     let payload = if compression::block_has_payload(&encoding)? {
-        let range = buffer(buffers, *next, "sparse structure payload")?;
+        buffer(buffers, *next, "sparse structure payload")?;
         *next += 1;
-        Some(range)
+        Some(*next - 1)
     } else {
         None
     };
@@ -120,25 +151,30 @@ impl SparsePage {
         let mut next = 0usize;
         let mut row_scale = 1u64;
         let mut flat_validity = None;
+        let mut layers = Vec::with_capacity(structure.layers.len());
         for (i, layer) in structure.layers.iter().enumerate() {
             match &layer.layer {
                 Some(Layer::Validity(set)) => {
                     let v = validity(&Some(set.clone()), structural_buffers, &mut next)?;
                     if structure.layers.len() == 1 && i == 0 {
-                        flat_validity = Some(v);
+                        flat_validity = Some(v.clone());
                     }
+                    layers.push(SparseLayerDesc::Validity(v));
                 }
                 Some(Layer::List(list)) => {
-                    sequence(&list.non_empty_positions, list.num_non_empty_positions, structural_buffers, &mut next)?;
-                    sequence(&list.counts, list.num_non_empty_positions, structural_buffers, &mut next)?;
-                    validity(&list.validity, structural_buffers, &mut next)?;
+                    let non_empty =
+                        sequence(&list.non_empty_positions, list.num_non_empty_positions, structural_buffers, &mut next)?;
+                    let counts = sequence(&list.counts, list.num_non_empty_positions, structural_buffers, &mut next)?;
+                    let validity = validity(&list.validity, structural_buffers, &mut next)?;
+                    layers.push(SparseLayerDesc::List { num_child_slots: list.num_child_slots, non_empty, counts, validity });
                 }
                 Some(Layer::FixedSizeList(fsl)) => {
                     crate::ensure_corrupt!(fsl.dimension > 0, "sparse fixed-size-list layer of dimension 0");
                     row_scale = row_scale
                         .checked_mul(fsl.dimension)
                         .ok_or_else(|| Error::corrupt("sparse fixed-size-list scale overflows"))?;
-                    validity(&fsl.validity, structural_buffers, &mut next)?;
+                    let validity = validity(&fsl.validity, structural_buffers, &mut next)?;
+                    layers.push(SparseLayerDesc::FixedSizeList { dimension: fsl.dimension, validity });
                 }
                 None => return Err(Error::corrupt(format!("sparse layer {i} has no kind"))),
             }
@@ -149,7 +185,16 @@ impl SparsePage {
             structural_buffers.len()
         );
         let values = Self::value_plane(values, value_buffers)?;
-        Ok(Self { structure, values, flat_validity, row_scale, structural_buffers: structural_buffers.to_vec() })
+        Ok(Self {
+            structure,
+            layers,
+            values,
+            flat_validity,
+            row_scale,
+            rows: 0,
+            leaf_slots: 0,
+            structural_buffers: structural_buffers.to_vec(),
+        })
     }
 
     fn value_plane(values: pb::value_plane::Codec, buffers: &[Range<u64>]) -> Result<SparseValues> {
@@ -198,13 +243,26 @@ impl SparsePage {
         })
     }
 
-    /// Set the leaf-slot count of chunked values once the page rows are known.
-    pub fn with_rows(mut self, rows: u64) -> Self {
-        if let (SparseValues::Chunked(mini), Some(_)) = (&mut self.values, &self.flat_validity) {
-            mini.num_items = rows;
-            mini.page_rows = rows;
+    /// Set the page rows, derive the leaf-slot count (lists: `num_child_slots`; fixed-size
+    /// lists: × dimension) and size chunked values by it.
+    pub fn with_rows(mut self, rows: u64) -> Result<Self> {
+        let mut domain = rows;
+        for layer in &self.layers {
+            domain = match layer {
+                SparseLayerDesc::Validity(_) => domain,
+                SparseLayerDesc::List { num_child_slots, .. } => *num_child_slots,
+                SparseLayerDesc::FixedSizeList { dimension, .. } => {
+                    domain.checked_mul(*dimension).ok_or_else(|| Error::corrupt("sparse slot count overflows"))?
+                }
+            };
         }
-        self
+        self.rows = rows;
+        self.leaf_slots = domain;
+        if let SparseValues::Chunked(mini) = &mut self.values {
+            mini.num_items = domain;
+            mini.page_rows = domain;
+        }
+        Ok(self)
     }
 
     /// Encoded size (for cache weighing).
@@ -288,10 +346,10 @@ impl SparsePage {
         Ok(length / self.row_scale)
     }
 
-    /// Flat pages only (one validity layer); indexed values are not read yet.
+    /// Flat pages (one validity layer) for the flat path; indexed values are not read yet.
     pub fn check_readable(&self) -> Result<()> {
         if self.flat_validity.is_none() {
-            return Err(Error::unsupported("sparse pages with list or fixed-size-list layers (nested) are not read yet"));
+            return Err(Error::corrupt("a nested sparse page read as a flat column"));
         }
         if matches!(self.values, SparseValues::Indexed) {
             return Err(Error::unsupported("sparse pages with indexed values"));
@@ -324,7 +382,7 @@ impl SparsePage {
         };
         let valid = match &self.flat_validity {
             Some(v) => {
-                let payload = v.positions.payload.as_ref().and_then(|_| structural.first().cloned());
+                let payload = v.positions.payload.and_then(|i| structural.get(i).cloned());
                 let n = usize::try_from(v.positions.len).map_err(|_| Error::corrupt("too many positions"))?;
                 if let Some(p) = &payload {
                     // Any payload codec spends at least one bit per position... except
@@ -339,11 +397,18 @@ impl SparsePage {
             }
             None => None,
         };
-        Ok(SparseInit { values, flat_validity: valid })
+        let nested = match &self.flat_validity {
+            Some(_) => None,
+            None => Some(super::sparse_nested::NestedStructure::from_buffers(self, structural)?),
+        };
+        Ok(SparseInit { values, flat_validity: valid, nested })
     }
 
     /// Plan the value read for page-local rows.
     pub fn plan(&self, init: &SparseInit, rows: &RowRanges) -> Result<PageReadPlan> {
+        if let Some(nested) = &init.nested {
+            return nested.plan(self, init, rows);
+        }
         self.check_readable()?;
         match (&self.values, &init.values) {
             (SparseValues::Chunked(m), SparseValueInit::Chunked(i)) => m.plan(i, rows),
@@ -422,6 +487,21 @@ impl SparsePage {
     }
 }
 
+impl SparsePage {
+    /// Decode page-local `rows` of a nested sparse page (lists / fixed-size lists / structs).
+    pub fn decode_nested(
+        &self,
+        init: &SparseInit,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        leaf_type: &DataType,
+    ) -> Result<super::structure::LeafData> {
+        let nested = init.nested.as_ref().ok_or_else(|| Error::corrupt("flat sparse page read as nested"))?;
+        nested.read(self, init, rows, plan, bytes, leaf_type)
+    }
+}
+
 /// Value-plane init of a sparse page.
 #[derive(Debug, Clone)]
 pub enum SparseValueInit {
@@ -496,6 +576,8 @@ pub struct SparseInit {
     pub values: SparseValueInit,
     /// Validity of a flat page.
     pub flat_validity: Option<FlatValidity>,
+    /// Decoded structure of a nested page.
+    pub nested: Option<super::sparse_nested::NestedStructure>,
 }
 
 impl SparseInit {
@@ -506,7 +588,9 @@ impl SparseInit {
             SparseValueInit::Zipped(o) => o.as_ref().map_or(0, |o| o.len() * 8),
             SparseValueInit::None => 0,
         };
-        values + self.flat_validity.as_ref().map_or(0, |v| v.positions.len() * 8)
+        values
+            + self.flat_validity.as_ref().map_or(0, |v| v.positions.len() * 8)
+            + self.nested.as_ref().map_or(0, |n| n.deep_size())
     }
 }
 
@@ -563,7 +647,7 @@ mod tests {
             ..Default::default()
         });
         let structure = validity_layer(Meaning::SparseValidityNullPositions, flat(64), 2);
-        let page = SparsePage::new(structure, values, &[0..4, 64..96, 128..144]).unwrap().with_rows(5);
+        let page = SparsePage::new(structure, values, &[0..4, 64..96, 128..144]).unwrap().with_rows(5).unwrap();
         assert_eq!(read(&page, &file, &[0..5]), vec![Some(10), None, Some(12), None, Some(14)]);
         assert_eq!(read(&page, &file, &[1..2, 4..5]), vec![None, Some(14)]);
     }
@@ -586,7 +670,7 @@ mod tests {
             compression: Some(Compression::Range(pb::Range { uncompressed_bits_per_value: 64, start: 0, step: 2 })),
         };
         let structure = validity_layer(Meaning::SparseValidityValidPositions, range, 3);
-        let page = SparsePage::new(structure, values, &[0..12]).unwrap().with_rows(5);
+        let page = SparsePage::new(structure, values, &[0..12]).unwrap().with_rows(5).unwrap();
         assert_eq!(read(&page, &file, &[0..5]), vec![Some(7), None, Some(8), None, Some(9)]);
         assert_eq!(read(&page, &file, &[3..5]), vec![None, Some(9)]);
         let plan = page.plan(&page.decode_init(&[]).unwrap(), &[3..5]).unwrap();

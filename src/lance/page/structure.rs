@@ -111,6 +111,7 @@ impl DenseStructure {
 
     /// Turn levels of whole rows into per-layer slots. `rep`/`def` are `None` when the page
     /// has none (then every level is a new row / valid). `num_levels` is their length.
+    #[allow(clippy::needless_range_loop)]
     pub fn unravel(&self, rep: Option<&[u16]>, def: Option<&[u16]>, num_levels: usize) -> Result<Unraveled> {
         for (name, levels) in [("rep", rep), ("def", def)] {
             if let Some(l) = levels {
