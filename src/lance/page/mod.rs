@@ -12,8 +12,14 @@
 //!
 //! 2.1/2.2 `PageLayout` messages and 2.3 `PlanarLayout` messages decode into one
 //! [`PageLayout`] here (dense planar pages are the 2.2 engines; sparse pages have their
-//! own). Structural (rep/def) layers are kept so nested reads can be added; for now
-//! only flat pages (one item layer) are read.
+//! own).
+//!
+//! Flat leaves (one item layer) decode straight to an Arrow array ([`PageLayout::decode`]).
+//! Leaves of nested fields decode to their per-layer slots and values
+//! ([`PageLayout::decode_nested`] → [`structure::LeafData`]): dense pages through their
+//! rep/def levels ([`miniblock_nested`], [`fullzip`], [`constant`]), 2.3 sparse pages
+//! through their positions/counts ([`sparse_nested`]); the reader assembles the leaves of
+//! a field into struct / list / map arrays ([`structure::assemble`]).
 
 pub mod constant;
 pub mod fullzip;
@@ -154,7 +160,7 @@ pub fn flat_nullability(layers: &[RepDefLayer]) -> Result<FlatNullability> {
         [RepDefLayer::RepdefAllValidItem] => Ok(FlatNullability::AllValid),
         [RepDefLayer::RepdefNullableItem] => Ok(FlatNullability::Nullable),
         [] => Err(Error::corrupt("page has no rep/def layers")),
-        other => Err(Error::unsupported(format!("nested page structure {other:?} (only flat columns are read so far)"))),
+        other => Err(Error::unsupported(format!("nested page structure {other:?} read as a flat column"))),
     }
 }
 

@@ -7,10 +7,10 @@
 //! sequence whose codec has a payload, in layer order (list: non-empty positions, counts,
 //! validity; validity / FSL: validity).
 //!
-//! Flat pages (a single validity layer) are read: all-null pages (`values none`),
+//! Flat pages (a single validity layer) are read here: all-null pages (`values none`),
 //! chunked values over every row (null rows hold placeholders), zipped values of the valid
-//! rows only, and constants. List and fixed-size-list layers are decoded for `inspect` but
-//! reading them is not implemented yet.
+//! rows only, and constants. Pages with list / fixed-size-list / struct layers are read by
+//! [`super::sparse_nested`]. Indexed values (large string dictionaries) are not read yet.
 
 use std::ops::Range;
 
