@@ -320,10 +320,17 @@ impl PageLayout {
 
     /// Human-readable compression tree(s) of the page for `inspect`.
     pub fn describe_compression(&self) -> String {
+        let with_layers = |text: String, layers: &[RepDefLayer]| {
+            if layers.len() > 1 {
+                format!("{text}; {}", describe_layers(layers))
+            } else {
+                text
+            }
+        };
         match self {
-            PageLayout::MiniBlock(m) => m.describe(),
-            PageLayout::FullZip(f) => f.describe(),
-            PageLayout::Constant(c) => c.describe(),
+            PageLayout::MiniBlock(m) => with_layers(m.describe(), &m.layers),
+            PageLayout::FullZip(f) => with_layers(f.describe(), &f.layers),
+            PageLayout::Constant(c) => with_layers(c.describe(), &c.layers),
             PageLayout::Sparse(s) => s.describe(),
             PageLayout::Unsupported { reason, .. } => format!("unsupported: {reason}"),
         }
@@ -473,6 +480,23 @@ impl PageLayout {
 
 fn unsupported(name: &str, reason: &str) -> PageLayout {
     PageLayout::Unsupported { name: name.into(), reason: reason.into() }
+}
+
+/// Short names of dense layers (inner → outer), for `inspect`.
+pub(crate) fn describe_layers(layers: &[RepDefLayer]) -> String {
+    let names: Vec<&str> = layers
+        .iter()
+        .map(|l| match l {
+            RepDefLayer::RepdefAllValidItem => "item",
+            RepDefLayer::RepdefNullableItem => "nullable item",
+            RepDefLayer::RepdefAllValidList => "list",
+            RepDefLayer::RepdefNullableList => "nullable list",
+            RepDefLayer::RepdefEmptyableList => "emptyable list",
+            RepDefLayer::RepdefNullAndEmptyList => "nullable emptyable list",
+            RepDefLayer::RepdefUnspecified => "?",
+        })
+        .collect();
+    format!("layers (inner→outer) [{}]", names.join(", "))
 }
 
 /// Describe an optional encoding for `inspect`.

@@ -315,15 +315,25 @@ impl SparsePage {
 
     /// Description for `inspect`.
     pub fn describe(&self) -> String {
+        fn set(v: &SparseValidity) -> String {
+            let kind = if v.null_positions { "null" } else { "valid" };
+            format!("{} {kind} {}", v.positions.len, compression::describe(&v.positions.encoding))
+        }
         let layers: Vec<String> = self
-            .structure
             .layers
             .iter()
-            .map(|l| match &l.layer {
-                Some(Layer::Validity(v)) => format!("validity({} positions)", v.num_positions),
-                Some(Layer::List(l)) => format!("list({} non-empty, {} child slots)", l.num_non_empty_positions, l.num_child_slots),
-                Some(Layer::FixedSizeList(f)) => format!("fixed_size_list({})", f.dimension),
-                None => "?".into(),
+            .map(|l| match l {
+                SparseLayerDesc::Validity(v) => format!("validity({})", set(v)),
+                SparseLayerDesc::List { num_child_slots, non_empty, counts, validity } => format!(
+                    "list({} non-empty {}, counts {}, {num_child_slots} child slots, {})",
+                    non_empty.len,
+                    compression::describe(&non_empty.encoding),
+                    compression::describe(&counts.encoding),
+                    set(validity)
+                ),
+                SparseLayerDesc::FixedSizeList { dimension, validity } => {
+                    format!("fixed_size_list({dimension}, {})", set(validity))
+                }
             })
             .collect();
         let values = match &self.values {
