@@ -6,7 +6,7 @@
 //!    small per-page data every read needs (mini-block chunk metadata and dictionary,
 //!    full-zip row offsets, constant scalars, 2.3 sparse structure). The result,
 //!    [`PageInit`], is cached per (path, version, column, page).
-//! 2. **values** ([`PageLayout::plan`] → fetch → [`PageLayout::decode_into`]): only the
+//! 2. **values** ([`PageLayout::plan`] → fetch → [`PageLayout::decode`] / [`PageLayout::decode_nested`]): only the
 //!    chunks / byte spans that hold the wanted rows, decoded into a
 //!    [`values::LeafBuilder`].
 //!
