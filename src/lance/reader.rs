@@ -54,7 +54,10 @@ pub struct ReaderCaches {
 impl ReaderCaches {
     /// Caches holding about `metadata_bytes` of file metadata and `page_bytes` of page init.
     pub fn new(metadata_bytes: u64, page_bytes: u64) -> Self {
-        Self { file_metadata: SizedCache::new(metadata_bytes), page_init: SizedCache::new(page_bytes) }
+        Self {
+            file_metadata: SizedCache::new(metadata_bytes),
+            page_init: SizedCache::new(page_bytes),
+        }
     }
 }
 
@@ -97,9 +100,21 @@ impl LanceFileReader {
         caches: Arc<ReaderCaches>,
         stats: &IoStats,
     ) -> Result<Self> {
-        let (metadata, version) =
-            load_file_metadata_versioned(&fetcher, &path, size_hint, Some(&caches.file_metadata), stats).await?;
-        Ok(Self { fetcher, path, version, metadata, caches })
+        let (metadata, version) = load_file_metadata_versioned(
+            &fetcher,
+            &path,
+            size_hint,
+            Some(&caches.file_metadata),
+            stats,
+        )
+        .await?;
+        Ok(Self {
+            fetcher,
+            path,
+            version,
+            metadata,
+            caches,
+        })
     }
 
     /// The file schema.
@@ -148,13 +163,21 @@ impl LanceFileReader {
     /// Read `selection` of the top-level fields `columns` (indices into
     /// [`Self::schema`]`.fields`) as one record batch, in two waves at most: page init for
     /// pages not cached yet, then the chunks / spans holding the rows.
-    pub async fn read_rows(&self, columns: &[usize], selection: &RowSelection, stats: &IoStats) -> Result<RecordBatch> {
+    pub async fn read_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
         let (ranges, repeat) = normalize_selection(selection, self.num_rows())?;
         let fields: Vec<&LanceField> = columns
             .iter()
             .map(|&c| {
                 self.schema().fields.get(c).ok_or_else(|| {
-                    Error::InvalidArgument(format!("field index {c} out of range ({} fields)", self.schema().fields.len()))
+                    Error::InvalidArgument(format!(
+                        "field index {c} out of range ({} fields)",
+                        self.schema().fields.len()
+                    ))
                 })
             })
             .collect::<Result<_>>()?;
@@ -172,9 +195,16 @@ impl LanceFileReader {
         let plans = tasks
             .iter()
             .zip(&inits)
-            .map(|(t, init)| self.page(t).and_then(|p| p.layout.plan(init, &t.rows)).map_err(|e| self.page_error(e, t)))
+            .map(|(t, init)| {
+                self.page(t)
+                    .and_then(|p| p.layout.plan(init, &t.rows))
+                    .map_err(|e| self.page_error(e, t))
+            })
             .collect::<Result<Vec<PageReadPlan>>>()?;
-        let all_ranges: Vec<Range<u64>> = plans.iter().flat_map(|p| p.ranges.iter().cloned()).collect();
+        let all_ranges: Vec<Range<u64>> = plans
+            .iter()
+            .flat_map(|p| p.ranges.iter().cloned())
+            .collect();
         let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
         let mut parts: Vec<FieldParts> = fields.iter().map(|f| FieldParts::new(f)).collect();
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
@@ -183,10 +213,14 @@ impl LanceFileReader {
             let leaf_type = &leaf_types[task.output][task.leaf];
             match &mut parts[task.output] {
                 FieldParts::Flat(arrays) => arrays.push(
-                    layout.decode(init, &task.rows, plan, &bytes, leaf_type).map_err(|e| self.page_error(e, task))?,
+                    layout
+                        .decode(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
                 ),
                 FieldParts::Nested(leaves) => leaves[task.leaf].push(
-                    layout.decode_nested(init, &task.rows, plan, &bytes, leaf_type).map_err(|e| self.page_error(e, task))?,
+                    layout
+                        .decode_nested(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
                 ),
             }
         }
@@ -196,7 +230,9 @@ impl LanceFileReader {
             .zip(&leaf_types)
             .map(|((field, parts), types)| self.finish_field(field, parts, types, repeat.as_ref()))
             .collect::<Result<Vec<_>>>()?;
-        let schema = Arc::new(ArrowSchema::new(fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>()));
+        let schema = Arc::new(ArrowSchema::new(
+            fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
+        ));
         let rows = match selection {
             RowSelection::Range(r) => (r.end - r.start) as usize,
             RowSelection::Rows(v) => v.len(),
@@ -208,9 +244,17 @@ impl LanceFileReader {
     /// Arrow types of a field's leaf columns (the stored value type for dictionaries).
     fn leaf_types(&self, field: &LanceField) -> Result<Vec<DataType>> {
         if field.is_blob() || field.is_packed_struct() {
-            return Err(Error::unsupported(format!("reading blob or packed field {:?}", field.name)).at(self.path.as_ref(), None));
+            return Err(Error::unsupported(format!(
+                "reading blob or packed field {:?}",
+                field.name
+            ))
+            .at(self.path.as_ref(), None));
         }
-        let types = if field.is_flat_leaf() { vec![storage_type(&field.data_type).clone()] } else { leaf_types_of(field) };
+        let types = if field.is_flat_leaf() {
+            vec![storage_type(&field.data_type).clone()]
+        } else {
+            leaf_types_of(field)
+        };
         if types.len() != field.num_columns {
             return Err(Error::corrupt(format!(
                 "field {:?} has {} leaves but {} columns",
@@ -235,7 +279,10 @@ impl LanceFileReader {
         let array = match parts {
             FieldParts::Flat(arrays) => match arrays.len() {
                 0 => arrow_array::new_empty_array(&types[0]),
-                1 => arrays.into_iter().next().ok_or_else(|| Error::corrupt("no page arrays"))?,
+                1 => arrays
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
                 _ => {
                     let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
                     arrow_select::concat::concat(&refs)?
@@ -247,7 +294,8 @@ impl LanceFileReader {
                     .zip(types)
                     .map(|(pages, t)| merge_leaf_pages(field, pages, t))
                     .collect::<Result<Vec<_>>>()?;
-                assemble(&field.to_arrow(), &leaves, 0).map_err(|e| e.at(self.path.as_ref(), None))?
+                assemble(&field.to_arrow(), &leaves, 0)
+                    .map_err(|e| e.at(self.path.as_ref(), None))?
             }
         };
         let array = match repeat {
@@ -255,7 +303,11 @@ impl LanceFileReader {
             None => array,
         };
         // Dictionary fields are stored as their values; re-encode.
-        Ok(if array.data_type() == &field.data_type { array } else { arrow_cast::cast(array.as_ref(), &field.data_type)? })
+        Ok(if array.data_type() == &field.data_type {
+            array
+        } else {
+            arrow_cast::cast(array.as_ref(), &field.data_type)?
+        })
     }
 
     fn page(&self, task: &PageTask) -> Result<&crate::lance::file::PageInfo> {
@@ -272,15 +324,23 @@ impl LanceFileReader {
             let end = p.buffers.iter().map(|b| b.end).max()?;
             Some(start..end)
         });
-        e.context(format!("column {} page {}", task.column, task.page)).at(self.path.as_ref(), span)
+        e.context(format!("column {} page {}", task.column, task.page))
+            .at(self.path.as_ref(), span)
     }
 
-    fn page_tasks(&self, output: usize, leaf: usize, column: usize, ranges: &[Range<u64>]) -> Result<Vec<PageTask>> {
-        let info = self
-            .metadata
-            .columns
-            .get(column)
-            .ok_or_else(|| Error::corrupt(format!("schema names column {column}, the file has {}", self.metadata.columns.len())))?;
+    fn page_tasks(
+        &self,
+        output: usize,
+        leaf: usize,
+        column: usize,
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<PageTask>> {
+        let info = self.metadata.columns.get(column).ok_or_else(|| {
+            Error::corrupt(format!(
+                "schema names column {column}, the file has {}",
+                self.metadata.columns.len()
+            ))
+        })?;
         let mut tasks: Vec<PageTask> = Vec::new();
         for r in ranges {
             for page in info.pages_for(r.clone()) {
@@ -291,7 +351,13 @@ impl LanceFileReader {
                 }
                 match tasks.last_mut() {
                     Some(t) if t.page == page => t.rows.push(local),
-                    _ => tasks.push(PageTask { output, leaf, column, page, rows: vec![local] }),
+                    _ => tasks.push(PageTask {
+                        output,
+                        leaf,
+                        column,
+                        page,
+                        rows: vec![local],
+                    }),
                 }
             }
         }
@@ -305,7 +371,11 @@ impl LanceFileReader {
     }
 
     /// Page init for every task: cached ones from the cache, the rest in one wave.
-    async fn load_page_inits(&self, tasks: &[PageTask], stats: &IoStats) -> Result<Vec<Arc<PageInit>>> {
+    async fn load_page_inits(
+        &self,
+        tasks: &[PageTask],
+        stats: &IoStats,
+    ) -> Result<Vec<Arc<PageInit>>> {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut ranges: Vec<Range<u64>> = Vec::new();
@@ -338,8 +408,15 @@ impl LanceFileReader {
                 let t = &tasks[i];
                 let layout = &self.page(t)?.layout;
                 let bytes: Vec<Bytes> = fetched.by_ref().take(layout.init_ranges().len()).collect();
-                let init = Arc::new(layout.decode_init(&bytes).map_err(|e| self.page_error(e, t))?);
-                self.caches.page_init.insert(self.page_key(t), init.clone()).await;
+                let init = Arc::new(
+                    layout
+                        .decode_init(&bytes)
+                        .map_err(|e| self.page_error(e, t))?,
+                );
+                self.caches
+                    .page_init
+                    .insert(self.page_key(t), init.clone())
+                    .await;
                 decoded.insert((t.column, t.page), init);
             }
             // The same page may serve several outputs (a field asked for twice).
@@ -354,7 +431,10 @@ impl LanceFileReader {
             .zip(inits)
             .map(|(t, init)| {
                 init.ok_or_else(|| {
-                    Error::corrupt(format!("internal: page init of column {} page {} missing", t.column, t.page))
+                    Error::corrupt(format!(
+                        "internal: page init of column {} page {} missing",
+                        t.column, t.page
+                    ))
                 })
             })
             .collect()
@@ -364,7 +444,10 @@ impl LanceFileReader {
         CacheKey {
             path: self.path.to_string(),
             version: self.version.clone(),
-            item: PageKey { column: t.column as u32, page: t.page as u32 },
+            item: PageKey {
+                column: t.column as u32,
+                page: t.page as u32,
+            },
         }
     }
 
@@ -373,14 +456,25 @@ impl LanceFileReader {
         let requests: Vec<ReadRequest> = ranges
             .iter()
             .filter(|r| r.start < r.end)
-            .map(|r| ReadRequest { path: self.path.clone(), range: r.clone(), object_size: Some(self.metadata.object_size) })
+            .map(|r| ReadRequest {
+                path: self.path.clone(),
+                range: r.clone(),
+                object_size: Some(self.metadata.object_size),
+            })
             .collect();
-        let mut fetched = if requests.is_empty() { Vec::new() } else { self.fetcher.fetch(&requests, stats).await? }.into_iter();
+        let mut fetched = if requests.is_empty() {
+            Vec::new()
+        } else {
+            self.fetcher.fetch(&requests, stats).await?
+        }
+        .into_iter();
         ranges
             .iter()
             .map(|r| {
                 if r.start < r.end {
-                    fetched.next().ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
+                    fetched
+                        .next()
+                        .ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
                 } else {
                     Ok(Bytes::new())
                 }
@@ -421,7 +515,11 @@ impl FieldParts {
 }
 
 /// Join a leaf's pages (whole rows each) into one [`LeafData`].
-fn merge_leaf_pages(field: &LanceField, pages: Vec<LeafData>, leaf_type: &DataType) -> Result<LeafData> {
+fn merge_leaf_pages(
+    field: &LanceField,
+    pages: Vec<LeafData>,
+    leaf_type: &DataType,
+) -> Result<LeafData> {
     let mut pages = pages.into_iter();
     let Some(mut merged) = pages.next() else {
         return Ok(empty_leaf(field, leaf_type));
@@ -450,9 +548,16 @@ fn merge_leaf_pages(field: &LanceField, pages: Vec<LeafData>, leaf_type: &DataTy
 fn empty_leaf(field: &LanceField, leaf_type: &DataType) -> LeafData {
     let depth = nesting_depth(field);
     let layers = (0..depth)
-        .map(|_| LayerSlots { len: 0, validity: None, offsets: Some(vec![0]) })
+        .map(|_| LayerSlots {
+            len: 0,
+            validity: None,
+            offsets: Some(vec![0]),
+        })
         .collect();
-    LeafData { layers, values: arrow_array::new_empty_array(leaf_type) }
+    LeafData {
+        layers,
+        values: arrow_array::new_empty_array(leaf_type),
+    }
 }
 
 fn nesting_depth(field: &LanceField) -> usize {
@@ -469,11 +574,17 @@ fn storage_type(data_type: &DataType) -> &DataType {
 
 /// Turn a selection into sorted disjoint ranges, plus take-indices into the
 /// concatenated unique rows when the selection repeats rows.
-fn normalize_selection(selection: &RowSelection, num_rows: u64) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
+fn normalize_selection(
+    selection: &RowSelection,
+    num_rows: u64,
+) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
     match selection {
         RowSelection::Range(r) => {
             if r.start > r.end || r.end > num_rows {
-                return Err(Error::InvalidArgument(format!("row range {}..{} outside 0..{num_rows}", r.start, r.end)));
+                return Err(Error::InvalidArgument(format!(
+                    "row range {}..{} outside 0..{num_rows}",
+                    r.start, r.end
+                )));
             }
             if r.end - r.start > MAX_ROWS_PER_READ {
                 return Err(Error::InvalidArgument(format!(
@@ -481,17 +592,29 @@ fn normalize_selection(selection: &RowSelection, num_rows: u64) -> Result<(Vec<R
                     r.end - r.start
                 )));
             }
-            Ok((if r.start < r.end { vec![r.clone()] } else { Vec::new() }, None))
+            Ok((
+                if r.start < r.end {
+                    vec![r.clone()]
+                } else {
+                    Vec::new()
+                },
+                None,
+            ))
         }
         RowSelection::Rows(rows) => {
             let mut ranges: Vec<Range<u64>> = Vec::new();
             let mut has_duplicates = false;
             for (i, &row) in rows.iter().enumerate() {
                 if row >= num_rows {
-                    return Err(Error::InvalidArgument(format!("row {row} outside 0..{num_rows}")));
+                    return Err(Error::InvalidArgument(format!(
+                        "row {row} outside 0..{num_rows}"
+                    )));
                 }
                 if i > 0 && row < rows[i - 1] {
-                    return Err(Error::InvalidArgument(format!("rows must be sorted: {} then {row}", rows[i - 1])));
+                    return Err(Error::InvalidArgument(format!(
+                        "rows must be sorted: {} then {row}",
+                        rows[i - 1]
+                    )));
                 }
                 match ranges.last_mut() {
                     Some(last) if last.end > row => has_duplicates = true,
@@ -589,9 +712,18 @@ pub struct PageInspection {
     pub bytes: u64,
 }
 
-fn field_paths(fields: &[LanceField], prefix: &str, out: &mut Vec<FieldInspection>, leaves: &mut HashMap<usize, String>) {
+fn field_paths(
+    fields: &[LanceField],
+    prefix: &str,
+    out: &mut Vec<FieldInspection>,
+    leaves: &mut HashMap<usize, String>,
+) {
     for f in fields {
-        let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
+        let path = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
         out.push(FieldInspection {
             path: path.clone(),
             id: f.id,

@@ -42,7 +42,12 @@ impl ChunkRows {
 }
 
 /// Parse a repetition index of `num_chunks × (depth + 1)` u64 values.
-pub fn parse_repetition_index(bytes: &[u8], num_chunks: usize, depth: u32, page_rows: u64) -> Result<Vec<ChunkRows>> {
+pub fn parse_repetition_index(
+    bytes: &[u8],
+    num_chunks: usize,
+    depth: u32,
+    page_rows: u64,
+) -> Result<Vec<ChunkRows>> {
     let stride = depth as usize + 1;
     crate::ensure_corrupt!(depth >= 1, "repetition index depth {depth}");
     crate::ensure_corrupt!(
@@ -60,16 +65,32 @@ pub fn parse_repetition_index(bytes: &[u8], num_chunks: usize, depth: u32, page_
         let has_trailer = partial > 0;
         let starts = (ends + u64::from(has_trailer))
             .checked_sub(u64::from(has_preamble))
-            .ok_or_else(|| Error::corrupt(format!("chunk {c}: no row ends in it, yet it neither continues nor starts one")))?;
-        crate::ensure_corrupt!(starts <= page_rows, "chunk {c}: {starts} rows start in it, the page has {page_rows}");
-        out.push(ChunkRows { first_row, starts, has_preamble, has_trailer });
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "chunk {c}: no row ends in it, yet it neither continues nor starts one"
+                ))
+            })?;
+        crate::ensure_corrupt!(
+            starts <= page_rows,
+            "chunk {c}: {starts} rows start in it, the page has {page_rows}"
+        );
+        out.push(ChunkRows {
+            first_row,
+            starts,
+            has_preamble,
+            has_trailer,
+        });
         first_row += starts;
         has_preamble = has_trailer;
     }
     crate::ensure_corrupt!(
         first_row == page_rows && !has_preamble,
         "repetition index holds {first_row} rows{}, the page has {page_rows}",
-        if has_preamble { " and ends inside a row" } else { "" }
+        if has_preamble {
+            " and ends inside a row"
+        } else {
+            ""
+        }
     );
     Ok(out)
 }
@@ -100,7 +121,10 @@ impl MiniBlockPage {
             );
             init.chunks.chunk_runs(rows)?
         } else {
-            let chunk_rows = init.rows.as_ref().ok_or_else(|| Error::unsupported("list page without a repetition index"))?;
+            let chunk_rows = init
+                .rows
+                .as_ref()
+                .ok_or_else(|| Error::unsupported("list page without a repetition index"))?;
             touching_runs(chunk_rows, rows)?
         };
         let ranges = runs
@@ -111,10 +135,18 @@ impl MiniBlockPage {
                 self.chunk_data.start + start..self.chunk_data.start + last.byte_start + last.bytes
             })
             .collect();
-        Ok(PageReadPlan { ranges, detail: PlanDetail::MiniBlockChunks(runs) })
+        Ok(PageReadPlan {
+            ranges,
+            detail: PlanDetail::MiniBlockChunks(runs),
+        })
     }
 
-    fn decode_nested_chunk(&self, chunk: &Bytes, items: usize, structure: &DenseStructure) -> Result<NestedChunk> {
+    fn decode_nested_chunk(
+        &self,
+        chunk: &Bytes,
+        items: usize,
+        structure: &DenseStructure,
+    ) -> Result<NestedChunk> {
         let frame = ChunkFrame::parse(
             chunk,
             self.rep_compression.is_some(),
@@ -123,12 +155,21 @@ impl MiniBlockPage {
             self.has_large_chunk,
         )?;
         let values = compression::decode_miniblock(&self.value_compression, &frame.buffers, items)?;
-        crate::ensure_corrupt!(decoded_len(&values) == items, "decoded {} values, chunk holds {items}", decoded_len(&values));
+        crate::ensure_corrupt!(
+            decoded_len(&values) == items,
+            "decoded {} values, chunk holds {items}",
+            decoded_len(&values)
+        );
         let levels = |encoding: &Option<_>, payload: Option<Bytes>| -> Result<Option<Vec<u16>>> {
             match (encoding, payload) {
                 (Some(e), Some(p)) => {
                     let decoded = compression::decode_levels(e, Some(p), frame.num_levels)?;
-                    crate::ensure_corrupt!(decoded.len() == frame.num_levels, "decoded {} of {} levels", decoded.len(), frame.num_levels);
+                    crate::ensure_corrupt!(
+                        decoded.len() == frame.num_levels,
+                        "decoded {} of {} levels",
+                        decoded.len(),
+                        frame.num_levels
+                    );
                     Ok(Some(decoded))
                 }
                 _ => Ok(None),
@@ -136,13 +177,25 @@ impl MiniBlockPage {
         };
         let rep = levels(&self.rep_compression, frame.rep.clone())?;
         let def = levels(&self.def_compression, frame.def.clone())?;
-        let num_levels = if rep.is_none() && def.is_none() { items } else { frame.num_levels };
+        let num_levels = if rep.is_none() && def.is_none() {
+            items
+        } else {
+            frame.num_levels
+        };
         let visible = match &def {
             Some(d) => d.iter().filter(|&&l| structure.is_visible(l)).count(),
             None => num_levels,
         };
-        crate::ensure_corrupt!(visible == items, "chunk has {visible} visible levels for {items} values");
-        Ok(NestedChunk { rep, def, values, num_levels })
+        crate::ensure_corrupt!(
+            visible == items,
+            "chunk has {visible} visible levels for {items} values"
+        );
+        Ok(NestedChunk {
+            rep,
+            def,
+            values,
+            num_levels,
+        })
     }
 
     /// Decode page-local `rows` of a nested page into the leaf's slots and values.
@@ -156,20 +209,33 @@ impl MiniBlockPage {
     ) -> Result<LeafData> {
         let structure = self.structure()?;
         let PlanDetail::MiniBlockChunks(runs) = &plan.detail else {
-            return Err(Error::corrupt("mini-block page got a plan of another layout"));
+            return Err(Error::corrupt(
+                "mini-block page got a plan of another layout",
+            ));
         };
         let mut rep_out = Vec::new();
         let mut def_out = Vec::new();
         let mut values = LeafBuilder::new(leaf_type)?;
         let mut wanted = rows.iter().filter(|r| r.start < r.end).peekable();
         for (run, run_bytes) in runs.iter().zip(bytes) {
-            let run_start = init.chunks.chunks.get(run.start).map_or(0, |c| c.byte_start);
+            let run_start = init
+                .chunks
+                .chunks
+                .get(run.start)
+                .map_or(0, |c| c.byte_start);
             let mut chunks = Vec::with_capacity(run.len());
             for index in run.clone() {
-                let info = init.chunks.chunks.get(index).ok_or_else(|| Error::corrupt("chunk index out of range"))?;
+                let info = init
+                    .chunks
+                    .chunks
+                    .get(index)
+                    .ok_or_else(|| Error::corrupt("chunk index out of range"))?;
                 let lo = (info.byte_start - run_start) as usize;
                 let hi = lo + info.bytes as usize;
-                crate::ensure_corrupt!(hi <= run_bytes.len(), "chunk {index} extends past the fetched bytes");
+                crate::ensure_corrupt!(
+                    hi <= run_bytes.len(),
+                    "chunk {index} extends past the fetched bytes"
+                );
                 let chunk = self
                     .decode_nested_chunk(&run_bytes.slice(lo..hi), info.items as usize, &structure)
                     .map_err(|e| e.context(format!("chunk {index}")))?;
@@ -179,9 +245,15 @@ impl MiniBlockPage {
             // Level index where each row of the run starts.
             let (first_row, row_starts, run_end_row) = match &init.rows {
                 Some(chunk_rows) if structure.max_rep > 0 => {
-                    let first = chunk_rows.get(run.start).ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
-                    let last = chunk_rows.get(run.end - 1).ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
-                    let starts: Vec<usize> = (0..levels.len).filter(|&l| levels.rep(l) == Some(structure.max_rep)).collect();
+                    let first = chunk_rows
+                        .get(run.start)
+                        .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
+                    let last = chunk_rows
+                        .get(run.end - 1)
+                        .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
+                    let starts: Vec<usize> = (0..levels.len)
+                        .filter(|&l| levels.rep(l) == Some(structure.max_rep))
+                        .collect();
                     (first.first_row, starts, last.first_row + last.starts)
                 }
                 _ => {
@@ -193,18 +265,34 @@ impl MiniBlockPage {
                 if r.start >= run_end_row {
                     break;
                 }
-                crate::ensure_corrupt!(r.start >= first_row, "rows {r:?} start before the fetched chunks");
+                crate::ensure_corrupt!(
+                    r.start >= first_row,
+                    "rows {r:?} start before the fetched chunks"
+                );
                 let level_of = |row: u64| -> Result<usize> {
                     let k = (row - first_row) as usize;
                     match row_starts.get(k) {
                         Some(&l) => Ok(l),
                         None if k == row_starts.len() => Ok(levels.len),
-                        None => Err(Error::corrupt(format!("row {row} does not start in the fetched chunks"))),
+                        None => Err(Error::corrupt(format!(
+                            "row {row} does not start in the fetched chunks"
+                        ))),
                     }
                 };
                 let (l0, l1) = (level_of(r.start)?, level_of(r.end.min(run_end_row))?);
-                crate::ensure_corrupt!(r.end <= run_end_row, "rows {r:?} end past the fetched chunks");
-                levels.emit(&chunks, l0..l1, &structure, init.dictionary.as_ref(), &mut rep_out, &mut def_out, &mut values)?;
+                crate::ensure_corrupt!(
+                    r.end <= run_end_row,
+                    "rows {r:?} end past the fetched chunks"
+                );
+                levels.emit(
+                    &chunks,
+                    l0..l1,
+                    &structure,
+                    init.dictionary.as_ref(),
+                    &mut rep_out,
+                    &mut def_out,
+                    &mut values,
+                )?;
                 wanted.next();
             }
         }
@@ -212,7 +300,11 @@ impl MiniBlockPage {
         let values = values.finish()?;
         let rep = self.rep_compression.is_some().then_some(rep_out.as_slice());
         let def = self.def_compression.is_some().then_some(def_out.as_slice());
-        let num_levels = if rep.is_none() && def.is_none() { values.len() } else { rep_out.len().max(def_out.len()) };
+        let num_levels = if rep.is_none() && def.is_none() {
+            values.len()
+        } else {
+            rep_out.len().max(def_out.len())
+        };
         let unraveled = structure.unravel(rep, def, num_levels)?;
         crate::ensure_corrupt!(
             unraveled.leaf_slots == values.len(),
@@ -220,7 +312,10 @@ impl MiniBlockPage {
             unraveled.leaf_slots,
             values.len()
         );
-        Ok(LeafData { layers: unraveled.layers, values })
+        Ok(LeafData {
+            layers: unraveled.layers,
+            values,
+        })
     }
 }
 
@@ -277,7 +372,10 @@ impl RunLevels {
                 rep_out.extend_from_slice(&rep[lo..hi]);
             }
             let visible_before = |upto: usize| match &chunk.def {
-                Some(def) => def[..upto].iter().filter(|&&d| structure.is_visible(d)).count(),
+                Some(def) => def[..upto]
+                    .iter()
+                    .filter(|&&d| structure.is_visible(d))
+                    .count(),
                 None => upto,
             };
             if let Some(def) = &chunk.def {
@@ -314,24 +412,69 @@ mod tests {
     use super::*;
 
     fn index(entries: &[(u64, u64)]) -> Vec<u8> {
-        entries.iter().flat_map(|(a, b)| a.to_le_bytes().into_iter().chain(b.to_le_bytes())).collect()
+        entries
+            .iter()
+            .flat_map(|(a, b)| a.to_le_bytes().into_iter().chain(b.to_le_bytes()))
+            .collect()
     }
 
     #[test]
     fn repetition_index_rows_and_touching_runs() {
         // The format notes' 5000-item row: [1,1021],[0,1024]x3,[4,0]. Row 0 ends in chunk 0,
         // row 1 starts there and runs through chunk 4, where rows 2..5 follow.
-        let rows = parse_repetition_index(&index(&[(1, 1021), (0, 1024), (0, 1024), (0, 1024), (4, 0)]), 5, 1, 5).unwrap();
-        assert_eq!(rows[0], ChunkRows { first_row: 0, starts: 2, has_preamble: false, has_trailer: true });
-        assert_eq!(rows[1], ChunkRows { first_row: 2, starts: 0, has_preamble: true, has_trailer: true });
-        assert_eq!(rows[4], ChunkRows { first_row: 2, starts: 3, has_preamble: true, has_trailer: false });
+        let rows = parse_repetition_index(
+            &index(&[(1, 1021), (0, 1024), (0, 1024), (0, 1024), (4, 0)]),
+            5,
+            1,
+            5,
+        )
+        .unwrap();
+        assert_eq!(
+            rows[0],
+            ChunkRows {
+                first_row: 0,
+                starts: 2,
+                has_preamble: false,
+                has_trailer: true
+            }
+        );
+        assert_eq!(
+            rows[1],
+            ChunkRows {
+                first_row: 2,
+                starts: 0,
+                has_preamble: true,
+                has_trailer: true
+            }
+        );
+        assert_eq!(
+            rows[4],
+            ChunkRows {
+                first_row: 2,
+                starts: 3,
+                has_preamble: true,
+                has_trailer: false
+            }
+        );
         assert_eq!(rows[2].touching(), 1..2);
         assert_eq!(touching_runs(&rows, &[0..1]).unwrap(), vec![0..1]);
         assert_eq!(touching_runs(&rows, &[1..2]).unwrap(), vec![0..5]);
         assert_eq!(touching_runs(&rows, &[2..3, 4..5]).unwrap(), vec![4..5]);
-        assert!(parse_repetition_index(&index(&[(1, 0)]), 1, 1, 2).is_err(), "row count mismatch");
-        assert!(parse_repetition_index(&index(&[(1, 3)]), 1, 1, 1).is_err(), "ends inside a row");
-        assert!(parse_repetition_index(&index(&[(0, 3), (0, 0)]), 2, 1, 1).is_err(), "underflow");
-        assert!(parse_repetition_index(&[0; 8], 1, 1, 0).is_err(), "short index");
+        assert!(
+            parse_repetition_index(&index(&[(1, 0)]), 1, 1, 2).is_err(),
+            "row count mismatch"
+        );
+        assert!(
+            parse_repetition_index(&index(&[(1, 3)]), 1, 1, 1).is_err(),
+            "ends inside a row"
+        );
+        assert!(
+            parse_repetition_index(&index(&[(0, 3), (0, 0)]), 2, 1, 1).is_err(),
+            "underflow"
+        );
+        assert!(
+            parse_repetition_index(&[0; 8], 1, 1, 0).is_err(),
+            "short index"
+        );
     }
 }

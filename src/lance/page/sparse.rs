@@ -25,7 +25,10 @@ use super::values::LeafBuilder;
 use super::{buffer, count_rows, PageInit, PageReadPlan, PlanDetail, RowRanges};
 use crate::error::{Error, Result};
 use crate::lance::compression;
-use crate::lance::proto::encodings::{self as pb, sparse_structural_layer::Layer, sparse_validity_set::Meaning, CompressiveEncoding, RepDefLayer};
+use crate::lance::proto::encodings::{
+    self as pb, sparse_structural_layer::Layer, sparse_validity_set::Meaning, CompressiveEncoding,
+    RepDefLayer,
+};
 
 /// Value plane of a sparse page.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,8 +111,15 @@ pub struct SparsePage {
     pub structural_buffers: Vec<Range<u64>>,
 }
 
-fn sequence(encoding: &Option<CompressiveEncoding>, len: u64, buffers: &[Range<u64>], next: &mut usize) -> Result<SparseSequence> {
-    let encoding = encoding.clone().ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
+fn sequence(
+    encoding: &Option<CompressiveEncoding>,
+    len: u64,
+    buffers: &[Range<u64>],
+    next: &mut usize,
+) -> Result<SparseSequence> {
+    let encoding = encoding
+        .clone()
+        .ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
     let payload = if compression::block_has_payload(&encoding)? {
         buffer(buffers, *next, "sparse structure payload")?;
         *next += 1;
@@ -117,28 +127,55 @@ fn sequence(encoding: &Option<CompressiveEncoding>, len: u64, buffers: &[Range<u
     } else {
         None
     };
-    Ok(SparseSequence { encoding, len, payload })
+    Ok(SparseSequence {
+        encoding,
+        len,
+        payload,
+    })
 }
 
-fn validity(set: &Option<pb::SparseValiditySet>, buffers: &[Range<u64>], next: &mut usize) -> Result<SparseValidity> {
-    let set = set.as_ref().ok_or_else(|| Error::corrupt("sparse layer has no validity set"))?;
+fn validity(
+    set: &Option<pb::SparseValiditySet>,
+    buffers: &[Range<u64>],
+    next: &mut usize,
+) -> Result<SparseValidity> {
+    let set = set
+        .as_ref()
+        .ok_or_else(|| Error::corrupt("sparse layer has no validity set"))?;
     let null_positions = match Meaning::try_from(set.meaning) {
         Ok(Meaning::SparseValidityNullPositions) => true,
         Ok(Meaning::SparseValidityValidPositions) => false,
-        _ => return Err(Error::corrupt(format!("sparse validity meaning {}", set.meaning))),
+        _ => {
+            return Err(Error::corrupt(format!(
+                "sparse validity meaning {}",
+                set.meaning
+            )))
+        }
     };
-    Ok(SparseValidity { null_positions, positions: sequence(&set.positions, set.num_positions, buffers, next)? })
+    Ok(SparseValidity {
+        null_positions,
+        positions: sequence(&set.positions, set.num_positions, buffers, next)?,
+    })
 }
 
 impl SparsePage {
     /// Build from the stored structure and value plane.
-    pub fn new(structure: pb::SparseStructure, values: pb::value_plane::Codec, buffers: &[Range<u64>]) -> Result<Self> {
+    pub fn new(
+        structure: pb::SparseStructure,
+        values: pb::value_plane::Codec,
+        buffers: &[Range<u64>],
+    ) -> Result<Self> {
         use pb::value_plane::Codec;
         crate::ensure_corrupt!(!structure.layers.is_empty(), "sparse page has no layers");
         let value_buffer_count = match &values {
             Codec::Indexed(_) => 3,
             Codec::Chunked(v) => 2 + usize::from(v.dictionary.is_some()),
-            Codec::Zipped(v) => 1 + usize::from(matches!(v.addressing, Some(pb::zipped_values::Addressing::BitsPerOffset(_)))),
+            Codec::Zipped(v) => {
+                1 + usize::from(matches!(
+                    v.addressing,
+                    Some(pb::zipped_values::Addressing::BitsPerOffset(_))
+                ))
+            }
             Codec::Constant(_) | Codec::None(_) => 0,
         };
         crate::ensure_corrupt!(
@@ -162,19 +199,39 @@ impl SparsePage {
                     layers.push(SparseLayerDesc::Validity(v));
                 }
                 Some(Layer::List(list)) => {
-                    let non_empty =
-                        sequence(&list.non_empty_positions, list.num_non_empty_positions, structural_buffers, &mut next)?;
-                    let counts = sequence(&list.counts, list.num_non_empty_positions, structural_buffers, &mut next)?;
+                    let non_empty = sequence(
+                        &list.non_empty_positions,
+                        list.num_non_empty_positions,
+                        structural_buffers,
+                        &mut next,
+                    )?;
+                    let counts = sequence(
+                        &list.counts,
+                        list.num_non_empty_positions,
+                        structural_buffers,
+                        &mut next,
+                    )?;
                     let validity = validity(&list.validity, structural_buffers, &mut next)?;
-                    layers.push(SparseLayerDesc::List { num_child_slots: list.num_child_slots, non_empty, counts, validity });
+                    layers.push(SparseLayerDesc::List {
+                        num_child_slots: list.num_child_slots,
+                        non_empty,
+                        counts,
+                        validity,
+                    });
                 }
                 Some(Layer::FixedSizeList(fsl)) => {
-                    crate::ensure_corrupt!(fsl.dimension > 0, "sparse fixed-size-list layer of dimension 0");
+                    crate::ensure_corrupt!(
+                        fsl.dimension > 0,
+                        "sparse fixed-size-list layer of dimension 0"
+                    );
                     row_scale = row_scale
                         .checked_mul(fsl.dimension)
                         .ok_or_else(|| Error::corrupt("sparse fixed-size-list scale overflows"))?;
                     let validity = validity(&fsl.validity, structural_buffers, &mut next)?;
-                    layers.push(SparseLayerDesc::FixedSizeList { dimension: fsl.dimension, validity });
+                    layers.push(SparseLayerDesc::FixedSizeList {
+                        dimension: fsl.dimension,
+                        validity,
+                    });
                 }
                 None => return Err(Error::corrupt(format!("sparse layer {i} has no kind"))),
             }
@@ -203,7 +260,11 @@ impl SparsePage {
             Codec::None(_) => SparseValues::None,
             Codec::Indexed(_) => SparseValues::Indexed,
             Codec::Constant(c) => {
-                crate::ensure_corrupt!((1..=32).contains(&c.scalar.len()), "sparse constant of {} bytes", c.scalar.len());
+                crate::ensure_corrupt!(
+                    (1..=32).contains(&c.scalar.len()),
+                    "sparse constant of {} bytes",
+                    c.scalar.len()
+                );
                 SparseValues::Constant(c.scalar)
             }
             Codec::Chunked(c) => {
@@ -250,10 +311,12 @@ impl SparsePage {
         for layer in &self.layers {
             domain = match layer {
                 SparseLayerDesc::Validity(_) => domain,
-                SparseLayerDesc::List { num_child_slots, .. } => *num_child_slots,
-                SparseLayerDesc::FixedSizeList { dimension, .. } => {
-                    domain.checked_mul(*dimension).ok_or_else(|| Error::corrupt("sparse slot count overflows"))?
-                }
+                SparseLayerDesc::List {
+                    num_child_slots, ..
+                } => *num_child_slots,
+                SparseLayerDesc::FixedSizeList { dimension, .. } => domain
+                    .checked_mul(*dimension)
+                    .ok_or_else(|| Error::corrupt("sparse slot count overflows"))?,
             };
         }
         self.rows = rows;
@@ -269,7 +332,10 @@ impl SparsePage {
     pub fn encoded_len(&self) -> usize {
         self.structure.encoded_len()
             + match &self.values {
-                SparseValues::Chunked(m) => m.value_compression.encoded_len() + m.dictionary.as_ref().map_or(0, |d| d.encoded_len()),
+                SparseValues::Chunked(m) => {
+                    m.value_compression.encoded_len()
+                        + m.dictionary.as_ref().map_or(0, |d| d.encoded_len())
+                }
                 SparseValues::Zipped(z) => z.value_compression.encoded_len(),
                 SparseValues::Constant(c) => c.len(),
                 SparseValues::None | SparseValues::Indexed => 0,
@@ -317,21 +383,33 @@ impl SparsePage {
     pub fn describe(&self) -> String {
         fn set(v: &SparseValidity) -> String {
             let kind = if v.null_positions { "null" } else { "valid" };
-            format!("{} {kind} {}", v.positions.len, compression::describe(&v.positions.encoding))
+            format!(
+                "{} {kind} {}",
+                v.positions.len,
+                compression::describe(&v.positions.encoding)
+            )
         }
         let layers: Vec<String> = self
             .layers
             .iter()
             .map(|l| match l {
                 SparseLayerDesc::Validity(v) => format!("validity({})", set(v)),
-                SparseLayerDesc::List { num_child_slots, non_empty, counts, validity } => format!(
+                SparseLayerDesc::List {
+                    num_child_slots,
+                    non_empty,
+                    counts,
+                    validity,
+                } => format!(
                     "list({} non-empty {}, counts {}, {num_child_slots} child slots, {})",
                     non_empty.len,
                     compression::describe(&non_empty.encoding),
                     compression::describe(&counts.encoding),
                     set(validity)
                 ),
-                SparseLayerDesc::FixedSizeList { dimension, validity } => {
+                SparseLayerDesc::FixedSizeList {
+                    dimension,
+                    validity,
+                } => {
                     format!("fixed_size_list({dimension}, {})", set(validity))
                 }
             })
@@ -393,25 +471,46 @@ impl SparsePage {
         let valid = match &self.flat_validity {
             Some(v) => {
                 let payload = v.positions.payload.and_then(|i| structural.get(i).cloned());
-                let n = usize::try_from(v.positions.len).map_err(|_| Error::corrupt("too many positions"))?;
+                let n = usize::try_from(v.positions.len)
+                    .map_err(|_| Error::corrupt("too many positions"))?;
                 if let Some(p) = &payload {
                     // Any payload codec spends at least one bit per position... except
                     // run-length ones; bound generously before allocating.
-                    crate::ensure_corrupt!(n as u128 <= (p.len() as u128 + 16) * 8 * 65536, "{n} positions in {} bytes", p.len());
+                    crate::ensure_corrupt!(
+                        n as u128 <= (p.len() as u128 + 16) * 8 * 65536,
+                        "{n} positions in {} bytes",
+                        p.len()
+                    );
                 }
                 let positions = compression::decode_u64_sequence(&v.positions.encoding, payload, n)
                     .map_err(|e| e.context("validity positions"))?;
-                crate::ensure_corrupt!(positions.len() == n, "decoded {} positions, expected {n}", positions.len());
-                crate::ensure_corrupt!(positions.windows(2).all(|w| w[0] < w[1]), "validity positions are not increasing");
-                Some(FlatValidity { null_positions: v.null_positions, positions })
+                crate::ensure_corrupt!(
+                    positions.len() == n,
+                    "decoded {} positions, expected {n}",
+                    positions.len()
+                );
+                crate::ensure_corrupt!(
+                    positions.windows(2).all(|w| w[0] < w[1]),
+                    "validity positions are not increasing"
+                );
+                Some(FlatValidity {
+                    null_positions: v.null_positions,
+                    positions,
+                })
             }
             None => None,
         };
         let nested = match &self.flat_validity {
             Some(_) => None,
-            None => Some(super::sparse_nested::NestedStructure::from_buffers(self, structural)?),
+            None => Some(super::sparse_nested::NestedStructure::from_buffers(
+                self, structural,
+            )?),
         };
-        Ok(SparseInit { values, flat_validity: valid, nested })
+        Ok(SparseInit {
+            values,
+            flat_validity: valid,
+            nested,
+        })
     }
 
     /// Plan the value read for page-local rows.
@@ -423,15 +522,23 @@ impl SparsePage {
         match (&self.values, &init.values) {
             (SparseValues::Chunked(m), SparseValueInit::Chunked(i)) => m.plan(i, rows),
             (SparseValues::Zipped(z), SparseValueInit::Zipped(offsets)) => {
-                let validity = init.flat_validity.as_ref().ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+                let validity = init
+                    .flat_validity
+                    .as_ref()
+                    .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
                 let ordinals = validity.valid_ordinal_ranges(rows);
                 let page_init = match offsets {
-                    Some(o) => PageInit::FullZip(super::fullzip::FullZipInit { row_offsets: o.clone() }),
+                    Some(o) => PageInit::FullZip(super::fullzip::FullZipInit {
+                        row_offsets: o.clone(),
+                    }),
                     None => PageInit::None,
                 };
                 z.plan(&page_init, &ordinals)
             }
-            (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan { ranges: Vec::new(), detail: PlanDetail::NoData }),
+            (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan {
+                ranges: Vec::new(),
+                detail: PlanDetail::NoData,
+            }),
             _ => Err(Error::corrupt("sparse init does not match its value plane")),
         }
     }
@@ -446,7 +553,10 @@ impl SparsePage {
         data_type: &DataType,
     ) -> Result<ArrayRef> {
         self.check_readable()?;
-        let validity = init.flat_validity.as_ref().ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+        let validity = init
+            .flat_validity
+            .as_ref()
+            .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
         let row_validity = validity.row_validity(rows);
         let mut out = LeafBuilder::new(data_type)?;
         match (&self.values, &init.values) {
@@ -488,7 +598,10 @@ impl SparsePage {
                 }
             }
             (SparseValues::None, _) => {
-                crate::ensure_corrupt!(row_validity.iter().all(|v| !v), "sparse page without values has valid rows");
+                crate::ensure_corrupt!(
+                    row_validity.iter().all(|v| !v),
+                    "sparse page without values has valid rows"
+                );
                 out.push_nulls(row_validity.len())?;
             }
             _ => return Err(Error::corrupt("sparse init does not match its value plane")),
@@ -507,7 +620,10 @@ impl SparsePage {
         bytes: &[Bytes],
         leaf_type: &DataType,
     ) -> Result<super::structure::LeafData> {
-        let nested = init.nested.as_ref().ok_or_else(|| Error::corrupt("flat sparse page read as nested"))?;
+        let nested = init
+            .nested
+            .as_ref()
+            .ok_or_else(|| Error::corrupt("flat sparse page read as nested"))?;
         nested.read(self, init, rows, plan, bytes, leaf_type)
     }
 }
@@ -599,7 +715,10 @@ impl SparseInit {
             SparseValueInit::None => 0,
         };
         values
-            + self.flat_validity.as_ref().map_or(0, |v| v.positions.len() * 8)
+            + self
+                .flat_validity
+                .as_ref()
+                .map_or(0, |v| v.positions.len() * 8)
             + self.nested.as_ref().map_or(0, |n| n.deep_size())
     }
 }
@@ -612,10 +731,19 @@ mod tests {
     use pb::compressive_encoding::Compression;
 
     fn flat(bits: u64) -> CompressiveEncoding {
-        CompressiveEncoding { compression: Some(Compression::Flat(pb::Flat { bits_per_value: bits, data: None })) }
+        CompressiveEncoding {
+            compression: Some(Compression::Flat(pb::Flat {
+                bits_per_value: bits,
+                data: None,
+            })),
+        }
     }
 
-    fn validity_layer(meaning: Meaning, positions: CompressiveEncoding, n: u64) -> pb::SparseStructure {
+    fn validity_layer(
+        meaning: Meaning,
+        positions: CompressiveEncoding,
+        n: u64,
+    ) -> pb::SparseStructure {
         pb::SparseStructure {
             layers: vec![pb::SparseStructuralLayer {
                 layer: Some(Layer::Validity(pb::SparseValiditySet {
@@ -629,13 +757,21 @@ mod tests {
 
     /// Read `rows` of a flat sparse page whose buffers live in `file`.
     fn read(page: &SparsePage, file: &[u8], rows: &RowRanges) -> Vec<Option<i32>> {
-        let slice = |r: &Range<u64>| Bytes::copy_from_slice(&file[r.start as usize..r.end as usize]);
+        let slice =
+            |r: &Range<u64>| Bytes::copy_from_slice(&file[r.start as usize..r.end as usize]);
         let init_bytes: Vec<Bytes> = page.init_ranges().iter().map(slice).collect();
         let init = page.decode_init(&init_bytes).unwrap();
         let plan = page.plan(&init, rows).unwrap();
         let bytes: Vec<Bytes> = plan.ranges.iter().map(slice).collect();
-        let array = page.decode(&init, rows, &plan, &bytes, &DataType::Int32).unwrap();
-        array.as_any().downcast_ref::<Int32Array>().unwrap().iter().collect()
+        let array = page
+            .decode(&init, rows, &plan, &bytes, &DataType::Int32)
+            .unwrap();
+        array
+            .as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap()
+            .iter()
+            .collect()
     }
 
     #[test]
@@ -657,8 +793,14 @@ mod tests {
             ..Default::default()
         });
         let structure = validity_layer(Meaning::SparseValidityNullPositions, flat(64), 2);
-        let page = SparsePage::new(structure, values, &[0..4, 64..96, 128..144]).unwrap().with_rows(5).unwrap();
-        assert_eq!(read(&page, &file, &[0..5]), vec![Some(10), None, Some(12), None, Some(14)]);
+        let page = SparsePage::new(structure, values, &[0..4, 64..96, 128..144])
+            .unwrap()
+            .with_rows(5)
+            .unwrap();
+        assert_eq!(
+            read(&page, &file, &[0..5]),
+            vec![Some(10), None, Some(12), None, Some(14)]
+        );
         assert_eq!(read(&page, &file, &[1..2, 4..5]), vec![None, Some(14)]);
     }
 
@@ -677,22 +819,45 @@ mod tests {
             num_visible_items: 3,
         });
         let range = CompressiveEncoding {
-            compression: Some(Compression::Range(pb::Range { uncompressed_bits_per_value: 64, start: 0, step: 2 })),
+            compression: Some(Compression::Range(pb::Range {
+                uncompressed_bits_per_value: 64,
+                start: 0,
+                step: 2,
+            })),
         };
         let structure = validity_layer(Meaning::SparseValidityValidPositions, range, 3);
-        let page = SparsePage::new(structure, values, &[0..12]).unwrap().with_rows(5).unwrap();
-        assert_eq!(read(&page, &file, &[0..5]), vec![Some(7), None, Some(8), None, Some(9)]);
+        let page = SparsePage::new(structure, values, &[0..12])
+            .unwrap()
+            .with_rows(5)
+            .unwrap();
+        assert_eq!(
+            read(&page, &file, &[0..5]),
+            vec![Some(7), None, Some(8), None, Some(9)]
+        );
         assert_eq!(read(&page, &file, &[3..5]), vec![None, Some(9)]);
         let plan = page.plan(&page.decode_init(&[]).unwrap(), &[3..5]).unwrap();
-        assert_eq!(plan.ranges, vec![8..12], "only the one materialized value of rows 3..5");
+        assert_eq!(
+            plan.ranges,
+            vec![8..12],
+            "only the one materialized value of rows 3..5"
+        );
     }
 
     #[test]
     fn flat_validity_maps_rows_to_materialized_ordinals() {
-        let nulls = FlatValidity { null_positions: true, positions: vec![1, 4, 5] };
-        assert_eq!(nulls.row_validity(&[0..3, 5..7]), vec![true, false, true, false, true]);
+        let nulls = FlatValidity {
+            null_positions: true,
+            positions: vec![1, 4, 5],
+        };
+        assert_eq!(
+            nulls.row_validity(&[0..3, 5..7]),
+            vec![true, false, true, false, true]
+        );
         assert_eq!(nulls.valid_ordinal_ranges(&[0..3, 5..7]), vec![0..2, 3..4]);
-        let valid = FlatValidity { null_positions: false, positions: vec![2, 3] };
+        let valid = FlatValidity {
+            null_positions: false,
+            positions: vec![2, 3],
+        };
         assert_eq!(valid.row_validity(&[1..4]), vec![false, true, true]);
         assert_eq!(valid.valid_ordinal_ranges(&[0..2, 3..10]), vec![1..2]);
     }

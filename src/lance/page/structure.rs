@@ -11,7 +11,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::{make_array, Array, ArrayRef, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray};
+use arrow_array::{
+    make_array, Array, ArrayRef, FixedSizeListArray, LargeListArray, ListArray, MapArray,
+    StructArray,
+};
 use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field as ArrowField};
 
@@ -71,16 +74,28 @@ impl DenseStructure {
                 RepdefNullAndEmptyList => (LayerKind::List, Some(base + 1), Some(base + 2), 2),
                 RepdefUnspecified => return Err(Error::corrupt("unspecified rep/def layer")),
             };
-            crate::ensure_corrupt!(i > 0 || kind == LayerKind::Item, "the inner-most layer is a list");
+            crate::ensure_corrupt!(
+                i > 0 || kind == LayerKind::Item,
+                "the inner-most layer is a list"
+            );
             if kind == LayerKind::List {
                 max_visible_def.get_or_insert(base);
                 lists += 1;
             }
-            layers.push(DenseLayer { kind, null_def, empty_def, list_depth: if kind == LayerKind::List { lists } else { 0 } });
+            layers.push(DenseLayer {
+                kind,
+                null_def,
+                empty_def,
+                list_depth: if kind == LayerKind::List { lists } else { 0 },
+            });
             base += used;
         }
         layers.reverse();
-        Ok(Self { layers, max_rep: lists, max_visible_def: max_visible_def.unwrap_or(base) })
+        Ok(Self {
+            layers,
+            max_rep: lists,
+            max_visible_def: max_visible_def.unwrap_or(base),
+        })
     }
 
     /// True when a level with this definition reaches the leaf (has a value slot).
@@ -90,7 +105,9 @@ impl DenseStructure {
 
     /// Index (outer → inner) of the list layer of depth `depth`.
     fn list_index(&self, depth: u16) -> Option<usize> {
-        self.layers.iter().position(|l| l.kind == LayerKind::List && l.list_depth == depth)
+        self.layers
+            .iter()
+            .position(|l| l.kind == LayerKind::List && l.list_depth == depth)
     }
 
     /// The layer a definition level makes null or empty, and whether it is empty.
@@ -106,29 +123,50 @@ impl DenseStructure {
                 return Ok(Some((j, true)));
             }
         }
-        Err(Error::corrupt(format!("definition level {def} has no meaning in this page's layers")))
+        Err(Error::corrupt(format!(
+            "definition level {def} has no meaning in this page's layers"
+        )))
     }
 
     /// Turn levels of whole rows into per-layer slots. `rep`/`def` are `None` when the page
     /// has none (then every level is a new row / valid). `num_levels` is their length.
     #[allow(clippy::needless_range_loop)]
-    pub fn unravel(&self, rep: Option<&[u16]>, def: Option<&[u16]>, num_levels: usize) -> Result<Unraveled> {
+    pub fn unravel(
+        &self,
+        rep: Option<&[u16]>,
+        def: Option<&[u16]>,
+        num_levels: usize,
+    ) -> Result<Unraveled> {
         for (name, levels) in [("rep", rep), ("def", def)] {
             if let Some(l) = levels {
-                crate::ensure_corrupt!(l.len() == num_levels, "{} {name} levels for {num_levels} levels", l.len());
+                crate::ensure_corrupt!(
+                    l.len() == num_levels,
+                    "{} {name} levels for {num_levels} levels",
+                    l.len()
+                );
             }
         }
         let n = self.layers.len();
-        let mut slots: Vec<SlotBuilder> = self.layers.iter().map(|l| SlotBuilder::new(l.kind)).collect();
+        let mut slots: Vec<SlotBuilder> = self
+            .layers
+            .iter()
+            .map(|l| SlotBuilder::new(l.kind))
+            .collect();
         let mut leaf_slots = 0usize;
         for i in 0..num_levels {
             let r = rep.map_or(self.max_rep, |r| r[i]);
             let d = def.map_or(0, |d| d[i]);
-            crate::ensure_corrupt!(r <= self.max_rep, "repetition level {r} above the maximum {}", self.max_rep);
+            crate::ensure_corrupt!(
+                r <= self.max_rep,
+                "repetition level {r} above the maximum {}",
+                self.max_rep
+            );
             let start = if r == self.max_rep {
                 0
             } else {
-                let list = self.list_index(r + 1).ok_or_else(|| Error::corrupt(format!("no list of depth {}", r + 1)))?;
+                let list = self
+                    .list_index(r + 1)
+                    .ok_or_else(|| Error::corrupt(format!("no list of depth {}", r + 1)))?;
                 let parent = &mut slots[list];
                 crate::ensure_corrupt!(
                     parent.open,
@@ -139,7 +177,10 @@ impl DenseStructure {
             };
             let cut = self.cut(d)?;
             if let Some((j, _)) = cut {
-                crate::ensure_corrupt!(j >= start, "definition level {d} cuts layer {j} above the new slot at layer {start}");
+                crate::ensure_corrupt!(
+                    j >= start,
+                    "definition level {d} cuts layer {j} above the new slot at layer {start}"
+                );
             }
             let mut inside_null_item = false;
             for j in start..n {
@@ -178,7 +219,10 @@ impl DenseStructure {
                 }
             }
         }
-        Ok(Unraveled { layers: slots.into_iter().map(SlotBuilder::finish).collect(), leaf_slots })
+        Ok(Unraveled {
+            layers: slots.into_iter().map(SlotBuilder::finish).collect(),
+            leaf_slots,
+        })
     }
 }
 
@@ -192,7 +236,12 @@ struct SlotBuilder {
 
 impl SlotBuilder {
     fn new(kind: LayerKind) -> Self {
-        Self { kind, validity: Vec::new(), offsets: vec![0], open: false }
+        Self {
+            kind,
+            validity: Vec::new(),
+            offsets: vec![0],
+            open: false,
+        }
     }
 
     fn push_item(&mut self, valid: bool) {
@@ -238,7 +287,12 @@ impl LayerSlots {
     pub fn append(&mut self, other: &LayerSlots) {
         if self.validity.is_some() || other.validity.is_some() {
             let mut v = self.validity.take().unwrap_or_else(|| vec![true; self.len]);
-            v.extend(other.validity.clone().unwrap_or_else(|| vec![true; other.len]));
+            v.extend(
+                other
+                    .validity
+                    .clone()
+                    .unwrap_or_else(|| vec![true; other.len]),
+            );
             self.validity = Some(v);
         }
         if let (Some(mine), Some(theirs)) = (&mut self.offsets, &other.offsets) {
@@ -251,7 +305,9 @@ impl LayerSlots {
     }
 
     fn nulls(&self) -> Option<NullBuffer> {
-        self.validity.as_ref().map(|v| NullBuffer::new(BooleanBuffer::from(v.clone())))
+        self.validity
+            .as_ref()
+            .map(|v| NullBuffer::new(BooleanBuffer::from(v.clone())))
     }
 }
 
@@ -276,55 +332,101 @@ pub struct LeafData {
 /// Build the Arrow array of `field` from the leaves under it (in depth-first order),
 /// starting at layer `depth`.
 pub fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) -> Result<ArrayRef> {
-    let first = leaves.first().ok_or_else(|| Error::corrupt(format!("no leaf columns for field {:?}", field.name())))?;
-    let layer = first
-        .layers
-        .get(depth)
-        .ok_or_else(|| Error::corrupt(format!("field {:?} has no structural layer {depth}", field.name())))?;
+    let first = leaves
+        .first()
+        .ok_or_else(|| Error::corrupt(format!("no leaf columns for field {:?}", field.name())))?;
+    let layer = first.layers.get(depth).ok_or_else(|| {
+        Error::corrupt(format!(
+            "field {:?} has no structural layer {depth}",
+            field.name()
+        ))
+    })?;
     match field.data_type() {
         DataType::Struct(children) => {
             let mut arrays = Vec::with_capacity(children.len());
             let mut used = 0;
             for child in children.iter() {
                 let count = leaf_count(child.data_type());
-                let part = leaves
-                    .get(used..used + count)
-                    .ok_or_else(|| Error::corrupt(format!("struct {:?} has too few leaf columns", field.name())))?;
+                let part = leaves.get(used..used + count).ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "struct {:?} has too few leaf columns",
+                        field.name()
+                    ))
+                })?;
                 arrays.push(assemble(child, part, depth + 1)?);
                 used += count;
             }
-            Ok(Arc::new(StructArray::try_new(children.clone(), arrays, layer.nulls()).map_err(corrupt)?))
+            Ok(Arc::new(
+                StructArray::try_new(children.clone(), arrays, layer.nulls()).map_err(corrupt)?,
+            ))
         }
         DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
-            let offsets = layer.offsets.as_ref().ok_or_else(|| Error::corrupt(format!("list {:?} has no offsets", field.name())))?;
+            let offsets = layer
+                .offsets
+                .as_ref()
+                .ok_or_else(|| Error::corrupt(format!("list {:?} has no offsets", field.name())))?;
             let child = assemble(item, leaves, depth + 1)?;
             let nulls = layer.nulls();
             Ok(match field.data_type() {
                 DataType::LargeList(_) => Arc::new(
-                    LargeListArray::try_new(item.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets.clone())), child, nulls)
-                        .map_err(corrupt)?,
+                    LargeListArray::try_new(
+                        item.clone(),
+                        OffsetBuffer::new(ScalarBuffer::from(offsets.clone())),
+                        child,
+                        nulls,
+                    )
+                    .map_err(corrupt)?,
                 ),
                 other => {
                     let small: Vec<i32> = offsets
                         .iter()
-                        .map(|&o| i32::try_from(o).map_err(|_| Error::unsupported("list with more than 2^31 items; read fewer rows")))
+                        .map(|&o| {
+                            i32::try_from(o).map_err(|_| {
+                                Error::unsupported(
+                                    "list with more than 2^31 items; read fewer rows",
+                                )
+                            })
+                        })
                         .collect::<Result<_>>()?;
                     let offsets = OffsetBuffer::new(ScalarBuffer::from(small));
                     if let DataType::Map(_, sorted) = other {
-                        let entries = child.as_any().downcast_ref::<StructArray>().ok_or_else(|| Error::corrupt("map entries are not a struct"))?;
-                        Arc::new(MapArray::try_new(item.clone(), offsets, entries.clone(), nulls, *sorted).map_err(corrupt)?)
+                        let entries = child
+                            .as_any()
+                            .downcast_ref::<StructArray>()
+                            .ok_or_else(|| Error::corrupt("map entries are not a struct"))?;
+                        Arc::new(
+                            MapArray::try_new(
+                                item.clone(),
+                                offsets,
+                                entries.clone(),
+                                nulls,
+                                *sorted,
+                            )
+                            .map_err(corrupt)?,
+                        )
                     } else {
-                        Arc::new(ListArray::try_new(item.clone(), offsets, child, nulls).map_err(corrupt)?)
+                        Arc::new(
+                            ListArray::try_new(item.clone(), offsets, child, nulls)
+                                .map_err(corrupt)?,
+                        )
                     }
                 }
             })
         }
         DataType::FixedSizeList(item, size) if matches!(item.data_type(), DataType::Struct(_)) => {
             let child = assemble(item, leaves, depth + 1)?;
-            Ok(Arc::new(FixedSizeListArray::try_new(item.clone(), *size, child, layer.nulls()).map_err(corrupt)?))
+            Ok(Arc::new(
+                FixedSizeListArray::try_new(item.clone(), *size, child, layer.nulls())
+                    .map_err(corrupt)?,
+            ))
         }
         _ => {
-            crate::ensure_corrupt!(leaves.len() == 1, "leaf {:?} has {} columns", field.name(), leaves.len());
+            crate::ensure_corrupt!(
+                leaves.len() == 1,
+                "leaf {:?} has {} columns",
+                field.name(),
+                leaves.len()
+            );
             crate::ensure_corrupt!(
                 first.values.len() == layer.len,
                 "leaf {:?} has {} values for {} slots",
@@ -346,9 +448,17 @@ pub fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) -> Result
 /// Physical leaf columns of a (non-blob, non-packed) Arrow type.
 pub fn leaf_count(data_type: &DataType) -> usize {
     match data_type {
-        DataType::Struct(children) => children.iter().map(|c| leaf_count(c.data_type())).sum::<usize>().max(1),
-        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => leaf_count(item.data_type()),
-        DataType::FixedSizeList(item, _) if matches!(item.data_type(), DataType::Struct(_)) => leaf_count(item.data_type()),
+        DataType::Struct(children) => children
+            .iter()
+            .map(|c| leaf_count(c.data_type()))
+            .sum::<usize>()
+            .max(1),
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
+            leaf_count(item.data_type())
+        }
+        DataType::FixedSizeList(item, _) if matches!(item.data_type(), DataType::Struct(_)) => {
+            leaf_count(item.data_type())
+        }
         _ => 1,
     }
 }
@@ -366,7 +476,12 @@ mod tests {
     fn list_of_struct_levels() {
         // Doc example: list<struct<s>> layers [NULLABLE_ITEM(s), NULLABLE_ITEM(struct),
         // NULL_AND_EMPTY_LIST]: s-null=1, struct-null=2, list-null=3, list-empty=4.
-        let s = DenseStructure::new(&[RepdefNullableItem, RepdefNullableItem, RepdefNullAndEmptyList]).unwrap();
+        let s = DenseStructure::new(&[
+            RepdefNullableItem,
+            RepdefNullableItem,
+            RepdefNullAndEmptyList,
+        ])
+        .unwrap();
         assert_eq!(s.max_rep, 1);
         assert_eq!(s.max_visible_def, 2);
         // Rows: null, [], [a], [null-s, null-struct, b]
@@ -384,7 +499,8 @@ mod tests {
     fn list_of_list_levels() {
         // list<list<int>>: layers inner→outer [ALL_VALID_ITEM, EMPTYABLE_LIST, NULLABLE_LIST]
         // inner-empty = 1, outer-null = 2. Rows: [[1,2],[]], null, [[3]]
-        let s = DenseStructure::new(&[RepdefAllValidItem, RepdefEmptyableList, RepdefNullableList]).unwrap();
+        let s = DenseStructure::new(&[RepdefAllValidItem, RepdefEmptyableList, RepdefNullableList])
+            .unwrap();
         assert_eq!(s.max_rep, 2);
         let rep = [2, 0, 1, 2, 2];
         let def = [0, 0, 1, 2, 0];
@@ -398,7 +514,12 @@ mod tests {
 
     #[test]
     fn unravelling_pages_separately_and_appending_equals_unravelling_them_together() {
-        let s = DenseStructure::new(&[RepdefNullableItem, RepdefNullableItem, RepdefNullAndEmptyList]).unwrap();
+        let s = DenseStructure::new(&[
+            RepdefNullableItem,
+            RepdefNullableItem,
+            RepdefNullAndEmptyList,
+        ])
+        .unwrap();
         let rep = [1u16, 1, 1, 1, 0, 0, 1, 0];
         let def = [3u16, 4, 0, 1, 2, 0, 0, 1];
         let whole = s.unravel(Some(&rep), Some(&def), 8).unwrap();
@@ -414,10 +535,22 @@ mod tests {
     #[test]
     fn bad_levels_are_corrupt() {
         let s = DenseStructure::new(&[RepdefAllValidItem, RepdefNullableList]).unwrap();
-        assert!(s.unravel(Some(&[0]), Some(&[0]), 1).is_err(), "continuation before any row");
-        assert!(s.unravel(Some(&[1, 0]), Some(&[1, 0]), 2).is_err(), "continuing a null list");
-        assert!(s.unravel(Some(&[2]), Some(&[0]), 1).is_err(), "rep above max");
+        assert!(
+            s.unravel(Some(&[0]), Some(&[0]), 1).is_err(),
+            "continuation before any row"
+        );
+        assert!(
+            s.unravel(Some(&[1, 0]), Some(&[1, 0]), 2).is_err(),
+            "continuing a null list"
+        );
+        assert!(
+            s.unravel(Some(&[2]), Some(&[0]), 1).is_err(),
+            "rep above max"
+        );
         assert!(s.unravel(Some(&[1]), Some(&[5]), 1).is_err(), "unknown def");
-        assert!(DenseStructure::new(&[RepdefNullableList]).is_err(), "list as the leaf");
+        assert!(
+            DenseStructure::new(&[RepdefNullableList]).is_err(),
+            "list as the leaf"
+        );
     }
 }
