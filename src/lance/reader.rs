@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
-use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_schema::{DataType, Schema as ArrowSchema, SchemaRef};
 use bytes::Bytes;
 use object_store::path::Path;
 
@@ -15,8 +15,17 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{load_file_metadata_versioned, FileMetadata, FileMetadataCache};
+use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
+
+pub use crate::lance::inspect::{
+    inspect, ColumnInspection, FieldInspection, FileInspection, PageInspection,
+};
+
+/// Most rows one [`LanceFileReader::read_rows`] call returns (Arrow arrays are indexed by
+/// 32-bit offsets in places; larger reads are split by the caller).
+pub const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
 
 /// Which rows to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +58,10 @@ pub struct ReaderCaches {
 impl ReaderCaches {
     /// Caches holding about `metadata_bytes` of file metadata and `page_bytes` of page init.
     pub fn new(metadata_bytes: u64, page_bytes: u64) -> Self {
-        Self { file_metadata: SizedCache::new(metadata_bytes), page_init: SizedCache::new(page_bytes) }
+        Self {
+            file_metadata: SizedCache::new(metadata_bytes),
+            page_init: SizedCache::new(page_bytes),
+        }
     }
 }
 
@@ -74,6 +86,8 @@ pub struct LanceFileReader {
 struct PageTask {
     /// Position of the output column.
     output: usize,
+    /// Leaf of the output field (0 for flat fields).
+    leaf: usize,
     column: usize,
     page: usize,
     /// Page-local rows.
@@ -90,9 +104,21 @@ impl LanceFileReader {
         caches: Arc<ReaderCaches>,
         stats: &IoStats,
     ) -> Result<Self> {
-        let (metadata, version) =
-            load_file_metadata_versioned(&fetcher, &path, size_hint, Some(&caches.file_metadata), stats).await?;
-        Ok(Self { fetcher, path, version, metadata, caches })
+        let (metadata, version) = load_file_metadata_versioned(
+            &fetcher,
+            &path,
+            size_hint,
+            Some(&caches.file_metadata),
+            stats,
+        )
+        .await?;
+        Ok(Self {
+            fetcher,
+            path,
+            version,
+            metadata,
+            caches,
+        })
     }
 
     /// The file schema.
@@ -141,68 +167,151 @@ impl LanceFileReader {
     /// Read `selection` of the top-level fields `columns` (indices into
     /// [`Self::schema`]`.fields`) as one record batch, in two waves at most: page init for
     /// pages not cached yet, then the chunks / spans holding the rows.
-    pub async fn read_rows(&self, columns: &[usize], selection: &RowSelection, stats: &IoStats) -> Result<RecordBatch> {
+    pub async fn read_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
         let (ranges, repeat) = normalize_selection(selection, self.num_rows())?;
         let fields: Vec<&LanceField> = columns
             .iter()
             .map(|&c| {
                 self.schema().fields.get(c).ok_or_else(|| {
-                    Error::InvalidArgument(format!("field index {c} out of range ({} fields)", self.schema().fields.len()))
+                    Error::InvalidArgument(format!(
+                        "field index {c} out of range ({} fields)",
+                        self.schema().fields.len()
+                    ))
                 })
             })
             .collect::<Result<_>>()?;
         let mut tasks = Vec::new();
+        let mut leaf_types: Vec<Vec<DataType>> = Vec::with_capacity(fields.len());
         for (output, field) in fields.iter().enumerate() {
-            if !field.is_flat_leaf() || field.num_columns != 1 {
-                return Err(Error::unsupported(format!(
-                    "reading field {:?} of type {} (nested, blob or packed columns are not read yet)",
-                    field.name, field.data_type
-                ))
-                .at(self.path.as_ref(), None));
+            let types = self.leaf_types(field)?;
+            for leaf in 0..field.num_columns {
+                tasks.extend(self.page_tasks(output, leaf, field.first_column + leaf, &ranges)?);
             }
-            tasks.extend(self.page_tasks(output, field.first_column, &ranges)?);
+            leaf_types.push(types);
         }
+        // Wave 1: page init of pages not cached yet. Wave 2: the value bytes.
         let inits = self.load_page_inits(&tasks, stats).await?;
         let plans = tasks
             .iter()
             .zip(&inits)
-            .map(|(t, init)| self.page(t).and_then(|p| p.layout.plan(init, &t.rows)).map_err(|e| self.page_error(e, t)))
+            .map(|(t, init)| {
+                self.page(t)
+                    .and_then(|p| p.layout.plan(init, &t.rows))
+                    .map_err(|e| self.page_error(e, t))
+            })
             .collect::<Result<Vec<PageReadPlan>>>()?;
-        let all_ranges: Vec<Range<u64>> = plans.iter().flat_map(|p| p.ranges.iter().cloned()).collect();
+        let all_ranges: Vec<Range<u64>> = plans
+            .iter()
+            .flat_map(|p| p.ranges.iter().cloned())
+            .collect();
         let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
-        let mut per_output: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+        let mut parts: Vec<FieldParts> = fields.iter().map(|f| FieldParts::new(f)).collect();
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
             let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
-            let field = fields[task.output];
-            let array = self
-                .page(task)
-                .and_then(|p| p.layout.decode(init, &task.rows, plan, &bytes, &field.data_type))
-                .map_err(|e| self.page_error(e, task))?;
-            per_output[task.output].push(array);
+            let layout = &self.page(task)?.layout;
+            let leaf_type = &leaf_types[task.output][task.leaf];
+            match &mut parts[task.output] {
+                FieldParts::Flat(arrays) => arrays.push(
+                    layout
+                        .decode(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
+                ),
+                FieldParts::Nested(leaves) => leaves[task.leaf].push(
+                    layout
+                        .decode_nested(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
+                ),
+            }
         }
-        let mut arrays = Vec::with_capacity(fields.len());
-        for (field, parts) in fields.iter().zip(per_output) {
-            let array = match parts.len() {
-                0 => arrow_array::new_empty_array(&field.data_type),
-                1 => parts.into_iter().next().ok_or_else(|| Error::corrupt("no page arrays"))?,
-                _ => {
-                    let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|a| a.as_ref()).collect();
-                    arrow_select::concat::concat(&refs)?
-                }
-            };
-            let array = match &repeat {
-                Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
-                None => array,
-            };
-            arrays.push(array);
-        }
-        let schema = Arc::new(ArrowSchema::new(fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>()));
+        let arrays = fields
+            .iter()
+            .zip(parts)
+            .zip(&leaf_types)
+            .map(|((field, parts), types)| self.finish_field(field, parts, types, repeat.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        let schema = Arc::new(ArrowSchema::new(
+            fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
+        ));
         let rows = match selection {
             RowSelection::Range(r) => (r.end - r.start) as usize,
             RowSelection::Rows(v) => v.len(),
         };
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
+    }
+
+    /// Arrow types of a field's leaf columns (the stored value type for dictionaries).
+    fn leaf_types(&self, field: &LanceField) -> Result<Vec<DataType>> {
+        if field.is_blob() || field.is_packed_struct() {
+            return Err(Error::unsupported(format!(
+                "reading blob or packed field {:?}",
+                field.name
+            ))
+            .at(self.path.as_ref(), None));
+        }
+        let types = if field.is_flat_leaf() {
+            vec![storage_type(&field.data_type).clone()]
+        } else {
+            leaf_types_of(field)
+        };
+        if types.len() != field.num_columns {
+            return Err(Error::corrupt(format!(
+                "field {:?} has {} leaves but {} columns",
+                field.name,
+                types.len(),
+                field.num_columns
+            ))
+            .at(self.path.as_ref(), None));
+        }
+        Ok(types)
+    }
+
+    /// One field's array from its decoded pages, repeated rows and dictionary re-encoding
+    /// applied.
+    fn finish_field(
+        &self,
+        field: &LanceField,
+        parts: FieldParts,
+        types: &[DataType],
+        repeat: Option<&UInt64Array>,
+    ) -> Result<ArrayRef> {
+        let array = match parts {
+            FieldParts::Flat(arrays) => match arrays.len() {
+                0 => arrow_array::new_empty_array(&types[0]),
+                1 => arrays
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
+                _ => {
+                    let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)?
+                }
+            },
+            FieldParts::Nested(pages) => {
+                let leaves = pages
+                    .into_iter()
+                    .zip(types)
+                    .map(|(pages, t)| merge_leaf_pages(field, pages, t))
+                    .collect::<Result<Vec<_>>>()?;
+                assemble(&field.to_arrow(), &leaves, 0)
+                    .map_err(|e| e.at(self.path.as_ref(), None))?
+            }
+        };
+        let array = match repeat {
+            Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
+            None => array,
+        };
+        // Dictionary fields are stored as their values; re-encode.
+        Ok(if array.data_type() == &field.data_type {
+            array
+        } else {
+            arrow_cast::cast(array.as_ref(), &field.data_type)?
+        })
     }
 
     fn page(&self, task: &PageTask) -> Result<&crate::lance::file::PageInfo> {
@@ -219,15 +328,23 @@ impl LanceFileReader {
             let end = p.buffers.iter().map(|b| b.end).max()?;
             Some(start..end)
         });
-        e.context(format!("column {} page {}", task.column, task.page)).at(self.path.as_ref(), span)
+        e.context(format!("column {} page {}", task.column, task.page))
+            .at(self.path.as_ref(), span)
     }
 
-    fn page_tasks(&self, output: usize, column: usize, ranges: &[Range<u64>]) -> Result<Vec<PageTask>> {
-        let info = self
-            .metadata
-            .columns
-            .get(column)
-            .ok_or_else(|| Error::corrupt(format!("schema names column {column}, the file has {}", self.metadata.columns.len())))?;
+    fn page_tasks(
+        &self,
+        output: usize,
+        leaf: usize,
+        column: usize,
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<PageTask>> {
+        let info = self.metadata.columns.get(column).ok_or_else(|| {
+            Error::corrupt(format!(
+                "schema names column {column}, the file has {}",
+                self.metadata.columns.len()
+            ))
+        })?;
         let mut tasks: Vec<PageTask> = Vec::new();
         for r in ranges {
             for page in info.pages_for(r.clone()) {
@@ -238,22 +355,35 @@ impl LanceFileReader {
                 }
                 match tasks.last_mut() {
                     Some(t) if t.page == page => t.rows.push(local),
-                    _ => tasks.push(PageTask { output, column, page, rows: vec![local] }),
+                    _ => tasks.push(PageTask {
+                        output,
+                        leaf,
+                        column,
+                        page,
+                        rows: vec![local],
+                    }),
                 }
             }
         }
         for t in &tasks {
-            self.page(t)?.layout.check_readable().map_err(|e| self.page_error(e, t))?;
+            let layout = &self.page(t)?.layout;
+            if !layout.is_nested() {
+                layout.check_readable().map_err(|e| self.page_error(e, t))?;
+            }
         }
         Ok(tasks)
     }
 
     /// Page init for every task: cached ones from the cache, the rest in one wave.
-    async fn load_page_inits(&self, tasks: &[PageTask], stats: &IoStats) -> Result<Vec<Arc<PageInit>>> {
+    async fn load_page_inits(
+        &self,
+        tasks: &[PageTask],
+        stats: &IoStats,
+    ) -> Result<Vec<Arc<PageInit>>> {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut ranges: Vec<Range<u64>> = Vec::new();
-        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut seen: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
         for (i, t) in tasks.iter().enumerate() {
             let layout = &self.page(t)?.layout;
             let needed = layout.init_ranges();
@@ -268,7 +398,7 @@ impl LanceFileReader {
                 Some(init) => inits.push(Some(init)),
                 None => {
                     inits.push(None);
-                    if seen.insert((t.column, t.page), i).is_none() {
+                    if seen.insert((t.column, t.page)) {
                         missing.push(i);
                         ranges.extend(needed);
                     }
@@ -277,24 +407,39 @@ impl LanceFileReader {
         }
         if !missing.is_empty() {
             let mut fetched = self.fetch(&ranges, stats).await?.into_iter();
+            let mut decoded: HashMap<(usize, usize), Arc<PageInit>> = HashMap::new();
             for &i in &missing {
                 let t = &tasks[i];
                 let layout = &self.page(t)?.layout;
                 let bytes: Vec<Bytes> = fetched.by_ref().take(layout.init_ranges().len()).collect();
-                let init = Arc::new(layout.decode_init(&bytes).map_err(|e| self.page_error(e, t))?);
-                self.caches.page_init.insert(self.page_key(t), init.clone()).await;
-                inits[i] = Some(init);
+                let init = Arc::new(
+                    layout
+                        .decode_init(&bytes)
+                        .map_err(|e| self.page_error(e, t))?,
+                );
+                self.caches
+                    .page_init
+                    .insert(self.page_key(t), init.clone())
+                    .await;
+                decoded.insert((t.column, t.page), init);
+            }
+            // The same page may serve several outputs (a field asked for twice).
+            for (t, slot) in tasks.iter().zip(inits.iter_mut()) {
+                if slot.is_none() {
+                    *slot = decoded.get(&(t.column, t.page)).cloned();
+                }
             }
         }
         tasks
             .iter()
             .zip(inits)
-            .map(|(t, init)| match init {
-                Some(init) => Ok(init),
-                None => {
-                    let first = seen.get(&(t.column, t.page)).copied();
-                    Err(Error::corrupt(format!("internal: page init of column {} page {} missing ({first:?})", t.column, t.page)))
-                }
+            .map(|(t, init)| {
+                init.ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "internal: page init of column {} page {} missing",
+                        t.column, t.page
+                    ))
+                })
             })
             .collect()
     }
@@ -303,7 +448,10 @@ impl LanceFileReader {
         CacheKey {
             path: self.path.to_string(),
             version: self.version.clone(),
-            item: PageKey { column: t.column as u32, page: t.page as u32 },
+            item: PageKey {
+                column: t.column as u32,
+                page: t.page as u32,
+            },
         }
     }
 
@@ -312,14 +460,25 @@ impl LanceFileReader {
         let requests: Vec<ReadRequest> = ranges
             .iter()
             .filter(|r| r.start < r.end)
-            .map(|r| ReadRequest { path: self.path.clone(), range: r.clone(), object_size: Some(self.metadata.object_size) })
+            .map(|r| ReadRequest {
+                path: self.path.clone(),
+                range: r.clone(),
+                object_size: Some(self.metadata.object_size),
+            })
             .collect();
-        let mut fetched = if requests.is_empty() { Vec::new() } else { self.fetcher.fetch(&requests, stats).await? }.into_iter();
+        let mut fetched = if requests.is_empty() {
+            Vec::new()
+        } else {
+            self.fetcher.fetch(&requests, stats).await?
+        }
+        .into_iter();
         ranges
             .iter()
             .map(|r| {
                 if r.start < r.end {
-                    fetched.next().ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
+                    fetched
+                        .next()
+                        .ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
                 } else {
                     Ok(Bytes::new())
                 }
@@ -333,25 +492,133 @@ impl LanceFileReader {
     }
 }
 
+/// Arrow types of the leaves of a nested field, in column order.
+fn leaf_types_of(field: &LanceField) -> Vec<DataType> {
+    if field.children.is_empty() {
+        return vec![storage_type(&field.data_type).clone()];
+    }
+    field.children.iter().flat_map(leaf_types_of).collect()
+}
+
+/// Decoded pages of one output field.
+enum FieldParts {
+    /// One array per page.
+    Flat(Vec<ArrayRef>),
+    /// Per leaf column, one [`LeafData`] per page.
+    Nested(Vec<Vec<LeafData>>),
+}
+
+impl FieldParts {
+    fn new(field: &LanceField) -> Self {
+        if field.is_flat_leaf() {
+            FieldParts::Flat(Vec::new())
+        } else {
+            FieldParts::Nested(vec![Vec::new(); field.num_columns])
+        }
+    }
+}
+
+/// Join a leaf's pages (whole rows each) into one [`LeafData`].
+fn merge_leaf_pages(
+    field: &LanceField,
+    pages: Vec<LeafData>,
+    leaf_type: &DataType,
+) -> Result<LeafData> {
+    let mut pages = pages.into_iter();
+    let Some(mut merged) = pages.next() else {
+        return Ok(empty_leaf(field, leaf_type));
+    };
+    let mut values = vec![merged.values.clone()];
+    for page in pages {
+        crate::ensure_corrupt!(
+            merged.layers.len() == page.layers.len(),
+            "pages of one column have {} and {} layers",
+            merged.layers.len(),
+            page.layers.len()
+        );
+        for (mine, theirs) in merged.layers.iter_mut().zip(&page.layers) {
+            mine.append(theirs);
+        }
+        values.push(page.values);
+    }
+    if values.len() > 1 {
+        let refs: Vec<&dyn Array> = values.iter().map(|a| a.as_ref()).collect();
+        merged.values = arrow_select::concat::concat(&refs)?;
+    }
+    Ok(merged)
+}
+
+/// A leaf with no rows (empty selection).
+fn empty_leaf(field: &LanceField, leaf_type: &DataType) -> LeafData {
+    let depth = nesting_depth(field);
+    let layers = (0..depth)
+        .map(|_| LayerSlots {
+            len: 0,
+            validity: None,
+            offsets: Some(vec![0]),
+        })
+        .collect();
+    LeafData {
+        layers,
+        values: arrow_array::new_empty_array(leaf_type),
+    }
+}
+
+fn nesting_depth(field: &LanceField) -> usize {
+    1 + field.children.iter().map(nesting_depth).max().unwrap_or(0)
+}
+
+/// The type pages of a field decode to: dictionary fields are stored as their values.
+fn storage_type(data_type: &DataType) -> &DataType {
+    match data_type {
+        DataType::Dictionary(_, values) => values.as_ref(),
+        other => other,
+    }
+}
+
 /// Turn a selection into sorted disjoint ranges, plus take-indices into the
 /// concatenated unique rows when the selection repeats rows.
-fn normalize_selection(selection: &RowSelection, num_rows: u64) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
+fn normalize_selection(
+    selection: &RowSelection,
+    num_rows: u64,
+) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
     match selection {
         RowSelection::Range(r) => {
             if r.start > r.end || r.end > num_rows {
-                return Err(Error::InvalidArgument(format!("row range {}..{} outside 0..{num_rows}", r.start, r.end)));
+                return Err(Error::InvalidArgument(format!(
+                    "row range {}..{} outside 0..{num_rows}",
+                    r.start, r.end
+                )));
             }
-            Ok((if r.start < r.end { vec![r.clone()] } else { Vec::new() }, None))
+            if r.end - r.start > MAX_ROWS_PER_READ {
+                return Err(Error::InvalidArgument(format!(
+                    "{} rows in one read; read at most {MAX_ROWS_PER_READ}",
+                    r.end - r.start
+                )));
+            }
+            Ok((
+                if r.start < r.end {
+                    vec![r.clone()]
+                } else {
+                    Vec::new()
+                },
+                None,
+            ))
         }
         RowSelection::Rows(rows) => {
             let mut ranges: Vec<Range<u64>> = Vec::new();
             let mut has_duplicates = false;
             for (i, &row) in rows.iter().enumerate() {
                 if row >= num_rows {
-                    return Err(Error::InvalidArgument(format!("row {row} outside 0..{num_rows}")));
+                    return Err(Error::InvalidArgument(format!(
+                        "row {row} outside 0..{num_rows}"
+                    )));
                 }
                 if i > 0 && row < rows[i - 1] {
-                    return Err(Error::InvalidArgument(format!("rows must be sorted: {} then {row}", rows[i - 1])));
+                    return Err(Error::InvalidArgument(format!(
+                        "rows must be sorted: {} then {row}",
+                        rows[i - 1]
+                    )));
                 }
                 match ranges.last_mut() {
                     Some(last) if last.end > row => has_duplicates = true,
@@ -374,140 +641,6 @@ fn normalize_selection(selection: &RowSelection, num_rows: u64) -> Result<(Vec<R
             });
             Ok((ranges, repeat))
         }
-    }
-}
-
-/// `inspect` data of a file.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct FileInspection {
-    /// Object path.
-    pub path: String,
-    /// File version, e.g. `"2.2"`.
-    pub version: String,
-    /// Object size in bytes.
-    pub object_size: u64,
-    /// Bytes of the metadata region (schema, column metadata, tables, footer).
-    pub metadata_bytes: u64,
-    /// Top-level rows.
-    pub num_rows: u64,
-    /// Fields in depth-first pre-order.
-    pub fields: Vec<FieldInspection>,
-    /// Physical columns.
-    pub columns: Vec<ColumnInspection>,
-}
-
-/// One schema field.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct FieldInspection {
-    /// Dotted path from the top-level field.
-    pub path: String,
-    /// Field id.
-    pub id: i32,
-    /// Parent id (-1 for top level).
-    pub parent_id: i32,
-    /// Lance logical type.
-    pub logical_type: String,
-    /// Arrow type.
-    pub arrow_type: String,
-    /// Nullable.
-    pub nullable: bool,
-    /// Physical columns of the field and its children.
-    pub columns: Range<usize>,
-}
-
-/// One physical column.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ColumnInspection {
-    /// Column index.
-    pub index: usize,
-    /// Dotted path of the leaf field that owns it.
-    pub field: String,
-    /// Top-level rows.
-    pub rows: u64,
-    /// Bytes of all page buffers.
-    pub bytes: u64,
-    /// Bytes of the column's metadata protobuf.
-    pub metadata_bytes: u64,
-    /// Pages.
-    pub pages: Vec<PageInspection>,
-}
-
-/// One page.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct PageInspection {
-    /// Top-level rows of the page.
-    pub rows: Range<u64>,
-    /// Layout name (`mini-block`, `full-zip`, `constant`, `all-null`, `sparse(..)`).
-    pub layout: String,
-    /// Compression tree(s).
-    pub compression: String,
-    /// Codec names used (for statistics).
-    pub codecs: Vec<String>,
-    /// Buffer byte ranges.
-    pub buffers: Vec<Range<u64>>,
-    /// Total buffer bytes.
-    pub bytes: u64,
-}
-
-fn field_paths(fields: &[LanceField], prefix: &str, out: &mut Vec<FieldInspection>, leaves: &mut HashMap<usize, String>) {
-    for f in fields {
-        let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
-        out.push(FieldInspection {
-            path: path.clone(),
-            id: f.id,
-            parent_id: f.parent_id,
-            logical_type: f.logical_type.clone(),
-            arrow_type: f.data_type.to_string(),
-            nullable: f.nullable,
-            columns: f.first_column..f.first_column + f.num_columns,
-        });
-        if f.num_columns == 1 {
-            leaves.insert(f.first_column, path.clone());
-        }
-        field_paths(&f.children, &path, out, leaves);
-    }
-}
-
-/// Build the `inspect` data from decoded metadata.
-pub fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
-    let mut fields = Vec::new();
-    let mut leaves = HashMap::new();
-    field_paths(&metadata.schema.fields, "", &mut fields, &mut leaves);
-    let columns = metadata
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(index, c)| {
-            let pages: Vec<PageInspection> = c
-                .pages
-                .iter()
-                .map(|p| PageInspection {
-                    rows: p.rows.clone(),
-                    layout: p.layout.name(),
-                    compression: p.layout.describe_compression(),
-                    codecs: p.layout.codec_names(),
-                    buffers: p.buffers.clone(),
-                    bytes: p.buffers.iter().map(|b| b.end - b.start).sum(),
-                })
-                .collect();
-            ColumnInspection {
-                index,
-                field: leaves.get(&index).cloned().unwrap_or_default(),
-                rows: c.pages.last().map_or(0, |p| p.rows.end),
-                bytes: pages.iter().map(|p| p.bytes).sum(),
-                metadata_bytes: c.metadata_range.end - c.metadata_range.start,
-                pages,
-            }
-        })
-        .collect();
-    FileInspection {
-        path: path.to_string(),
-        version: metadata.version.to_string(),
-        object_size: metadata.object_size,
-        metadata_bytes: metadata.object_size - metadata.metadata_start,
-        num_rows: metadata.num_rows,
-        fields,
-        columns,
     }
 }
 

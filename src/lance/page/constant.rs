@@ -12,10 +12,14 @@ use std::ops::Range;
 use arrow_schema::DataType;
 use bytes::Bytes;
 
+use super::structure::{DenseStructure, LeafData};
 use super::values::LeafBuilder;
-use super::{buffer, count_rows, decode_layers, describe_opt, flat_nullability, FlatNullability, PageInit, RowRanges};
+use super::{
+    buffer, count_rows, decode_layers, describe_opt, flat_nullability, FlatNullability, PageInit,
+    RowRanges,
+};
 use crate::error::{Error, Result};
-use crate::lance::compression::DecodedValues;
+use crate::lance::compression::{self, DecodedValues};
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
 
 /// A constant or all-null page.
@@ -44,13 +48,23 @@ impl ConstantPage {
     pub fn from_layout(layout: pb::ConstantLayout, buffers: &[Range<u64>]) -> Result<Self> {
         let layers = decode_layers(&layout.layers)?;
         if let Some(v) = &layout.inline_value {
-            crate::ensure_corrupt!((1..=32).contains(&v.len()), "inline constant of {} bytes (must be 1..=32)", v.len());
+            crate::ensure_corrupt!(
+                (1..=32).contains(&v.len()),
+                "inline constant of {} bytes (must be 1..=32)",
+                v.len()
+            );
         }
         let (value_buffer, level_buffers) = match (layout.inline_value.is_some(), buffers.len()) {
             (true, 0) | (false, 0) => (None, None),
-            (true, 2) | (false, 2) => (None, Some((buffer(buffers, 0, "rep")?, buffer(buffers, 1, "def")?))),
+            (true, 2) | (false, 2) => (
+                None,
+                Some((buffer(buffers, 0, "rep")?, buffer(buffers, 1, "def")?)),
+            ),
             (false, 1) => (Some(buffer(buffers, 0, "scalar")?), None),
-            (false, 3) => (Some(buffer(buffers, 0, "scalar")?), Some((buffer(buffers, 1, "rep")?, buffer(buffers, 2, "def")?))),
+            (false, 3) => (
+                Some(buffer(buffers, 0, "scalar")?),
+                Some((buffer(buffers, 1, "rep")?, buffer(buffers, 2, "def")?)),
+            ),
             (inline, n) => {
                 return Err(Error::corrupt(format!(
                     "constant page with {} inline value has {n} buffers",
@@ -72,13 +86,21 @@ impl ConstantPage {
 
     /// A 2.3 dense constant page (inline scalar, trivial structure).
     pub fn inline(layers: Vec<RepDefLayer>, scalar: Bytes, buffers: &[Range<u64>]) -> Result<Self> {
-        crate::ensure_corrupt!(buffers.is_empty(), "constant page with {} buffers", buffers.len());
+        crate::ensure_corrupt!(
+            buffers.is_empty(),
+            "constant page with {} buffers",
+            buffers.len()
+        );
         Ok(Self::bare(layers, Some(scalar)))
     }
 
     /// A 2.3 dense page without values (all null).
     pub fn all_null(layers: Vec<RepDefLayer>, buffers: &[Range<u64>]) -> Result<Self> {
-        crate::ensure_corrupt!(buffers.is_empty(), "all-null page with {} buffers", buffers.len());
+        crate::ensure_corrupt!(
+            buffers.is_empty(),
+            "all-null page with {} buffers",
+            buffers.len()
+        );
         Ok(Self::bare(layers, None))
     }
 
@@ -127,42 +149,243 @@ impl ConstantPage {
         s
     }
 
-    /// Flat reads need no structure buffers.
+    /// Flat reads: no repetition; definition levels (one per row) are allowed.
     pub fn check_readable(&self) -> Result<()> {
         let nullability = flat_nullability(&self.layers)?;
-        if self.level_buffers.is_some() {
-            return Err(Error::unsupported("constant page with rep/def levels (nested)"));
+        if let Some((rep, _)) = &self.level_buffers {
+            if rep.end > rep.start {
+                return Err(Error::unsupported(
+                    "constant page with repetition levels (nested)",
+                ));
+            }
         }
         if !self.has_scalar() && nullability != FlatNullability::Nullable {
-            return Err(Error::corrupt("all-null page whose only layer is not nullable"));
+            return Err(Error::corrupt(
+                "all-null page whose only layer is not nullable",
+            ));
         }
         Ok(())
     }
 
-    /// Page init: the scalar value buffer, if any.
-    pub fn init_ranges(&self) -> Vec<Range<u64>> {
-        self.value_buffer.iter().cloned().collect()
+    fn def_buffer(&self) -> Option<Range<u64>> {
+        self.level_buffers
+            .as_ref()
+            .map(|(_, def)| def.clone())
+            .filter(|d| d.end > d.start)
     }
 
-    /// Keep the scalar value buffer.
+    fn rep_buffer(&self) -> Option<Range<u64>> {
+        self.level_buffers
+            .as_ref()
+            .map(|(rep, _)| rep.clone())
+            .filter(|r| r.end > r.start)
+    }
+
+    /// Page init: the scalar value buffer and the rep/def levels, if any.
+    pub fn init_ranges(&self) -> Vec<Range<u64>> {
+        self.value_buffer
+            .iter()
+            .cloned()
+            .chain(self.rep_buffer())
+            .chain(self.def_buffer())
+            .collect()
+    }
+
+    /// Decode levels: raw u16 when the page has a scalar or no compression is given (as
+    /// lance does), else the block compression with the stored level count.
+    fn levels(
+        &self,
+        raw: &Bytes,
+        compression: &Option<CompressiveEncoding>,
+        count: u64,
+        what: &str,
+    ) -> Result<Vec<u16>> {
+        match (compression, self.has_scalar()) {
+            (Some(encoding), false) => {
+                let n = usize::try_from(count)
+                    .map_err(|_| Error::corrupt(format!("{what} level count overflows")))?;
+                compression::decode_levels(encoding, Some(raw.clone()), n)
+                    .map_err(|e| e.context(format!("{what} levels")))
+            }
+            _ => {
+                crate::ensure_corrupt!(
+                    raw.len().is_multiple_of(2),
+                    "raw {what} levels of {} bytes",
+                    raw.len()
+                );
+                Ok(raw
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect())
+            }
+        }
+    }
+
+    /// Keep the scalar value buffer; decode the rep/def levels.
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
-        Ok(match bytes.first() {
-            Some(b) => PageInit::Constant(ConstantInit { value_buffer: b.clone() }),
-            None => PageInit::None,
+        let mut parts = bytes.iter();
+        let mut next = |present: bool, what: &str| -> Result<Option<Bytes>> {
+            if !present {
+                return Ok(None);
+            }
+            parts
+                .next()
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| Error::corrupt(format!("missing {what} buffer")))
+        };
+        let value_buffer = next(self.value_buffer.is_some(), "scalar")?;
+        let rep_raw = next(self.rep_buffer().is_some(), "rep")?;
+        let def_raw = next(self.def_buffer().is_some(), "def")?;
+        let rep_levels = rep_raw
+            .map(|r| self.levels(&r, &self.rep_compression, self.num_rep_values, "rep"))
+            .transpose()?;
+        let def_levels = def_raw
+            .map(|d| self.levels(&d, &self.def_compression, self.num_def_values, "def"))
+            .transpose()?;
+        if let (Some(r), Some(d)) = (&rep_levels, &def_levels) {
+            crate::ensure_corrupt!(
+                r.len() == d.len(),
+                "{} rep levels but {} def levels",
+                r.len(),
+                d.len()
+            );
+        }
+        if value_buffer.is_none() && def_levels.is_none() && rep_levels.is_none() {
+            return Ok(PageInit::None);
+        }
+        Ok(PageInit::Constant(ConstantInit {
+            value_buffer,
+            rep_levels,
+            def_levels,
+        }))
+    }
+
+    fn scalar(
+        &self,
+        init: Option<&ConstantInit>,
+        data_type: &DataType,
+    ) -> Result<Option<DecodedValues>> {
+        Ok(
+            match (
+                &self.inline_value,
+                init.and_then(|c| c.value_buffer.as_ref()),
+            ) {
+                (Some(inline), _) => Some(inline_scalar(inline, data_type)?),
+                (None, Some(buffer)) => Some(buffer_scalar(buffer, data_type)?),
+                (None, None) if self.value_buffer.is_some() => {
+                    return Err(Error::corrupt("constant page init is missing"))
+                }
+                (None, None) => None,
+            },
+        )
+    }
+
+    /// Decode page-local `rows` of a nested constant / all-null page.
+    pub fn decode_nested(
+        &self,
+        init: &PageInit,
+        rows: &RowRanges,
+        leaf_type: &DataType,
+    ) -> Result<LeafData> {
+        let structure = DenseStructure::new(&self.layers)?;
+        let init = match init {
+            PageInit::Constant(c) => Some(c),
+            _ => None,
+        };
+        let rep = init.and_then(|c| c.rep_levels.as_deref());
+        let def = init.and_then(|c| c.def_levels.as_deref());
+        crate::ensure_corrupt!(
+            structure.max_rep == 0 || rep.is_some(),
+            "constant page with lists has no repetition levels"
+        );
+        let num_levels = rep.or(def).map(|l| l.len()).unwrap_or(0);
+        // Level index of each row start.
+        let starts: Vec<usize> = match rep {
+            Some(r) => (0..r.len())
+                .filter(|&i| r[i] == structure.max_rep)
+                .collect(),
+            None => (0..num_levels).collect(),
+        };
+        let level_of = |row: u64| -> Result<usize> {
+            match starts.get(row as usize) {
+                Some(&l) => Ok(l),
+                None if row as usize == starts.len() => Ok(num_levels),
+                None => Err(Error::corrupt(format!(
+                    "row {row} is past the page's {} rows",
+                    starts.len()
+                ))),
+            }
+        };
+        let (mut rep_out, mut def_out) = (Vec::new(), Vec::new());
+        for r in rows.iter().filter(|r| r.start < r.end) {
+            let levels = level_of(r.start)?..level_of(r.end)?;
+            if let Some(rep) = rep {
+                rep_out.extend_from_slice(&rep[levels.clone()]);
+            }
+            if let Some(def) = def {
+                def_out.extend_from_slice(&def[levels.clone()]);
+            }
+        }
+        let n = rep.map_or(def_out.len(), |_| rep_out.len());
+        let unraveled = structure.unravel(
+            rep.map(|_| rep_out.as_slice()),
+            def.map(|_| def_out.as_slice()),
+            n,
+        )?;
+        let mut values = LeafBuilder::new(leaf_type)?;
+        match self.scalar(init, leaf_type)? {
+            Some(scalar) => values.push_repeated(&scalar, 0, unraveled.leaf_slots)?,
+            None => values.push_nulls(unraveled.leaf_slots)?,
+        }
+        Ok(LeafData {
+            layers: unraveled.layers,
+            values: values.finish()?,
         })
     }
 
-    /// Append the rows: the scalar repeated, or nulls.
-    pub fn decode_into(&self, init: &PageInit, rows: &RowRanges, out: &mut LeafBuilder) -> Result<()> {
+    /// Append the rows: the scalar repeated (null where the def level says so), or nulls.
+    pub fn decode_into(
+        &self,
+        init: &PageInit,
+        rows: &RowRanges,
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
         self.check_readable()?;
-        let n = usize::try_from(count_rows(rows)).map_err(|_| Error::corrupt("row count overflows"))?;
-        let scalar = match (&self.inline_value, init) {
-            (Some(inline), _) => inline_scalar(inline, out.data_type())?,
-            (None, PageInit::Constant(c)) => buffer_scalar(&c.value_buffer, out.data_type())?,
-            (None, _) if self.value_buffer.is_some() => return Err(Error::corrupt("constant page init is missing")),
-            (None, _) => return out.push_nulls(n),
+        let n =
+            usize::try_from(count_rows(rows)).map_err(|_| Error::corrupt("row count overflows"))?;
+        let init = match init {
+            PageInit::Constant(c) => Some(c),
+            _ => None,
         };
-        out.push_repeated(&scalar, 0, n)
+        let scalar = self.scalar(init, out.data_type())?;
+        let def = init.and_then(|c| c.def_levels.as_ref());
+        if self.def_buffer().is_some() && def.is_none() {
+            return Err(Error::corrupt("constant page def levels are missing"));
+        }
+        let (Some(scalar), Some(def)) = (&scalar, def) else {
+            return match scalar {
+                Some(scalar) => out.push_repeated(&scalar, 0, n),
+                None => out.push_nulls(n),
+            };
+        };
+        for r in rows {
+            for row in r.clone() {
+                let level = *def.get(row as usize).ok_or_else(|| {
+                    Error::corrupt(format!("row {row} has no def level ({} levels)", def.len()))
+                })?;
+                match level {
+                    0 => out.push_repeated(scalar, 0, 1)?,
+                    1 => out.push_nulls(1)?,
+                    other => {
+                        return Err(Error::corrupt(format!(
+                            "def level {other} in a flat constant page"
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -170,17 +393,23 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Decoded page-init data of a constant page with a value buffer.
+/// Decoded page-init data of a constant page with a value buffer or def levels.
 #[derive(Debug, Clone)]
 pub struct ConstantInit {
     /// The raw scalar value buffer.
-    pub value_buffer: Bytes,
+    pub value_buffer: Option<Bytes>,
+    /// Repetition levels (nested pages).
+    pub rep_levels: Option<Vec<u16>>,
+    /// Definition levels (one per row for flat pages).
+    pub def_levels: Option<Vec<u16>>,
 }
 
 impl ConstantInit {
     /// Approximate heap size.
     pub fn deep_size(&self) -> usize {
-        self.value_buffer.len()
+        self.value_buffer.as_ref().map_or(0, |b| b.len())
+            + self.def_levels.as_ref().map_or(0, |d| d.len() * 2)
+            + self.rep_levels.as_ref().map_or(0, |r| r.len() * 2)
     }
 }
 
@@ -188,20 +417,36 @@ impl ConstantInit {
 pub fn inline_scalar(bytes: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
     match data_type {
         DataType::Boolean => {
-            crate::ensure_corrupt!(bytes.len() == 1, "boolean inline constant of {} bytes", bytes.len());
-            Ok(DecodedValues::Fixed { bits_per_value: 1, num_values: 1, data: Bytes::from(vec![bytes[0] & 1]) })
+            crate::ensure_corrupt!(
+                bytes.len() == 1,
+                "boolean inline constant of {} bytes",
+                bytes.len()
+            );
+            Ok(DecodedValues::Fixed {
+                bits_per_value: 1,
+                num_values: 1,
+                data: Bytes::from(vec![bytes[0] & 1]),
+            })
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
-            Err(Error::corrupt(format!("inline constant for variable-width type {data_type}")))
+            Err(Error::corrupt(format!(
+                "inline constant for variable-width type {data_type}"
+            )))
         }
-        _ => Ok(DecodedValues::Fixed { bits_per_value: bytes.len() as u64 * 8, num_values: 1, data: bytes.clone() }),
+        _ => Ok(DecodedValues::Fixed {
+            bits_per_value: bytes.len() as u64 * 8,
+            num_values: 1,
+            data: bytes.clone(),
+        }),
     }
 }
 
 /// One value from a scalar value buffer (`u32 n`, `n × u32 len`, buffers).
 pub fn buffer_scalar(raw: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
     let read_u32 = |at: usize| -> Result<usize> {
-        let b = raw.get(at..at + 4).ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
+        let b = raw
+            .get(at..at + 4)
+            .ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
     };
     let count = read_u32(0)?;
@@ -210,45 +455,86 @@ pub fn buffer_scalar(raw: &Bytes, data_type: &DataType) -> Result<DecodedValues>
     let mut parts = Vec::with_capacity(count);
     for i in 0..count {
         let len = read_u32(4 + 4 * i)?;
-        let end = at.checked_add(len).filter(|&e| e <= raw.len()).ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
+        let end = at
+            .checked_add(len)
+            .filter(|&e| e <= raw.len())
+            .ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
         parts.push(raw.slice(at..end));
         at = end;
     }
-    crate::ensure_corrupt!(at == raw.len(), "scalar value buffer has {} trailing bytes", raw.len() - at);
+    crate::ensure_corrupt!(
+        at == raw.len(),
+        "scalar value buffer has {} trailing bytes",
+        raw.len() - at
+    );
     match (data_type, parts.as_slice()) {
         (DataType::Utf8 | DataType::Binary, [offsets, data]) => variable_scalar(offsets, data, 4),
-        (DataType::LargeUtf8 | DataType::LargeBinary, [offsets, data]) => variable_scalar(offsets, data, 8),
+        (DataType::LargeUtf8 | DataType::LargeBinary, [offsets, data]) => {
+            variable_scalar(offsets, data, 8)
+        }
         (DataType::Boolean, [bits]) => {
             crate::ensure_corrupt!(!bits.is_empty(), "empty boolean scalar");
-            Ok(DecodedValues::Fixed { bits_per_value: 1, num_values: 1, data: bits.clone() })
+            Ok(DecodedValues::Fixed {
+                bits_per_value: 1,
+                num_values: 1,
+                data: bits.clone(),
+            })
         }
-        (_, [values]) => Ok(DecodedValues::Fixed { bits_per_value: values.len() as u64 * 8, num_values: 1, data: values.clone() }),
-        (dt, parts) => Err(Error::corrupt(format!("scalar value buffer with {} buffers for type {dt}", parts.len()))),
+        (_, [values]) => Ok(DecodedValues::Fixed {
+            bits_per_value: values.len() as u64 * 8,
+            num_values: 1,
+            data: values.clone(),
+        }),
+        (dt, parts) => Err(Error::corrupt(format!(
+            "scalar value buffer with {} buffers for type {dt}",
+            parts.len()
+        ))),
     }
 }
 
 fn variable_scalar(offsets: &Bytes, data: &Bytes, width: usize) -> Result<DecodedValues> {
-    crate::ensure_corrupt!(offsets.len() == 2 * width, "scalar offsets of {} bytes", offsets.len());
+    crate::ensure_corrupt!(
+        offsets.len() == 2 * width,
+        "scalar offsets of {} bytes",
+        offsets.len()
+    );
     let read = |i: usize| {
         let mut w = [0u8; 8];
         w[..width].copy_from_slice(&offsets[i * width..(i + 1) * width]);
         u64::from_le_bytes(w)
     };
-    Ok(DecodedValues::Variable { offsets: vec![read(0), read(1)], data: data.clone() })
+    Ok(DecodedValues::Variable {
+        offsets: vec![read(0), read(1)],
+        data: data.clone(),
+    })
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
     use arrow_array::{Array, Int64Array, StringArray};
 
     #[test]
     fn inline_and_buffer_scalars_repeat() {
-        let page = ConstantPage::inline(vec![RepDefLayer::RepdefAllValidItem], Bytes::from(7i64.to_le_bytes().to_vec()), &[]).unwrap();
+        let page = ConstantPage::inline(
+            vec![RepDefLayer::RepdefAllValidItem],
+            Bytes::from(7i64.to_le_bytes().to_vec()),
+            &[],
+        )
+        .unwrap();
         let mut b = LeafBuilder::new(&DataType::Int64).unwrap();
-        page.decode_into(&PageInit::None, &[0..2, 5..6], &mut b).unwrap();
+        page.decode_into(&PageInit::None, &[0..2, 5..6], &mut b)
+            .unwrap();
         let a = b.finish().unwrap();
-        assert_eq!(a.as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec(), vec![7, 7, 7]);
+        assert_eq!(
+            a.as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec(),
+            vec![7, 7, 7]
+        );
 
         let mut raw = Vec::new();
         raw.extend(2u32.to_le_bytes());
@@ -261,7 +547,10 @@ mod tests {
         let mut b = LeafBuilder::new(&DataType::Utf8).unwrap();
         b.push_repeated(&v, 0, 2).unwrap();
         let a = b.finish().unwrap();
-        assert_eq!(a.as_any().downcast_ref::<StringArray>().unwrap().value(1), "hi");
+        assert_eq!(
+            a.as_any().downcast_ref::<StringArray>().unwrap().value(1),
+            "hi"
+        );
         raw.pop();
         assert!(buffer_scalar(&Bytes::from(raw), &DataType::Utf8).is_err());
     }

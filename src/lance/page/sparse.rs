@@ -7,10 +7,10 @@
 //! sequence whose codec has a payload, in layer order (list: non-empty positions, counts,
 //! validity; validity / FSL: validity).
 //!
-//! Flat pages (a single validity layer) are read: all-null pages (`values none`),
+//! Flat pages (a single validity layer) are read here: all-null pages (`values none`),
 //! chunked values over every row (null rows hold placeholders), zipped values of the valid
-//! rows only, and constants. List and fixed-size-list layers are decoded for `inspect` but
-//! reading them is not implemented yet.
+//! rows only, and constants. Pages with list / fixed-size-list / struct layers are read by
+//! [`super::sparse_nested`]. Indexed values (large string dictionaries) are not read yet.
 
 use std::ops::Range;
 
@@ -25,7 +25,10 @@ use super::values::LeafBuilder;
 use super::{buffer, count_rows, PageInit, PageReadPlan, PlanDetail, RowRanges};
 use crate::error::{Error, Result};
 use crate::lance::compression;
-use crate::lance::proto::encodings::{self as pb, sparse_structural_layer::Layer, sparse_validity_set::Meaning, CompressiveEncoding, RepDefLayer};
+use crate::lance::proto::encodings::{
+    self as pb, sparse_structural_layer::Layer, sparse_validity_set::Meaning, CompressiveEncoding,
+    RepDefLayer,
+};
 
 /// Value plane of a sparse page.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,8 +52,8 @@ pub struct SparseSequence {
     pub encoding: CompressiveEncoding,
     /// Number of values.
     pub len: u64,
-    /// Absolute range of its payload, when the codec has one.
-    pub payload: Option<Range<u64>>,
+    /// Index of its payload among the page's structural buffers, when the codec has one.
+    pub payload: Option<usize>,
 }
 
 /// A sparse validity set.
@@ -62,11 +65,42 @@ pub struct SparseValidity {
     pub positions: SparseSequence,
 }
 
+/// One sparse layer with its sequences located.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SparseLayerDesc {
+    /// Struct / leaf validity (child domain = parent domain).
+    Validity(SparseValidity),
+    /// A list layer.
+    List {
+        /// Size of the child domain.
+        num_child_slots: u64,
+        /// Parent slots with at least one child (strictly increasing).
+        non_empty: SparseSequence,
+        /// Children of each non-empty slot.
+        counts: SparseSequence,
+        /// List validity.
+        validity: SparseValidity,
+    },
+    /// A fixed-size-list layer (of structs; fixed-size lists of primitives are values).
+    FixedSizeList {
+        /// Children per slot.
+        dimension: u64,
+        /// Validity.
+        validity: SparseValidity,
+    },
+}
+
 /// A 2.3 sparse page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparsePage {
     /// The stored structure (outer → inner).
     pub structure: pb::SparseStructure,
+    /// The layers with their sequences located (outer → inner).
+    pub layers: Vec<SparseLayerDesc>,
+    /// Top-level rows of the page.
+    pub rows: u64,
+    /// Slots of the last child domain (the leaf).
+    pub leaf_slots: u64,
     /// The value plane.
     pub values: SparseValues,
     /// Validity of the leaf, when the structure is a single validity layer (flat page).
@@ -77,37 +111,71 @@ pub struct SparsePage {
     pub structural_buffers: Vec<Range<u64>>,
 }
 
-fn sequence(encoding: &Option<CompressiveEncoding>, len: u64, buffers: &[Range<u64>], next: &mut usize) -> Result<SparseSequence> {
-    let encoding = encoding.clone().ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
+fn sequence(
+    encoding: &Option<CompressiveEncoding>,
+    len: u64,
+    buffers: &[Range<u64>],
+    next: &mut usize,
+) -> Result<SparseSequence> {
+    let encoding = encoding
+        .clone()
+        .ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
     let payload = if compression::block_has_payload(&encoding)? {
-        let range = buffer(buffers, *next, "sparse structure payload")?;
+        buffer(buffers, *next, "sparse structure payload")?;
         *next += 1;
-        Some(range)
+        Some(*next - 1)
     } else {
         None
     };
-    Ok(SparseSequence { encoding, len, payload })
+    Ok(SparseSequence {
+        encoding,
+        len,
+        payload,
+    })
 }
 
-fn validity(set: &Option<pb::SparseValiditySet>, buffers: &[Range<u64>], next: &mut usize) -> Result<SparseValidity> {
-    let set = set.as_ref().ok_or_else(|| Error::corrupt("sparse layer has no validity set"))?;
+fn validity(
+    set: &Option<pb::SparseValiditySet>,
+    buffers: &[Range<u64>],
+    next: &mut usize,
+) -> Result<SparseValidity> {
+    let set = set
+        .as_ref()
+        .ok_or_else(|| Error::corrupt("sparse layer has no validity set"))?;
     let null_positions = match Meaning::try_from(set.meaning) {
         Ok(Meaning::SparseValidityNullPositions) => true,
         Ok(Meaning::SparseValidityValidPositions) => false,
-        _ => return Err(Error::corrupt(format!("sparse validity meaning {}", set.meaning))),
+        _ => {
+            return Err(Error::corrupt(format!(
+                "sparse validity meaning {}",
+                set.meaning
+            )))
+        }
     };
-    Ok(SparseValidity { null_positions, positions: sequence(&set.positions, set.num_positions, buffers, next)? })
+    Ok(SparseValidity {
+        null_positions,
+        positions: sequence(&set.positions, set.num_positions, buffers, next)?,
+    })
 }
 
 impl SparsePage {
     /// Build from the stored structure and value plane.
-    pub fn new(structure: pb::SparseStructure, values: pb::value_plane::Codec, buffers: &[Range<u64>]) -> Result<Self> {
+    pub fn new(
+        structure: pb::SparseStructure,
+        values: pb::value_plane::Codec,
+        buffers: &[Range<u64>],
+    ) -> Result<Self> {
         use pb::value_plane::Codec;
         crate::ensure_corrupt!(!structure.layers.is_empty(), "sparse page has no layers");
         let value_buffer_count = match &values {
             Codec::Indexed(_) => 3,
             Codec::Chunked(v) => 2 + usize::from(v.dictionary.is_some()),
-            Codec::Zipped(v) => 1 + usize::from(matches!(v.addressing, Some(pb::zipped_values::Addressing::BitsPerOffset(_)))),
+            Codec::Zipped(v) => {
+                1 + usize::from(matches!(
+                    v.addressing,
+                    Some(pb::zipped_values::Addressing::BitsPerOffset(_))
+                ))
+            }
             Codec::Constant(_) | Codec::None(_) => 0,
         };
         crate::ensure_corrupt!(
@@ -120,25 +188,50 @@ impl SparsePage {
         let mut next = 0usize;
         let mut row_scale = 1u64;
         let mut flat_validity = None;
+        let mut layers = Vec::with_capacity(structure.layers.len());
         for (i, layer) in structure.layers.iter().enumerate() {
             match &layer.layer {
                 Some(Layer::Validity(set)) => {
                     let v = validity(&Some(set.clone()), structural_buffers, &mut next)?;
                     if structure.layers.len() == 1 && i == 0 {
-                        flat_validity = Some(v);
+                        flat_validity = Some(v.clone());
                     }
+                    layers.push(SparseLayerDesc::Validity(v));
                 }
                 Some(Layer::List(list)) => {
-                    sequence(&list.non_empty_positions, list.num_non_empty_positions, structural_buffers, &mut next)?;
-                    sequence(&list.counts, list.num_non_empty_positions, structural_buffers, &mut next)?;
-                    validity(&list.validity, structural_buffers, &mut next)?;
+                    let non_empty = sequence(
+                        &list.non_empty_positions,
+                        list.num_non_empty_positions,
+                        structural_buffers,
+                        &mut next,
+                    )?;
+                    let counts = sequence(
+                        &list.counts,
+                        list.num_non_empty_positions,
+                        structural_buffers,
+                        &mut next,
+                    )?;
+                    let validity = validity(&list.validity, structural_buffers, &mut next)?;
+                    layers.push(SparseLayerDesc::List {
+                        num_child_slots: list.num_child_slots,
+                        non_empty,
+                        counts,
+                        validity,
+                    });
                 }
                 Some(Layer::FixedSizeList(fsl)) => {
-                    crate::ensure_corrupt!(fsl.dimension > 0, "sparse fixed-size-list layer of dimension 0");
+                    crate::ensure_corrupt!(
+                        fsl.dimension > 0,
+                        "sparse fixed-size-list layer of dimension 0"
+                    );
                     row_scale = row_scale
                         .checked_mul(fsl.dimension)
                         .ok_or_else(|| Error::corrupt("sparse fixed-size-list scale overflows"))?;
-                    validity(&fsl.validity, structural_buffers, &mut next)?;
+                    let validity = validity(&fsl.validity, structural_buffers, &mut next)?;
+                    layers.push(SparseLayerDesc::FixedSizeList {
+                        dimension: fsl.dimension,
+                        validity,
+                    });
                 }
                 None => return Err(Error::corrupt(format!("sparse layer {i} has no kind"))),
             }
@@ -149,7 +242,16 @@ impl SparsePage {
             structural_buffers.len()
         );
         let values = Self::value_plane(values, value_buffers)?;
-        Ok(Self { structure, values, flat_validity, row_scale, structural_buffers: structural_buffers.to_vec() })
+        Ok(Self {
+            structure,
+            layers,
+            values,
+            flat_validity,
+            row_scale,
+            rows: 0,
+            leaf_slots: 0,
+            structural_buffers: structural_buffers.to_vec(),
+        })
     }
 
     fn value_plane(values: pb::value_plane::Codec, buffers: &[Range<u64>]) -> Result<SparseValues> {
@@ -158,7 +260,11 @@ impl SparsePage {
             Codec::None(_) => SparseValues::None,
             Codec::Indexed(_) => SparseValues::Indexed,
             Codec::Constant(c) => {
-                crate::ensure_corrupt!((1..=32).contains(&c.scalar.len()), "sparse constant of {} bytes", c.scalar.len());
+                crate::ensure_corrupt!(
+                    (1..=32).contains(&c.scalar.len()),
+                    "sparse constant of {} bytes",
+                    c.scalar.len()
+                );
                 SparseValues::Constant(c.scalar)
             }
             Codec::Chunked(c) => {
@@ -178,7 +284,7 @@ impl SparsePage {
                     has_large_chunk: true,
                     ..Default::default()
                 };
-                SparseValues::Chunked(Box::new(MiniBlockPage::new(mini, buffers)?))
+                SparseValues::Chunked(Box::new(MiniBlockPage::new(mini, buffers, 0)?))
             }
             Codec::Zipped(z) => {
                 crate::ensure_corrupt!(
@@ -198,19 +304,38 @@ impl SparsePage {
         })
     }
 
-    /// Set the leaf-slot count of chunked values once the page rows are known.
-    pub fn with_rows(mut self, rows: u64) -> Self {
-        if let (SparseValues::Chunked(mini), Some(_)) = (&mut self.values, &self.flat_validity) {
-            mini.num_items = rows;
+    /// Set the page rows, derive the leaf-slot count (lists: `num_child_slots`; fixed-size
+    /// lists: × dimension) and size chunked values by it.
+    pub fn with_rows(mut self, rows: u64) -> Result<Self> {
+        let mut domain = rows;
+        for layer in &self.layers {
+            domain = match layer {
+                SparseLayerDesc::Validity(_) => domain,
+                SparseLayerDesc::List {
+                    num_child_slots, ..
+                } => *num_child_slots,
+                SparseLayerDesc::FixedSizeList { dimension, .. } => domain
+                    .checked_mul(*dimension)
+                    .ok_or_else(|| Error::corrupt("sparse slot count overflows"))?,
+            };
         }
-        self
+        self.rows = rows;
+        self.leaf_slots = domain;
+        if let SparseValues::Chunked(mini) = &mut self.values {
+            mini.num_items = domain;
+            mini.page_rows = domain;
+        }
+        Ok(self)
     }
 
     /// Encoded size (for cache weighing).
     pub fn encoded_len(&self) -> usize {
         self.structure.encoded_len()
             + match &self.values {
-                SparseValues::Chunked(m) => m.value_compression.encoded_len() + m.dictionary.as_ref().map_or(0, |d| d.encoded_len()),
+                SparseValues::Chunked(m) => {
+                    m.value_compression.encoded_len()
+                        + m.dictionary.as_ref().map_or(0, |d| d.encoded_len())
+                }
                 SparseValues::Zipped(z) => z.value_compression.encoded_len(),
                 SparseValues::Constant(c) => c.len(),
                 SparseValues::None | SparseValues::Indexed => 0,
@@ -256,15 +381,37 @@ impl SparsePage {
 
     /// Description for `inspect`.
     pub fn describe(&self) -> String {
+        fn set(v: &SparseValidity) -> String {
+            let kind = if v.null_positions { "null" } else { "valid" };
+            format!(
+                "{} {kind} {}",
+                v.positions.len,
+                compression::describe(&v.positions.encoding)
+            )
+        }
         let layers: Vec<String> = self
-            .structure
             .layers
             .iter()
-            .map(|l| match &l.layer {
-                Some(Layer::Validity(v)) => format!("validity({} positions)", v.num_positions),
-                Some(Layer::List(l)) => format!("list({} non-empty, {} child slots)", l.num_non_empty_positions, l.num_child_slots),
-                Some(Layer::FixedSizeList(f)) => format!("fixed_size_list({})", f.dimension),
-                None => "?".into(),
+            .map(|l| match l {
+                SparseLayerDesc::Validity(v) => format!("validity({})", set(v)),
+                SparseLayerDesc::List {
+                    num_child_slots,
+                    non_empty,
+                    counts,
+                    validity,
+                } => format!(
+                    "list({} non-empty {}, counts {}, {num_child_slots} child slots, {})",
+                    non_empty.len,
+                    compression::describe(&non_empty.encoding),
+                    compression::describe(&counts.encoding),
+                    set(validity)
+                ),
+                SparseLayerDesc::FixedSizeList {
+                    dimension,
+                    validity,
+                } => {
+                    format!("fixed_size_list({dimension}, {})", set(validity))
+                }
             })
             .collect();
         let values = match &self.values {
@@ -280,17 +427,17 @@ impl SparsePage {
     /// Rows of a page whose stored length is `length` (length = rows × FSL scale).
     pub fn rows_in_page(&self, length: u64) -> Result<u64> {
         crate::ensure_corrupt!(
-            length % self.row_scale == 0,
+            length.is_multiple_of(self.row_scale),
             "sparse page length {length} is not a multiple of its fixed-size-list scale {}",
             self.row_scale
         );
         Ok(length / self.row_scale)
     }
 
-    /// Flat pages only (one validity layer); indexed values are not read yet.
+    /// Flat pages (one validity layer) for the flat path; indexed values are not read yet.
     pub fn check_readable(&self) -> Result<()> {
         if self.flat_validity.is_none() {
-            return Err(Error::unsupported("sparse pages with list or fixed-size-list layers (nested) are not read yet"));
+            return Err(Error::corrupt("a nested sparse page read as a flat column"));
         }
         if matches!(self.values, SparseValues::Indexed) {
             return Err(Error::unsupported("sparse pages with indexed values"));
@@ -323,39 +470,75 @@ impl SparsePage {
         };
         let valid = match &self.flat_validity {
             Some(v) => {
-                let payload = v.positions.payload.as_ref().and_then(|_| structural.first().cloned());
-                let n = usize::try_from(v.positions.len).map_err(|_| Error::corrupt("too many positions"))?;
+                let payload = v.positions.payload.and_then(|i| structural.get(i).cloned());
+                let n = usize::try_from(v.positions.len)
+                    .map_err(|_| Error::corrupt("too many positions"))?;
                 if let Some(p) = &payload {
                     // Any payload codec spends at least one bit per position... except
                     // run-length ones; bound generously before allocating.
-                    crate::ensure_corrupt!(n as u128 <= (p.len() as u128 + 16) * 8 * 65536, "{n} positions in {} bytes", p.len());
+                    crate::ensure_corrupt!(
+                        n as u128 <= (p.len() as u128 + 16) * 8 * 65536,
+                        "{n} positions in {} bytes",
+                        p.len()
+                    );
                 }
                 let positions = compression::decode_u64_sequence(&v.positions.encoding, payload, n)
                     .map_err(|e| e.context("validity positions"))?;
-                crate::ensure_corrupt!(positions.len() == n, "decoded {} positions, expected {n}", positions.len());
-                crate::ensure_corrupt!(positions.windows(2).all(|w| w[0] < w[1]), "validity positions are not increasing");
-                Some(FlatValidity { null_positions: v.null_positions, positions })
+                crate::ensure_corrupt!(
+                    positions.len() == n,
+                    "decoded {} positions, expected {n}",
+                    positions.len()
+                );
+                crate::ensure_corrupt!(
+                    positions.windows(2).all(|w| w[0] < w[1]),
+                    "validity positions are not increasing"
+                );
+                Some(FlatValidity {
+                    null_positions: v.null_positions,
+                    positions,
+                })
             }
             None => None,
         };
-        Ok(SparseInit { values, flat_validity: valid })
+        let nested = match &self.flat_validity {
+            Some(_) => None,
+            None => Some(super::sparse_nested::NestedStructure::from_buffers(
+                self, structural,
+            )?),
+        };
+        Ok(SparseInit {
+            values,
+            flat_validity: valid,
+            nested,
+        })
     }
 
     /// Plan the value read for page-local rows.
     pub fn plan(&self, init: &SparseInit, rows: &RowRanges) -> Result<PageReadPlan> {
+        if let Some(nested) = &init.nested {
+            return nested.plan(self, init, rows);
+        }
         self.check_readable()?;
         match (&self.values, &init.values) {
             (SparseValues::Chunked(m), SparseValueInit::Chunked(i)) => m.plan(i, rows),
             (SparseValues::Zipped(z), SparseValueInit::Zipped(offsets)) => {
-                let validity = init.flat_validity.as_ref().ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+                let validity = init
+                    .flat_validity
+                    .as_ref()
+                    .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
                 let ordinals = validity.valid_ordinal_ranges(rows);
                 let page_init = match offsets {
-                    Some(o) => PageInit::FullZip(super::fullzip::FullZipInit { row_offsets: o.clone() }),
+                    Some(o) => PageInit::FullZip(super::fullzip::FullZipInit {
+                        row_offsets: o.clone(),
+                    }),
                     None => PageInit::None,
                 };
                 z.plan(&page_init, &ordinals)
             }
-            (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan { ranges: Vec::new(), detail: PlanDetail::NoData }),
+            (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan {
+                ranges: Vec::new(),
+                detail: PlanDetail::NoData,
+            }),
             _ => Err(Error::corrupt("sparse init does not match its value plane")),
         }
     }
@@ -370,7 +553,10 @@ impl SparsePage {
         data_type: &DataType,
     ) -> Result<ArrayRef> {
         self.check_readable()?;
-        let validity = init.flat_validity.as_ref().ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+        let validity = init
+            .flat_validity
+            .as_ref()
+            .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
         let row_validity = validity.row_validity(rows);
         let mut out = LeafBuilder::new(data_type)?;
         match (&self.values, &init.values) {
@@ -412,12 +598,33 @@ impl SparsePage {
                 }
             }
             (SparseValues::None, _) => {
-                crate::ensure_corrupt!(row_validity.iter().all(|v| !v), "sparse page without values has valid rows");
+                crate::ensure_corrupt!(
+                    row_validity.iter().all(|v| !v),
+                    "sparse page without values has valid rows"
+                );
                 out.push_nulls(row_validity.len())?;
             }
             _ => return Err(Error::corrupt("sparse init does not match its value plane")),
         }
         out.finish()
+    }
+}
+
+impl SparsePage {
+    /// Decode page-local `rows` of a nested sparse page (lists / fixed-size lists / structs).
+    pub fn decode_nested(
+        &self,
+        init: &SparseInit,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        leaf_type: &DataType,
+    ) -> Result<super::structure::LeafData> {
+        let nested = init
+            .nested
+            .as_ref()
+            .ok_or_else(|| Error::corrupt("flat sparse page read as nested"))?;
+        nested.read(self, init, rows, plan, bytes, leaf_type)
     }
 }
 
@@ -495,6 +702,8 @@ pub struct SparseInit {
     pub values: SparseValueInit,
     /// Validity of a flat page.
     pub flat_validity: Option<FlatValidity>,
+    /// Decoded structure of a nested page.
+    pub nested: Option<super::sparse_nested::NestedStructure>,
 }
 
 impl SparseInit {
@@ -505,21 +714,15 @@ impl SparseInit {
             SparseValueInit::Zipped(o) => o.as_ref().map_or(0, |o| o.len() * 8),
             SparseValueInit::None => 0,
         };
-        values + self.flat_validity.as_ref().map_or(0, |v| v.positions.len() * 8)
+        values
+            + self
+                .flat_validity
+                .as_ref()
+                .map_or(0, |v| v.positions.len() * 8)
+            + self.nested.as_ref().map_or(0, |n| n.deep_size())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flat_validity_maps_rows_to_materialized_ordinals() {
-        let nulls = FlatValidity { null_positions: true, positions: vec![1, 4, 5] };
-        assert_eq!(nulls.row_validity(&[0..3, 5..7]), vec![true, false, true, false, true]);
-        assert_eq!(nulls.valid_ordinal_ranges(&[0..3, 5..7]), vec![0..2, 3..4]);
-        let valid = FlatValidity { null_positions: false, positions: vec![2, 3] };
-        assert_eq!(valid.row_validity(&[1..4]), vec![false, true, true]);
-        assert_eq!(valid.valid_ordinal_ranges(&[0..2, 3..10]), vec![1..2]);
-    }
-}
+#[path = "sparse_tests.rs"]
+mod tests;
