@@ -92,22 +92,52 @@ pub async fn run_take(args: TakeArgs) -> Result<()> {
 }
 
 /// [`run_query`] with explicit output streams.
-pub async fn run_query_to(args: &QueryArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+pub async fn run_query_to(
+    args: &QueryArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let stats = IoStats::new();
     let result = query_inner(args, &stats, out, err).await;
     print_stats(args.stats, &stats, err)?;
     result
 }
 
-async fn query_inner(args: &QueryArgs, stats: &IoStats, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+async fn query_inner(
+    args: &QueryArgs,
+    stats: &IoStats,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let session = Arc::new(DatasetSession::default());
-    let dataset = Dataset::open_url(&args.dataset, &args.storage_options, args.version, session, stats).await?;
-    let plan = plan_query(&dataset, &args.filter, QueryOptions::with_scan(args.allow_scan), stats).await?;
+    let dataset = Dataset::open_url(
+        &args.dataset,
+        &args.storage_options,
+        args.version,
+        session,
+        stats,
+    )
+    .await?;
+    let plan = plan_query(
+        &dataset,
+        &args.filter,
+        QueryOptions::with_scan(args.allow_scan),
+        stats,
+    )
+    .await?;
     if let Some(reason) = &plan.full_scan_reason {
-        writeln!(err, "lakeseek: {reason}; scanning all {} fragments (--allow-scan)", plan.scans.len())?;
+        writeln!(
+            err,
+            "lakeseek: {reason}; scanning all {} fragments (--allow-scan)",
+            plan.scans.len()
+        )?;
     }
     if args.explain {
-        writeln!(err, "{}", serde_json::to_string_pretty(&explain(&plan)).map_err(json_error)?)?;
+        writeln!(
+            err,
+            "{}",
+            serde_json::to_string_pretty(&explain(&plan)).map_err(json_error)?
+        )?;
     }
     let answer = execute_plan(&dataset, &plan, stats).await?;
     if args.columns.is_empty() {
@@ -127,7 +157,14 @@ pub async fn run_take_to(args: &TakeArgs, out: &mut dyn Write, err: &mut dyn Wri
     let stats = IoStats::new();
     let result = async {
         let session = Arc::new(DatasetSession::default());
-        let dataset = Dataset::open_url(&args.dataset, &args.storage_options, args.version, session, &stats).await?;
+        let dataset = Dataset::open_url(
+            &args.dataset,
+            &args.storage_options,
+            args.version,
+            session,
+            &stats,
+        )
+        .await?;
         let batch = take_rows(&dataset, &args.rows, &args.columns, &stats).await?;
         write_json_lines(&batch, out)
     }
