@@ -45,7 +45,10 @@ impl Tail {
         if range.start < start || range.end > self.version.size || range.start > range.end {
             return None;
         }
-        Some(self.bytes.slice((range.start - start) as usize..(range.end - start) as usize))
+        Some(
+            self.bytes
+                .slice((range.start - start) as usize..(range.end - start) as usize),
+        )
     }
 }
 
@@ -63,7 +66,11 @@ pub struct FetchOptions {
 
 impl Default for FetchOptions {
     fn default() -> Self {
-        Self { coalesce_gap: None, max_merged_bytes: 16 << 20, max_concurrency: 16 }
+        Self {
+            coalesce_gap: None,
+            max_merged_bytes: 16 << 20,
+            max_concurrency: 16,
+        }
     }
 }
 
@@ -131,36 +138,47 @@ impl RangeFetcher {
         for r in requests {
             validate_request(r)?;
         }
-        let gap = self.options.coalesce_gap.unwrap_or_else(|| self.source.coalesce_gap());
+        let gap = self
+            .options
+            .coalesce_gap
+            .unwrap_or_else(|| self.source.coalesce_gap());
         // Group by object, merge per object.
         let mut plan: Vec<(Path, Range<u64>)> = Vec::new();
         let mut paths: Vec<&Path> = requests.iter().map(|r| &r.path).collect();
         paths.sort();
         paths.dedup();
         for path in &paths {
-            let ranges: Vec<Range<u64>> =
-                requests.iter().filter(|r| &&r.path == path).map(|r| r.range.clone()).collect();
+            let ranges: Vec<Range<u64>> = requests
+                .iter()
+                .filter(|r| &&r.path == path)
+                .map(|r| r.range.clone())
+                .collect();
             for m in merge_ranges(&ranges, gap, self.options.max_merged_bytes) {
                 plan.push(((*path).clone(), m));
             }
         }
         let source = &self.source;
-        let fetched: Vec<(Path, Range<u64>, Bytes)> = stream::iter(plan.into_iter().map(|(path, range)| async move {
-            let _guard = stats.start_request();
-            let bytes = source.get_range(&path, range.clone()).await?;
-            stats.add_bytes(bytes.len() as u64);
-            Ok::<_, Error>((path, range, bytes))
-        }))
-        .buffer_unordered(self.options.max_concurrency.max(1))
-        .try_collect()
-        .await?;
+        let fetched: Vec<(Path, Range<u64>, Bytes)> =
+            stream::iter(plan.into_iter().map(|(path, range)| async move {
+                let _guard = stats.start_request();
+                let bytes = source.get_range(&path, range.clone()).await?;
+                stats.add_bytes(bytes.len() as u64);
+                Ok::<_, Error>((path, range, bytes))
+            }))
+            .buffer_unordered(self.options.max_concurrency.max(1))
+            .try_collect()
+            .await?;
         requests
             .iter()
             .map(|r| {
                 let (_, merged, bytes) = fetched
                     .iter()
-                    .find(|(p, m, _)| p == &r.path && m.start <= r.range.start && r.range.end <= m.end)
-                    .ok_or_else(|| Error::corrupt("internal: fetched ranges do not cover a request"))?;
+                    .find(|(p, m, _)| {
+                        p == &r.path && m.start <= r.range.start && r.range.end <= m.end
+                    })
+                    .ok_or_else(|| {
+                        Error::corrupt("internal: fetched ranges do not cover a request")
+                    })?;
                 let lo = (r.range.start - merged.start) as usize;
                 let hi = (r.range.end - merged.start) as usize;
                 Ok(bytes.slice(lo..hi))

@@ -46,7 +46,9 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
     let store: Arc<dyn ObjectStore> = match scheme {
         ObjectStoreScheme::Local => {
             if !options.is_empty() {
-                return Err(Error::InvalidArgument("local files take no storage options".into()));
+                return Err(Error::InvalidArgument(
+                    "local files take no storage options".into(),
+                ));
             }
             Arc::new(LocalFileSystem::new())
         }
@@ -54,8 +56,9 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
         ObjectStoreScheme::AmazonS3 => {
             let mut b = AmazonS3Builder::from_env().with_url(parsed.as_str());
             for (k, v) in options {
-                let key = AmazonS3ConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown S3 storage option {k}")))?;
+                let key = AmazonS3ConfigKey::from_str(k).map_err(|_| {
+                    Error::InvalidArgument(format!("unknown S3 storage option {k}"))
+                })?;
                 b = b.with_config(key, v);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
@@ -63,8 +66,9 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
         ObjectStoreScheme::GoogleCloudStorage => {
             let mut b = GoogleCloudStorageBuilder::from_env().with_url(parsed.as_str());
             for (k, v) in options {
-                let key = GoogleConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown GCS storage option {k}")))?;
+                let key = GoogleConfigKey::from_str(k).map_err(|_| {
+                    Error::InvalidArgument(format!("unknown GCS storage option {k}"))
+                })?;
                 b = b.with_config(key, v);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
@@ -72,8 +76,9 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
         ObjectStoreScheme::MicrosoftAzure => {
             let mut b = MicrosoftAzureBuilder::from_env().with_url(parsed.as_str());
             for (k, v) in options {
-                let key = AzureConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown Azure storage option {k}")))?;
+                let key = AzureConfigKey::from_str(k).map_err(|_| {
+                    Error::InvalidArgument(format!("unknown Azure storage option {k}"))
+                })?;
                 b = b.with_config(key, v);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
@@ -82,13 +87,18 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
             let base = format!("{}://{}", parsed.scheme(), parsed.authority());
             let mut b = HttpBuilder::new().with_url(base);
             for (k, v) in options {
-                let key = ClientConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown HTTP storage option {k}")))?;
+                let key = ClientConfigKey::from_str(k).map_err(|_| {
+                    Error::InvalidArgument(format!("unknown HTTP storage option {k}"))
+                })?;
                 b = b.with_config(key, v);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
-        other => return Err(Error::InvalidArgument(format!("unsupported store scheme {other:?}"))),
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "unsupported store scheme {other:?}"
+            )))
+        }
     };
     let gap = match scheme {
         ObjectStoreScheme::Local | ObjectStoreScheme::Memory => LOCAL_COALESCE_GAP,
@@ -96,7 +106,12 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
     };
     let label = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
     let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(store.clone(), gap, label));
-    Ok(OpenedUrl { store, source, path, scheme })
+    Ok(OpenedUrl {
+        store,
+        source,
+        path,
+        scheme,
+    })
 }
 
 fn builder_error(url: &str, e: object_store::Error) -> Error {
