@@ -22,7 +22,10 @@ fn assert_corrupt(result: lakeseek::Result<()>, needle: &str) {
         Err(Error::Corrupt { path, range, what }) => {
             assert_eq!(path, NAME, "path in {what}");
             assert!(range.is_some(), "no byte range in {what:?}");
-            assert!(what.contains(needle), "{what:?} does not mention {needle:?}");
+            assert!(
+                what.contains(needle),
+                "{what:?} does not mention {needle:?}"
+            );
         }
         other => panic!("expected Corrupt mentioning {needle:?}, got {other:?}"),
     }
@@ -32,7 +35,10 @@ fn assert_unsupported(result: lakeseek::Result<()>, needle: &str) {
     match result {
         Err(Error::Unsupported { path, what }) => {
             assert_eq!(path, NAME);
-            assert!(what.contains(needle), "{what:?} does not mention {needle:?}");
+            assert!(
+                what.contains(needle),
+                "{what:?} does not mention {needle:?}"
+            );
         }
         other => panic!("expected Unsupported mentioning {needle:?}, got {other:?}"),
     }
@@ -51,9 +57,15 @@ async fn truncated_files_are_corrupt() {
     let file = fixture("v2_2/ints.lance");
     for cut in [0usize, 1, 39, 40, 41, 1000, file.len() / 2, file.len() - 1] {
         let result = open_and_read_all(NAME, file[..cut].to_vec()).await;
-        assert!(matches!(result, Err(Error::Corrupt { .. })), "cut at {cut}: {result:?}");
+        assert!(
+            matches!(result, Err(Error::Corrupt { .. })),
+            "cut at {cut}: {result:?}"
+        );
     }
-    assert_corrupt(open_and_read_all(NAME, file[..20].to_vec()).await, "too small");
+    assert_corrupt(
+        open_and_read_all(NAME, file[..20].to_vec()).await,
+        "too small",
+    );
     // Dropping a prefix keeps a valid-looking footer whose offsets now point too far.
     let result = open_and_read_all(NAME, file[4096..].to_vec()).await;
     assert!(matches!(result, Err(Error::Corrupt { .. })), "{result:?}");
@@ -70,7 +82,13 @@ async fn wrong_magic_is_corrupt() {
 #[tokio::test]
 async fn legacy_and_unknown_versions_are_unsupported() {
     let file = fixture("v2_2/floats.lance");
-    for (major, minor, needle) in [(0u16, 2u16, "legacy"), (0, 0, "legacy"), (2, 9, "unknown"), (3, 0, "unknown"), (1, 0, "unknown")] {
+    for (major, minor, needle) in [
+        (0u16, 2u16, "legacy"),
+        (0, 0, "legacy"),
+        (2, 9, "unknown"),
+        (3, 0, "unknown"),
+        (1, 0, "unknown"),
+    ] {
         let mut f = file.clone();
         let at = footer_at(&f) + 32;
         f[at..at + 2].copy_from_slice(&major.to_le_bytes());
@@ -86,10 +104,10 @@ async fn footer_offsets_outside_their_bounds_are_corrupt() {
     let at = footer_at(&file);
     let size = file.len() as u64;
     let cases: Vec<(usize, u64, &str)> = vec![
-        (at + 16, size, "GBO table"),                          // GBO table at the footer
-        (at + 16, u64::MAX - 3, "GBO table"),                   // overflowing position
-        (at + 8, footer.gbo_start + 1, "CMO table"),            // CMO after GBO
-        (at, footer.cmo_start + 1, "column metadata starts"),   // column metadata after CMO
+        (at + 16, size, "GBO table"),                // GBO table at the footer
+        (at + 16, u64::MAX - 3, "GBO table"),        // overflowing position
+        (at + 8, footer.gbo_start + 1, "CMO table"), // CMO after GBO
+        (at, footer.cmo_start + 1, "column metadata starts"), // column metadata after CMO
     ];
     for (offset, value, needle) in cases {
         let mut f = file.clone();
@@ -114,23 +132,34 @@ async fn table_entries_outside_their_regions_are_corrupt() {
     assert_corrupt(open_and_read_all(NAME, f).await, "global buffer");
     // Schema size running into the column metadata.
     let mut f = file.clone();
-    put_u64(&mut f, footer.gbo_start as usize + 8, footer.column_meta_start);
+    put_u64(
+        &mut f,
+        footer.gbo_start as usize + 8,
+        footer.column_meta_start,
+    );
     assert_corrupt(open_and_read_all(NAME, f).await, "global buffer");
     // A column's metadata before the column metadata region.
     let mut f = file.clone();
     put_u64(&mut f, footer.cmo_start as usize + 16, 0);
-    assert_corrupt(open_and_read_all(NAME, f).await, "outside the column metadata region");
+    assert_corrupt(
+        open_and_read_all(NAME, f).await,
+        "outside the column metadata region",
+    );
     // A column's metadata size past the CMO table.
     let mut f = file.clone();
     put_u64(&mut f, footer.cmo_start as usize + 8, footer.cmo_start);
-    assert_corrupt(open_and_read_all(NAME, f).await, "outside the column metadata region");
+    assert_corrupt(
+        open_and_read_all(NAME, f).await,
+        "outside the column metadata region",
+    );
 }
 
 #[tokio::test]
 async fn corrupted_protobufs_are_corrupt() {
     let file = fixture("v2_1/ints.lance");
     let footer = raw_footer(&file);
-    let schema_pos = u64::from_le_bytes(file[footer.gbo_start as usize..][..8].try_into().unwrap()) as usize;
+    let schema_pos =
+        u64::from_le_bytes(file[footer.gbo_start as usize..][..8].try_into().unwrap()) as usize;
     let mut f = file.clone();
     f[schema_pos..schema_pos + 16].fill(0xff);
     assert_corrupt(open_and_read_all(NAME, f).await, "FileDescriptor");
@@ -141,21 +170,42 @@ async fn corrupted_protobufs_are_corrupt() {
     // A page encoding that is not an Any.
     let mut columns = column_protos(&file);
     columns[0].pages[0].encoding = Some(pb::Encoding {
-        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding { encoding: bytes::Bytes::from_static(&[0xff; 12]) })),
+        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
+            encoding: bytes::Bytes::from_static(&[0xff; 12]),
+        })),
     });
-    assert_corrupt(open_and_read_all(NAME, with_columns(&file, &columns)).await, "Any");
+    assert_corrupt(
+        open_and_read_all(NAME, with_columns(&file, &columns)).await,
+        "Any",
+    );
     // An Any of the wrong type for the version.
-    let any = prost_types::Any { type_url: "/lance.encodings23.PlanarLayout".into(), value: vec![] };
+    let any = prost_types::Any {
+        type_url: "/lance.encodings23.PlanarLayout".into(),
+        value: vec![],
+    };
     columns[0].pages[0].encoding = Some(pb::Encoding {
-        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding { encoding: any.encode_to_vec().into() })),
+        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
+            encoding: any.encode_to_vec().into(),
+        })),
     });
-    assert_corrupt(open_and_read_all(NAME, with_columns(&file, &columns)).await, "does not belong");
+    assert_corrupt(
+        open_and_read_all(NAME, with_columns(&file, &columns)).await,
+        "does not belong",
+    );
     // An Any whose value is garbage.
-    let any = prost_types::Any { type_url: "/lance.encodings21.PageLayout".into(), value: vec![0xff; 9] };
+    let any = prost_types::Any {
+        type_url: "/lance.encodings21.PageLayout".into(),
+        value: vec![0xff; 9],
+    };
     columns[0].pages[0].encoding = Some(pb::Encoding {
-        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding { encoding: any.encode_to_vec().into() })),
+        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
+            encoding: any.encode_to_vec().into(),
+        })),
     });
-    assert_corrupt(open_and_read_all(NAME, with_columns(&file, &columns)).await, "PageLayout");
+    assert_corrupt(
+        open_and_read_all(NAME, with_columns(&file, &columns)).await,
+        "PageLayout",
+    );
 }
 
 #[tokio::test]
@@ -221,6 +271,9 @@ async fn metadata_larger_than_the_tail_needs_exactly_one_more_read() {
     .expect("open");
     assert_eq!(stats.snapshot().requests, 2, "{:?}", recording.reads());
     assert_eq!(stats.snapshot().round_trips, 2);
-    let batch = reader.read_rows(&[0], &RowSelection::Range(0..10), &stats).await.expect("read");
+    let batch = reader
+        .read_rows(&[0], &RowSelection::Range(0..10), &stats)
+        .await
+        .expect("read");
     assert_eq!(batch.num_rows(), 10);
 }

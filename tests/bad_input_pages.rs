@@ -27,7 +27,10 @@ fn assert_corrupt(result: lakeseek::Result<()>, needle: &str) {
         Err(Error::Corrupt { path, range, what }) => {
             assert_eq!(path, NAME, "path in {what}");
             assert!(range.is_some(), "no byte range in {what:?}");
-            assert!(what.to_lowercase().contains(&needle.to_lowercase()), "{what:?} does not mention {needle:?}");
+            assert!(
+                what.to_lowercase().contains(&needle.to_lowercase()),
+                "{what:?} does not mention {needle:?}"
+            );
         }
         other => panic!("expected Corrupt mentioning {needle:?}, got {other:?}"),
     }
@@ -39,21 +42,42 @@ async fn page_of(file: &[u8], name: &str) -> (usize, Vec<Range<u64>>, PageLayout
     let reader = support::open(source, path).await.expect("open");
     let field = &reader.schema().fields[reader.schema().field_index(name).expect("field")];
     let page = &reader.metadata().columns[field.first_column].pages[0];
-    (field.first_column, page.buffers.clone(), page.layout.clone())
+    (
+        field.first_column,
+        page.buffers.clone(),
+        page.layout.clone(),
+    )
 }
 
 /// Absolute range of chunk 0 and of its value buffer `index`.
-fn first_chunk_value_buffer(file: &[u8], layout: &PageLayout, index: usize) -> (Range<usize>, Range<usize>) {
-    let PageLayout::MiniBlock(mini) = layout else { panic!("not a mini-block page") };
-    let init_bytes: Vec<bytes::Bytes> =
-        layout.init_ranges().iter().map(|r| bytes::Bytes::copy_from_slice(&file[r.start as usize..r.end as usize])).collect();
-    let PageInit::MiniBlock(init) = layout.decode_init(&init_bytes).expect("init") else { panic!("init") };
+fn first_chunk_value_buffer(
+    file: &[u8],
+    layout: &PageLayout,
+    index: usize,
+) -> (Range<usize>, Range<usize>) {
+    let PageLayout::MiniBlock(mini) = layout else {
+        panic!("not a mini-block page")
+    };
+    let init_bytes: Vec<bytes::Bytes> = layout
+        .init_ranges()
+        .iter()
+        .map(|r| bytes::Bytes::copy_from_slice(&file[r.start as usize..r.end as usize]))
+        .collect();
+    let PageInit::MiniBlock(init) = layout.decode_init(&init_bytes).expect("init") else {
+        panic!("init")
+    };
     let chunk = init.chunks.chunks[0];
     let start = (mini.chunk_data.start + chunk.byte_start) as usize;
     let end = start + chunk.bytes as usize;
     let bytes = bytes::Bytes::copy_from_slice(&file[start..end]);
-    let frame = ChunkFrame::parse(&bytes, mini.rep_compression.is_some(), mini.def_compression.is_some(), mini.num_buffers, mini.has_large_chunk)
-        .expect("frame");
+    let frame = ChunkFrame::parse(
+        &bytes,
+        mini.rep_compression.is_some(),
+        mini.def_compression.is_some(),
+        mini.num_buffers,
+        mini.has_large_chunk,
+    )
+    .expect("frame");
     let buffer = &frame.buffers[index];
     let offset = buffer.as_ptr() as usize - bytes.as_ptr() as usize;
     (start..end, start + offset..start + offset + buffer.len())
@@ -78,7 +102,10 @@ async fn chunk_metadata_of_odd_size_or_bad_counts_is_corrupt() {
     let (column, _, _) = page_of(&file, "i32_full").await;
     let mut columns = column_protos(&file);
     columns[column].pages[0].buffer_sizes[0] -= 1;
-    assert_corrupt(open_and_read_all(NAME, with_columns(&file, &columns)).await, "word");
+    assert_corrupt(
+        open_and_read_all(NAME, with_columns(&file, &columns)).await,
+        "word",
+    );
     // A non-final chunk whose item count is log2 = 0.
     let mut file = fixture("v2_2/ints.lance");
     let (_, buffers, _) = page_of(&file, "i32_full").await;
@@ -113,11 +140,20 @@ async fn bit_widths_wider_than_the_type_are_corrupt() {
 
 #[tokio::test]
 async fn dictionary_indices_out_of_range_are_corrupt() {
-    for relative in ["v2_1/strings.lance", "v2_2/strings.lance", "v2_3/strings.lance"] {
+    for relative in [
+        "v2_1/strings.lance",
+        "v2_2/strings.lance",
+        "v2_3/strings.lance",
+    ] {
         let mut file = fixture(relative);
         let (_, _, layout) = page_of(&file, "s_dict").await;
-        let PageLayout::MiniBlock(mini) = &layout else { panic!("s_dict is mini-block") };
-        assert!(mini.dictionary.is_some() && mini.num_dictionary_items < 64, "{relative}: expected a small dictionary");
+        let PageLayout::MiniBlock(mini) = &layout else {
+            panic!("s_dict is mini-block")
+        };
+        assert!(
+            mini.dictionary.is_some() && mini.num_dictionary_items < 64,
+            "{relative}: expected a small dictionary"
+        );
         let (_, values) = first_chunk_value_buffer(&file, &layout, 0);
         // Every packed index becomes all ones: 2^W - 1 >= 60 items.
         file[values.start + 4..values.end].fill(0xff);
@@ -129,7 +165,9 @@ async fn dictionary_indices_out_of_range_are_corrupt() {
 fn edit_layout(file: &[u8], column: usize, edit: impl Fn(&mut enc::PageLayout)) -> Vec<u8> {
     let mut columns = column_protos(file);
     let page = &mut columns[column].pages[0];
-    let Some(pb::encoding::Location::Direct(direct)) = page.encoding.as_ref().and_then(|e| e.location.clone()) else {
+    let Some(pb::encoding::Location::Direct(direct)) =
+        page.encoding.as_ref().and_then(|e| e.location.clone())
+    else {
         panic!("direct encoding")
     };
     let mut any = prost_types::Any::decode(direct.encoding).expect("any");
@@ -137,7 +175,9 @@ fn edit_layout(file: &[u8], column: usize, edit: impl Fn(&mut enc::PageLayout)) 
     edit(&mut layout);
     any.value = layout.encode_to_vec();
     page.encoding = Some(pb::Encoding {
-        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding { encoding: any.encode_to_vec().into() })),
+        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
+            encoding: any.encode_to_vec().into(),
+        })),
     });
     with_columns(file, &columns)
 }
@@ -154,13 +194,17 @@ async fn broken_fsst_symbol_tables_are_corrupt() {
     let file = fixture("v2_2/strings.lance");
     let (column, _, _) = page_of(&file, "s_fsst").await;
     let truncate = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else { panic!("mini-block") };
+        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
+            panic!("mini-block")
+        };
         let f = fsst_of(&mut m.value_compression);
         f.symbol_table = f.symbol_table.slice(..f.symbol_table.len() / 2);
     });
     assert_corrupt(open_and_read_all(NAME, truncate).await, "symbol");
     let long_symbol = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else { panic!("mini-block") };
+        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
+            panic!("mini-block")
+        };
         let f = fsst_of(&mut m.value_compression);
         let mut table = f.symbol_table.to_vec();
         let symbols = table[0] as usize;
@@ -173,7 +217,9 @@ async fn broken_fsst_symbol_tables_are_corrupt() {
     let file = fixture("v2_2/long_strings.lance");
     let (column, _, _) = page_of(&file, "long_fsst").await;
     let empty = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::FullZipLayout(z)) = &mut l.layout else { panic!("full-zip") };
+        let Some(enc::page_layout::Layout::FullZipLayout(z)) = &mut l.layout else {
+            panic!("full-zip")
+        };
         fsst_of(&mut z.value_compression).symbol_table = bytes::Bytes::from_static(&[1, 2, 3]);
     });
     assert_corrupt(open_and_read_all(NAME, empty).await, "symbol");
@@ -184,27 +230,37 @@ async fn layouts_that_disagree_with_their_buffers_are_corrupt() {
     let file = fixture("v2_2/ints.lance");
     let (column, _, _) = page_of(&file, "i32_full").await;
     let buffers = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else { panic!() };
+        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
+            panic!()
+        };
         m.num_buffers = 1 << 40;
     });
     assert_corrupt(open_and_read_all(NAME, buffers).await, "value buffers");
     let items = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else { panic!() };
+        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
+            panic!()
+        };
         m.num_items += 5000;
     });
     assert_corrupt(open_and_read_all(NAME, items).await, "item");
     let dictionary = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else { panic!() };
+        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
+            panic!()
+        };
         m.dictionary = m.value_compression.clone();
     });
     assert_corrupt(open_and_read_all(NAME, dictionary).await, "dictionary");
     let layers = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else { panic!() };
+        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
+            panic!()
+        };
         m.layers = vec![0];
     });
     assert_corrupt(open_and_read_all(NAME, layers).await, "layer");
     let planar_codec = edit_layout(&file, column, |l| {
-        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else { panic!() };
+        let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
+            panic!()
+        };
         m.value_compression = Some(enc::CompressiveEncoding {
             compression: Some(enc::compressive_encoding::Compression::Range(enc::Range {
                 uncompressed_bits_per_value: 32,
@@ -213,7 +269,10 @@ async fn layouts_that_disagree_with_their_buffers_are_corrupt() {
             })),
         });
     });
-    assert!(matches!(open_and_read_all(NAME, planar_codec).await, Err(Error::Corrupt { .. } | Error::Unsupported { .. })));
+    assert!(matches!(
+        open_and_read_all(NAME, planar_codec).await,
+        Err(Error::Corrupt { .. } | Error::Unsupported { .. })
+    ));
 }
 
 #[tokio::test]
@@ -247,7 +306,14 @@ async fn random_byte_flips_never_panic() {
         state ^= state << 17;
         state
     };
-    let files = ["v2_1/ints.lance", "v2_2/strings.lance", "v2_3/nulls_constants.lance", "v2_2/long_strings.lance", "v2_3/vectors.lance", "v2_2/rle.lance"];
+    let files = [
+        "v2_1/ints.lance",
+        "v2_2/strings.lance",
+        "v2_3/nulls_constants.lance",
+        "v2_2/long_strings.lance",
+        "v2_3/vectors.lance",
+        "v2_2/rle.lance",
+    ];
     let mut outcomes = [0usize; 2];
     for relative in files {
         let file = fixture(relative);
@@ -255,7 +321,11 @@ async fn random_byte_flips_never_panic() {
         for round in 0..60 {
             let mut f = file.clone();
             // Half the rounds hit the metadata region, half the data.
-            let (lo, hi) = if round % 2 == 0 { (footer.column_meta_start as usize, f.len()) } else { (0, footer.column_meta_start as usize) };
+            let (lo, hi) = if round % 2 == 0 {
+                (footer.column_meta_start as usize, f.len())
+            } else {
+                (0, footer.column_meta_start as usize)
+            };
             for _ in 0..1 + next() % 4 {
                 let at = lo + (next() as usize) % (hi - lo);
                 f[at] ^= 1 << (next() % 8);
@@ -265,7 +335,10 @@ async fn random_byte_flips_never_panic() {
                 Ok(Ok(())) => outcomes[0] += 1,
                 Ok(Err(e)) => {
                     assert!(
-                        matches!(e, Error::Corrupt { .. } | Error::Unsupported { .. } | Error::Arrow(_)),
+                        matches!(
+                            e,
+                            Error::Corrupt { .. } | Error::Unsupported { .. } | Error::Arrow(_)
+                        ),
                         "{relative} round {round}: unexpected error kind {e:?}"
                     );
                     outcomes[1] += 1;

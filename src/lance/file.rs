@@ -126,7 +126,10 @@ impl Footer {
     /// order inside an object of `object_size` bytes.
     pub fn parse(bytes: &[u8], object_size: u64) -> Result<Self> {
         if bytes.len() as u64 != FOOTER_LEN {
-            return Err(Error::corrupt(format!("footer must be {FOOTER_LEN} bytes, got {}", bytes.len())));
+            return Err(Error::corrupt(format!(
+                "footer must be {FOOTER_LEN} bytes, got {}",
+                bytes.len()
+            )));
         }
         if &bytes[36..40] != MAGIC {
             return Err(Error::corrupt(format!(
@@ -165,7 +168,10 @@ impl Footer {
 
     fn validate(&self, object_size: u64) -> Result<()> {
         let footer_start = object_size - FOOTER_LEN;
-        crate::ensure_corrupt!(self.num_global_buffers >= 1, "footer: no global buffers (the schema is buffer 0)");
+        crate::ensure_corrupt!(
+            self.num_global_buffers >= 1,
+            "footer: no global buffers (the schema is buffer 0)"
+        );
         // All arithmetic below fits: positions are checked against object_size first.
         crate::ensure_corrupt!(
             self.gbo_start <= footer_start,
@@ -308,7 +314,11 @@ pub enum MetadataParse {
 ///
 /// `tail` holds the object bytes `tail_start..object_size`. Every position and size read
 /// from the file is checked against the object and the table bounds before use.
-pub fn parse_file_metadata(tail: &Bytes, tail_start: u64, object_size: u64) -> Result<MetadataParse> {
+pub fn parse_file_metadata(
+    tail: &Bytes,
+    tail_start: u64,
+    object_size: u64,
+) -> Result<MetadataParse> {
     let check_span = |what: &str| -> Result<()> {
         if tail_start.checked_add(tail.len() as u64) != Some(object_size) {
             return Err(Error::InvalidArgument(format!(
@@ -320,8 +330,10 @@ pub fn parse_file_metadata(tail: &Bytes, tail_start: u64, object_size: u64) -> R
     };
     check_span("parse_file_metadata")?;
     if object_size < FOOTER_LEN {
-        return Err(Error::corrupt(format!("object of {object_size} bytes is too small for a Lance footer"))
-            .at("", Some(0..object_size)));
+        return Err(Error::corrupt(format!(
+            "object of {object_size} bytes is too small for a Lance footer"
+        ))
+        .at("", Some(0..object_size)));
     }
     let footer_range = object_size - FOOTER_LEN..object_size;
     let slice = |r: &Range<u64>| -> Option<Bytes> {
@@ -330,8 +342,10 @@ pub fn parse_file_metadata(tail: &Bytes, tail_start: u64, object_size: u64) -> R
         }
         Some(tail.slice((r.start - tail_start) as usize..(r.end - tail_start) as usize))
     };
-    let footer_bytes = slice(&footer_range).ok_or_else(|| Error::InvalidArgument("tail shorter than the footer".into()))?;
-    let footer = Footer::parse(&footer_bytes, object_size).map_err(|e| e.at("", Some(footer_range.clone())))?;
+    let footer_bytes = slice(&footer_range)
+        .ok_or_else(|| Error::InvalidArgument("tail shorter than the footer".into()))?;
+    let footer = Footer::parse(&footer_bytes, object_size)
+        .map_err(|e| e.at("", Some(footer_range.clone())))?;
     let version = footer.version()?;
 
     // The tables are needed first; ask for everything from the column metadata on (the
@@ -352,17 +366,17 @@ pub fn parse_file_metadata(tail: &Bytes, tail_start: u64, object_size: u64) -> R
         Ok(())
     })
     .map_err(|e| e.context("GBO table").at("", Some(gbo_range.clone())))?;
-    let schema_range = global_buffers
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::corrupt("no global buffer 0 (schema)").at("", Some(gbo_range.clone())))?;
+    let schema_range = global_buffers.first().cloned().ok_or_else(|| {
+        Error::corrupt("no global buffer 0 (schema)").at("", Some(gbo_range.clone()))
+    })?;
     let metadata_start = schema_range.start.min(footer.column_meta_start);
     if metadata_start < tail_start {
         return Ok(MetadataParse::NeedMore(metadata_start..tail_start));
     }
 
     let cmo_range = footer.cmo_range();
-    let cmo_bytes = slice(&cmo_range).ok_or_else(|| Error::InvalidArgument("CMO table outside the tail".into()))?;
+    let cmo_bytes = slice(&cmo_range)
+        .ok_or_else(|| Error::InvalidArgument("CMO table outside the tail".into()))?;
     let column_ranges = read_offset_table(&cmo_bytes, footer.num_columns as usize, |r| {
         crate::ensure_corrupt!(
             r.start >= footer.column_meta_start && r.end <= footer.cmo_start,
@@ -376,13 +390,19 @@ pub fn parse_file_metadata(tail: &Bytes, tail_start: u64, object_size: u64) -> R
     })
     .map_err(|e| e.context("CMO table").at("", Some(cmo_range.clone())))?;
 
-    let schema_bytes = slice(&schema_range).ok_or_else(|| Error::InvalidArgument("schema outside the tail".into()))?;
-    let descriptor = pb::FileDescriptor::decode(schema_bytes)
-        .map_err(|e| Error::corrupt(format!("schema (global buffer 0) is not a FileDescriptor protobuf: {e}")).at("", Some(schema_range.clone())))?;
-    let schema_proto = descriptor
-        .schema
-        .ok_or_else(|| Error::corrupt("FileDescriptor has no schema").at("", Some(schema_range.clone())))?;
-    let schema = LanceSchema::from_proto(&schema_proto).map_err(|e| e.at("", Some(schema_range.clone())))?;
+    let schema_bytes = slice(&schema_range)
+        .ok_or_else(|| Error::InvalidArgument("schema outside the tail".into()))?;
+    let descriptor = pb::FileDescriptor::decode(schema_bytes).map_err(|e| {
+        Error::corrupt(format!(
+            "schema (global buffer 0) is not a FileDescriptor protobuf: {e}"
+        ))
+        .at("", Some(schema_range.clone()))
+    })?;
+    let schema_proto = descriptor.schema.ok_or_else(|| {
+        Error::corrupt("FileDescriptor has no schema").at("", Some(schema_range.clone()))
+    })?;
+    let schema =
+        LanceSchema::from_proto(&schema_proto).map_err(|e| e.at("", Some(schema_range.clone())))?;
     if version != FileVersion::V2_0 && schema.num_columns != footer.num_columns as usize {
         return Err(Error::corrupt(format!(
             "schema needs {} physical columns but the footer says {}",
@@ -393,9 +413,17 @@ pub fn parse_file_metadata(tail: &Bytes, tail_start: u64, object_size: u64) -> R
 
     let mut columns = Vec::with_capacity(column_ranges.len());
     for (index, range) in column_ranges.into_iter().enumerate() {
-        let bytes = slice(&range).ok_or_else(|| Error::InvalidArgument("column metadata outside the tail".into()))?;
-        let column = parse_column(index, &bytes, range.clone(), &footer, version, descriptor.length)
-            .map_err(|e| e.at("", Some(range)))?;
+        let bytes = slice(&range)
+            .ok_or_else(|| Error::InvalidArgument("column metadata outside the tail".into()))?;
+        let column = parse_column(
+            index,
+            &bytes,
+            range.clone(),
+            &footer,
+            version,
+            descriptor.length,
+        )
+        .map_err(|e| e.at("", Some(range)))?;
         columns.push(column);
     }
     Ok(MetadataParse::Parsed(Box::new(FileMetadata {
@@ -416,14 +444,19 @@ fn read_offset_table(
     count: usize,
     check: impl Fn(&Range<u64>) -> Result<()>,
 ) -> Result<Vec<Range<u64>>> {
-    crate::ensure_corrupt!(bytes.len() as u64 == count as u64 * TABLE_ENTRY_LEN, "table has the wrong size");
+    crate::ensure_corrupt!(
+        bytes.len() as u64 == count as u64 * TABLE_ENTRY_LEN,
+        "table has the wrong size"
+    );
     let mut out = Vec::with_capacity(count);
     for i in 0..count {
         let position = u64_at(bytes, i * 16);
         let size = u64_at(bytes, i * 16 + 8);
-        let end = position
-            .checked_add(size)
-            .ok_or_else(|| Error::corrupt(format!("entry {i}: position {position} + size {size} overflows")))?;
+        let end = position.checked_add(size).ok_or_else(|| {
+            Error::corrupt(format!(
+                "entry {i}: position {position} + size {size} overflows"
+            ))
+        })?;
         let range = position..end;
         check(&range).map_err(|e| e.context(format!("entry {i}")))?;
         out.push(range);
@@ -439,8 +472,11 @@ fn parse_column(
     version: FileVersion,
     num_rows: u64,
 ) -> Result<ColumnInfo> {
-    let proto = pb::ColumnMetadata::decode(bytes)
-        .map_err(|e| Error::corrupt(format!("column {index}: metadata is not a ColumnMetadata protobuf: {e}")))?;
+    let proto = pb::ColumnMetadata::decode(bytes).map_err(|e| {
+        Error::corrupt(format!(
+            "column {index}: metadata is not a ColumnMetadata protobuf: {e}"
+        ))
+    })?;
     let mut pages = Vec::with_capacity(proto.pages.len());
     let mut next_row = 0u64;
     for (page_index, page) in proto.pages.into_iter().enumerate() {
@@ -454,10 +490,18 @@ fn parse_column(
             "column {index}: pages hold {next_row} rows but the file has {num_rows}"
         )));
     }
-    Ok(ColumnInfo { metadata_range: range, pages })
+    Ok(ColumnInfo {
+        metadata_range: range,
+        pages,
+    })
 }
 
-fn parse_page(page: pb::column_metadata::Page, footer: &Footer, version: FileVersion, first_row: u64) -> Result<PageInfo> {
+fn parse_page(
+    page: pb::column_metadata::Page,
+    footer: &Footer,
+    version: FileVersion,
+    first_row: u64,
+) -> Result<PageInfo> {
     crate::ensure_corrupt!(
         page.buffer_offsets.len() == page.buffer_sizes.len(),
         "{} buffer offsets but {} buffer sizes",
@@ -465,7 +509,12 @@ fn parse_page(page: pb::column_metadata::Page, footer: &Footer, version: FileVer
         page.buffer_sizes.len()
     );
     let mut buffers = Vec::with_capacity(page.buffer_offsets.len());
-    for (i, (&position, &size)) in page.buffer_offsets.iter().zip(&page.buffer_sizes).enumerate() {
+    for (i, (&position, &size)) in page
+        .buffer_offsets
+        .iter()
+        .zip(&page.buffer_sizes)
+        .enumerate()
+    {
         let end = position
             .checked_add(size)
             .filter(|&end| end <= footer.column_meta_start)
@@ -479,9 +528,13 @@ fn parse_page(page: pb::column_metadata::Page, footer: &Footer, version: FileVer
     }
     let encoding = match page.encoding.and_then(|e| e.location) {
         Some(pb::encoding::Location::Direct(direct)) => {
-            let any = prost_types::Any::decode(direct.encoding)
-                .map_err(|e| Error::corrupt(format!("page encoding is not a google.protobuf.Any: {e}")))?;
-            RawPageEncoding::Direct { type_url: any.type_url, value: Bytes::from(any.value) }
+            let any = prost_types::Any::decode(direct.encoding).map_err(|e| {
+                Error::corrupt(format!("page encoding is not a google.protobuf.Any: {e}"))
+            })?;
+            RawPageEncoding::Direct {
+                type_url: any.type_url,
+                value: Bytes::from(any.value),
+            }
         }
         Some(pb::encoding::Location::Indirect(d)) => RawPageEncoding::Indirect {
             range: d.buffer_location..d.buffer_location.saturating_add(d.buffer_length),
@@ -495,8 +548,16 @@ fn parse_page(page: pb::column_metadata::Page, footer: &Footer, version: FileVer
         "page starts at row {} but the previous pages end at row {first_row}",
         page.priority
     );
-    let end = first_row.checked_add(num_rows).ok_or_else(|| Error::corrupt("page row count overflows"))?;
-    Ok(PageInfo { buffers, length: page.length, priority: page.priority, layout, rows: first_row..end })
+    let end = first_row
+        .checked_add(num_rows)
+        .ok_or_else(|| Error::corrupt("page row count overflows"))?;
+    Ok(PageInfo {
+        buffers,
+        length: page.length,
+        priority: page.priority,
+        layout,
+        rows: first_row..end,
+    })
 }
 
 /// Cache of decoded file metadata, keyed by path + object version.
@@ -514,7 +575,11 @@ pub async fn load_file_metadata(
     cache: Option<&FileMetadataCache>,
     stats: &IoStats,
 ) -> Result<Arc<FileMetadata>> {
-    Ok(load_file_metadata_versioned(fetcher, path, size_hint, cache, stats).await?.0)
+    Ok(
+        load_file_metadata_versioned(fetcher, path, size_hint, cache, stats)
+            .await?
+            .0,
+    )
 }
 
 /// [`load_file_metadata`], also returning the object version the metadata belongs to
@@ -528,8 +593,14 @@ pub async fn load_file_metadata_versioned(
 ) -> Result<(Arc<FileMetadata>, ObjectVersion)> {
     if let (Some(size), Some(cache)) = (size_hint, cache) {
         let version = ObjectVersion { size, etag: None };
-        let key = CacheKey { path: path.to_string(), version: version.clone(), item: () };
-        let metadata = cache.get_or_try_load(key, read_file_metadata(fetcher, path, stats)).await?;
+        let key = CacheKey {
+            path: path.to_string(),
+            version: version.clone(),
+            item: (),
+        };
+        let metadata = cache
+            .get_or_try_load(key, read_file_metadata(fetcher, path, stats))
+            .await?;
         crate::ensure_corrupt!(
             metadata.object_size == size,
             "{path}: object is {} bytes, the size hint said {size}",
@@ -539,7 +610,11 @@ pub async fn load_file_metadata_versioned(
     }
     let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
     let version = tail.version.clone();
-    let key = CacheKey { path: path.to_string(), version: version.clone(), item: () };
+    let key = CacheKey {
+        path: path.to_string(),
+        version: version.clone(),
+        item: (),
+    };
     let start = tail.start();
     let size = tail.version.size;
     let load = finish_file_metadata(fetcher, path, tail.bytes, start, size, stats);
@@ -550,7 +625,11 @@ pub async fn load_file_metadata_versioned(
     Ok((metadata, version))
 }
 
-async fn read_file_metadata(fetcher: &RangeFetcher, path: &Path, stats: &IoStats) -> Result<FileMetadata> {
+async fn read_file_metadata(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    stats: &IoStats,
+) -> Result<FileMetadata> {
     let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
     let start = tail.start();
     finish_file_metadata(fetcher, path, tail.bytes, start, tail.version.size, stats).await
@@ -574,12 +653,20 @@ async fn finish_file_metadata(
             MetadataParse::Parsed(metadata) => return Ok(*metadata),
             MetadataParse::NeedMore(range) => {
                 if range.end != start || range.start >= start {
-                    return Err(Error::corrupt(format!("metadata parser asked for {range:?} with bytes from {start}"))
-                        .at(&location, None));
+                    return Err(Error::corrupt(format!(
+                        "metadata parser asked for {range:?} with bytes from {start}"
+                    ))
+                    .at(&location, None));
                 }
-                let request = ReadRequest { path: path.clone(), range: range.clone(), object_size: Some(size) };
+                let request = ReadRequest {
+                    path: path.clone(),
+                    range: range.clone(),
+                    object_size: Some(size),
+                };
                 let mut fetched = fetcher.fetch(&[request], stats).await?;
-                let prefix = fetched.pop().ok_or_else(|| Error::corrupt("fetch returned nothing"))?;
+                let prefix = fetched
+                    .pop()
+                    .ok_or_else(|| Error::corrupt("fetch returned nothing"))?;
                 let mut joined = Vec::with_capacity(prefix.len() + bytes.len());
                 joined.extend_from_slice(&prefix);
                 joined.extend_from_slice(&bytes);

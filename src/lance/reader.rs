@@ -49,7 +49,10 @@ pub struct ReaderCaches {
 impl ReaderCaches {
     /// Caches holding about `metadata_bytes` of file metadata and `page_bytes` of page init.
     pub fn new(metadata_bytes: u64, page_bytes: u64) -> Self {
-        Self { file_metadata: SizedCache::new(metadata_bytes), page_init: SizedCache::new(page_bytes) }
+        Self {
+            file_metadata: SizedCache::new(metadata_bytes),
+            page_init: SizedCache::new(page_bytes),
+        }
     }
 }
 
@@ -90,9 +93,21 @@ impl LanceFileReader {
         caches: Arc<ReaderCaches>,
         stats: &IoStats,
     ) -> Result<Self> {
-        let (metadata, version) =
-            load_file_metadata_versioned(&fetcher, &path, size_hint, Some(&caches.file_metadata), stats).await?;
-        Ok(Self { fetcher, path, version, metadata, caches })
+        let (metadata, version) = load_file_metadata_versioned(
+            &fetcher,
+            &path,
+            size_hint,
+            Some(&caches.file_metadata),
+            stats,
+        )
+        .await?;
+        Ok(Self {
+            fetcher,
+            path,
+            version,
+            metadata,
+            caches,
+        })
     }
 
     /// The file schema.
@@ -141,13 +156,21 @@ impl LanceFileReader {
     /// Read `selection` of the top-level fields `columns` (indices into
     /// [`Self::schema`]`.fields`) as one record batch, in two waves at most: page init for
     /// pages not cached yet, then the chunks / spans holding the rows.
-    pub async fn read_rows(&self, columns: &[usize], selection: &RowSelection, stats: &IoStats) -> Result<RecordBatch> {
+    pub async fn read_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
         let (ranges, repeat) = normalize_selection(selection, self.num_rows())?;
         let fields: Vec<&LanceField> = columns
             .iter()
             .map(|&c| {
                 self.schema().fields.get(c).ok_or_else(|| {
-                    Error::InvalidArgument(format!("field index {c} out of range ({} fields)", self.schema().fields.len()))
+                    Error::InvalidArgument(format!(
+                        "field index {c} out of range ({} fields)",
+                        self.schema().fields.len()
+                    ))
                 })
             })
             .collect::<Result<_>>()?;
@@ -166,9 +189,16 @@ impl LanceFileReader {
         let plans = tasks
             .iter()
             .zip(&inits)
-            .map(|(t, init)| self.page(t).and_then(|p| p.layout.plan(init, &t.rows)).map_err(|e| self.page_error(e, t)))
+            .map(|(t, init)| {
+                self.page(t)
+                    .and_then(|p| p.layout.plan(init, &t.rows))
+                    .map_err(|e| self.page_error(e, t))
+            })
             .collect::<Result<Vec<PageReadPlan>>>()?;
-        let all_ranges: Vec<Range<u64>> = plans.iter().flat_map(|p| p.ranges.iter().cloned()).collect();
+        let all_ranges: Vec<Range<u64>> = plans
+            .iter()
+            .flat_map(|p| p.ranges.iter().cloned())
+            .collect();
         let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
         let mut per_output: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
@@ -176,7 +206,10 @@ impl LanceFileReader {
             let field = fields[task.output];
             let array = self
                 .page(task)
-                .and_then(|p| p.layout.decode(init, &task.rows, plan, &bytes, &field.data_type))
+                .and_then(|p| {
+                    p.layout
+                        .decode(init, &task.rows, plan, &bytes, &field.data_type)
+                })
                 .map_err(|e| self.page_error(e, task))?;
             per_output[task.output].push(array);
         }
@@ -184,9 +217,13 @@ impl LanceFileReader {
         for (field, parts) in fields.iter().zip(per_output) {
             let array = match parts.len() {
                 0 => arrow_array::new_empty_array(&field.data_type),
-                1 => parts.into_iter().next().ok_or_else(|| Error::corrupt("no page arrays"))?,
+                1 => parts
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
                 _ => {
-                    let refs: Vec<&dyn arrow_array::Array> = parts.iter().map(|a| a.as_ref()).collect();
+                    let refs: Vec<&dyn arrow_array::Array> =
+                        parts.iter().map(|a| a.as_ref()).collect();
                     arrow_select::concat::concat(&refs)?
                 }
             };
@@ -196,7 +233,9 @@ impl LanceFileReader {
             };
             arrays.push(array);
         }
-        let schema = Arc::new(ArrowSchema::new(fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>()));
+        let schema = Arc::new(ArrowSchema::new(
+            fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
+        ));
         let rows = match selection {
             RowSelection::Range(r) => (r.end - r.start) as usize,
             RowSelection::Rows(v) => v.len(),
@@ -219,15 +258,22 @@ impl LanceFileReader {
             let end = p.buffers.iter().map(|b| b.end).max()?;
             Some(start..end)
         });
-        e.context(format!("column {} page {}", task.column, task.page)).at(self.path.as_ref(), span)
+        e.context(format!("column {} page {}", task.column, task.page))
+            .at(self.path.as_ref(), span)
     }
 
-    fn page_tasks(&self, output: usize, column: usize, ranges: &[Range<u64>]) -> Result<Vec<PageTask>> {
-        let info = self
-            .metadata
-            .columns
-            .get(column)
-            .ok_or_else(|| Error::corrupt(format!("schema names column {column}, the file has {}", self.metadata.columns.len())))?;
+    fn page_tasks(
+        &self,
+        output: usize,
+        column: usize,
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<PageTask>> {
+        let info = self.metadata.columns.get(column).ok_or_else(|| {
+            Error::corrupt(format!(
+                "schema names column {column}, the file has {}",
+                self.metadata.columns.len()
+            ))
+        })?;
         let mut tasks: Vec<PageTask> = Vec::new();
         for r in ranges {
             for page in info.pages_for(r.clone()) {
@@ -238,18 +284,30 @@ impl LanceFileReader {
                 }
                 match tasks.last_mut() {
                     Some(t) if t.page == page => t.rows.push(local),
-                    _ => tasks.push(PageTask { output, column, page, rows: vec![local] }),
+                    _ => tasks.push(PageTask {
+                        output,
+                        column,
+                        page,
+                        rows: vec![local],
+                    }),
                 }
             }
         }
         for t in &tasks {
-            self.page(t)?.layout.check_readable().map_err(|e| self.page_error(e, t))?;
+            self.page(t)?
+                .layout
+                .check_readable()
+                .map_err(|e| self.page_error(e, t))?;
         }
         Ok(tasks)
     }
 
     /// Page init for every task: cached ones from the cache, the rest in one wave.
-    async fn load_page_inits(&self, tasks: &[PageTask], stats: &IoStats) -> Result<Vec<Arc<PageInit>>> {
+    async fn load_page_inits(
+        &self,
+        tasks: &[PageTask],
+        stats: &IoStats,
+    ) -> Result<Vec<Arc<PageInit>>> {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut ranges: Vec<Range<u64>> = Vec::new();
@@ -281,8 +339,15 @@ impl LanceFileReader {
                 let t = &tasks[i];
                 let layout = &self.page(t)?.layout;
                 let bytes: Vec<Bytes> = fetched.by_ref().take(layout.init_ranges().len()).collect();
-                let init = Arc::new(layout.decode_init(&bytes).map_err(|e| self.page_error(e, t))?);
-                self.caches.page_init.insert(self.page_key(t), init.clone()).await;
+                let init = Arc::new(
+                    layout
+                        .decode_init(&bytes)
+                        .map_err(|e| self.page_error(e, t))?,
+                );
+                self.caches
+                    .page_init
+                    .insert(self.page_key(t), init.clone())
+                    .await;
                 inits[i] = Some(init);
             }
         }
@@ -293,7 +358,10 @@ impl LanceFileReader {
                 Some(init) => Ok(init),
                 None => {
                     let first = seen.get(&(t.column, t.page)).copied();
-                    Err(Error::corrupt(format!("internal: page init of column {} page {} missing ({first:?})", t.column, t.page)))
+                    Err(Error::corrupt(format!(
+                        "internal: page init of column {} page {} missing ({first:?})",
+                        t.column, t.page
+                    )))
                 }
             })
             .collect()
@@ -303,7 +371,10 @@ impl LanceFileReader {
         CacheKey {
             path: self.path.to_string(),
             version: self.version.clone(),
-            item: PageKey { column: t.column as u32, page: t.page as u32 },
+            item: PageKey {
+                column: t.column as u32,
+                page: t.page as u32,
+            },
         }
     }
 
@@ -312,14 +383,25 @@ impl LanceFileReader {
         let requests: Vec<ReadRequest> = ranges
             .iter()
             .filter(|r| r.start < r.end)
-            .map(|r| ReadRequest { path: self.path.clone(), range: r.clone(), object_size: Some(self.metadata.object_size) })
+            .map(|r| ReadRequest {
+                path: self.path.clone(),
+                range: r.clone(),
+                object_size: Some(self.metadata.object_size),
+            })
             .collect();
-        let mut fetched = if requests.is_empty() { Vec::new() } else { self.fetcher.fetch(&requests, stats).await? }.into_iter();
+        let mut fetched = if requests.is_empty() {
+            Vec::new()
+        } else {
+            self.fetcher.fetch(&requests, stats).await?
+        }
+        .into_iter();
         ranges
             .iter()
             .map(|r| {
                 if r.start < r.end {
-                    fetched.next().ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
+                    fetched
+                        .next()
+                        .ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
                 } else {
                     Ok(Bytes::new())
                 }
@@ -335,23 +417,41 @@ impl LanceFileReader {
 
 /// Turn a selection into sorted disjoint ranges, plus take-indices into the
 /// concatenated unique rows when the selection repeats rows.
-fn normalize_selection(selection: &RowSelection, num_rows: u64) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
+fn normalize_selection(
+    selection: &RowSelection,
+    num_rows: u64,
+) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
     match selection {
         RowSelection::Range(r) => {
             if r.start > r.end || r.end > num_rows {
-                return Err(Error::InvalidArgument(format!("row range {}..{} outside 0..{num_rows}", r.start, r.end)));
+                return Err(Error::InvalidArgument(format!(
+                    "row range {}..{} outside 0..{num_rows}",
+                    r.start, r.end
+                )));
             }
-            Ok((if r.start < r.end { vec![r.clone()] } else { Vec::new() }, None))
+            Ok((
+                if r.start < r.end {
+                    vec![r.clone()]
+                } else {
+                    Vec::new()
+                },
+                None,
+            ))
         }
         RowSelection::Rows(rows) => {
             let mut ranges: Vec<Range<u64>> = Vec::new();
             let mut has_duplicates = false;
             for (i, &row) in rows.iter().enumerate() {
                 if row >= num_rows {
-                    return Err(Error::InvalidArgument(format!("row {row} outside 0..{num_rows}")));
+                    return Err(Error::InvalidArgument(format!(
+                        "row {row} outside 0..{num_rows}"
+                    )));
                 }
                 if i > 0 && row < rows[i - 1] {
-                    return Err(Error::InvalidArgument(format!("rows must be sorted: {} then {row}", rows[i - 1])));
+                    return Err(Error::InvalidArgument(format!(
+                        "rows must be sorted: {} then {row}",
+                        rows[i - 1]
+                    )));
                 }
                 match ranges.last_mut() {
                     Some(last) if last.end > row => has_duplicates = true,
@@ -449,9 +549,18 @@ pub struct PageInspection {
     pub bytes: u64,
 }
 
-fn field_paths(fields: &[LanceField], prefix: &str, out: &mut Vec<FieldInspection>, leaves: &mut HashMap<usize, String>) {
+fn field_paths(
+    fields: &[LanceField],
+    prefix: &str,
+    out: &mut Vec<FieldInspection>,
+    leaves: &mut HashMap<usize, String>,
+) {
     for f in fields {
-        let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
+        let path = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
         out.push(FieldInspection {
             path: path.clone(),
             id: f.id,

@@ -13,7 +13,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field as ArrowField, Fields, Schema as ArrowSchema, SchemaRef, TimeUnit};
+use arrow_schema::{
+    DataType, Field as ArrowField, Fields, Schema as ArrowSchema, SchemaRef, TimeUnit,
+};
 
 use crate::error::{Error, Result};
 use crate::io::cache::DeepSize;
@@ -60,18 +62,24 @@ pub struct LanceField {
 impl LanceField {
     /// The Arrow field (name, type, nullability, metadata).
     pub fn to_arrow(&self) -> ArrowField {
-        ArrowField::new(&self.name, self.data_type.clone(), self.nullable).with_metadata(self.metadata.clone())
+        ArrowField::new(&self.name, self.data_type.clone(), self.nullable)
+            .with_metadata(self.metadata.clone())
     }
 
     /// True for blob fields (stored as one column of blob descriptions).
     pub fn is_blob(&self) -> bool {
         self.metadata.contains_key(BLOB_METADATA_KEY)
-            || self.metadata.get(ARROW_EXTENSION_NAME_KEY).is_some_and(|n| n == BLOB_V2_EXTENSION_NAME)
+            || self
+                .metadata
+                .get(ARROW_EXTENSION_NAME_KEY)
+                .is_some_and(|n| n == BLOB_V2_EXTENSION_NAME)
     }
 
     /// True for packed structs (all children stored row-major in one column).
     pub fn is_packed_struct(&self) -> bool {
-        PACKED_STRUCT_KEYS.iter().any(|key| self.metadata.get(*key).is_some_and(|v| is_truthy(v)))
+        PACKED_STRUCT_KEYS
+            .iter()
+            .any(|key| self.metadata.get(*key).is_some_and(|v| is_truthy(v)))
     }
 
     /// True when this field owns exactly one physical column and has no structural layers:
@@ -82,7 +90,9 @@ impl LanceField {
 }
 
 fn is_truthy(v: &str) -> bool {
-    ["1", "true", "on", "yes", "y"].iter().any(|t| v.eq_ignore_ascii_case(t))
+    ["1", "true", "on", "yes", "y"]
+        .iter()
+        .any(|t| v.eq_ignore_ascii_case(t))
 }
 
 /// The schema of one Lance file.
@@ -113,7 +123,12 @@ impl LanceSchema {
             ArrowSchema::new(fields.iter().map(LanceField::to_arrow).collect::<Vec<_>>())
                 .with_metadata(metadata.clone()),
         );
-        Ok(Self { fields, metadata, arrow, num_columns: next_column })
+        Ok(Self {
+            fields,
+            metadata,
+            arrow,
+            num_columns: next_column,
+        })
     }
 
     /// Index of the top-level field named `name`.
@@ -135,12 +150,19 @@ impl DeepSize for LanceSchema {
         }
         let fields: usize = self.fields.iter().map(field_size).sum();
         // The Arrow schema duplicates roughly the same information.
-        2 * fields + self.metadata.iter().map(|(k, v)| k.len() + v.len() + 48).sum::<usize>()
+        2 * fields
+            + self
+                .metadata
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 48)
+                .sum::<usize>()
     }
 }
 
 fn lossy_metadata(raw: &HashMap<String, Vec<u8>>) -> HashMap<String, String> {
-    raw.iter().map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned())).collect()
+    raw.iter()
+        .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
+        .collect()
 }
 
 /// A field with its children attached but types not yet resolved.
@@ -153,10 +175,16 @@ fn build_tree(fields: &[pb::Field]) -> Result<Vec<FieldNode>> {
     let mut seen_ids = HashSet::with_capacity(fields.len());
     for f in fields {
         if f.id < 0 {
-            return Err(Error::corrupt(format!("schema: field {:?} has negative id {}", f.name, f.id)));
+            return Err(Error::corrupt(format!(
+                "schema: field {:?} has negative id {}",
+                f.name, f.id
+            )));
         }
         if !seen_ids.insert(f.id) {
-            return Err(Error::corrupt(format!("schema: field id {} appears twice", f.id)));
+            return Err(Error::corrupt(format!(
+                "schema: field id {} appears twice",
+                f.id
+            )));
         }
     }
     // Pre-order: every parent appears before its children, so a stack of open ancestors
@@ -168,7 +196,9 @@ fn build_tree(fields: &[pb::Field]) -> Result<Vec<FieldNode>> {
             if f.parent_id == top.proto.id {
                 break;
             }
-            let done = stack.pop().ok_or_else(|| Error::corrupt("schema: internal stack underflow"))?;
+            let done = stack
+                .pop()
+                .ok_or_else(|| Error::corrupt("schema: internal stack underflow"))?;
             attach(&mut stack, &mut roots, done);
         }
         if stack.is_empty() && f.parent_id != -1 {
@@ -178,9 +208,14 @@ fn build_tree(fields: &[pb::Field]) -> Result<Vec<FieldNode>> {
             )));
         }
         if stack.len() >= MAX_DEPTH {
-            return Err(Error::corrupt(format!("schema: fields nested deeper than {MAX_DEPTH} levels")));
+            return Err(Error::corrupt(format!(
+                "schema: fields nested deeper than {MAX_DEPTH} levels"
+            )));
         }
-        stack.push(FieldNode { proto: f.clone(), children: Vec::new() });
+        stack.push(FieldNode {
+            proto: f.clone(),
+            children: Vec::new(),
+        });
     }
     while let Some(done) = stack.pop() {
         attach(&mut stack, &mut roots, done);
@@ -200,12 +235,17 @@ const MAX_DEPTH: usize = 64;
 
 fn finish_field(node: FieldNode, next_column: &mut usize, depth: usize) -> Result<LanceField> {
     if depth > MAX_DEPTH {
-        return Err(Error::corrupt(format!("schema: fields nested deeper than {MAX_DEPTH} levels")));
+        return Err(Error::corrupt(format!(
+            "schema: fields nested deeper than {MAX_DEPTH} levels"
+        )));
     }
     let FieldNode { proto, children } = node;
     let mut metadata = lossy_metadata(&proto.metadata);
     if !proto.extension_name.is_empty() {
-        metadata.insert(ARROW_EXTENSION_NAME_KEY.to_string(), proto.extension_name.clone());
+        metadata.insert(
+            ARROW_EXTENSION_NAME_KEY.to_string(),
+            proto.extension_name.clone(),
+        );
     }
     let first_column = *next_column;
     let mut field = LanceField {
@@ -222,7 +262,11 @@ fn finish_field(node: FieldNode, next_column: &mut usize, depth: usize) -> Resul
     };
     let single_column = field.is_blob() || field.is_packed_struct() || children.is_empty();
     let mut scratch = 0usize;
-    let child_columns = if single_column { &mut scratch } else { &mut *next_column };
+    let child_columns = if single_column {
+        &mut scratch
+    } else {
+        &mut *next_column
+    };
     field.children = children
         .into_iter()
         .map(|c| finish_field(c, child_columns, depth + 1))
@@ -235,9 +279,13 @@ fn finish_field(node: FieldNode, next_column: &mut usize, depth: usize) -> Resul
         *next_column += 1;
     }
     field.num_columns = *next_column - first_column;
-    field.data_type = arrow_type(&field).map_err(|e| e.context(format!("schema: field {:?}", field.name)))?;
+    field.data_type =
+        arrow_type(&field).map_err(|e| e.context(format!("schema: field {:?}", field.name)))?;
     if field.logical_type == "json" {
-        field.metadata.insert(ARROW_EXTENSION_NAME_KEY.to_string(), "arrow.json".to_string());
+        field.metadata.insert(
+            ARROW_EXTENSION_NAME_KEY.to_string(),
+            "arrow.json".to_string(),
+        );
     }
     Ok(field)
 }
@@ -264,22 +312,39 @@ fn only_child(field: &LanceField) -> Result<ArrowField> {
 fn arrow_type(field: &LanceField) -> Result<DataType> {
     let lt = field.logical_type.as_str();
     if lt.len() > MAX_LOGICAL_TYPE_LEN {
-        return Err(Error::corrupt(format!("logical type of {} bytes", lt.len())));
+        return Err(Error::corrupt(format!(
+            "logical type of {} bytes",
+            lt.len()
+        )));
     }
     match lt {
         "struct" => {
-            return Ok(DataType::Struct(field.children.iter().map(LanceField::to_arrow).collect::<Fields>()));
+            return Ok(DataType::Struct(
+                field
+                    .children
+                    .iter()
+                    .map(LanceField::to_arrow)
+                    .collect::<Fields>(),
+            ));
         }
         "list" | "list.struct" => return Ok(DataType::List(Arc::new(only_child(field)?))),
-        "large_list" | "large_list.struct" => return Ok(DataType::LargeList(Arc::new(only_child(field)?))),
+        "large_list" | "large_list.struct" => {
+            return Ok(DataType::LargeList(Arc::new(only_child(field)?)))
+        }
         "map" => return Ok(DataType::Map(Arc::new(only_child(field)?), false)),
         _ => {}
     }
     if let Some(size) = lt.strip_prefix("fixed_size_list:struct:") {
-        return Ok(DataType::FixedSizeList(Arc::new(only_child(field)?), parse_size(size, lt)?));
+        return Ok(DataType::FixedSizeList(
+            Arc::new(only_child(field)?),
+            parse_size(size, lt)?,
+        ));
     }
     if !field.children.is_empty() {
-        return Err(Error::corrupt(format!("leaf logical type {lt:?} has {} child fields", field.children.len())));
+        return Err(Error::corrupt(format!(
+            "leaf logical type {lt:?} has {} child fields",
+            field.children.len()
+        )));
     }
     leaf_arrow_type(lt)
 }
@@ -297,7 +362,9 @@ fn parse_time_unit(unit: &str, lt: &str) -> Result<TimeUnit> {
         "ms" => Ok(TimeUnit::Millisecond),
         "us" => Ok(TimeUnit::Microsecond),
         "ns" => Ok(TimeUnit::Nanosecond),
-        _ => Err(Error::corrupt(format!("unknown time unit {unit:?} in logical type {lt:?}"))),
+        _ => Err(Error::corrupt(format!(
+            "unknown time unit {unit:?} in logical type {lt:?}"
+        ))),
     }
 }
 
@@ -344,7 +411,10 @@ pub fn leaf_arrow_type(lt: &str) -> Result<DataType> {
             let inner = inner.join(":");
             let item = if inner == BFLOAT16_EXTENSION_NAME {
                 ArrowField::new("item", FixedSizeBinary(2), true).with_metadata(HashMap::from([
-                    (ARROW_EXTENSION_NAME_KEY.to_string(), BFLOAT16_EXTENSION_NAME.to_string()),
+                    (
+                        ARROW_EXTENSION_NAME_KEY.to_string(),
+                        BFLOAT16_EXTENSION_NAME.to_string(),
+                    ),
                     ("ARROW:extension:metadata".to_string(), String::new()),
                 ]))
             } else {
@@ -353,13 +423,17 @@ pub fn leaf_arrow_type(lt: &str) -> Result<DataType> {
             Ok(FixedSizeList(Arc::new(item), size))
         }
         ["fixed_size_binary", size] => Ok(FixedSizeBinary(parse_size(size, lt)?)),
-        ["dict", value, index, _] => {
-            Ok(Dictionary(Box::new(leaf_arrow_type(index)?), Box::new(leaf_arrow_type(value)?)))
-        }
+        ["dict", value, index, _] => Ok(Dictionary(
+            Box::new(leaf_arrow_type(index)?),
+            Box::new(leaf_arrow_type(value)?),
+        )),
         ["decimal", bits, precision, scale] => {
-            let precision: u8 =
-                precision.parse().map_err(|_| Error::corrupt(format!("bad decimal precision in {lt:?}")))?;
-            let scale: i8 = scale.parse().map_err(|_| Error::corrupt(format!("bad decimal scale in {lt:?}")))?;
+            let precision: u8 = precision
+                .parse()
+                .map_err(|_| Error::corrupt(format!("bad decimal precision in {lt:?}")))?;
+            let scale: i8 = scale
+                .parse()
+                .map_err(|_| Error::corrupt(format!("bad decimal scale in {lt:?}")))?;
             match *bits {
                 "128" => Ok(Decimal128(precision, scale)),
                 "256" => Ok(Decimal256(precision, scale)),
@@ -369,7 +443,10 @@ pub fn leaf_arrow_type(lt: &str) -> Result<DataType> {
         ["timestamp", unit, tz @ ..] if !tz.is_empty() => {
             let unit = parse_time_unit(unit, lt)?;
             let tz = tz.join(":");
-            Ok(Timestamp(unit, if tz == "-" { None } else { Some(tz.into()) }))
+            Ok(Timestamp(
+                unit,
+                if tz == "-" { None } else { Some(tz.into()) },
+            ))
         }
         _ => Err(Error::unsupported(format!("logical type {lt:?}"))),
     }
@@ -402,19 +479,37 @@ mod tests {
             leaf_arrow_type("timestamp:ns:+08:00").unwrap(),
             DataType::Timestamp(TimeUnit::Nanosecond, Some("+08:00".into()))
         );
-        assert_eq!(leaf_arrow_type("timestamp:ms:-").unwrap(), DataType::Timestamp(TimeUnit::Millisecond, None));
-        assert_eq!(leaf_arrow_type("fixed_size_binary:16").unwrap(), DataType::FixedSizeBinary(16));
-        assert_eq!(leaf_arrow_type("decimal:128:10:2").unwrap(), DataType::Decimal128(10, 2));
+        assert_eq!(
+            leaf_arrow_type("timestamp:ms:-").unwrap(),
+            DataType::Timestamp(TimeUnit::Millisecond, None)
+        );
+        assert_eq!(
+            leaf_arrow_type("fixed_size_binary:16").unwrap(),
+            DataType::FixedSizeBinary(16)
+        );
+        assert_eq!(
+            leaf_arrow_type("decimal:128:10:2").unwrap(),
+            DataType::Decimal128(10, 2)
+        );
         assert_eq!(
             leaf_arrow_type("fixed_size_list:float:128").unwrap(),
-            DataType::FixedSizeList(Arc::new(ArrowField::new("item", DataType::Float32, true)), 128)
+            DataType::FixedSizeList(
+                Arc::new(ArrowField::new("item", DataType::Float32, true)),
+                128
+            )
         );
         assert_eq!(
             leaf_arrow_type("dict:string:int32:false").unwrap(),
             DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
         );
-        assert!(matches!(leaf_arrow_type("wat"), Err(Error::Unsupported { .. })));
-        assert!(matches!(leaf_arrow_type("fixed_size_list:float:-3"), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            leaf_arrow_type("wat"),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(matches!(
+            leaf_arrow_type("fixed_size_list:float:-3"),
+            Err(Error::Corrupt { .. })
+        ));
     }
 
     #[test]
@@ -436,7 +531,9 @@ mod tests {
         assert_eq!((s.fields[1].first_column, s.fields[1].num_columns), (1, 2));
         assert_eq!(s.fields[1].children[0].children[1].first_column, 2);
         assert_eq!((s.fields[2].first_column, s.fields[2].num_columns), (3, 1));
-        let DataType::List(item) = &s.fields[1].data_type else { panic!("not a list") };
+        let DataType::List(item) = &s.fields[1].data_type else {
+            panic!("not a list")
+        };
         assert!(matches!(item.data_type(), DataType::Struct(f) if f.len() == 2));
         assert_eq!(s.arrow.fields().len(), 3);
     }
@@ -444,10 +541,17 @@ mod tests {
     #[test]
     fn packed_struct_is_one_column() {
         let mut packed = pb_field(1, -1, "p", "struct");
-        packed.metadata.insert("lance-encoding:packed".into(), b"true".to_vec());
+        packed
+            .metadata
+            .insert("lance-encoding:packed".into(), b"true".to_vec());
         let schema = pb::Schema {
-            fields: vec![pb_field(0, -1, "a", "int8"), packed, pb_field(2, 1, "x", "int8"), pb_field(3, 1, "y", "int8"),
-                pb_field(4, -1, "b", "int8")],
+            fields: vec![
+                pb_field(0, -1, "a", "int8"),
+                packed,
+                pb_field(2, 1, "x", "int8"),
+                pb_field(3, 1, "y", "int8"),
+                pb_field(4, -1, "b", "int8"),
+            ],
             metadata: HashMap::new(),
         };
         let s = LanceSchema::from_proto(&schema).unwrap();
@@ -458,14 +562,37 @@ mod tests {
 
     #[test]
     fn bad_trees_are_corrupt() {
-        let dup = pb::Schema { fields: vec![pb_field(0, -1, "a", "int8"), pb_field(0, -1, "b", "int8")], metadata: HashMap::new() };
-        assert!(matches!(LanceSchema::from_proto(&dup), Err(Error::Corrupt { .. })));
-        let orphan = pb::Schema { fields: vec![pb_field(0, -1, "a", "int8"), pb_field(1, 7, "b", "int8")], metadata: HashMap::new() };
-        assert!(matches!(LanceSchema::from_proto(&orphan), Err(Error::Corrupt { .. })));
-        let childless_list = pb::Schema { fields: vec![pb_field(0, -1, "l", "list")], metadata: HashMap::new() };
-        assert!(matches!(LanceSchema::from_proto(&childless_list), Err(Error::Corrupt { .. })));
-        let leaf_with_child =
-            pb::Schema { fields: vec![pb_field(0, -1, "a", "int8"), pb_field(1, 0, "b", "int8")], metadata: HashMap::new() };
-        assert!(matches!(LanceSchema::from_proto(&leaf_with_child), Err(Error::Corrupt { .. })));
+        let dup = pb::Schema {
+            fields: vec![pb_field(0, -1, "a", "int8"), pb_field(0, -1, "b", "int8")],
+            metadata: HashMap::new(),
+        };
+        assert!(matches!(
+            LanceSchema::from_proto(&dup),
+            Err(Error::Corrupt { .. })
+        ));
+        let orphan = pb::Schema {
+            fields: vec![pb_field(0, -1, "a", "int8"), pb_field(1, 7, "b", "int8")],
+            metadata: HashMap::new(),
+        };
+        assert!(matches!(
+            LanceSchema::from_proto(&orphan),
+            Err(Error::Corrupt { .. })
+        ));
+        let childless_list = pb::Schema {
+            fields: vec![pb_field(0, -1, "l", "list")],
+            metadata: HashMap::new(),
+        };
+        assert!(matches!(
+            LanceSchema::from_proto(&childless_list),
+            Err(Error::Corrupt { .. })
+        ));
+        let leaf_with_child = pb::Schema {
+            fields: vec![pb_field(0, -1, "a", "int8"), pb_field(1, 0, "b", "int8")],
+            metadata: HashMap::new(),
+        };
+        assert!(matches!(
+            LanceSchema::from_proto(&leaf_with_child),
+            Err(Error::Corrupt { .. })
+        ));
     }
 }

@@ -56,7 +56,13 @@ pub fn catalog() -> Vec<FixtureFile> {
                 .as_array()
                 .expect("take lists")
                 .iter()
-                .map(|l| l.as_array().expect("list").iter().map(|v| v.as_u64().expect("row")).collect())
+                .map(|l| {
+                    l.as_array()
+                        .expect("list")
+                        .iter()
+                        .map(|v| v.as_u64().expect("row"))
+                        .collect()
+                })
                 .collect(),
         })
         .collect()
@@ -90,8 +96,14 @@ pub enum Backend {
 pub async fn source_for(backend: Backend, relative: &str) -> (Arc<dyn RangeSource>, Path) {
     match backend {
         Backend::Local => {
-            let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(fixtures_dir()).expect("local store"));
-            (Arc::new(ObjectStoreSource::new(store, 0, "file")), Path::from(relative))
+            let store = Arc::new(
+                object_store::local::LocalFileSystem::new_with_prefix(fixtures_dir())
+                    .expect("local store"),
+            );
+            (
+                Arc::new(ObjectStoreSource::new(store, 0, "file")),
+                Path::from(relative),
+            )
         }
         Backend::Memory => {
             let bytes = std::fs::read(fixtures_dir().join(relative)).expect("fixture bytes");
@@ -104,14 +116,24 @@ pub async fn source_for(backend: Backend, relative: &str) -> (Arc<dyn RangeSourc
 pub async fn memory_source(name: &str, bytes: Vec<u8>) -> (Arc<dyn RangeSource>, Path) {
     let store = Arc::new(InMemory::new());
     let path = Path::from(name);
-    store.put(&path, PutPayload::from(bytes)).await.expect("put");
+    store
+        .put(&path, PutPayload::from(bytes))
+        .await
+        .expect("put");
     (Arc::new(ObjectStoreSource::new(store, 0, "memory")), path)
 }
 
 /// Open a reader over `source`.
 pub async fn open(source: Arc<dyn RangeSource>, path: Path) -> lakeseek::Result<LanceFileReader> {
     let fetcher = RangeFetcher::new(source, FetchOptions::default());
-    LanceFileReader::open(fetcher, path, None, Arc::new(ReaderCaches::default()), &IoStats::new()).await
+    LanceFileReader::open(
+        fetcher,
+        path,
+        None,
+        Arc::new(ReaderCaches::default()),
+        &IoStats::new(),
+    )
+    .await
 }
 
 /// A recording source over `backend` for `relative`.
@@ -125,7 +147,11 @@ pub async fn recording(backend: Backend, relative: &str) -> (Arc<RecordingSource
 pub fn assert_same(ours: &ArrayRef, oracle: &ArrayRef, what: &str) {
     assert_eq!(ours.data_type(), oracle.data_type(), "{what}: data type");
     assert_eq!(ours.len(), oracle.len(), "{what}: length");
-    assert_eq!(ours.logical_null_count(), oracle.logical_null_count(), "{what}: null count");
+    assert_eq!(
+        ours.logical_null_count(),
+        oracle.logical_null_count(),
+        "{what}: null count"
+    );
     if ours.to_data() != oracle.to_data() {
         for i in 0..ours.len() {
             let a = ours.slice(i, 1);
@@ -140,10 +166,14 @@ pub fn assert_same(ours: &ArrayRef, oracle: &ArrayRef, what: &str) {
 
 /// Deterministic pseudo-random sorted unique rows (`count` of `0..rows`).
 pub fn random_rows(seed: u64, rows: u64, count: usize) -> Vec<u64> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut out: Vec<u64> = (0..count)
         .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 33) % rows.max(1)
         })
         .collect();
@@ -200,15 +230,20 @@ pub fn column_protos(file: &[u8]) -> Vec<lakeseek::lance::proto::file::ColumnMet
     cmo_entries(file)
         .into_iter()
         .map(|(pos, size)| {
-            lakeseek::lance::proto::file::ColumnMetadata::decode(&file[pos as usize..(pos + size) as usize])
-                .expect("column metadata")
+            lakeseek::lance::proto::file::ColumnMetadata::decode(
+                &file[pos as usize..(pos + size) as usize],
+            )
+            .expect("column metadata")
         })
         .collect()
 }
 
 /// Rewrite the column metadata region of a well-formed file with `columns` (re-encoded),
 /// keeping data, schema and global buffers; rebuilds the CMO/GBO tables and the footer.
-pub fn with_columns(file: &[u8], columns: &[lakeseek::lance::proto::file::ColumnMetadata]) -> Vec<u8> {
+pub fn with_columns(
+    file: &[u8],
+    columns: &[lakeseek::lance::proto::file::ColumnMetadata],
+) -> Vec<u8> {
     use prost::Message;
     let footer = raw_footer(file);
     let mut out = file[..footer.column_meta_start as usize].to_vec();
@@ -224,7 +259,8 @@ pub fn with_columns(file: &[u8], columns: &[lakeseek::lance::proto::file::Column
         out.extend_from_slice(&size.to_le_bytes());
     }
     let gbo_start = out.len() as u64;
-    let gbo = &file[footer.gbo_start as usize..footer.gbo_start as usize + 16 * footer.num_global_buffers as usize];
+    let gbo = &file[footer.gbo_start as usize
+        ..footer.gbo_start as usize + 16 * footer.num_global_buffers as usize];
     out.extend_from_slice(gbo);
     let mut tail = file[file.len() - 40..].to_vec();
     tail[8..16].copy_from_slice(&cmo_start.to_le_bytes());
@@ -238,12 +274,17 @@ pub fn with_columns(file: &[u8], columns: &[lakeseek::lance::proto::file::Column
 pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> lakeseek::Result<()> {
     let (source, path) = memory_source(name, bytes).await;
     let reader = open(source, path).await?;
-    let flat: Vec<usize> =
-        (0..reader.schema().fields.len()).filter(|&i| reader.schema().fields[i].is_flat_leaf()).collect();
+    let flat: Vec<usize> = (0..reader.schema().fields.len())
+        .filter(|&i| reader.schema().fields[i].is_flat_leaf())
+        .collect();
     let stats = IoStats::new();
     for &i in &flat {
         reader
-            .read_rows(&[i], &lakeseek::lance::reader::RowSelection::Range(0..reader.num_rows()), &stats)
+            .read_rows(
+                &[i],
+                &lakeseek::lance::reader::RowSelection::Range(0..reader.num_rows()),
+                &stats,
+            )
             .await?;
     }
     Ok(())

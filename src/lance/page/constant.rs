@@ -13,7 +13,10 @@ use arrow_schema::DataType;
 use bytes::Bytes;
 
 use super::values::LeafBuilder;
-use super::{buffer, count_rows, decode_layers, describe_opt, flat_nullability, FlatNullability, PageInit, RowRanges};
+use super::{
+    buffer, count_rows, decode_layers, describe_opt, flat_nullability, FlatNullability, PageInit,
+    RowRanges,
+};
 use crate::error::{Error, Result};
 use crate::lance::compression::{self, DecodedValues};
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
@@ -44,13 +47,23 @@ impl ConstantPage {
     pub fn from_layout(layout: pb::ConstantLayout, buffers: &[Range<u64>]) -> Result<Self> {
         let layers = decode_layers(&layout.layers)?;
         if let Some(v) = &layout.inline_value {
-            crate::ensure_corrupt!((1..=32).contains(&v.len()), "inline constant of {} bytes (must be 1..=32)", v.len());
+            crate::ensure_corrupt!(
+                (1..=32).contains(&v.len()),
+                "inline constant of {} bytes (must be 1..=32)",
+                v.len()
+            );
         }
         let (value_buffer, level_buffers) = match (layout.inline_value.is_some(), buffers.len()) {
             (true, 0) | (false, 0) => (None, None),
-            (true, 2) | (false, 2) => (None, Some((buffer(buffers, 0, "rep")?, buffer(buffers, 1, "def")?))),
+            (true, 2) | (false, 2) => (
+                None,
+                Some((buffer(buffers, 0, "rep")?, buffer(buffers, 1, "def")?)),
+            ),
             (false, 1) => (Some(buffer(buffers, 0, "scalar")?), None),
-            (false, 3) => (Some(buffer(buffers, 0, "scalar")?), Some((buffer(buffers, 1, "rep")?, buffer(buffers, 2, "def")?))),
+            (false, 3) => (
+                Some(buffer(buffers, 0, "scalar")?),
+                Some((buffer(buffers, 1, "rep")?, buffer(buffers, 2, "def")?)),
+            ),
             (inline, n) => {
                 return Err(Error::corrupt(format!(
                     "constant page with {} inline value has {n} buffers",
@@ -72,13 +85,21 @@ impl ConstantPage {
 
     /// A 2.3 dense constant page (inline scalar, trivial structure).
     pub fn inline(layers: Vec<RepDefLayer>, scalar: Bytes, buffers: &[Range<u64>]) -> Result<Self> {
-        crate::ensure_corrupt!(buffers.is_empty(), "constant page with {} buffers", buffers.len());
+        crate::ensure_corrupt!(
+            buffers.is_empty(),
+            "constant page with {} buffers",
+            buffers.len()
+        );
         Ok(Self::bare(layers, Some(scalar)))
     }
 
     /// A 2.3 dense page without values (all null).
     pub fn all_null(layers: Vec<RepDefLayer>, buffers: &[Range<u64>]) -> Result<Self> {
-        crate::ensure_corrupt!(buffers.is_empty(), "all-null page with {} buffers", buffers.len());
+        crate::ensure_corrupt!(
+            buffers.is_empty(),
+            "all-null page with {} buffers",
+            buffers.len()
+        );
         Ok(Self::bare(layers, None))
     }
 
@@ -132,38 +153,61 @@ impl ConstantPage {
         let nullability = flat_nullability(&self.layers)?;
         if let Some((rep, _)) = &self.level_buffers {
             if rep.end > rep.start {
-                return Err(Error::unsupported("constant page with repetition levels (nested)"));
+                return Err(Error::unsupported(
+                    "constant page with repetition levels (nested)",
+                ));
             }
         }
         if !self.has_scalar() && nullability != FlatNullability::Nullable {
-            return Err(Error::corrupt("all-null page whose only layer is not nullable"));
+            return Err(Error::corrupt(
+                "all-null page whose only layer is not nullable",
+            ));
         }
         Ok(())
     }
 
     fn def_buffer(&self) -> Option<Range<u64>> {
-        self.level_buffers.as_ref().map(|(_, def)| def.clone()).filter(|d| d.end > d.start)
+        self.level_buffers
+            .as_ref()
+            .map(|(_, def)| def.clone())
+            .filter(|d| d.end > d.start)
     }
 
     /// Page init: the scalar value buffer and the definition levels, if any.
     pub fn init_ranges(&self) -> Vec<Range<u64>> {
-        self.value_buffer.iter().cloned().chain(self.def_buffer()).collect()
+        self.value_buffer
+            .iter()
+            .cloned()
+            .chain(self.def_buffer())
+            .collect()
     }
 
     /// Keep the scalar value buffer; decode the definition levels. With a scalar they are
     /// raw u16; without one (all null) they use `def_compression` when it is set.
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
         let mut parts = bytes.iter();
-        let value_buffer = self.value_buffer.as_ref().map(|_| parts.next().cloned()).flatten();
+        let value_buffer = self
+            .value_buffer
+            .as_ref()
+            .map(|_| parts.next().cloned())
+            .flatten();
         let def_levels = match (self.def_buffer(), parts.next()) {
             (Some(_), Some(raw)) => Some(match (&self.def_compression, self.has_scalar()) {
                 (Some(encoding), false) => {
-                    let n = usize::try_from(self.num_def_values).map_err(|_| Error::corrupt("def level count overflows"))?;
-                    compression::decode_levels(encoding, Some(raw.clone()), n).map_err(|e| e.context("def levels"))?
+                    let n = usize::try_from(self.num_def_values)
+                        .map_err(|_| Error::corrupt("def level count overflows"))?;
+                    compression::decode_levels(encoding, Some(raw.clone()), n)
+                        .map_err(|e| e.context("def levels"))?
                 }
                 _ => {
-                    crate::ensure_corrupt!(raw.len() % 2 == 0, "raw def levels of {} bytes", raw.len());
-                    raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+                    crate::ensure_corrupt!(
+                        raw.len() % 2 == 0,
+                        "raw def levels of {} bytes",
+                        raw.len()
+                    );
+                    raw.chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                        .collect()
                 }
             }),
             (None, _) => None,
@@ -172,21 +216,35 @@ impl ConstantPage {
         if value_buffer.is_none() && def_levels.is_none() {
             return Ok(PageInit::None);
         }
-        Ok(PageInit::Constant(ConstantInit { value_buffer, def_levels }))
+        Ok(PageInit::Constant(ConstantInit {
+            value_buffer,
+            def_levels,
+        }))
     }
 
     /// Append the rows: the scalar repeated (null where the def level says so), or nulls.
-    pub fn decode_into(&self, init: &PageInit, rows: &RowRanges, out: &mut LeafBuilder) -> Result<()> {
+    pub fn decode_into(
+        &self,
+        init: &PageInit,
+        rows: &RowRanges,
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
         self.check_readable()?;
-        let n = usize::try_from(count_rows(rows)).map_err(|_| Error::corrupt("row count overflows"))?;
+        let n =
+            usize::try_from(count_rows(rows)).map_err(|_| Error::corrupt("row count overflows"))?;
         let init = match init {
             PageInit::Constant(c) => Some(c),
             _ => None,
         };
-        let scalar = match (&self.inline_value, init.and_then(|c| c.value_buffer.as_ref())) {
+        let scalar = match (
+            &self.inline_value,
+            init.and_then(|c| c.value_buffer.as_ref()),
+        ) {
             (Some(inline), _) => Some(inline_scalar(inline, out.data_type())?),
             (None, Some(buffer)) => Some(buffer_scalar(buffer, out.data_type())?),
-            (None, None) if self.value_buffer.is_some() => return Err(Error::corrupt("constant page init is missing")),
+            (None, None) if self.value_buffer.is_some() => {
+                return Err(Error::corrupt("constant page init is missing"))
+            }
             (None, None) => None,
         };
         let def = init.and_then(|c| c.def_levels.as_ref());
@@ -207,7 +265,11 @@ impl ConstantPage {
                 match level {
                     0 => out.push_repeated(scalar, 0, 1)?,
                     1 => out.push_nulls(1)?,
-                    other => return Err(Error::corrupt(format!("def level {other} in a flat constant page"))),
+                    other => {
+                        return Err(Error::corrupt(format!(
+                            "def level {other} in a flat constant page"
+                        )))
+                    }
                 }
             }
         }
@@ -231,7 +293,8 @@ pub struct ConstantInit {
 impl ConstantInit {
     /// Approximate heap size.
     pub fn deep_size(&self) -> usize {
-        self.value_buffer.as_ref().map_or(0, |b| b.len()) + self.def_levels.as_ref().map_or(0, |d| d.len() * 2)
+        self.value_buffer.as_ref().map_or(0, |b| b.len())
+            + self.def_levels.as_ref().map_or(0, |d| d.len() * 2)
     }
 }
 
@@ -239,20 +302,36 @@ impl ConstantInit {
 pub fn inline_scalar(bytes: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
     match data_type {
         DataType::Boolean => {
-            crate::ensure_corrupt!(bytes.len() == 1, "boolean inline constant of {} bytes", bytes.len());
-            Ok(DecodedValues::Fixed { bits_per_value: 1, num_values: 1, data: Bytes::from(vec![bytes[0] & 1]) })
+            crate::ensure_corrupt!(
+                bytes.len() == 1,
+                "boolean inline constant of {} bytes",
+                bytes.len()
+            );
+            Ok(DecodedValues::Fixed {
+                bits_per_value: 1,
+                num_values: 1,
+                data: Bytes::from(vec![bytes[0] & 1]),
+            })
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
-            Err(Error::corrupt(format!("inline constant for variable-width type {data_type}")))
+            Err(Error::corrupt(format!(
+                "inline constant for variable-width type {data_type}"
+            )))
         }
-        _ => Ok(DecodedValues::Fixed { bits_per_value: bytes.len() as u64 * 8, num_values: 1, data: bytes.clone() }),
+        _ => Ok(DecodedValues::Fixed {
+            bits_per_value: bytes.len() as u64 * 8,
+            num_values: 1,
+            data: bytes.clone(),
+        }),
     }
 }
 
 /// One value from a scalar value buffer (`u32 n`, `n × u32 len`, buffers).
 pub fn buffer_scalar(raw: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
     let read_u32 = |at: usize| -> Result<usize> {
-        let b = raw.get(at..at + 4).ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
+        let b = raw
+            .get(at..at + 4)
+            .ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
     };
     let count = read_u32(0)?;
@@ -261,31 +340,58 @@ pub fn buffer_scalar(raw: &Bytes, data_type: &DataType) -> Result<DecodedValues>
     let mut parts = Vec::with_capacity(count);
     for i in 0..count {
         let len = read_u32(4 + 4 * i)?;
-        let end = at.checked_add(len).filter(|&e| e <= raw.len()).ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
+        let end = at
+            .checked_add(len)
+            .filter(|&e| e <= raw.len())
+            .ok_or_else(|| Error::corrupt("scalar value buffer is truncated"))?;
         parts.push(raw.slice(at..end));
         at = end;
     }
-    crate::ensure_corrupt!(at == raw.len(), "scalar value buffer has {} trailing bytes", raw.len() - at);
+    crate::ensure_corrupt!(
+        at == raw.len(),
+        "scalar value buffer has {} trailing bytes",
+        raw.len() - at
+    );
     match (data_type, parts.as_slice()) {
         (DataType::Utf8 | DataType::Binary, [offsets, data]) => variable_scalar(offsets, data, 4),
-        (DataType::LargeUtf8 | DataType::LargeBinary, [offsets, data]) => variable_scalar(offsets, data, 8),
+        (DataType::LargeUtf8 | DataType::LargeBinary, [offsets, data]) => {
+            variable_scalar(offsets, data, 8)
+        }
         (DataType::Boolean, [bits]) => {
             crate::ensure_corrupt!(!bits.is_empty(), "empty boolean scalar");
-            Ok(DecodedValues::Fixed { bits_per_value: 1, num_values: 1, data: bits.clone() })
+            Ok(DecodedValues::Fixed {
+                bits_per_value: 1,
+                num_values: 1,
+                data: bits.clone(),
+            })
         }
-        (_, [values]) => Ok(DecodedValues::Fixed { bits_per_value: values.len() as u64 * 8, num_values: 1, data: values.clone() }),
-        (dt, parts) => Err(Error::corrupt(format!("scalar value buffer with {} buffers for type {dt}", parts.len()))),
+        (_, [values]) => Ok(DecodedValues::Fixed {
+            bits_per_value: values.len() as u64 * 8,
+            num_values: 1,
+            data: values.clone(),
+        }),
+        (dt, parts) => Err(Error::corrupt(format!(
+            "scalar value buffer with {} buffers for type {dt}",
+            parts.len()
+        ))),
     }
 }
 
 fn variable_scalar(offsets: &Bytes, data: &Bytes, width: usize) -> Result<DecodedValues> {
-    crate::ensure_corrupt!(offsets.len() == 2 * width, "scalar offsets of {} bytes", offsets.len());
+    crate::ensure_corrupt!(
+        offsets.len() == 2 * width,
+        "scalar offsets of {} bytes",
+        offsets.len()
+    );
     let read = |i: usize| {
         let mut w = [0u8; 8];
         w[..width].copy_from_slice(&offsets[i * width..(i + 1) * width]);
         u64::from_le_bytes(w)
     };
-    Ok(DecodedValues::Variable { offsets: vec![read(0), read(1)], data: data.clone() })
+    Ok(DecodedValues::Variable {
+        offsets: vec![read(0), read(1)],
+        data: data.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -295,11 +401,24 @@ mod tests {
 
     #[test]
     fn inline_and_buffer_scalars_repeat() {
-        let page = ConstantPage::inline(vec![RepDefLayer::RepdefAllValidItem], Bytes::from(7i64.to_le_bytes().to_vec()), &[]).unwrap();
+        let page = ConstantPage::inline(
+            vec![RepDefLayer::RepdefAllValidItem],
+            Bytes::from(7i64.to_le_bytes().to_vec()),
+            &[],
+        )
+        .unwrap();
         let mut b = LeafBuilder::new(&DataType::Int64).unwrap();
-        page.decode_into(&PageInit::None, &[0..2, 5..6], &mut b).unwrap();
+        page.decode_into(&PageInit::None, &[0..2, 5..6], &mut b)
+            .unwrap();
         let a = b.finish().unwrap();
-        assert_eq!(a.as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec(), vec![7, 7, 7]);
+        assert_eq!(
+            a.as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec(),
+            vec![7, 7, 7]
+        );
 
         let mut raw = Vec::new();
         raw.extend(2u32.to_le_bytes());
@@ -312,7 +431,10 @@ mod tests {
         let mut b = LeafBuilder::new(&DataType::Utf8).unwrap();
         b.push_repeated(&v, 0, 2).unwrap();
         let a = b.finish().unwrap();
-        assert_eq!(a.as_any().downcast_ref::<StringArray>().unwrap().value(1), "hi");
+        assert_eq!(
+            a.as_any().downcast_ref::<StringArray>().unwrap().value(1),
+            "hi"
+        );
         raw.pop();
         assert!(buffer_scalar(&Bytes::from(raw), &DataType::Utf8).is_err());
     }

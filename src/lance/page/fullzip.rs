@@ -12,7 +12,10 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::values::LeafBuilder;
-use super::{buffer, decode_layers, flat_nullability, FlatNullability, PageInit, PageReadPlan, PlanDetail, RowRanges};
+use super::{
+    buffer, decode_layers, flat_nullability, FlatNullability, PageInit, PageReadPlan, PlanDetail,
+    RowRanges,
+};
 use crate::error::{Error, Result};
 use crate::lance::compression;
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
@@ -60,10 +63,18 @@ pub struct FullZipPage {
 
 impl FullZipPage {
     /// From a 2.1/2.2 `FullZipLayout`.
-    pub fn from_layout(layout: pb::FullZipLayout, buffers: &[Range<u64>], num_rows: u64) -> Result<Self> {
+    pub fn from_layout(
+        layout: pb::FullZipLayout,
+        buffers: &[Range<u64>],
+        num_rows: u64,
+    ) -> Result<Self> {
         let addressing = match layout.details {
-            Some(pb::full_zip_layout::Details::BitsPerValue(b)) => ZipAddressing::Fixed { bits_per_value: b },
-            Some(pb::full_zip_layout::Details::BitsPerOffset(b)) => ZipAddressing::Variable { bits_per_offset: b },
+            Some(pb::full_zip_layout::Details::BitsPerValue(b)) => {
+                ZipAddressing::Fixed { bits_per_value: b }
+            }
+            Some(pb::full_zip_layout::Details::BitsPerOffset(b)) => {
+                ZipAddressing::Variable { bits_per_offset: b }
+            }
             None => return Err(Error::corrupt("full-zip page has no addressing")),
         };
         Self::build(
@@ -88,11 +99,16 @@ impl FullZipPage {
         num_rows: u64,
     ) -> Result<Self> {
         let addressing = match zipped.addressing {
-            Some(pb::zipped_values::Addressing::BitsPerValue(b)) => ZipAddressing::Fixed { bits_per_value: b },
-            Some(pb::zipped_values::Addressing::BitsPerOffset(b)) => ZipAddressing::Variable { bits_per_offset: b },
+            Some(pb::zipped_values::Addressing::BitsPerValue(b)) => {
+                ZipAddressing::Fixed { bits_per_value: b }
+            }
+            Some(pb::zipped_values::Addressing::BitsPerOffset(b)) => {
+                ZipAddressing::Variable { bits_per_offset: b }
+            }
             None => return Err(Error::corrupt("zipped values have no addressing")),
         };
-        let (bits_rep, bits_def) = levels.map_or((0, 0), |l| (l.bits_repetition, l.bits_definition));
+        let (bits_rep, bits_def) =
+            levels.map_or((0, 0), |l| (l.bits_repetition, l.bits_definition));
         Self::build(
             bits_rep,
             bits_def,
@@ -118,7 +134,11 @@ impl FullZipPage {
         buffers: &[Range<u64>],
         num_rows: u64,
     ) -> Result<Self> {
-        crate::ensure_corrupt!(bits_rep + bits_def <= 32, "control word of {} bits", bits_rep + bits_def);
+        crate::ensure_corrupt!(
+            bits_rep + bits_def <= 32,
+            "control word of {} bits",
+            bits_rep + bits_def
+        );
         match addressing {
             ZipAddressing::Fixed { bits_per_value } => {
                 crate::ensure_corrupt!(
@@ -133,12 +153,17 @@ impl FullZipPage {
                 );
             }
         }
-        let value_compression = value_compression.ok_or_else(|| Error::corrupt("full-zip page has no value compression"))?;
+        let value_compression = value_compression
+            .ok_or_else(|| Error::corrupt("full-zip page has no value compression"))?;
         let data = buffer(buffers, 0, "zipped data")?;
         let repetition_index = match buffers.len() {
             1 => None,
             2 => Some(buffer(buffers, 1, "repetition index")?),
-            n => return Err(Error::corrupt(format!("full-zip page has {n} buffers (expected 1 or 2)"))),
+            n => {
+                return Err(Error::corrupt(format!(
+                    "full-zip page has {n} buffers (expected 1 or 2)"
+                )))
+            }
         };
         let needs_index = matches!(addressing, ZipAddressing::Variable { .. }) || bits_rep > 0;
         crate::ensure_corrupt!(
@@ -175,7 +200,10 @@ impl FullZipPage {
             ZipAddressing::Fixed { bits_per_value } => format!("{bits_per_value} bits/value"),
             ZipAddressing::Variable { bits_per_offset } => format!("{bits_per_offset}-bit lengths"),
         };
-        format!("values: {} ({width})", compression::describe(&self.value_compression))
+        format!(
+            "values: {} ({width})",
+            compression::describe(&self.value_compression)
+        )
     }
 
     /// Page init: the row offsets, when the page has them.
@@ -188,13 +216,18 @@ impl FullZipPage {
         let Some(index) = bytes.first() else {
             return Ok(PageInit::None);
         };
-        let offsets = parse_row_offsets(index, self.num_rows, self.data.end - self.data.start).map_err(|e| e.context("repetition index"))?;
-        Ok(PageInit::FullZip(FullZipInit { row_offsets: offsets }))
+        let offsets = parse_row_offsets(index, self.num_rows, self.data.end - self.data.start)
+            .map_err(|e| e.context("repetition index"))?;
+        Ok(PageInit::FullZip(FullZipInit {
+            row_offsets: offsets,
+        }))
     }
 
     fn fixed_stride(&self) -> Option<u64> {
         match self.addressing {
-            ZipAddressing::Fixed { bits_per_value } => Some(u64::from(bits_per_value / 8) + self.control_bytes() as u64),
+            ZipAddressing::Fixed { bits_per_value } => {
+                Some(u64::from(bits_per_value / 8) + self.control_bytes() as u64)
+            }
             ZipAddressing::Variable { .. } => None,
         }
     }
@@ -205,14 +238,21 @@ impl FullZipPage {
         let span = match (init, self.fixed_stride()) {
             (PageInit::FullZip(i), _) => {
                 let at = |r: u64| {
-                    i.row_offsets.get(r as usize).copied().ok_or_else(|| Error::corrupt(format!("row {r} is past the row offsets")))
+                    i.row_offsets
+                        .get(r as usize)
+                        .copied()
+                        .ok_or_else(|| Error::corrupt(format!("row {r} is past the row offsets")))
                 };
                 at(rows.start)?..at(rows.end)?
             }
             (PageInit::None, Some(stride)) => rows.start * stride..rows.end * stride,
             _ => return Err(Error::corrupt("full-zip page without row offsets")),
         };
-        crate::ensure_corrupt!(span.end <= size, "rows {rows:?} end at byte {} past the {size}-byte data buffer", span.end);
+        crate::ensure_corrupt!(
+            span.end <= size,
+            "rows {rows:?} end at byte {} past the {size}-byte data buffer",
+            span.end
+        );
         Ok(span)
     }
 
@@ -242,19 +282,31 @@ impl FullZipPage {
             }
         }
         // Zero-length ranges are not fetched; the reader hands back empty bytes for them.
-        Ok(PageReadPlan { ranges, detail: PlanDetail::FullZipRows(plan_rows) })
+        Ok(PageReadPlan {
+            ranges,
+            detail: PlanDetail::FullZipRows(plan_rows),
+        })
     }
 
     /// Decode the fetched spans into `out`.
-    pub fn decode_into(&self, _rows: &RowRanges, plan: &PageReadPlan, bytes: &[Bytes], out: &mut LeafBuilder) -> Result<()> {
+    pub fn decode_into(
+        &self,
+        _rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
         let nullability = flat_nullability(&self.layers)?;
         let PlanDetail::FullZipRows(rows) = &plan.detail else {
             return Err(Error::corrupt("full-zip page got a plan of another layout"));
         };
         for (r, span) in rows.iter().zip(bytes) {
-            let n = usize::try_from(r.end - r.start).map_err(|_| Error::corrupt("row range too large"))?;
+            let n = usize::try_from(r.end - r.start)
+                .map_err(|_| Error::corrupt("row range too large"))?;
             match self.addressing {
-                ZipAddressing::Fixed { bits_per_value } => self.decode_fixed(span, n, bits_per_value, nullability, out)?,
+                ZipAddressing::Fixed { bits_per_value } => {
+                    self.decode_fixed(span, n, bits_per_value, nullability, out)?
+                }
                 ZipAddressing::Variable { bits_per_offset } => {
                     self.decode_variable(span, n, bits_per_offset, nullability, out)?
                 }
@@ -267,15 +319,30 @@ impl FullZipPage {
         let mut word = [0u8; 4];
         word[..bytes.len()].copy_from_slice(bytes);
         let ctrl = u32::from_le_bytes(word);
-        let def_mask = if self.bits_def >= 32 { u32::MAX } else { (1u32 << self.bits_def) - 1 };
+        let def_mask = if self.bits_def >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.bits_def) - 1
+        };
         ctrl & def_mask
     }
 
-    fn decode_fixed(&self, span: &Bytes, n: usize, bits: u32, nullability: FlatNullability, out: &mut LeafBuilder) -> Result<()> {
+    fn decode_fixed(
+        &self,
+        span: &Bytes,
+        n: usize,
+        bits: u32,
+        nullability: FlatNullability,
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
         let ctrl = self.control_bytes();
         let value_bytes = (bits / 8) as usize;
         let stride = ctrl + value_bytes;
-        crate::ensure_corrupt!(span.len() == n * stride, "{} bytes for {n} values of {stride} bytes", span.len());
+        crate::ensure_corrupt!(
+            span.len() == n * stride,
+            "{} bytes for {n} values of {stride} bytes",
+            span.len()
+        );
         let (data, validity) = if ctrl == 0 {
             (span.clone(), None)
         } else {
@@ -295,7 +362,9 @@ impl FullZipPage {
         match (def, nullability) {
             (0, _) => Ok(true),
             (1, FlatNullability::Nullable) => Ok(false),
-            (d, _) => Err(Error::corrupt(format!("def level {d} in a flat {nullability:?} page"))),
+            (d, _) => Err(Error::corrupt(format!(
+                "def level {d} in a flat {nullability:?} page"
+            ))),
         }
     }
 
@@ -316,29 +385,47 @@ impl FullZipPage {
         let mut at = 0usize;
         for _ in 0..n {
             let valid = if ctrl > 0 {
-                let word = span.get(at..at + ctrl).ok_or_else(|| Error::corrupt("control word past the span"))?;
+                let word = span
+                    .get(at..at + ctrl)
+                    .ok_or_else(|| Error::corrupt("control word past the span"))?;
                 at += ctrl;
                 self.def_is_valid(self.control(word), nullability)?
             } else {
                 true
             };
             if valid {
-                let raw = span.get(at..at + len_bytes).ok_or_else(|| Error::corrupt("value length past the span"))?;
+                let raw = span
+                    .get(at..at + len_bytes)
+                    .ok_or_else(|| Error::corrupt("value length past the span"))?;
                 at += len_bytes;
                 let mut word = [0u8; 8];
                 word[..len_bytes].copy_from_slice(raw);
                 let len = u64::from_le_bytes(word);
-                let end = (at as u64).checked_add(len).filter(|&e| e <= span.len() as u64).ok_or_else(|| {
-                    Error::corrupt(format!("value of {len} bytes at {at} overruns the {}-byte span", span.len()))
-                })?;
+                let end = (at as u64)
+                    .checked_add(len)
+                    .filter(|&e| e <= span.len() as u64)
+                    .ok_or_else(|| {
+                        Error::corrupt(format!(
+                            "value of {len} bytes at {at} overruns the {}-byte span",
+                            span.len()
+                        ))
+                    })?;
                 data.extend_from_slice(&span[at..end as usize]);
                 at = end as usize;
             }
             offsets.push(data.len() as u64);
             validity.push(valid);
         }
-        crate::ensure_corrupt!(at == span.len(), "{} trailing bytes after {n} values", span.len() - at);
-        let values = compression::decode_fullzip_variable(&self.value_compression, offsets, Bytes::from(data))?;
+        crate::ensure_corrupt!(
+            at == span.len(),
+            "{} trailing bytes after {n} values",
+            span.len() - at
+        );
+        let values = compression::decode_fullzip_variable(
+            &self.value_compression,
+            offsets,
+            Bytes::from(data),
+        )?;
         let validity = (ctrl > 0).then_some(validity);
         out.push_values(&values, 0..n, validity.as_deref())
     }
@@ -361,7 +448,9 @@ impl FullZipInit {
 /// Parse a byte-packed row-offset index: `rows + 1` little-endian offsets of width
 /// `len / (rows + 1)` ∈ {1, 2, 4, 8}; non-decreasing, last = `data_size`.
 pub fn parse_row_offsets(bytes: &[u8], rows: u64, data_size: u64) -> Result<Vec<u64>> {
-    let entries = rows.checked_add(1).ok_or_else(|| Error::corrupt("row count overflows"))?;
+    let entries = rows
+        .checked_add(1)
+        .ok_or_else(|| Error::corrupt("row count overflows"))?;
     let width = (bytes.len() as u64 / entries) as usize;
     crate::ensure_corrupt!(
         matches!(width, 1 | 2 | 4 | 8) && width as u64 * entries == bytes.len() as u64,
@@ -373,11 +462,17 @@ pub fn parse_row_offsets(bytes: &[u8], rows: u64, data_size: u64) -> Result<Vec<
     let mut previous = 0u64;
     for i in 0..n {
         let o = read_offset(bytes, width, i);
-        crate::ensure_corrupt!(o >= previous, "row offsets decrease at entry {i} ({previous} then {o})");
+        crate::ensure_corrupt!(
+            o >= previous,
+            "row offsets decrease at entry {i} ({previous} then {o})"
+        );
         previous = o;
         offsets.push(o);
     }
-    crate::ensure_corrupt!(previous == data_size, "row offsets end at {previous}, the data buffer has {data_size} bytes");
+    crate::ensure_corrupt!(
+        previous == data_size,
+        "row offsets end at {previous}, the data buffer has {data_size} bytes"
+    );
     Ok(offsets)
 }
 
@@ -395,11 +490,17 @@ mod tests {
 
     #[test]
     fn row_offsets_are_byte_packed_and_end_at_the_data_size() {
-        let idx: Vec<u8> = [0u32, 10, 25].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let idx: Vec<u8> = [0u32, 10, 25]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         assert_eq!(parse_row_offsets(&idx, 2, 25).unwrap(), vec![0, 10, 25]);
         assert!(parse_row_offsets(&idx, 2, 26).is_err());
         assert!(parse_row_offsets(&idx, 3, 25).is_err());
-        let bad: Vec<u8> = [0u32, 30, 25].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let bad: Vec<u8> = [0u32, 30, 25]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         assert!(parse_row_offsets(&bad, 2, 25).is_err());
         assert_eq!(parse_row_offsets(&[0, 3, 9], 2, 9).unwrap(), vec![0, 3, 9]);
     }

@@ -14,7 +14,10 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::values::LeafBuilder;
-use super::{buffer, decode_layers, describe_opt, flat_nullability, FlatNullability, PageReadPlan, PlanDetail, RowRanges};
+use super::{
+    buffer, decode_layers, describe_opt, flat_nullability, FlatNullability, PageReadPlan,
+    PlanDetail, RowRanges,
+};
 use crate::error::{Error, Result};
 use crate::lance::compression::{self, DecodedValues};
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
@@ -62,9 +65,14 @@ const MAX_BUFFERS_PER_CHUNK: u64 = 16;
 
 impl MiniBlockPage {
     /// Build from the protobuf and the page's buffers.
-    pub fn new(layout: pb::MiniBlockLayout, buffers: &[Range<u64>], page_rows: u64) -> Result<Self> {
-        let value_compression =
-            layout.value_compression.ok_or_else(|| Error::corrupt("mini-block page has no value compression"))?;
+    pub fn new(
+        layout: pb::MiniBlockLayout,
+        buffers: &[Range<u64>],
+        page_rows: u64,
+    ) -> Result<Self> {
+        let value_compression = layout
+            .value_compression
+            .ok_or_else(|| Error::corrupt("mini-block page has no value compression"))?;
         let expected_buffers = compression::miniblock_buffer_count(&value_compression)?;
         crate::ensure_corrupt!(
             layout.num_buffers <= MAX_BUFFERS_PER_CHUNK && layout.num_buffers as usize == expected_buffers,
@@ -126,7 +134,11 @@ impl MiniBlockPage {
     pub fn describe(&self) -> String {
         let mut s = format!("values: {}", compression::describe(&self.value_compression));
         if let Some(d) = &self.dictionary {
-            s.push_str(&format!("; dictionary({} items): {}", self.num_dictionary_items, compression::describe(d)));
+            s.push_str(&format!(
+                "; dictionary({} items): {}",
+                self.num_dictionary_items,
+                compression::describe(d)
+            ));
         }
         if self.rep_compression.is_some() {
             s.push_str(&format!("; rep: {}", describe_opt(&self.rep_compression)));
@@ -147,9 +159,16 @@ impl MiniBlockPage {
 
     /// Decode the chunk table (and dictionary) from the init buffers.
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<MiniBlockInit> {
-        let meta = bytes.first().ok_or_else(|| Error::corrupt("missing chunk metadata"))?;
-        let chunks = ChunkTable::parse(meta, self.has_large_chunk, self.num_items, self.chunk_data.end - self.chunk_data.start)
-            .map_err(|e| e.context("chunk metadata"))?;
+        let meta = bytes
+            .first()
+            .ok_or_else(|| Error::corrupt("missing chunk metadata"))?;
+        let chunks = ChunkTable::parse(
+            meta,
+            self.has_large_chunk,
+            self.num_items,
+            self.chunk_data.end - self.chunk_data.start,
+        )
+        .map_err(|e| e.context("chunk metadata"))?;
         let dictionary = match (&self.dictionary, bytes.get(1)) {
             (Some(encoding), Some(payload)) => {
                 let n = usize::try_from(self.num_dictionary_items)
@@ -194,7 +213,10 @@ impl MiniBlockPage {
                 self.chunk_data.start + start..self.chunk_data.start + last.byte_start + last.bytes
             })
             .collect();
-        Ok(PageReadPlan { ranges, detail: PlanDetail::MiniBlockChunks(runs) })
+        Ok(PageReadPlan {
+            ranges,
+            detail: PlanDetail::MiniBlockChunks(runs),
+        })
     }
 
     /// Decode the fetched chunk runs and append the wanted rows to `out`.
@@ -208,16 +230,29 @@ impl MiniBlockPage {
     ) -> Result<()> {
         let nullability = flat_nullability(&self.layers)?;
         let PlanDetail::MiniBlockChunks(runs) = &plan.detail else {
-            return Err(Error::corrupt("mini-block page got a plan of another layout"));
+            return Err(Error::corrupt(
+                "mini-block page got a plan of another layout",
+            ));
         };
         let mut wanted = rows.iter().peekable();
         for (run, run_bytes) in runs.iter().zip(bytes) {
-            let run_start = init.chunks.chunks.get(run.start).map_or(0, |c| c.byte_start);
+            let run_start = init
+                .chunks
+                .chunks
+                .get(run.start)
+                .map_or(0, |c| c.byte_start);
             for index in run.clone() {
-                let chunk = init.chunks.chunks.get(index).ok_or_else(|| Error::corrupt("chunk index out of range"))?;
+                let chunk = init
+                    .chunks
+                    .chunks
+                    .get(index)
+                    .ok_or_else(|| Error::corrupt("chunk index out of range"))?;
                 let lo = (chunk.byte_start - run_start) as usize;
                 let hi = lo + chunk.bytes as usize;
-                crate::ensure_corrupt!(hi <= run_bytes.len(), "chunk {index} extends past the fetched bytes");
+                crate::ensure_corrupt!(
+                    hi <= run_bytes.len(),
+                    "chunk {index} extends past the fetched bytes"
+                );
                 let items = chunk.item_start..chunk.item_start + chunk.items;
                 let decoded = self
                     .decode_chunk(&run_bytes.slice(lo..hi), chunk.items as usize, nullability)
@@ -245,20 +280,36 @@ impl MiniBlockPage {
         Ok(())
     }
 
-    fn emit(&self, init: &MiniBlockInit, chunk: &DecodedChunk, range: Range<usize>, out: &mut LeafBuilder) -> Result<()> {
+    fn emit(
+        &self,
+        init: &MiniBlockInit,
+        chunk: &DecodedChunk,
+        range: Range<usize>,
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
         let validity = chunk
             .def
             .as_ref()
-            .map(|def| def.get(range.clone()).map(|d| d.iter().map(|&l| l == 0).collect::<Vec<_>>()))
+            .map(|def| {
+                def.get(range.clone())
+                    .map(|d| d.iter().map(|&l| l == 0).collect::<Vec<_>>())
+            })
             .map(|v| v.ok_or_else(|| Error::corrupt("fewer def levels than values")))
             .transpose()?;
         match &init.dictionary {
-            Some(dictionary) => out.push_dictionary(dictionary, &chunk.values, range, validity.as_deref()),
+            Some(dictionary) => {
+                out.push_dictionary(dictionary, &chunk.values, range, validity.as_deref())
+            }
             None => out.push_values(&chunk.values, range, validity.as_deref()),
         }
     }
 
-    fn decode_chunk(&self, chunk: &Bytes, num_values: usize, nullability: FlatNullability) -> Result<DecodedChunk> {
+    fn decode_chunk(
+        &self,
+        chunk: &Bytes,
+        num_values: usize,
+        nullability: FlatNullability,
+    ) -> Result<DecodedChunk> {
         let frame = ChunkFrame::parse(
             chunk,
             self.rep_compression.is_some(),
@@ -266,7 +317,8 @@ impl MiniBlockPage {
             self.num_buffers,
             self.has_large_chunk,
         )?;
-        let values = compression::decode_miniblock(&self.value_compression, &frame.buffers, num_values)?;
+        let values =
+            compression::decode_miniblock(&self.value_compression, &frame.buffers, num_values)?;
         crate::ensure_corrupt!(
             super::values::decoded_len(&values) == num_values,
             "decoded {} values, chunk holds {num_values}",
@@ -280,15 +332,24 @@ impl MiniBlockPage {
                     frame.num_levels
                 );
                 let levels = compression::decode_levels(encoding, Some(payload), frame.num_levels)?;
-                crate::ensure_corrupt!(levels.len() == num_values, "decoded {} def levels for {num_values} values", levels.len());
+                crate::ensure_corrupt!(
+                    levels.len() == num_values,
+                    "decoded {} def levels for {num_values} values",
+                    levels.len()
+                );
                 if let Some(bad) = levels.iter().find(|&&l| l > 1) {
-                    return Err(Error::corrupt(format!("def level {bad} in a flat nullable page")));
+                    return Err(Error::corrupt(format!(
+                        "def level {bad} in a flat nullable page"
+                    )));
                 }
                 Some(levels)
             }
             _ => None,
         };
-        if nullability == FlatNullability::Nullable && def.is_none() && self.def_compression.is_some() {
+        if nullability == FlatNullability::Nullable
+            && def.is_none()
+            && self.def_compression.is_some()
+        {
             return Err(Error::corrupt("nullable chunk without def levels"));
         }
         Ok(DecodedChunk { values, def })
@@ -319,9 +380,16 @@ fn pad8(n: usize) -> usize {
 
 impl ChunkFrame {
     /// Split a chunk into its level payloads and value buffers (all sizes checked).
-    pub fn parse(chunk: &Bytes, has_rep: bool, has_def: bool, num_buffers: usize, large: bool) -> Result<Self> {
+    pub fn parse(
+        chunk: &Bytes,
+        has_rep: bool,
+        has_def: bool,
+        num_buffers: usize,
+        large: bool,
+    ) -> Result<Self> {
         let size_width = if large { 4 } else { 2 };
-        let header_len = 2 + 2 * usize::from(has_rep) + 2 * usize::from(has_def) + num_buffers * size_width;
+        let header_len =
+            2 + 2 * usize::from(has_rep) + 2 * usize::from(has_def) + num_buffers * size_width;
         crate::ensure_corrupt!(
             chunk.len() >= header_len,
             "chunk of {} bytes is shorter than its {header_len}-byte header",
@@ -342,7 +410,8 @@ impl ChunkFrame {
         let mut sizes = Vec::with_capacity(num_buffers);
         for _ in 0..num_buffers {
             let size = if large {
-                u32::from_le_bytes([chunk[at], chunk[at + 1], chunk[at + 2], chunk[at + 3]]) as usize
+                u32::from_le_bytes([chunk[at], chunk[at + 1], chunk[at + 2], chunk[at + 3]])
+                    as usize
             } else {
                 u16_at(at)
             };
@@ -351,17 +420,32 @@ impl ChunkFrame {
         }
         let mut offset = pad8(at);
         let mut take = |size: usize, what: &str| -> Result<Bytes> {
-            let end = offset.checked_add(size).filter(|&e| e <= chunk.len()).ok_or_else(|| {
-                Error::corrupt(format!("{what} of {size} bytes at {offset} overruns the {}-byte chunk", chunk.len()))
-            })?;
+            let end = offset
+                .checked_add(size)
+                .filter(|&e| e <= chunk.len())
+                .ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "{what} of {size} bytes at {offset} overruns the {}-byte chunk",
+                        chunk.len()
+                    ))
+                })?;
             let piece = chunk.slice(offset..end);
             offset = pad8(end);
             Ok(piece)
         };
         let rep = rep_bytes.map(|n| take(n, "rep levels")).transpose()?;
         let def = def_bytes.map(|n| take(n, "def levels")).transpose()?;
-        let buffers = sizes.into_iter().enumerate().map(|(i, n)| take(n, &format!("value buffer {i}"))).collect::<Result<_>>()?;
-        Ok(Self { num_levels, rep, def, buffers })
+        let buffers = sizes
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| take(n, &format!("value buffer {i}")))
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            num_levels,
+            rep,
+            def,
+            buffers,
+        })
     }
 }
 
@@ -387,9 +471,11 @@ pub fn decoded_size(values: &DecodedValues) -> usize {
     match values {
         DecodedValues::Fixed { data, .. } => data.len(),
         DecodedValues::Variable { offsets, data } => offsets.len() * 8 + data.len(),
-        DecodedValues::FixedSizeList { items, item_validity, .. } => {
-            decoded_size(items) + item_validity.as_ref().map_or(0, |v| v.len())
-        }
+        DecodedValues::FixedSizeList {
+            items,
+            item_validity,
+            ..
+        } => decoded_size(items) + item_validity.as_ref().map_or(0, |v| v.len()),
     }
 }
 
@@ -424,7 +510,10 @@ impl ChunkTable {
             words.len()
         );
         let count = words.len() / width;
-        crate::ensure_corrupt!(count > 0 || num_items == 0, "no chunks for {num_items} items");
+        crate::ensure_corrupt!(
+            count > 0 || num_items == 0,
+            "no chunks for {num_items} items"
+        );
         let mut chunks = Vec::with_capacity(count);
         let (mut item_start, mut byte_start) = (0u64, 0u64);
         for (i, raw) in words.chunks_exact(width).enumerate() {
@@ -438,7 +527,9 @@ impl ChunkTable {
             let is_last = i + 1 == count;
             let items = if is_last {
                 let rest = num_items.checked_sub(item_start).ok_or_else(|| {
-                    Error::corrupt(format!("chunks before the last hold {item_start} items, page has {num_items}"))
+                    Error::corrupt(format!(
+                        "chunks before the last hold {item_start} items, page has {num_items}"
+                    ))
                 })?;
                 crate::ensure_corrupt!(
                     log_items == 0 || 1u64 << log_items == rest,
@@ -446,13 +537,24 @@ impl ChunkTable {
                 );
                 rest
             } else {
-                crate::ensure_corrupt!(log_items > 0, "chunk {i} of {count} (not the last) has log2(items) = 0");
+                crate::ensure_corrupt!(
+                    log_items > 0,
+                    "chunk {i} of {count} (not the last) has log2(items) = 0"
+                );
                 1u64 << log_items
             };
-            chunks.push(ChunkInfo { item_start, items, byte_start, bytes });
+            chunks.push(ChunkInfo {
+                item_start,
+                items,
+                byte_start,
+                bytes,
+            });
             item_start += items;
             byte_start += bytes;
-            crate::ensure_corrupt!(item_start <= num_items, "chunks hold more than the page's {num_items} items");
+            crate::ensure_corrupt!(
+                item_start <= num_items,
+                "chunks hold more than the page's {num_items} items"
+            );
         }
         crate::ensure_corrupt!(
             byte_start == data_size,
@@ -464,10 +566,15 @@ impl ChunkTable {
     /// Index of the chunk holding item `item`.
     fn chunk_of(&self, item: u64) -> Result<usize> {
         let after = self.chunks.partition_point(|c| c.item_start <= item);
-        let index = after.checked_sub(1).ok_or_else(|| Error::corrupt("no chunks"))?;
+        let index = after
+            .checked_sub(1)
+            .ok_or_else(|| Error::corrupt("no chunks"))?;
         // Skip empty chunks (a last chunk can be empty).
         let chunk = &self.chunks[index];
-        crate::ensure_corrupt!(item < chunk.item_start + chunk.items, "item {item} is past the last chunk");
+        crate::ensure_corrupt!(
+            item < chunk.item_start + chunk.items,
+            "item {item} is past the last chunk"
+        );
         Ok(index)
     }
 
@@ -495,7 +602,13 @@ mod tests {
 
     fn words(ws: &[u32], large: bool) -> Vec<u8> {
         ws.iter()
-            .flat_map(|&w| if large { w.to_le_bytes().to_vec() } else { (w as u16).to_le_bytes().to_vec() })
+            .flat_map(|&w| {
+                if large {
+                    w.to_le_bytes().to_vec()
+                } else {
+                    (w as u16).to_le_bytes().to_vec()
+                }
+            })
             .collect()
     }
 
@@ -505,7 +618,15 @@ mod tests {
         let w = words(&[(512 << 4) | 10, (512 << 4) | 10, (5 << 4)], true);
         let t = ChunkTable::parse(&w, true, 2058, 4104 * 2 + 48).unwrap();
         assert_eq!(t.chunks.len(), 3);
-        assert_eq!(t.chunks[2], ChunkInfo { item_start: 2048, items: 10, byte_start: 8208, bytes: 48 });
+        assert_eq!(
+            t.chunks[2],
+            ChunkInfo {
+                item_start: 2048,
+                items: 10,
+                byte_start: 8208,
+                bytes: 48
+            }
+        );
         assert_eq!(t.chunk_runs(&[0..1, 5..6]).unwrap(), vec![0..1]);
         assert_eq!(t.chunk_runs(&[0..1, 2050..2051]).unwrap(), vec![0..1, 2..3]);
         assert_eq!(t.chunk_runs(&[1000..1100]).unwrap(), vec![0..2]);
@@ -516,11 +637,23 @@ mod tests {
     #[test]
     fn chunk_table_rejects_bad_sums() {
         let w = words(&[(512 << 4) | 10, 5 << 4], false);
-        assert!(ChunkTable::parse(&w, false, 1034, 4104).is_err(), "bytes do not sum");
-        assert!(ChunkTable::parse(&w, false, 1000, 4104 + 48).is_err(), "items exceed page");
+        assert!(
+            ChunkTable::parse(&w, false, 1034, 4104).is_err(),
+            "bytes do not sum"
+        );
+        assert!(
+            ChunkTable::parse(&w, false, 1000, 4104 + 48).is_err(),
+            "items exceed page"
+        );
         let w = words(&[(512 << 4), 5 << 4], false);
-        assert!(ChunkTable::parse(&w, false, 1034, 4104 + 48).is_err(), "non-last chunk with log 0");
-        assert!(ChunkTable::parse(&[1, 2, 3], false, 1, 8).is_err(), "odd word bytes");
+        assert!(
+            ChunkTable::parse(&w, false, 1034, 4104 + 48).is_err(),
+            "non-last chunk with log 0"
+        );
+        assert!(
+            ChunkTable::parse(&[1, 2, 3], false, 1, 8).is_err(),
+            "odd word bytes"
+        );
     }
 
     #[test]

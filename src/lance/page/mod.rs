@@ -65,7 +65,10 @@ impl DeepSize for PageLayout {
     fn deep_size(&self) -> usize {
         // Encodings are small protobufs, except FSST symbol tables (a few KB).
         let encoded = match self {
-            PageLayout::MiniBlock(m) => m.value_compression.encoded_len() + m.dictionary.as_ref().map_or(0, |d| d.encoded_len()),
+            PageLayout::MiniBlock(m) => {
+                m.value_compression.encoded_len()
+                    + m.dictionary.as_ref().map_or(0, |d| d.encoded_len())
+            }
             PageLayout::FullZip(f) => f.value_compression.encoded_len(),
             PageLayout::Constant(c) => c.inline_value.as_ref().map_or(0, |v| v.len()),
             PageLayout::Sparse(s) => s.encoded_len(),
@@ -139,7 +142,9 @@ pub enum FlatNullability {
 pub fn decode_layers(raw: &[i32]) -> Result<Vec<RepDefLayer>> {
     raw.iter()
         .map(|&v| match RepDefLayer::try_from(v) {
-            Ok(RepDefLayer::RepdefUnspecified) | Err(_) => Err(Error::corrupt(format!("invalid rep/def layer value {v}"))),
+            Ok(RepDefLayer::RepdefUnspecified) | Err(_) => {
+                Err(Error::corrupt(format!("invalid rep/def layer value {v}")))
+            }
             Ok(layer) => Ok(layer),
         })
         .collect()
@@ -151,18 +156,23 @@ pub fn flat_nullability(layers: &[RepDefLayer]) -> Result<FlatNullability> {
         [RepDefLayer::RepdefAllValidItem] => Ok(FlatNullability::AllValid),
         [RepDefLayer::RepdefNullableItem] => Ok(FlatNullability::Nullable),
         [] => Err(Error::corrupt("page has no rep/def layers")),
-        other => Err(Error::unsupported(format!("nested page structure {other:?} (only flat columns are read so far)"))),
+        other => Err(Error::unsupported(format!(
+            "nested page structure {other:?} (only flat columns are read so far)"
+        ))),
     }
 }
 
 fn required<'a, T>(value: &'a Option<T>, what: &str) -> Result<&'a T> {
-    value.as_ref().ok_or_else(|| Error::corrupt(format!("page layout is missing {what}")))
+    value
+        .as_ref()
+        .ok_or_else(|| Error::corrupt(format!("page layout is missing {what}")))
 }
 
 /// True when the encoding tree uses a 2.3-only codec (`Range`, `Delta`).
 fn uses_planar_only_codec(encoding: &CompressiveEncoding) -> bool {
     use pb::compressive_encoding::Compression as C;
-    let child = |c: &Option<Box<CompressiveEncoding>>| c.as_deref().is_some_and(uses_planar_only_codec);
+    let child =
+        |c: &Option<Box<CompressiveEncoding>>| c.as_deref().is_some_and(uses_planar_only_codec);
     match &encoding.compression {
         Some(C::Range(_)) | Some(C::Delta(_)) => true,
         Some(C::Variable(v)) => child(&v.offsets),
@@ -174,9 +184,10 @@ fn uses_planar_only_codec(encoding: &CompressiveEncoding) -> bool {
         Some(C::General(g)) => child(&g.values),
         Some(C::FixedSizeList(f)) => child(&f.values),
         Some(C::PackedStruct(p)) => child(&p.values),
-        Some(C::VariablePackedStruct(v)) => {
-            v.fields.iter().any(|f| f.value.as_ref().is_some_and(uses_planar_only_codec))
-        }
+        Some(C::VariablePackedStruct(v)) => v
+            .fields
+            .iter()
+            .any(|f| f.value.as_ref().is_some_and(uses_planar_only_codec)),
         Some(C::Flat(_)) | Some(C::Constant(_)) | Some(C::InlineBitpacking(_)) | None => false,
     }
 }
@@ -184,7 +195,9 @@ fn uses_planar_only_codec(encoding: &CompressiveEncoding) -> bool {
 /// Reject 2.3-only compressive encodings (`Range`, `Delta`) in 2.1/2.2 pages.
 fn check_encoding_for_version(encoding: &CompressiveEncoding, version: FileVersion) -> Result<()> {
     if version < FileVersion::V2_3 && uses_planar_only_codec(encoding) {
-        return Err(Error::corrupt(format!("2.3-only encoding (Range/Delta) in a {version} page")));
+        return Err(Error::corrupt(format!(
+            "2.3-only encoding (Range/Delta) in a {version} page"
+        )));
     }
     Ok(())
 }
@@ -192,58 +205,99 @@ fn check_encoding_for_version(encoding: &CompressiveEncoding, version: FileVersi
 impl PageLayout {
     /// Decode a page's stored encoding. `buffers` are the page's absolute buffer ranges.
     /// `length` is the page's stored `length` (rows; rows × FSL scale for 2.3 sparse).
-    pub fn from_encoding(encoding: &RawPageEncoding, version: FileVersion, buffers: &[Range<u64>], length: u64) -> Result<Self> {
+    pub fn from_encoding(
+        encoding: &RawPageEncoding,
+        version: FileVersion,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
         let (type_url, value) = match encoding {
             RawPageEncoding::Direct { type_url, value } => (type_url.as_str(), value.clone()),
             RawPageEncoding::Indirect { .. } => {
-                return Ok(unsupported("indirect", "indirect (deferred) page encodings"));
+                return Ok(unsupported(
+                    "indirect",
+                    "indirect (deferred) page encodings",
+                ));
             }
             RawPageEncoding::None => return Err(Error::corrupt("page has no encoding")),
         };
         match (type_url, version) {
             (pb::PAGE_LAYOUT_TYPE_URL, FileVersion::V2_1 | FileVersion::V2_2) => {
-                let layout = pb::PageLayout::decode(value)
-                    .map_err(|e| Error::corrupt(format!("page encoding is not a PageLayout protobuf: {e}")))?;
+                let layout = pb::PageLayout::decode(value).map_err(|e| {
+                    Error::corrupt(format!("page encoding is not a PageLayout protobuf: {e}"))
+                })?;
                 Self::from_page_layout(layout, version, buffers, length)
             }
             (pb::PLANAR_LAYOUT_TYPE_URL, FileVersion::V2_3) => {
-                let layout = pb::PlanarLayout::decode(value)
-                    .map_err(|e| Error::corrupt(format!("page encoding is not a PlanarLayout protobuf: {e}")))?;
+                let layout = pb::PlanarLayout::decode(value).map_err(|e| {
+                    Error::corrupt(format!("page encoding is not a PlanarLayout protobuf: {e}"))
+                })?;
                 Self::from_planar_layout(layout, buffers, length)
             }
             ("/lance.encodings.ArrayEncoding", FileVersion::V2_0) => {
                 Ok(unsupported("2.0 ArrayEncoding", "Lance 2.0 page encodings"))
             }
-            (url, v) => Err(Error::corrupt(format!("page encoding type {url:?} does not belong in a {v} file"))),
+            (url, v) => Err(Error::corrupt(format!(
+                "page encoding type {url:?} does not belong in a {v} file"
+            ))),
         }
     }
 
-    fn from_page_layout(layout: pb::PageLayout, version: FileVersion, buffers: &[Range<u64>], length: u64) -> Result<Self> {
+    fn from_page_layout(
+        layout: pb::PageLayout,
+        version: FileVersion,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
         use pb::page_layout::Layout;
         match layout.layout {
             Some(Layout::MiniBlockLayout(m)) => {
-                for e in [&m.rep_compression, &m.def_compression, &m.value_compression, &m.dictionary].into_iter().flatten() {
+                for e in [
+                    &m.rep_compression,
+                    &m.def_compression,
+                    &m.value_compression,
+                    &m.dictionary,
+                ]
+                .into_iter()
+                .flatten()
+                {
                     check_encoding_for_version(e, version)?;
                 }
-                Ok(PageLayout::MiniBlock(MiniBlockPage::new(m, buffers, length)?))
+                Ok(PageLayout::MiniBlock(MiniBlockPage::new(
+                    m, buffers, length,
+                )?))
             }
             Some(Layout::FullZipLayout(f)) => {
                 if let Some(e) = &f.value_compression {
                     check_encoding_for_version(e, version)?;
                 }
-                Ok(PageLayout::FullZip(FullZipPage::from_layout(f, buffers, length)?))
+                Ok(PageLayout::FullZip(FullZipPage::from_layout(
+                    f, buffers, length,
+                )?))
             }
-            Some(Layout::ConstantLayout(c)) => Ok(PageLayout::Constant(ConstantPage::from_layout(c, buffers)?)),
+            Some(Layout::ConstantLayout(c)) => {
+                Ok(PageLayout::Constant(ConstantPage::from_layout(c, buffers)?))
+            }
             Some(Layout::BlobLayout(_)) => Ok(unsupported("blob", "blob pages")),
             None => Err(Error::corrupt("PageLayout has no layout")),
         }
     }
 
-    fn from_planar_layout(layout: pb::PlanarLayout, buffers: &[Range<u64>], length: u64) -> Result<Self> {
+    fn from_planar_layout(
+        layout: pb::PlanarLayout,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
         use pb::structural_plane::Codec as Structure;
         use pb::value_plane::Codec as Values;
-        let structure = layout.structure.and_then(|s| s.codec).ok_or_else(|| Error::corrupt("PlanarLayout has no structure"))?;
-        let values = layout.values.and_then(|v| v.codec).ok_or_else(|| Error::corrupt("PlanarLayout has no value plane"))?;
+        let structure = layout
+            .structure
+            .and_then(|s| s.codec)
+            .ok_or_else(|| Error::corrupt("PlanarLayout has no structure"))?;
+        let values = layout
+            .values
+            .and_then(|v| v.codec)
+            .ok_or_else(|| Error::corrupt("PlanarLayout has no value plane"))?;
         let dense = match structure {
             Structure::Sparse(sparse) => {
                 let page = SparsePage::new(sparse, values, buffers)?;
@@ -269,11 +323,19 @@ impl PageLayout {
                     num_items: chunked.num_items,
                     has_large_chunk: true,
                 };
-                Ok(PageLayout::MiniBlock(MiniBlockPage::new(mini, buffers, length)?))
+                Ok(PageLayout::MiniBlock(MiniBlockPage::new(
+                    mini, buffers, length,
+                )?))
             }
             Values::Zipped(zipped) => {
                 let levels = required(&zipped.levels, "dense zip levels")?.clone();
-                Ok(PageLayout::FullZip(FullZipPage::from_zipped(zipped, Some(levels), layers, buffers, length)?))
+                Ok(PageLayout::FullZip(FullZipPage::from_zipped(
+                    zipped,
+                    Some(levels),
+                    layers,
+                    buffers,
+                    length,
+                )?))
             }
             Values::Constant(value) => {
                 crate::ensure_corrupt!(
@@ -285,16 +347,24 @@ impl PageLayout {
                     layers.iter().all(|l| *l == RepDefLayer::RepdefAllValidItem),
                     "dense constant page with non-trivial structure {layers:?}"
                 );
-                Ok(PageLayout::Constant(ConstantPage::inline(layers, value.scalar, buffers)?))
+                Ok(PageLayout::Constant(ConstantPage::inline(
+                    layers,
+                    value.scalar,
+                    buffers,
+                )?))
             }
             Values::None(_) => {
                 crate::ensure_corrupt!(
                     layers == [RepDefLayer::RepdefNullableItem],
                     "dense page without values must have the single layer NULLABLE_ITEM, has {layers:?}"
                 );
-                Ok(PageLayout::Constant(ConstantPage::all_null(layers, buffers)?))
+                Ok(PageLayout::Constant(ConstantPage::all_null(
+                    layers, buffers,
+                )?))
             }
-            Values::Indexed(_) => Err(Error::corrupt("indexed values in a dense planar page (they require sparse structure)")),
+            Values::Indexed(_) => Err(Error::corrupt(
+                "indexed values in a dense planar page (they require sparse structure)",
+            )),
         }
     }
 
@@ -325,7 +395,11 @@ impl PageLayout {
         match self {
             PageLayout::MiniBlock(m) => m.encodings(),
             PageLayout::FullZip(f) => vec![&f.value_compression],
-            PageLayout::Constant(c) => c.rep_compression.iter().chain(c.def_compression.iter()).collect(),
+            PageLayout::Constant(c) => c
+                .rep_compression
+                .iter()
+                .chain(c.def_compression.iter())
+                .collect(),
             PageLayout::Sparse(s) => s.encodings(),
             PageLayout::Unsupported { .. } => Vec::new(),
         }
@@ -333,7 +407,11 @@ impl PageLayout {
 
     /// Names of the codecs the page uses (deduplicated, sorted), for `inspect` statistics.
     pub fn codec_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.encodings().into_iter().flat_map(compression::codec_names).collect();
+        let mut names: Vec<String> = self
+            .encodings()
+            .into_iter()
+            .flat_map(compression::codec_names)
+            .collect();
         names.sort();
         names.dedup();
         names
@@ -360,7 +438,11 @@ impl PageLayout {
 
     /// Decode the init data from the bytes of [`Self::init_ranges`] (same order).
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
-        crate::ensure_corrupt!(bytes.len() == self.init_ranges().len(), "page init got {} buffers", bytes.len());
+        crate::ensure_corrupt!(
+            bytes.len() == self.init_ranges().len(),
+            "page init got {} buffers",
+            bytes.len()
+        );
         match self {
             PageLayout::MiniBlock(m) => m.decode_init(bytes).map(PageInit::MiniBlock),
             PageLayout::FullZip(f) => f.decode_init(bytes),
@@ -377,7 +459,9 @@ impl PageLayout {
             PageLayout::FullZip(f) => flat_nullability(&f.layers).map(|_| ()),
             PageLayout::Constant(c) => c.check_readable(),
             PageLayout::Sparse(s) => s.check_readable(),
-            PageLayout::Unsupported { name, reason } => Err(Error::unsupported(format!("{name} page: {reason}"))),
+            PageLayout::Unsupported { name, reason } => {
+                Err(Error::unsupported(format!("{name} page: {reason}")))
+            }
         }
     }
 
@@ -387,9 +471,14 @@ impl PageLayout {
         match (self, init) {
             (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => m.plan(i, rows),
             (PageLayout::FullZip(f), init) => f.plan(init, rows),
-            (PageLayout::Constant(_), _) => Ok(PageReadPlan { ranges: Vec::new(), detail: PlanDetail::NoData }),
+            (PageLayout::Constant(_), _) => Ok(PageReadPlan {
+                ranges: Vec::new(),
+                detail: PlanDetail::NoData,
+            }),
             (PageLayout::Sparse(s), PageInit::Sparse(i)) => s.plan(i, rows),
-            _ => Err(Error::corrupt("page init data does not match the page layout")),
+            _ => Err(Error::corrupt(
+                "page init data does not match the page layout",
+            )),
         }
     }
 
@@ -403,16 +492,27 @@ impl PageLayout {
         bytes: &[Bytes],
         data_type: &DataType,
     ) -> Result<ArrayRef> {
-        crate::ensure_corrupt!(bytes.len() == plan.ranges.len(), "page read got {} of {} ranges", bytes.len(), plan.ranges.len());
+        crate::ensure_corrupt!(
+            bytes.len() == plan.ranges.len(),
+            "page read got {} of {} ranges",
+            bytes.len(),
+            plan.ranges.len()
+        );
         if let (PageLayout::Sparse(s), PageInit::Sparse(i)) = (self, init) {
             return s.decode(i, rows, plan, bytes, data_type);
         }
         let mut out = LeafBuilder::new(data_type)?;
         match (self, init) {
-            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => m.decode_into(i, rows, plan, bytes, &mut out)?,
+            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => {
+                m.decode_into(i, rows, plan, bytes, &mut out)?
+            }
             (PageLayout::FullZip(f), _) => f.decode_into(rows, plan, bytes, &mut out)?,
             (PageLayout::Constant(c), init) => c.decode_into(init, rows, &mut out)?,
-            _ => return Err(Error::corrupt("page init data does not match the page layout")),
+            _ => {
+                return Err(Error::corrupt(
+                    "page init data does not match the page layout",
+                ))
+            }
         }
         crate::ensure_corrupt!(
             out.len() as u64 == count_rows(rows),
@@ -425,12 +525,17 @@ impl PageLayout {
 }
 
 fn unsupported(name: &str, reason: &str) -> PageLayout {
-    PageLayout::Unsupported { name: name.into(), reason: reason.into() }
+    PageLayout::Unsupported {
+        name: name.into(),
+        reason: reason.into(),
+    }
 }
 
 /// Describe an optional encoding for `inspect`.
 pub(crate) fn describe_opt(encoding: &Option<CompressiveEncoding>) -> String {
-    encoding.as_ref().map_or_else(|| "-".to_string(), compression::describe)
+    encoding
+        .as_ref()
+        .map_or_else(|| "-".to_string(), compression::describe)
 }
 
 /// Total rows in `rows`.
@@ -440,8 +545,10 @@ pub fn count_rows(rows: &RowRanges) -> u64 {
 
 /// Byte range `index` of `buffers`, or a `Corrupt` error naming what it should hold.
 pub(crate) fn buffer(buffers: &[Range<u64>], index: usize, what: &str) -> Result<Range<u64>> {
-    buffers
-        .get(index)
-        .cloned()
-        .ok_or_else(|| Error::corrupt(format!("page has {} buffers, missing buffer {index} ({what})", buffers.len())))
+    buffers.get(index).cloned().ok_or_else(|| {
+        Error::corrupt(format!(
+            "page has {} buffers, missing buffer {index} ({what})",
+            buffers.len()
+        ))
+    })
 }

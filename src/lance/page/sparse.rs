@@ -25,7 +25,10 @@ use super::values::LeafBuilder;
 use super::{buffer, count_rows, PageInit, PageReadPlan, PlanDetail, RowRanges};
 use crate::error::{Error, Result};
 use crate::lance::compression;
-use crate::lance::proto::encodings::{self as pb, sparse_structural_layer::Layer, sparse_validity_set::Meaning, CompressiveEncoding, RepDefLayer};
+use crate::lance::proto::encodings::{
+    self as pb, sparse_structural_layer::Layer, sparse_validity_set::Meaning, CompressiveEncoding,
+    RepDefLayer,
+};
 
 /// Value plane of a sparse page.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,8 +80,15 @@ pub struct SparsePage {
     pub structural_buffers: Vec<Range<u64>>,
 }
 
-fn sequence(encoding: &Option<CompressiveEncoding>, len: u64, buffers: &[Range<u64>], next: &mut usize) -> Result<SparseSequence> {
-    let encoding = encoding.clone().ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
+fn sequence(
+    encoding: &Option<CompressiveEncoding>,
+    len: u64,
+    buffers: &[Range<u64>],
+    next: &mut usize,
+) -> Result<SparseSequence> {
+    let encoding = encoding
+        .clone()
+        .ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
     let payload = if compression::block_has_payload(&encoding)? {
         let range = buffer(buffers, *next, "sparse structure payload")?;
         *next += 1;
@@ -86,28 +96,55 @@ fn sequence(encoding: &Option<CompressiveEncoding>, len: u64, buffers: &[Range<u
     } else {
         None
     };
-    Ok(SparseSequence { encoding, len, payload })
+    Ok(SparseSequence {
+        encoding,
+        len,
+        payload,
+    })
 }
 
-fn validity(set: &Option<pb::SparseValiditySet>, buffers: &[Range<u64>], next: &mut usize) -> Result<SparseValidity> {
-    let set = set.as_ref().ok_or_else(|| Error::corrupt("sparse layer has no validity set"))?;
+fn validity(
+    set: &Option<pb::SparseValiditySet>,
+    buffers: &[Range<u64>],
+    next: &mut usize,
+) -> Result<SparseValidity> {
+    let set = set
+        .as_ref()
+        .ok_or_else(|| Error::corrupt("sparse layer has no validity set"))?;
     let null_positions = match Meaning::try_from(set.meaning) {
         Ok(Meaning::SparseValidityNullPositions) => true,
         Ok(Meaning::SparseValidityValidPositions) => false,
-        _ => return Err(Error::corrupt(format!("sparse validity meaning {}", set.meaning))),
+        _ => {
+            return Err(Error::corrupt(format!(
+                "sparse validity meaning {}",
+                set.meaning
+            )))
+        }
     };
-    Ok(SparseValidity { null_positions, positions: sequence(&set.positions, set.num_positions, buffers, next)? })
+    Ok(SparseValidity {
+        null_positions,
+        positions: sequence(&set.positions, set.num_positions, buffers, next)?,
+    })
 }
 
 impl SparsePage {
     /// Build from the stored structure and value plane.
-    pub fn new(structure: pb::SparseStructure, values: pb::value_plane::Codec, buffers: &[Range<u64>]) -> Result<Self> {
+    pub fn new(
+        structure: pb::SparseStructure,
+        values: pb::value_plane::Codec,
+        buffers: &[Range<u64>],
+    ) -> Result<Self> {
         use pb::value_plane::Codec;
         crate::ensure_corrupt!(!structure.layers.is_empty(), "sparse page has no layers");
         let value_buffer_count = match &values {
             Codec::Indexed(_) => 3,
             Codec::Chunked(v) => 2 + usize::from(v.dictionary.is_some()),
-            Codec::Zipped(v) => 1 + usize::from(matches!(v.addressing, Some(pb::zipped_values::Addressing::BitsPerOffset(_)))),
+            Codec::Zipped(v) => {
+                1 + usize::from(matches!(
+                    v.addressing,
+                    Some(pb::zipped_values::Addressing::BitsPerOffset(_))
+                ))
+            }
             Codec::Constant(_) | Codec::None(_) => 0,
         };
         crate::ensure_corrupt!(
@@ -129,12 +166,25 @@ impl SparsePage {
                     }
                 }
                 Some(Layer::List(list)) => {
-                    sequence(&list.non_empty_positions, list.num_non_empty_positions, structural_buffers, &mut next)?;
-                    sequence(&list.counts, list.num_non_empty_positions, structural_buffers, &mut next)?;
+                    sequence(
+                        &list.non_empty_positions,
+                        list.num_non_empty_positions,
+                        structural_buffers,
+                        &mut next,
+                    )?;
+                    sequence(
+                        &list.counts,
+                        list.num_non_empty_positions,
+                        structural_buffers,
+                        &mut next,
+                    )?;
                     validity(&list.validity, structural_buffers, &mut next)?;
                 }
                 Some(Layer::FixedSizeList(fsl)) => {
-                    crate::ensure_corrupt!(fsl.dimension > 0, "sparse fixed-size-list layer of dimension 0");
+                    crate::ensure_corrupt!(
+                        fsl.dimension > 0,
+                        "sparse fixed-size-list layer of dimension 0"
+                    );
                     row_scale = row_scale
                         .checked_mul(fsl.dimension)
                         .ok_or_else(|| Error::corrupt("sparse fixed-size-list scale overflows"))?;
@@ -149,7 +199,13 @@ impl SparsePage {
             structural_buffers.len()
         );
         let values = Self::value_plane(values, value_buffers)?;
-        Ok(Self { structure, values, flat_validity, row_scale, structural_buffers: structural_buffers.to_vec() })
+        Ok(Self {
+            structure,
+            values,
+            flat_validity,
+            row_scale,
+            structural_buffers: structural_buffers.to_vec(),
+        })
     }
 
     fn value_plane(values: pb::value_plane::Codec, buffers: &[Range<u64>]) -> Result<SparseValues> {
@@ -158,7 +214,11 @@ impl SparsePage {
             Codec::None(_) => SparseValues::None,
             Codec::Indexed(_) => SparseValues::Indexed,
             Codec::Constant(c) => {
-                crate::ensure_corrupt!((1..=32).contains(&c.scalar.len()), "sparse constant of {} bytes", c.scalar.len());
+                crate::ensure_corrupt!(
+                    (1..=32).contains(&c.scalar.len()),
+                    "sparse constant of {} bytes",
+                    c.scalar.len()
+                );
                 SparseValues::Constant(c.scalar)
             }
             Codec::Chunked(c) => {
@@ -211,7 +271,10 @@ impl SparsePage {
     pub fn encoded_len(&self) -> usize {
         self.structure.encoded_len()
             + match &self.values {
-                SparseValues::Chunked(m) => m.value_compression.encoded_len() + m.dictionary.as_ref().map_or(0, |d| d.encoded_len()),
+                SparseValues::Chunked(m) => {
+                    m.value_compression.encoded_len()
+                        + m.dictionary.as_ref().map_or(0, |d| d.encoded_len())
+                }
                 SparseValues::Zipped(z) => z.value_compression.encoded_len(),
                 SparseValues::Constant(c) => c.len(),
                 SparseValues::None | SparseValues::Indexed => 0,
@@ -263,7 +326,10 @@ impl SparsePage {
             .iter()
             .map(|l| match &l.layer {
                 Some(Layer::Validity(v)) => format!("validity({} positions)", v.num_positions),
-                Some(Layer::List(l)) => format!("list({} non-empty, {} child slots)", l.num_non_empty_positions, l.num_child_slots),
+                Some(Layer::List(l)) => format!(
+                    "list({} non-empty, {} child slots)",
+                    l.num_non_empty_positions, l.num_child_slots
+                ),
                 Some(Layer::FixedSizeList(f)) => format!("fixed_size_list({})", f.dimension),
                 None => "?".into(),
             })
@@ -291,7 +357,9 @@ impl SparsePage {
     /// Flat pages only (one validity layer); indexed values are not read yet.
     pub fn check_readable(&self) -> Result<()> {
         if self.flat_validity.is_none() {
-            return Err(Error::unsupported("sparse pages with list or fixed-size-list layers (nested) are not read yet"));
+            return Err(Error::unsupported(
+                "sparse pages with list or fixed-size-list layers (nested) are not read yet",
+            ));
         }
         if matches!(self.values, SparseValues::Indexed) {
             return Err(Error::unsupported("sparse pages with indexed values"));
@@ -324,22 +392,44 @@ impl SparsePage {
         };
         let valid = match &self.flat_validity {
             Some(v) => {
-                let payload = v.positions.payload.as_ref().and_then(|_| structural.first().cloned());
-                let n = usize::try_from(v.positions.len).map_err(|_| Error::corrupt("too many positions"))?;
+                let payload = v
+                    .positions
+                    .payload
+                    .as_ref()
+                    .and_then(|_| structural.first().cloned());
+                let n = usize::try_from(v.positions.len)
+                    .map_err(|_| Error::corrupt("too many positions"))?;
                 if let Some(p) = &payload {
                     // Any payload codec spends at least one bit per position... except
                     // run-length ones; bound generously before allocating.
-                    crate::ensure_corrupt!(n as u128 <= (p.len() as u128 + 16) * 8 * 65536, "{n} positions in {} bytes", p.len());
+                    crate::ensure_corrupt!(
+                        n as u128 <= (p.len() as u128 + 16) * 8 * 65536,
+                        "{n} positions in {} bytes",
+                        p.len()
+                    );
                 }
                 let positions = compression::decode_u64_sequence(&v.positions.encoding, payload, n)
                     .map_err(|e| e.context("validity positions"))?;
-                crate::ensure_corrupt!(positions.len() == n, "decoded {} positions, expected {n}", positions.len());
-                crate::ensure_corrupt!(positions.windows(2).all(|w| w[0] < w[1]), "validity positions are not increasing");
-                Some(FlatValidity { null_positions: v.null_positions, positions })
+                crate::ensure_corrupt!(
+                    positions.len() == n,
+                    "decoded {} positions, expected {n}",
+                    positions.len()
+                );
+                crate::ensure_corrupt!(
+                    positions.windows(2).all(|w| w[0] < w[1]),
+                    "validity positions are not increasing"
+                );
+                Some(FlatValidity {
+                    null_positions: v.null_positions,
+                    positions,
+                })
             }
             None => None,
         };
-        Ok(SparseInit { values, flat_validity: valid })
+        Ok(SparseInit {
+            values,
+            flat_validity: valid,
+        })
     }
 
     /// Plan the value read for page-local rows.
@@ -348,15 +438,23 @@ impl SparsePage {
         match (&self.values, &init.values) {
             (SparseValues::Chunked(m), SparseValueInit::Chunked(i)) => m.plan(i, rows),
             (SparseValues::Zipped(z), SparseValueInit::Zipped(offsets)) => {
-                let validity = init.flat_validity.as_ref().ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+                let validity = init
+                    .flat_validity
+                    .as_ref()
+                    .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
                 let ordinals = validity.valid_ordinal_ranges(rows);
                 let page_init = match offsets {
-                    Some(o) => PageInit::FullZip(super::fullzip::FullZipInit { row_offsets: o.clone() }),
+                    Some(o) => PageInit::FullZip(super::fullzip::FullZipInit {
+                        row_offsets: o.clone(),
+                    }),
                     None => PageInit::None,
                 };
                 z.plan(&page_init, &ordinals)
             }
-            (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan { ranges: Vec::new(), detail: PlanDetail::NoData }),
+            (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan {
+                ranges: Vec::new(),
+                detail: PlanDetail::NoData,
+            }),
             _ => Err(Error::corrupt("sparse init does not match its value plane")),
         }
     }
@@ -371,7 +469,10 @@ impl SparsePage {
         data_type: &DataType,
     ) -> Result<ArrayRef> {
         self.check_readable()?;
-        let validity = init.flat_validity.as_ref().ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+        let validity = init
+            .flat_validity
+            .as_ref()
+            .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
         let row_validity = validity.row_validity(rows);
         let mut out = LeafBuilder::new(data_type)?;
         match (&self.values, &init.values) {
@@ -413,7 +514,10 @@ impl SparsePage {
                 }
             }
             (SparseValues::None, _) => {
-                crate::ensure_corrupt!(row_validity.iter().all(|v| !v), "sparse page without values has valid rows");
+                crate::ensure_corrupt!(
+                    row_validity.iter().all(|v| !v),
+                    "sparse page without values has valid rows"
+                );
                 out.push_nulls(row_validity.len())?;
             }
             _ => return Err(Error::corrupt("sparse init does not match its value plane")),
@@ -506,7 +610,11 @@ impl SparseInit {
             SparseValueInit::Zipped(o) => o.as_ref().map_or(0, |o| o.len() * 8),
             SparseValueInit::None => 0,
         };
-        values + self.flat_validity.as_ref().map_or(0, |v| v.positions.len() * 8)
+        values
+            + self
+                .flat_validity
+                .as_ref()
+                .map_or(0, |v| v.positions.len() * 8)
     }
 }
 
@@ -516,10 +624,19 @@ mod tests {
 
     #[test]
     fn flat_validity_maps_rows_to_materialized_ordinals() {
-        let nulls = FlatValidity { null_positions: true, positions: vec![1, 4, 5] };
-        assert_eq!(nulls.row_validity(&[0..3, 5..7]), vec![true, false, true, false, true]);
+        let nulls = FlatValidity {
+            null_positions: true,
+            positions: vec![1, 4, 5],
+        };
+        assert_eq!(
+            nulls.row_validity(&[0..3, 5..7]),
+            vec![true, false, true, false, true]
+        );
         assert_eq!(nulls.valid_ordinal_ranges(&[0..3, 5..7]), vec![0..2, 3..4]);
-        let valid = FlatValidity { null_positions: false, positions: vec![2, 3] };
+        let valid = FlatValidity {
+            null_positions: false,
+            positions: vec![2, 3],
+        };
         assert_eq!(valid.row_validity(&[1..4]), vec![false, true, true]);
         assert_eq!(valid.valid_ordinal_ranges(&[0..2, 3..10]), vec![1..2]);
     }

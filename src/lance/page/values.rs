@@ -33,7 +33,10 @@ enum Storage {
     /// Offsets + bytes (Utf8, Binary and their large forms).
     Variable { offsets: Vec<u64>, data: Vec<u8> },
     /// Fixed-size list of a fixed-width item.
-    List { dimension: usize, items: Box<LeafBuilder> },
+    List {
+        dimension: usize,
+        items: Box<LeafBuilder>,
+    },
 }
 
 fn fixed_width_bytes(data_type: &DataType) -> Option<usize> {
@@ -50,22 +53,47 @@ impl LeafBuilder {
             DataType::Null => Storage::Null,
             DataType::Boolean => Storage::Bits(BooleanBufferBuilder::new(0)),
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary => {
-                Storage::Variable { offsets: vec![0], data: Vec::new() }
+                Storage::Variable {
+                    offsets: vec![0],
+                    data: Vec::new(),
+                }
             }
             DataType::FixedSizeList(item, n) => {
-                let dimension = usize::try_from(*n).map_err(|_| Error::corrupt(format!("fixed-size list of size {n}")))?;
+                let dimension = usize::try_from(*n)
+                    .map_err(|_| Error::corrupt(format!("fixed-size list of size {n}")))?;
                 let items = LeafBuilder::new(item.data_type())?;
-                if matches!(items.storage, Storage::List { .. } | Storage::Variable { .. }) {
-                    return Err(Error::unsupported(format!("fixed-size list of {}", item.data_type())));
+                if matches!(
+                    items.storage,
+                    Storage::List { .. } | Storage::Variable { .. }
+                ) {
+                    return Err(Error::unsupported(format!(
+                        "fixed-size list of {}",
+                        item.data_type()
+                    )));
                 }
-                Storage::List { dimension, items: Box::new(items) }
+                Storage::List {
+                    dimension,
+                    items: Box::new(items),
+                }
             }
             other => match fixed_width_bytes(other) {
-                Some(width) if width > 0 => Storage::Bytes { width, data: Vec::new() },
-                _ => return Err(Error::unsupported(format!("reading columns of type {other}"))),
+                Some(width) if width > 0 => Storage::Bytes {
+                    width,
+                    data: Vec::new(),
+                },
+                _ => {
+                    return Err(Error::unsupported(format!(
+                        "reading columns of type {other}"
+                    )))
+                }
             },
         };
-        Ok(Self { data_type: data_type.clone(), storage, validity: None, len: 0 })
+        Ok(Self {
+            data_type: data_type.clone(),
+            storage,
+            validity: None,
+            len: 0,
+        })
     }
 
     /// Rows pushed so far.
@@ -96,7 +124,11 @@ impl LeafBuilder {
     fn push_validity(&mut self, validity: Option<&[bool]>, count: usize) -> Result<()> {
         match validity {
             Some(v) => {
-                crate::ensure_corrupt!(v.len() == count, "validity of {} entries for {count} values", v.len());
+                crate::ensure_corrupt!(
+                    v.len() == count,
+                    "validity of {} entries for {count} values",
+                    v.len()
+                );
                 if self.validity.is_none() && v.iter().all(|b| *b) {
                     return Ok(());
                 }
@@ -125,11 +157,24 @@ impl LeafBuilder {
 
     /// Append values `range` of `values` with optional per-value validity
     /// (`validity.len() == range.len()`).
-    pub fn push_values(&mut self, values: &DecodedValues, range: Range<usize>, validity: Option<&[bool]>) -> Result<()> {
+    pub fn push_values(
+        &mut self,
+        values: &DecodedValues,
+        range: Range<usize>,
+        validity: Option<&[bool]>,
+    ) -> Result<()> {
         let count = range.len();
-        if let DecodedValues::Fixed { bits_per_value: 0, num_values, .. } = values {
+        if let DecodedValues::Fixed {
+            bits_per_value: 0,
+            num_values,
+            ..
+        } = values
+        {
             // A constant without a scalar: every value is null.
-            crate::ensure_corrupt!(range.end <= *num_values, "value range {range:?} outside {num_values} null values");
+            crate::ensure_corrupt!(
+                range.end <= *num_values,
+                "value range {range:?} outside {num_values} null values"
+            );
             return self.push_nulls(count);
         }
         self.push_storage(values, range)?;
@@ -143,12 +188,26 @@ impl LeafBuilder {
         let expected_bits = self.value_bits();
         match (&mut self.storage, values) {
             (Storage::Null, _) => Ok(()),
-            (Storage::Bits(bits), DecodedValues::Fixed { bits_per_value: 1, num_values, data }) => {
+            (
+                Storage::Bits(bits),
+                DecodedValues::Fixed {
+                    bits_per_value: 1,
+                    num_values,
+                    data,
+                },
+            ) => {
                 check_fixed(*num_values, 1, data.len(), &range)?;
                 bits.append_packed_range(range, data);
                 Ok(())
             }
-            (Storage::Bytes { width, data: out }, DecodedValues::Fixed { bits_per_value, num_values, data }) => {
+            (
+                Storage::Bytes { width, data: out },
+                DecodedValues::Fixed {
+                    bits_per_value,
+                    num_values,
+                    data,
+                },
+            ) => {
                 crate::ensure_corrupt!(
                     Some(*bits_per_value) == expected_bits,
                     "decoded {bits_per_value}-bit values for a {}-byte type",
@@ -158,7 +217,13 @@ impl LeafBuilder {
                 out.extend_from_slice(&data[range.start * *width..range.end * *width]);
                 Ok(())
             }
-            (Storage::Variable { offsets: out_offsets, data: out }, DecodedValues::Variable { offsets, data }) => {
+            (
+                Storage::Variable {
+                    offsets: out_offsets,
+                    data: out,
+                },
+                DecodedValues::Variable { offsets, data },
+            ) => {
                 crate::ensure_corrupt!(
                     range.end < offsets.len(),
                     "value range {range:?} outside {} variable-width values",
@@ -174,15 +239,28 @@ impl LeafBuilder {
                 let mut previous = start;
                 let base = out.len() as u64;
                 for &o in &offsets[range.start + 1..=range.end] {
-                    crate::ensure_corrupt!(o >= previous, "variable-width offsets decrease ({previous} then {o})");
+                    crate::ensure_corrupt!(
+                        o >= previous,
+                        "variable-width offsets decrease ({previous} then {o})"
+                    );
                     previous = o;
                     out_offsets.push(base + (o - start));
                 }
                 out.extend_from_slice(&data[start as usize..end as usize]);
                 Ok(())
             }
-            (Storage::List { dimension, items }, DecodedValues::FixedSizeList { dimension: d, items: inner, item_validity }) => {
-                crate::ensure_corrupt!(*d as usize == *dimension, "fixed-size list of {d} items for a list of {dimension}");
+            (
+                Storage::List { dimension, items },
+                DecodedValues::FixedSizeList {
+                    dimension: d,
+                    items: inner,
+                    item_validity,
+                },
+            ) => {
+                crate::ensure_corrupt!(
+                    *d as usize == *dimension,
+                    "fixed-size list of {d} items for a list of {dimension}"
+                );
                 let item_range = range.start * *dimension..range.end * *dimension;
                 let validity = match item_validity {
                     Some(bitmap) => {
@@ -192,13 +270,25 @@ impl LeafBuilder {
                             "item validity bitmap of {} bytes for {total} items",
                             bitmap.len()
                         );
-                        Some(item_range.clone().map(|i| bitmap[i / 8] & (1 << (i % 8)) != 0).collect::<Vec<_>>())
+                        Some(
+                            item_range
+                                .clone()
+                                .map(|i| bitmap[i / 8] & (1 << (i % 8)) != 0)
+                                .collect::<Vec<_>>(),
+                        )
                     }
                     None => None,
                 };
                 items.push_values(inner, item_range, validity.as_deref())
             }
-            (Storage::List { dimension, items }, DecodedValues::Fixed { bits_per_value, num_values, data }) => {
+            (
+                Storage::List { dimension, items },
+                DecodedValues::Fixed {
+                    bits_per_value,
+                    num_values,
+                    data,
+                },
+            ) => {
                 // A fixed-size list may also come back flattened as one wide value.
                 let item_bits = items.value_bits().unwrap_or(0);
                 crate::ensure_corrupt!(
@@ -210,7 +300,11 @@ impl LeafBuilder {
                     num_values: num_values.saturating_mul(*dimension),
                     data: data.clone(),
                 };
-                items.push_values(&flattened, range.start * *dimension..range.end * *dimension, None)
+                items.push_values(
+                    &flattened,
+                    range.start * *dimension..range.end * *dimension,
+                    None,
+                )
             }
             (_, other) => Err(Error::corrupt(format!(
                 "decoded {} values for a column of type {}",
@@ -229,7 +323,12 @@ impl LeafBuilder {
         range: Range<usize>,
         validity: Option<&[bool]>,
     ) -> Result<()> {
-        let DecodedValues::Fixed { bits_per_value, num_values, data } = indices else {
+        let DecodedValues::Fixed {
+            bits_per_value,
+            num_values,
+            data,
+        } = indices
+        else {
             return Err(Error::corrupt("dictionary indices are not fixed-width"));
         };
         crate::ensure_corrupt!(
@@ -254,7 +353,11 @@ impl LeafBuilder {
                 continue;
             }
             let v = validity.map(|_| [valid]);
-            self.push_values(dictionary, index as usize..index as usize + 1, v.as_ref().map(|a| &a[..]))?;
+            self.push_values(
+                dictionary,
+                index as usize..index as usize + 1,
+                v.as_ref().map(|a| &a[..]),
+            )?;
         }
         Ok(())
     }
@@ -285,7 +388,9 @@ impl LeafBuilder {
             Storage::Null => {}
             Storage::Bits(b) => b.append_n(n, false),
             Storage::Bytes { width, data } => {
-                let bytes = n.checked_mul(*width).ok_or_else(|| Error::corrupt("null run too long"))?;
+                let bytes = n
+                    .checked_mul(*width)
+                    .ok_or_else(|| Error::corrupt("null run too long"))?;
                 data.resize(data.len() + bytes, 0);
             }
             Storage::Variable { offsets, data } => {
@@ -293,7 +398,9 @@ impl LeafBuilder {
                 offsets.resize(offsets.len() + n, last);
             }
             Storage::List { dimension, items } => {
-                let count = n.checked_mul(*dimension).ok_or_else(|| Error::corrupt("null run too long"))?;
+                let count = n
+                    .checked_mul(*dimension)
+                    .ok_or_else(|| Error::corrupt("null run too long"))?;
                 items.push_placeholders(count)?;
             }
         }
@@ -339,15 +446,17 @@ impl LeafBuilder {
             Storage::Bits(mut bits) => ArrayDataBuilder::new(self.data_type.clone())
                 .len(self.len)
                 .add_buffer(bits.finish().into_inner()),
-            Storage::Bytes { data, .. } => {
-                ArrayDataBuilder::new(self.data_type.clone()).len(self.len).add_buffer(Buffer::from_vec(data))
-            }
+            Storage::Bytes { data, .. } => ArrayDataBuilder::new(self.data_type.clone())
+                .len(self.len)
+                .add_buffer(Buffer::from_vec(data)),
             Storage::Variable { offsets, data } => {
                 let offsets_buffer = match self.data_type {
                     DataType::LargeUtf8 | DataType::LargeBinary => {
                         let o: Vec<i64> = offsets
                             .iter()
-                            .map(|&o| i64::try_from(o).map_err(|_| Error::corrupt("offset overflows i64")))
+                            .map(|&o| {
+                                i64::try_from(o).map_err(|_| Error::corrupt("offset overflows i64"))
+                            })
                             .collect::<Result<_>>()?;
                         Buffer::from_vec(o)
                     }
@@ -373,13 +482,14 @@ impl LeafBuilder {
             }
             Storage::List { items, .. } => {
                 let child = items.finish()?.to_data();
-                ArrayDataBuilder::new(self.data_type.clone()).len(self.len).add_child_data(child)
+                ArrayDataBuilder::new(self.data_type.clone())
+                    .len(self.len)
+                    .add_child_data(child)
             }
         };
-        let data = builder
-            .nulls(nulls)
-            .build()
-            .map_err(|e| Error::corrupt(format!("decoded {} data is invalid: {e}", self.data_type)))?;
+        let data = builder.nulls(nulls).build().map_err(|e| {
+            Error::corrupt(format!("decoded {} data is invalid: {e}", self.data_type))
+        })?;
         Ok(make_array(data))
     }
 }
@@ -397,7 +507,9 @@ pub fn decoded_len(values: &DecodedValues) -> usize {
     match values {
         DecodedValues::Fixed { num_values, .. } => *num_values,
         DecodedValues::Variable { offsets, .. } => offsets.len().saturating_sub(1),
-        DecodedValues::FixedSizeList { dimension, items, .. } => {
+        DecodedValues::FixedSizeList {
+            dimension, items, ..
+        } => {
             if *dimension == 0 {
                 0
             } else {
@@ -408,7 +520,10 @@ pub fn decoded_len(values: &DecodedValues) -> usize {
 }
 
 fn check_fixed(num_values: usize, bits: u64, data_len: usize, range: &Range<usize>) -> Result<()> {
-    crate::ensure_corrupt!(range.end <= num_values, "value range {range:?} outside {num_values} decoded values");
+    crate::ensure_corrupt!(
+        range.end <= num_values,
+        "value range {range:?} outside {num_values} decoded values"
+    );
     let need_bits = (num_values as u128) * (bits as u128);
     crate::ensure_corrupt!(
         need_bits <= (data_len as u128) * 8,
@@ -425,7 +540,11 @@ mod tests {
 
     fn fixed32(values: &[i32]) -> DecodedValues {
         let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        DecodedValues::Fixed { bits_per_value: 32, num_values: values.len(), data: Bytes::from(data) }
+        DecodedValues::Fixed {
+            bits_per_value: 32,
+            num_values: values.len(),
+            data: Bytes::from(data),
+        }
     }
 
     #[test]
@@ -433,7 +552,8 @@ mod tests {
         let mut b = LeafBuilder::new(&DataType::Int32).unwrap();
         b.push_values(&fixed32(&[1, 2, 3, 4]), 1..3, None).unwrap();
         b.push_nulls(1).unwrap();
-        b.push_values(&fixed32(&[5, 6]), 0..2, Some(&[false, true])).unwrap();
+        b.push_values(&fixed32(&[5, 6]), 0..2, Some(&[false, true]))
+            .unwrap();
         let a = b.finish().unwrap();
         let a = a.as_any().downcast_ref::<Int32Array>().unwrap();
         let got: Vec<Option<i32>> = a.iter().collect();
@@ -443,28 +563,49 @@ mod tests {
     #[test]
     fn wrong_width_is_corrupt() {
         let mut b = LeafBuilder::new(&DataType::Int64).unwrap();
-        assert!(matches!(b.push_values(&fixed32(&[1]), 0..1, None), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            b.push_values(&fixed32(&[1]), 0..1, None),
+            Err(Error::Corrupt { .. })
+        ));
         let mut b = LeafBuilder::new(&DataType::Int32).unwrap();
-        assert!(matches!(b.push_values(&fixed32(&[1]), 0..2, None), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            b.push_values(&fixed32(&[1]), 0..2, None),
+            Err(Error::Corrupt { .. })
+        ));
     }
 
     #[test]
     fn variable_values_and_dictionary() {
-        let dict = DecodedValues::Variable { offsets: vec![0, 1, 3], data: Bytes::from_static(b"abb") };
+        let dict = DecodedValues::Variable {
+            offsets: vec![0, 1, 3],
+            data: Bytes::from_static(b"abb"),
+        };
         let mut b = LeafBuilder::new(&DataType::Utf8).unwrap();
         b.push_values(&dict, 1..2, None).unwrap();
-        b.push_dictionary(&dict, &fixed32(&[1, 0, 7]), 0..3, Some(&[true, true, false])).unwrap();
+        b.push_dictionary(
+            &dict,
+            &fixed32(&[1, 0, 7]),
+            0..3,
+            Some(&[true, true, false]),
+        )
+        .unwrap();
         let a = b.finish().unwrap();
         let a = a.as_any().downcast_ref::<StringArray>().unwrap();
         let got: Vec<Option<&str>> = a.iter().collect();
         assert_eq!(got, vec![Some("bb"), Some("bb"), Some("a"), None]);
         let mut b = LeafBuilder::new(&DataType::Utf8).unwrap();
-        assert!(matches!(b.push_dictionary(&dict, &fixed32(&[2]), 0..1, None), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            b.push_dictionary(&dict, &fixed32(&[2]), 0..1, None),
+            Err(Error::Corrupt { .. })
+        ));
     }
 
     #[test]
     fn invalid_utf8_is_corrupt() {
-        let v = DecodedValues::Variable { offsets: vec![0, 2], data: Bytes::from_static(&[0xff, 0xfe]) };
+        let v = DecodedValues::Variable {
+            offsets: vec![0, 2],
+            data: Bytes::from_static(&[0xff, 0xfe]),
+        };
         let mut b = LeafBuilder::new(&DataType::Utf8).unwrap();
         b.push_values(&v, 0..1, None).unwrap();
         assert!(matches!(b.finish(), Err(Error::Corrupt { .. })));
@@ -472,11 +613,22 @@ mod tests {
 
     #[test]
     fn fixed_size_list_from_list_or_flat_values() {
-        let dt = DataType::FixedSizeList(Arc::new(arrow_schema::Field::new("item", DataType::Int32, true)), 2);
+        let dt = DataType::FixedSizeList(
+            Arc::new(arrow_schema::Field::new("item", DataType::Int32, true)),
+            2,
+        );
         let mut b = LeafBuilder::new(&dt).unwrap();
-        let list = DecodedValues::FixedSizeList { dimension: 2, items: Box::new(fixed32(&[1, 2, 3, 4])), item_validity: None };
+        let list = DecodedValues::FixedSizeList {
+            dimension: 2,
+            items: Box::new(fixed32(&[1, 2, 3, 4])),
+            item_validity: None,
+        };
         b.push_values(&list, 1..2, None).unwrap();
-        let wide = DecodedValues::Fixed { bits_per_value: 64, num_values: 1, data: fixed32_bytes(&[5, 6]) };
+        let wide = DecodedValues::Fixed {
+            bits_per_value: 64,
+            num_values: 1,
+            data: fixed32_bytes(&[5, 6]),
+        };
         b.push_values(&wide, 0..1, None).unwrap();
         b.push_nulls(1).unwrap();
         let a = b.finish().unwrap();
@@ -488,6 +640,11 @@ mod tests {
     }
 
     fn fixed32_bytes(values: &[i32]) -> Bytes {
-        Bytes::from(values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())
+        Bytes::from(
+            values
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>(),
+        )
     }
 }

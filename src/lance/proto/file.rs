@@ -165,11 +165,18 @@ mod tests {
     #[test]
     fn encoding_oneof_round_trips_every_variant() {
         for location in [
-            encoding::Location::Indirect(DeferredEncoding { buffer_location: 7, buffer_length: 9 }),
-            encoding::Location::Direct(DirectEncoding { encoding: bytes::Bytes::from_static(b"xy") }),
+            encoding::Location::Indirect(DeferredEncoding {
+                buffer_location: 7,
+                buffer_length: 9,
+            }),
+            encoding::Location::Direct(DirectEncoding {
+                encoding: bytes::Bytes::from_static(b"xy"),
+            }),
             encoding::Location::None(()),
         ] {
-            let enc = Encoding { location: Some(location) };
+            let enc = Encoding {
+                location: Some(location),
+            };
             let decoded = Encoding::decode(enc.encode_to_vec().as_slice()).expect("decodes");
             assert_eq!(decoded, enc);
         }
@@ -178,7 +185,9 @@ mod tests {
     #[test]
     fn page_buffers_use_packed_tags_1_and_2() {
         // Hand-written: field 1 packed [64, 128], field 2 packed [3], length 10, priority 5.
-        let raw = [0x0a, 0x03, 0x40, 0x80, 0x01, 0x12, 0x01, 0x03, 0x18, 0x0a, 0x28, 0x05];
+        let raw = [
+            0x0a, 0x03, 0x40, 0x80, 0x01, 0x12, 0x01, 0x03, 0x18, 0x0a, 0x28, 0x05,
+        ];
         let page = column_metadata::Page::decode(raw.as_slice()).expect("decodes");
         assert_eq!(page.buffer_offsets, vec![64, 128]);
         assert_eq!(page.buffer_sizes, vec![3]);
