@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
-use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_schema::{DataType, Schema as ArrowSchema, SchemaRef};
 use bytes::Bytes;
 use object_store::path::Path;
 
@@ -15,8 +15,13 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{load_file_metadata_versioned, FileMetadata, FileMetadataCache};
+use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
+
+/// Most rows one [`LanceFileReader::read_rows`] call returns (Arrow arrays are indexed by
+/// 32-bit offsets in places; larger reads are split by the caller).
+pub const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
 
 /// Which rows to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +82,8 @@ pub struct LanceFileReader {
 struct PageTask {
     /// Position of the output column.
     output: usize,
+    /// Leaf of the output field (0 for flat fields).
+    leaf: usize,
     column: usize,
     page: usize,
     /// Page-local rows.
@@ -175,16 +182,15 @@ impl LanceFileReader {
             })
             .collect::<Result<_>>()?;
         let mut tasks = Vec::new();
+        let mut leaf_types: Vec<Vec<DataType>> = Vec::with_capacity(fields.len());
         for (output, field) in fields.iter().enumerate() {
-            if !field.is_flat_leaf() || field.num_columns != 1 {
-                return Err(Error::unsupported(format!(
-                    "reading field {:?} of type {} (nested, blob or packed columns are not read yet)",
-                    field.name, field.data_type
-                ))
-                .at(self.path.as_ref(), None));
+            let types = self.leaf_types(field)?;
+            for leaf in 0..field.num_columns {
+                tasks.extend(self.page_tasks(output, leaf, field.first_column + leaf, &ranges)?);
             }
-            tasks.extend(self.page_tasks(output, field.first_column, &ranges)?);
+            leaf_types.push(types);
         }
+        // Wave 1: page init of pages not cached yet. Wave 2: the value bytes.
         let inits = self.load_page_inits(&tasks, stats).await?;
         let plans = tasks
             .iter()
@@ -200,39 +206,30 @@ impl LanceFileReader {
             .flat_map(|p| p.ranges.iter().cloned())
             .collect();
         let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
-        let mut per_output: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+        let mut parts: Vec<FieldParts> = fields.iter().map(|f| FieldParts::new(f)).collect();
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
             let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
-            let field = fields[task.output];
-            let array = self
-                .page(task)
-                .and_then(|p| {
-                    p.layout
-                        .decode(init, &task.rows, plan, &bytes, &field.data_type)
-                })
-                .map_err(|e| self.page_error(e, task))?;
-            per_output[task.output].push(array);
+            let layout = &self.page(task)?.layout;
+            let leaf_type = &leaf_types[task.output][task.leaf];
+            match &mut parts[task.output] {
+                FieldParts::Flat(arrays) => arrays.push(
+                    layout
+                        .decode(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
+                ),
+                FieldParts::Nested(leaves) => leaves[task.leaf].push(
+                    layout
+                        .decode_nested(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
+                ),
+            }
         }
-        let mut arrays = Vec::with_capacity(fields.len());
-        for (field, parts) in fields.iter().zip(per_output) {
-            let array = match parts.len() {
-                0 => arrow_array::new_empty_array(&field.data_type),
-                1 => parts
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
-                _ => {
-                    let refs: Vec<&dyn arrow_array::Array> =
-                        parts.iter().map(|a| a.as_ref()).collect();
-                    arrow_select::concat::concat(&refs)?
-                }
-            };
-            let array = match &repeat {
-                Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
-                None => array,
-            };
-            arrays.push(array);
-        }
+        let arrays = fields
+            .iter()
+            .zip(parts)
+            .zip(&leaf_types)
+            .map(|((field, parts), types)| self.finish_field(field, parts, types, repeat.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
         let schema = Arc::new(ArrowSchema::new(
             fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
         ));
@@ -242,6 +239,75 @@ impl LanceFileReader {
         };
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
+    }
+
+    /// Arrow types of a field's leaf columns (the stored value type for dictionaries).
+    fn leaf_types(&self, field: &LanceField) -> Result<Vec<DataType>> {
+        if field.is_blob() || field.is_packed_struct() {
+            return Err(Error::unsupported(format!(
+                "reading blob or packed field {:?}",
+                field.name
+            ))
+            .at(self.path.as_ref(), None));
+        }
+        let types = if field.is_flat_leaf() {
+            vec![storage_type(&field.data_type).clone()]
+        } else {
+            leaf_types_of(field)
+        };
+        if types.len() != field.num_columns {
+            return Err(Error::corrupt(format!(
+                "field {:?} has {} leaves but {} columns",
+                field.name,
+                types.len(),
+                field.num_columns
+            ))
+            .at(self.path.as_ref(), None));
+        }
+        Ok(types)
+    }
+
+    /// One field's array from its decoded pages, repeated rows and dictionary re-encoding
+    /// applied.
+    fn finish_field(
+        &self,
+        field: &LanceField,
+        parts: FieldParts,
+        types: &[DataType],
+        repeat: Option<&UInt64Array>,
+    ) -> Result<ArrayRef> {
+        let array = match parts {
+            FieldParts::Flat(arrays) => match arrays.len() {
+                0 => arrow_array::new_empty_array(&types[0]),
+                1 => arrays
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
+                _ => {
+                    let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)?
+                }
+            },
+            FieldParts::Nested(pages) => {
+                let leaves = pages
+                    .into_iter()
+                    .zip(types)
+                    .map(|(pages, t)| merge_leaf_pages(field, pages, t))
+                    .collect::<Result<Vec<_>>>()?;
+                assemble(&field.to_arrow(), &leaves, 0)
+                    .map_err(|e| e.at(self.path.as_ref(), None))?
+            }
+        };
+        let array = match repeat {
+            Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
+            None => array,
+        };
+        // Dictionary fields are stored as their values; re-encode.
+        Ok(if array.data_type() == &field.data_type {
+            array
+        } else {
+            arrow_cast::cast(array.as_ref(), &field.data_type)?
+        })
     }
 
     fn page(&self, task: &PageTask) -> Result<&crate::lance::file::PageInfo> {
@@ -265,6 +331,7 @@ impl LanceFileReader {
     fn page_tasks(
         &self,
         output: usize,
+        leaf: usize,
         column: usize,
         ranges: &[Range<u64>],
     ) -> Result<Vec<PageTask>> {
@@ -286,6 +353,7 @@ impl LanceFileReader {
                     Some(t) if t.page == page => t.rows.push(local),
                     _ => tasks.push(PageTask {
                         output,
+                        leaf,
                         column,
                         page,
                         rows: vec![local],
@@ -294,10 +362,10 @@ impl LanceFileReader {
             }
         }
         for t in &tasks {
-            self.page(t)?
-                .layout
-                .check_readable()
-                .map_err(|e| self.page_error(e, t))?;
+            let layout = &self.page(t)?.layout;
+            if !layout.is_nested() {
+                layout.check_readable().map_err(|e| self.page_error(e, t))?;
+            }
         }
         Ok(tasks)
     }
@@ -311,7 +379,7 @@ impl LanceFileReader {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut ranges: Vec<Range<u64>> = Vec::new();
-        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut seen: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
         for (i, t) in tasks.iter().enumerate() {
             let layout = &self.page(t)?.layout;
             let needed = layout.init_ranges();
@@ -326,7 +394,7 @@ impl LanceFileReader {
                 Some(init) => inits.push(Some(init)),
                 None => {
                     inits.push(None);
-                    if seen.insert((t.column, t.page), i).is_none() {
+                    if seen.insert((t.column, t.page)) {
                         missing.push(i);
                         ranges.extend(needed);
                     }
@@ -335,6 +403,7 @@ impl LanceFileReader {
         }
         if !missing.is_empty() {
             let mut fetched = self.fetch(&ranges, stats).await?.into_iter();
+            let mut decoded: HashMap<(usize, usize), Arc<PageInit>> = HashMap::new();
             for &i in &missing {
                 let t = &tasks[i];
                 let layout = &self.page(t)?.layout;
@@ -348,21 +417,25 @@ impl LanceFileReader {
                     .page_init
                     .insert(self.page_key(t), init.clone())
                     .await;
-                inits[i] = Some(init);
+                decoded.insert((t.column, t.page), init);
+            }
+            // The same page may serve several outputs (a field asked for twice).
+            for (t, slot) in tasks.iter().zip(inits.iter_mut()) {
+                if slot.is_none() {
+                    *slot = decoded.get(&(t.column, t.page)).cloned();
+                }
             }
         }
         tasks
             .iter()
             .zip(inits)
-            .map(|(t, init)| match init {
-                Some(init) => Ok(init),
-                None => {
-                    let first = seen.get(&(t.column, t.page)).copied();
-                    Err(Error::corrupt(format!(
-                        "internal: page init of column {} page {} missing ({first:?})",
+            .map(|(t, init)| {
+                init.ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "internal: page init of column {} page {} missing",
                         t.column, t.page
-                    )))
-                }
+                    ))
+                })
             })
             .collect()
     }
@@ -415,6 +488,90 @@ impl LanceFileReader {
     }
 }
 
+/// Arrow types of the leaves of a nested field, in column order.
+fn leaf_types_of(field: &LanceField) -> Vec<DataType> {
+    if field.children.is_empty() {
+        return vec![storage_type(&field.data_type).clone()];
+    }
+    field.children.iter().flat_map(leaf_types_of).collect()
+}
+
+/// Decoded pages of one output field.
+enum FieldParts {
+    /// One array per page.
+    Flat(Vec<ArrayRef>),
+    /// Per leaf column, one [`LeafData`] per page.
+    Nested(Vec<Vec<LeafData>>),
+}
+
+impl FieldParts {
+    fn new(field: &LanceField) -> Self {
+        if field.is_flat_leaf() {
+            FieldParts::Flat(Vec::new())
+        } else {
+            FieldParts::Nested(vec![Vec::new(); field.num_columns])
+        }
+    }
+}
+
+/// Join a leaf's pages (whole rows each) into one [`LeafData`].
+fn merge_leaf_pages(
+    field: &LanceField,
+    pages: Vec<LeafData>,
+    leaf_type: &DataType,
+) -> Result<LeafData> {
+    let mut pages = pages.into_iter();
+    let Some(mut merged) = pages.next() else {
+        return Ok(empty_leaf(field, leaf_type));
+    };
+    let mut values = vec![merged.values.clone()];
+    for page in pages {
+        crate::ensure_corrupt!(
+            merged.layers.len() == page.layers.len(),
+            "pages of one column have {} and {} layers",
+            merged.layers.len(),
+            page.layers.len()
+        );
+        for (mine, theirs) in merged.layers.iter_mut().zip(&page.layers) {
+            mine.append(theirs);
+        }
+        values.push(page.values);
+    }
+    if values.len() > 1 {
+        let refs: Vec<&dyn Array> = values.iter().map(|a| a.as_ref()).collect();
+        merged.values = arrow_select::concat::concat(&refs)?;
+    }
+    Ok(merged)
+}
+
+/// A leaf with no rows (empty selection).
+fn empty_leaf(field: &LanceField, leaf_type: &DataType) -> LeafData {
+    let depth = nesting_depth(field);
+    let layers = (0..depth)
+        .map(|_| LayerSlots {
+            len: 0,
+            validity: None,
+            offsets: Some(vec![0]),
+        })
+        .collect();
+    LeafData {
+        layers,
+        values: arrow_array::new_empty_array(leaf_type),
+    }
+}
+
+fn nesting_depth(field: &LanceField) -> usize {
+    1 + field.children.iter().map(nesting_depth).max().unwrap_or(0)
+}
+
+/// The type pages of a field decode to: dictionary fields are stored as their values.
+fn storage_type(data_type: &DataType) -> &DataType {
+    match data_type {
+        DataType::Dictionary(_, values) => values.as_ref(),
+        other => other,
+    }
+}
+
 /// Turn a selection into sorted disjoint ranges, plus take-indices into the
 /// concatenated unique rows when the selection repeats rows.
 fn normalize_selection(
@@ -427,6 +584,12 @@ fn normalize_selection(
                 return Err(Error::InvalidArgument(format!(
                     "row range {}..{} outside 0..{num_rows}",
                     r.start, r.end
+                )));
+            }
+            if r.end - r.start > MAX_ROWS_PER_READ {
+                return Err(Error::InvalidArgument(format!(
+                    "{} rows in one read; read at most {MAX_ROWS_PER_READ}",
+                    r.end - r.start
                 )));
             }
             Ok((

@@ -6,19 +6,28 @@
 //!    small per-page data every read needs (mini-block chunk metadata and dictionary,
 //!    full-zip row offsets, constant scalars, 2.3 sparse structure). The result,
 //!    [`PageInit`], is cached per (path, version, column, page).
-//! 2. **values** ([`PageLayout::plan`] → fetch → [`PageLayout::decode_into`]): only the
+//! 2. **values** ([`PageLayout::plan`] → fetch → [`PageLayout::decode`] / [`PageLayout::decode_nested`]): only the
 //!    chunks / byte spans that hold the wanted rows, decoded into a
 //!    [`values::LeafBuilder`].
 //!
 //! 2.1/2.2 `PageLayout` messages and 2.3 `PlanarLayout` messages decode into one
 //! [`PageLayout`] here (dense planar pages are the 2.2 engines; sparse pages have their
-//! own). Structural (rep/def) layers are kept so nested reads can be added; for now
-//! only flat pages (one item layer) are read.
+//! own).
+//!
+//! Flat leaves (one item layer) decode straight to an Arrow array ([`PageLayout::decode`]).
+//! Leaves of nested fields decode to their per-layer slots and values
+//! ([`PageLayout::decode_nested`] → [`structure::LeafData`]): dense pages through their
+//! rep/def levels ([`miniblock_nested`], [`fullzip`], [`constant`]), 2.3 sparse pages
+//! through their positions/counts ([`sparse_nested`]); the reader assembles the leaves of
+//! a field into struct / list / map arrays ([`structure::assemble`]).
 
 pub mod constant;
 pub mod fullzip;
 pub mod miniblock;
+pub mod miniblock_nested;
 pub mod sparse;
+pub mod sparse_nested;
+pub mod structure;
 pub mod values;
 
 use std::ops::Range;
@@ -157,7 +166,7 @@ pub fn flat_nullability(layers: &[RepDefLayer]) -> Result<FlatNullability> {
         [RepDefLayer::RepdefNullableItem] => Ok(FlatNullability::Nullable),
         [] => Err(Error::corrupt("page has no rep/def layers")),
         other => Err(Error::unsupported(format!(
-            "nested page structure {other:?} (only flat columns are read so far)"
+            "nested page structure {other:?} read as a flat column"
         ))),
     }
 }
@@ -302,7 +311,7 @@ impl PageLayout {
             Structure::Sparse(sparse) => {
                 let page = SparsePage::new(sparse, values, buffers)?;
                 let rows = page.rows_in_page(length)?;
-                return Ok(PageLayout::Sparse(page.with_rows(rows)));
+                return Ok(PageLayout::Sparse(page.with_rows(rows)?));
             }
             Structure::Dense(dense) => dense,
         };
@@ -381,10 +390,17 @@ impl PageLayout {
 
     /// Human-readable compression tree(s) of the page for `inspect`.
     pub fn describe_compression(&self) -> String {
+        let with_layers = |text: String, layers: &[RepDefLayer]| {
+            if layers.len() > 1 {
+                format!("{text}; {}", describe_layers(layers))
+            } else {
+                text
+            }
+        };
         match self {
-            PageLayout::MiniBlock(m) => m.describe(),
-            PageLayout::FullZip(f) => f.describe(),
-            PageLayout::Constant(c) => c.describe(),
+            PageLayout::MiniBlock(m) => with_layers(m.describe(), &m.layers),
+            PageLayout::FullZip(f) => with_layers(f.describe(), &f.layers),
+            PageLayout::Constant(c) => with_layers(c.describe(), &c.layers),
             PageLayout::Sparse(s) => s.describe(),
             PageLayout::Unsupported { reason, .. } => format!("unsupported: {reason}"),
         }
@@ -465,10 +481,29 @@ impl PageLayout {
         }
     }
 
+    /// True when the page's leaf sits below lists or structs (more than one layer).
+    pub fn is_nested(&self) -> bool {
+        match self {
+            PageLayout::MiniBlock(m) => m.layers.len() > 1,
+            PageLayout::FullZip(f) => f.layers.len() > 1,
+            PageLayout::Constant(c) => c.layers.len() > 1,
+            PageLayout::Sparse(s) => s.flat_validity.is_none(),
+            PageLayout::Unsupported { .. } => false,
+        }
+    }
+
     /// Plan the value read of page-local `rows` (pure).
     pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
-        self.check_readable()?;
+        if let PageLayout::Unsupported { name, reason } = self {
+            return Err(Error::unsupported(format!("{name} page: {reason}")));
+        }
+        if !self.is_nested() {
+            self.check_readable()?;
+        }
         match (self, init) {
+            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) if self.is_nested() => {
+                m.plan_nested(i, rows)
+            }
             (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => m.plan(i, rows),
             (PageLayout::FullZip(f), init) => f.plan(init, rows),
             (PageLayout::Constant(_), _) => Ok(PageReadPlan {
@@ -476,6 +511,40 @@ impl PageLayout {
                 detail: PlanDetail::NoData,
             }),
             (PageLayout::Sparse(s), PageInit::Sparse(i)) => s.plan(i, rows),
+            _ => Err(Error::corrupt(
+                "page init data does not match the page layout",
+            )),
+        }
+    }
+
+    /// Decode page-local `rows` of a nested leaf page into its per-layer slots and values
+    /// (pure). `leaf_type` is the Arrow type of the leaf.
+    pub fn decode_nested(
+        &self,
+        init: &PageInit,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        leaf_type: &DataType,
+    ) -> Result<structure::LeafData> {
+        crate::ensure_corrupt!(
+            bytes.len() == plan.ranges.len(),
+            "page read got {} of {} ranges",
+            bytes.len(),
+            plan.ranges.len()
+        );
+        match (self, init) {
+            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => {
+                m.decode_nested(i, rows, plan, bytes, leaf_type)
+            }
+            (PageLayout::FullZip(f), _) => f.decode_nested(rows, plan, bytes, leaf_type),
+            (PageLayout::Constant(c), init) => c.decode_nested(init, rows, leaf_type),
+            (PageLayout::Sparse(s), PageInit::Sparse(i)) => {
+                s.decode_nested(i, rows, plan, bytes, leaf_type)
+            }
+            (PageLayout::Unsupported { name, reason }, _) => {
+                Err(Error::unsupported(format!("{name} page: {reason}")))
+            }
             _ => Err(Error::corrupt(
                 "page init data does not match the page layout",
             )),
@@ -529,6 +598,23 @@ fn unsupported(name: &str, reason: &str) -> PageLayout {
         name: name.into(),
         reason: reason.into(),
     }
+}
+
+/// Short names of dense layers (inner → outer), for `inspect`.
+pub(crate) fn describe_layers(layers: &[RepDefLayer]) -> String {
+    let names: Vec<&str> = layers
+        .iter()
+        .map(|l| match l {
+            RepDefLayer::RepdefAllValidItem => "item",
+            RepDefLayer::RepdefNullableItem => "nullable item",
+            RepDefLayer::RepdefAllValidList => "list",
+            RepDefLayer::RepdefNullableList => "nullable list",
+            RepDefLayer::RepdefEmptyableList => "emptyable list",
+            RepDefLayer::RepdefNullAndEmptyList => "nullable emptyable list",
+            RepDefLayer::RepdefUnspecified => "?",
+        })
+        .collect();
+    format!("layers (inner→outer) [{}]", names.join(", "))
 }
 
 /// Describe an optional encoding for `inspect`.
