@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod index;
 pub mod io;
 pub mod lance;
 
