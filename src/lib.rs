@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod index;
 pub mod io;
 pub mod lance;
 

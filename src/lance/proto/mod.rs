@@ -2,3 +2,4 @@
 
 pub mod encodings;
 pub mod file;
+pub mod list_element;

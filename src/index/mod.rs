@@ -1,0 +1,3 @@
+//! Lance scalar indices.
+
+pub mod list_element;
