@@ -5,11 +5,20 @@
 //! * [`value`]: values of element fields and typed access to Arrow arrays.
 //! * [`key_encoding`]: key types and `LIST_ELEMENT_KEY_ENCODING_ARROW_ROW_V1`.
 //! * [`tuple_range`]: encoded tuple ranges for "fixed prefix + one range".
+//! * [`details`]: decoding and checking `ListElementIndexDetails`; [`Refusal`].
+//! * [`resolve`]: resolving key field ids against the current schema.
 
+pub mod details;
 pub mod key_encoding;
+pub mod resolve;
 pub mod tuple_range;
 pub mod value;
 
+pub use details::{decode_details, Refusal, RefusalKind};
 pub use key_encoding::{KeyEncoder, KeyType, ListElementEntries};
+pub use resolve::{
+    resolve, ElementField, FieldView, FlatField, FlatSchema, ResolvedKey, ResolvedListElementIndex,
+    SchemaView,
+};
 pub use tuple_range::{successor, EncodedRange};
 pub use value::ElementValue;
