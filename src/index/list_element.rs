@@ -7,15 +7,25 @@
 //! * [`tuple_range`]: encoded tuple ranges for "fixed prefix + one range".
 //! * [`details`]: decoding and checking `ListElementIndexDetails`; [`Refusal`].
 //! * [`resolve`]: resolving key field ids against the current schema.
+//! * [`expr`]: parsing the inner predicate (sqlparser) into an untyped tree.
+//! * [`bind`]: typing it against the element fields.
+//! * [`ranges`]: planning: encoded ranges, exact / superset / not used, NULL rows.
 
+pub mod bind;
 pub mod details;
+pub mod expr;
 pub mod key_encoding;
+pub mod ranges;
 pub mod resolve;
 pub mod tuple_range;
 pub mod value;
 
+pub use bind::{BoundElementPredicate, BoundField, ElementPredicate};
 pub use details::{decode_details, Refusal, RefusalKind};
 pub use key_encoding::{KeyEncoder, KeyType, ListElementEntries};
+pub use ranges::{
+    plan_any_element, AnyElementPlan, CallStrategy, IndexAnswer, NullRows, PlanOptions,
+};
 pub use resolve::{
     resolve, ElementField, FieldView, FlatField, FlatSchema, ResolvedKey, ResolvedListElementIndex,
     SchemaView,
