@@ -10,6 +10,7 @@
 //! * [`expr`]: parsing the inner predicate (sqlparser) into an untyped tree.
 //! * [`bind`]: typing it against the element fields.
 //! * [`ranges`]: planning: encoded ranges, exact / superset / not used, NULL rows.
+//! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
 
 pub mod bind;
 pub mod details;
@@ -17,6 +18,7 @@ pub mod expr;
 pub mod key_encoding;
 pub mod ranges;
 pub mod resolve;
+pub mod three_valued;
 pub mod tuple_range;
 pub mod value;
 
@@ -30,5 +32,6 @@ pub use resolve::{
     resolve, ElementField, FieldView, FlatField, FlatSchema, ResolvedKey, ResolvedListElementIndex,
     SchemaView,
 };
+pub use three_valued::{eval_element, evaluate_any_element};
 pub use tuple_range::{successor, EncodedRange};
 pub use value::ElementValue;
