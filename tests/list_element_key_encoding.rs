@@ -153,7 +153,7 @@ fn strings_null_empty_and_block_boundaries() {
     let s64 = vec![b'x'; 64];
     let e64 = enc1(KeyType::Utf8, bytes(&s64));
     assert_eq!((e64.len(), e64[69]), (70, 0x20));
-    let e65 = enc1(KeyType::Utf8, bytes(&vec![b'x'; 65]));
+    let e65 = enc1(KeyType::Utf8, bytes(&[b'x'; 65]));
     assert_eq!((e65.len(), e65[69], e65[102]), (103, 0xFF, 0x01));
     // Every length from 0 to 140 matches the spec-text encoder.
     for n in 0..=140usize {
@@ -561,7 +561,7 @@ proptest! {
             (range, expected)
         } else {
             // Key 0 fixed, inclusive range on key 1 (u8).
-            let prefix = e.encode_tuple(&[fixed_v.clone()]).unwrap();
+            let prefix = e.encode_tuple(std::slice::from_ref(&fixed_v)).unwrap();
             let (lo_v, hi_v) = (u8_lo.map(ElementValue::UInt), u8_hi.map(ElementValue::UInt));
             let lo_enc = e.encode_key(1, lo_v.as_ref()).unwrap();
             let hi_enc = e.encode_key(1, hi_v.as_ref()).unwrap();

@@ -7,12 +7,14 @@
 //! * [`tuple_range`]: encoded tuple ranges for "fixed prefix + one range".
 //! * [`details`]: decoding and checking `ListElementIndexDetails`; [`Refusal`].
 //! * [`resolve`]: resolving key field ids against the current schema.
+//! * [`call`]: recognising `any_element(col, '...')` / `NOT any_element(...)` in a filter.
 //! * [`expr`]: parsing the inner predicate (sqlparser) into an untyped tree.
 //! * [`bind`]: typing it against the element fields.
 //! * [`ranges`]: planning: encoded ranges, exact / superset / not used, NULL rows.
 //! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
 
 pub mod bind;
+pub mod call;
 pub mod details;
 pub mod expr;
 pub mod key_encoding;
@@ -23,6 +25,7 @@ pub mod tuple_range;
 pub mod value;
 
 pub use bind::{BoundElementPredicate, BoundField, ElementPredicate};
+pub use call::{any_element_call, parse_any_element_filter, AnyElementCall};
 pub use details::{decode_details, Refusal, RefusalKind};
 pub use key_encoding::{KeyEncoder, KeyType, ListElementEntries};
 pub use ranges::{

@@ -415,7 +415,7 @@ fn string_value(text: &str, v: &Value) -> Result<String> {
 }
 
 fn decode_hex(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     (0..h.len())
