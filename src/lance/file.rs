@@ -1,1 +1,679 @@
 //! The Lance v2 container: footer, offset tables, schema and column metadata.
+//!
+//! Layout of a file written by lance 14.0.2 (see `docs/lance-file-format.md` §1):
+//! data buffers, global buffers (buffer 0 = schema), column metadata, the column-metadata
+//! offset (CMO) table, the global-buffer offset (GBO) table, and a 40-byte footer.
+//!
+//! Opening a file takes one suffix read for typical files: [`parse_file_metadata`] is pure
+//! and either decodes everything from the bytes it was given or says which missing prefix it
+//! needs ([`MetadataParse::NeedMore`]); [`load_file_metadata`] is the thin async loop around
+//! it.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::path::Path;
+use prost::Message;
+
+use crate::error::{Error, Result};
+use crate::io::cache::{CacheKey, DeepSize, SizedCache};
+use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
+use crate::lance::page::PageLayout;
+use crate::lance::proto::file as pb;
+use crate::lance::schema::LanceSchema;
+
+/// Size of the footer at the end of every v2 file.
+pub const FOOTER_LEN: u64 = 40;
+/// Magic bytes that end every Lance file.
+pub const MAGIC: &[u8; 4] = b"LANC";
+/// Bytes read from the end of a file when opening it (footer + tables + schema + column
+/// metadata of typical files fit).
+pub const DEFAULT_TAIL_BYTES: u64 = 64 * 1024;
+/// Size of one offset-table entry (u64 position, u64 size).
+const TABLE_ENTRY_LEN: u64 = 16;
+
+/// Version of a Lance v2 file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FileVersion {
+    /// 2.0 (footer `(0,3)` or `(2,0)`): pages use `lance.encodings.ArrayEncoding`.
+    V2_0,
+    /// 2.1: structural `PageLayout` pages with u16 chunk words.
+    V2_1,
+    /// 2.2: structural `PageLayout` pages with u32 chunk words.
+    V2_2,
+    /// 2.3 (unstable): `PlanarLayout` pages.
+    V2_3,
+}
+
+impl FileVersion {
+    /// Map the footer's (major, minor) pair to a version.
+    pub fn from_footer(major: u16, minor: u16) -> Result<Self> {
+        match (major, minor) {
+            (0, 3) | (2, 0) => Ok(Self::V2_0),
+            (2, 1) => Ok(Self::V2_1),
+            (2, 2) => Ok(Self::V2_2),
+            (2, 3) => Ok(Self::V2_3),
+            (0, 0..=2) => Err(Error::unsupported(format!(
+                "legacy Lance v1 file (footer version {major}.{minor}); only v2 files (2.0-2.3) are read"
+            ))),
+            _ => Err(Error::unsupported(format!("unknown Lance file version {major}.{minor}"))),
+        }
+    }
+
+    /// `"2.0"` .. `"2.3"`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::V2_0 => "2.0",
+            Self::V2_1 => "2.1",
+            Self::V2_2 => "2.2",
+            Self::V2_3 => "2.3",
+        }
+    }
+}
+
+impl std::fmt::Display for FileVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The 40-byte footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// Position of column 0's metadata.
+    pub column_meta_start: u64,
+    /// Position of the column-metadata offset table.
+    pub cmo_start: u64,
+    /// Position of the global-buffer offset table.
+    pub gbo_start: u64,
+    /// Number of global buffers (buffer 0 is the schema).
+    pub num_global_buffers: u32,
+    /// Number of physical columns.
+    pub num_columns: u32,
+    /// Major version as stored.
+    pub major_version: u16,
+    /// Minor version as stored.
+    pub minor_version: u16,
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    if let Some(s) = b.get(at..at + 8) {
+        w.copy_from_slice(s);
+    }
+    u64::from_le_bytes(w)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    if let Some(s) = b.get(at..at + 4) {
+        w.copy_from_slice(s);
+    }
+    u32::from_le_bytes(w)
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    let mut w = [0u8; 2];
+    if let Some(s) = b.get(at..at + 2) {
+        w.copy_from_slice(s);
+    }
+    u16::from_le_bytes(w)
+}
+
+impl Footer {
+    /// Decode and check the footer: magic, version, and that the offset tables lie in
+    /// order inside an object of `object_size` bytes.
+    pub fn parse(bytes: &[u8], object_size: u64) -> Result<Self> {
+        if bytes.len() as u64 != FOOTER_LEN {
+            return Err(Error::corrupt(format!(
+                "footer must be {FOOTER_LEN} bytes, got {}",
+                bytes.len()
+            )));
+        }
+        if &bytes[36..40] != MAGIC {
+            return Err(Error::corrupt(format!(
+                "not a Lance file: footer magic is {:?}, expected \"LANC\"",
+                String::from_utf8_lossy(&bytes[36..40])
+            )));
+        }
+        let footer = Footer {
+            column_meta_start: u64_at(bytes, 0),
+            cmo_start: u64_at(bytes, 8),
+            gbo_start: u64_at(bytes, 16),
+            num_global_buffers: u32_at(bytes, 24),
+            num_columns: u32_at(bytes, 28),
+            major_version: u16_at(bytes, 32),
+            minor_version: u16_at(bytes, 34),
+        };
+        FileVersion::from_footer(footer.major_version, footer.minor_version)?;
+        footer.validate(object_size)?;
+        Ok(footer)
+    }
+
+    /// The file version.
+    pub fn version(&self) -> Result<FileVersion> {
+        FileVersion::from_footer(self.major_version, self.minor_version)
+    }
+
+    /// Byte range of the CMO table.
+    pub fn cmo_range(&self) -> Range<u64> {
+        self.cmo_start..self.cmo_start + u64::from(self.num_columns) * TABLE_ENTRY_LEN
+    }
+
+    /// Byte range of the GBO table.
+    pub fn gbo_range(&self) -> Range<u64> {
+        self.gbo_start..self.gbo_start + u64::from(self.num_global_buffers) * TABLE_ENTRY_LEN
+    }
+
+    fn validate(&self, object_size: u64) -> Result<()> {
+        let footer_start = object_size - FOOTER_LEN;
+        crate::ensure_corrupt!(
+            self.num_global_buffers >= 1,
+            "footer: no global buffers (the schema is buffer 0)"
+        );
+        // All arithmetic below fits: positions are checked against object_size first.
+        crate::ensure_corrupt!(
+            self.gbo_start <= footer_start,
+            "footer: GBO table starts at {} past the footer at {footer_start}",
+            self.gbo_start
+        );
+        let gbo_len = u64::from(self.num_global_buffers) * TABLE_ENTRY_LEN;
+        crate::ensure_corrupt!(
+            gbo_len <= footer_start - self.gbo_start,
+            "footer: GBO table of {} entries at {} runs into the footer at {footer_start}",
+            self.num_global_buffers,
+            self.gbo_start
+        );
+        crate::ensure_corrupt!(
+            self.cmo_start <= self.gbo_start,
+            "footer: CMO table at {} starts after the GBO table at {}",
+            self.cmo_start,
+            self.gbo_start
+        );
+        let cmo_len = u64::from(self.num_columns) * TABLE_ENTRY_LEN;
+        crate::ensure_corrupt!(
+            cmo_len <= self.gbo_start - self.cmo_start,
+            "footer: CMO table of {} entries at {} runs into the GBO table at {}",
+            self.num_columns,
+            self.cmo_start,
+            self.gbo_start
+        );
+        crate::ensure_corrupt!(
+            self.column_meta_start <= self.cmo_start,
+            "footer: column metadata starts at {} after the CMO table at {}",
+            self.column_meta_start,
+            self.cmo_start
+        );
+        Ok(())
+    }
+}
+
+/// How a page's encoding is stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawPageEncoding {
+    /// An embedded `google.protobuf.Any`.
+    Direct {
+        /// The `Any` type URL, e.g. `/lance.encodings21.PageLayout`.
+        type_url: String,
+        /// The serialized message.
+        value: Bytes,
+    },
+    /// Stored in another buffer (never written by pylance).
+    Indirect {
+        /// Position and size of that buffer.
+        range: Range<u64>,
+    },
+    /// No encoding.
+    None,
+}
+
+/// One page of a column.
+#[derive(Debug, Clone)]
+pub struct PageInfo {
+    /// Absolute byte range of each page buffer (validated to lie inside the data region).
+    pub buffers: Vec<Range<u64>>,
+    /// `Page.length`: rows in the page (2.3 sparse pages: rows times the FSL scale).
+    pub length: u64,
+    /// `Page.priority`: first top-level row of the page.
+    pub priority: u64,
+    /// The decoded page layout.
+    pub layout: PageLayout,
+    /// Top-level rows of the page, `first_row .. first_row + num_rows` (derived from the
+    /// layout and `length`, checked against `priority`).
+    pub rows: Range<u64>,
+}
+
+/// Metadata of one physical column.
+#[derive(Debug, Clone)]
+pub struct ColumnInfo {
+    /// Byte range of the column's `ColumnMetadata` protobuf.
+    pub metadata_range: Range<u64>,
+    /// Pages in row order.
+    pub pages: Vec<PageInfo>,
+}
+
+impl ColumnInfo {
+    /// Indices of the pages whose rows intersect `rows`.
+    pub fn pages_for(&self, rows: Range<u64>) -> Range<usize> {
+        let first = self.pages.partition_point(|p| p.rows.end <= rows.start);
+        let end = self.pages.partition_point(|p| p.rows.start < rows.end);
+        first..end.max(first)
+    }
+}
+
+/// Everything decoded from the end of a Lance file.
+#[derive(Debug, Clone)]
+pub struct FileMetadata {
+    /// File version.
+    pub version: FileVersion,
+    /// The footer.
+    pub footer: Footer,
+    /// Object size in bytes.
+    pub object_size: u64,
+    /// Top-level rows (`FileDescriptor.length`).
+    pub num_rows: u64,
+    /// The schema (global buffer 0).
+    pub schema: LanceSchema,
+    /// Absolute byte range of each global buffer.
+    pub global_buffers: Vec<Range<u64>>,
+    /// Physical columns.
+    pub columns: Vec<ColumnInfo>,
+    /// Where the metadata region (schema, column metadata, tables, footer) starts: the
+    /// bytes `metadata_start..object_size` were needed to open the file.
+    pub metadata_start: u64,
+}
+
+impl DeepSize for FileMetadata {
+    fn deep_size(&self) -> usize {
+        let pages: usize = self
+            .columns
+            .iter()
+            .flat_map(|c| c.pages.iter())
+            .map(|p| std::mem::size_of::<PageInfo>() + p.buffers.len() * 16 + p.layout.deep_size())
+            .sum();
+        std::mem::size_of::<Self>()
+            + self.schema.deep_size()
+            + self.global_buffers.len() * 16
+            + self.columns.len() * std::mem::size_of::<ColumnInfo>()
+            + pages
+    }
+}
+
+/// Result of [`parse_file_metadata`].
+#[derive(Debug)]
+pub enum MetadataParse {
+    /// Everything was decoded.
+    Parsed(Box<FileMetadata>),
+    /// The bytes given start too late: also read this range (it ends where the given bytes
+    /// start) and call again with the concatenation.
+    NeedMore(Range<u64>),
+}
+
+/// Decode the file metadata from the last bytes of the object (pure).
+///
+/// `tail` holds the object bytes `tail_start..object_size`. Every position and size read
+/// from the file is checked against the object and the table bounds before use.
+pub fn parse_file_metadata(
+    tail: &Bytes,
+    tail_start: u64,
+    object_size: u64,
+) -> Result<MetadataParse> {
+    let check_span = |what: &str| -> Result<()> {
+        if tail_start.checked_add(tail.len() as u64) != Some(object_size) {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: {} bytes at {tail_start} do not end at the object size {object_size}",
+                tail.len()
+            )));
+        }
+        Ok(())
+    };
+    check_span("parse_file_metadata")?;
+    if object_size < FOOTER_LEN {
+        return Err(Error::corrupt(format!(
+            "object of {object_size} bytes is too small for a Lance footer"
+        ))
+        .at("", Some(0..object_size)));
+    }
+    let footer_range = object_size - FOOTER_LEN..object_size;
+    let slice = |r: &Range<u64>| -> Option<Bytes> {
+        if r.start < tail_start || r.end > object_size || r.start > r.end {
+            return None;
+        }
+        Some(tail.slice((r.start - tail_start) as usize..(r.end - tail_start) as usize))
+    };
+    let footer_bytes = slice(&footer_range)
+        .ok_or_else(|| Error::InvalidArgument("tail shorter than the footer".into()))?;
+    let footer = Footer::parse(&footer_bytes, object_size)
+        .map_err(|e| e.at("", Some(footer_range.clone())))?;
+    let version = footer.version()?;
+
+    // The tables are needed first; ask for everything from the column metadata on (the
+    // schema usually sits right before it) so one more read normally suffices.
+    let gbo_range = footer.gbo_range();
+    let Some(gbo_bytes) = slice(&gbo_range) else {
+        let start = footer.column_meta_start.min(footer.gbo_start);
+        return Ok(MetadataParse::NeedMore(start..tail_start));
+    };
+    let global_buffers = read_offset_table(&gbo_bytes, footer.num_global_buffers as usize, |r| {
+        crate::ensure_corrupt!(
+            r.end <= footer.column_meta_start,
+            "global buffer {}..{} does not end before the column metadata at {}",
+            r.start,
+            r.end,
+            footer.column_meta_start
+        );
+        Ok(())
+    })
+    .map_err(|e| e.context("GBO table").at("", Some(gbo_range.clone())))?;
+    let schema_range = global_buffers.first().cloned().ok_or_else(|| {
+        Error::corrupt("no global buffer 0 (schema)").at("", Some(gbo_range.clone()))
+    })?;
+    let metadata_start = schema_range.start.min(footer.column_meta_start);
+    if metadata_start < tail_start {
+        return Ok(MetadataParse::NeedMore(metadata_start..tail_start));
+    }
+
+    let cmo_range = footer.cmo_range();
+    let cmo_bytes = slice(&cmo_range)
+        .ok_or_else(|| Error::InvalidArgument("CMO table outside the tail".into()))?;
+    let column_ranges = read_offset_table(&cmo_bytes, footer.num_columns as usize, |r| {
+        crate::ensure_corrupt!(
+            r.start >= footer.column_meta_start && r.end <= footer.cmo_start,
+            "column metadata {}..{} lies outside the column metadata region {}..{}",
+            r.start,
+            r.end,
+            footer.column_meta_start,
+            footer.cmo_start
+        );
+        Ok(())
+    })
+    .map_err(|e| e.context("CMO table").at("", Some(cmo_range.clone())))?;
+
+    let schema_bytes = slice(&schema_range)
+        .ok_or_else(|| Error::InvalidArgument("schema outside the tail".into()))?;
+    let descriptor = pb::FileDescriptor::decode(schema_bytes).map_err(|e| {
+        Error::corrupt(format!(
+            "schema (global buffer 0) is not a FileDescriptor protobuf: {e}"
+        ))
+        .at("", Some(schema_range.clone()))
+    })?;
+    let schema_proto = descriptor.schema.ok_or_else(|| {
+        Error::corrupt("FileDescriptor has no schema").at("", Some(schema_range.clone()))
+    })?;
+    let schema =
+        LanceSchema::from_proto(&schema_proto).map_err(|e| e.at("", Some(schema_range.clone())))?;
+    if version != FileVersion::V2_0 && schema.num_columns != footer.num_columns as usize {
+        return Err(Error::corrupt(format!(
+            "schema needs {} physical columns but the footer says {}",
+            schema.num_columns, footer.num_columns
+        ))
+        .at("", Some(schema_range)));
+    }
+
+    let mut columns = Vec::with_capacity(column_ranges.len());
+    for (index, range) in column_ranges.into_iter().enumerate() {
+        let bytes = slice(&range)
+            .ok_or_else(|| Error::InvalidArgument("column metadata outside the tail".into()))?;
+        let column = parse_column(
+            index,
+            &bytes,
+            range.clone(),
+            &footer,
+            version,
+            descriptor.length,
+        )
+        .map_err(|e| e.at("", Some(range)))?;
+        columns.push(column);
+    }
+    Ok(MetadataParse::Parsed(Box::new(FileMetadata {
+        version,
+        footer,
+        object_size,
+        num_rows: descriptor.length,
+        schema,
+        global_buffers,
+        columns,
+        metadata_start,
+    })))
+}
+
+/// Decode `count` (position, size) entries, checking each fits and passes `check`.
+fn read_offset_table(
+    bytes: &[u8],
+    count: usize,
+    check: impl Fn(&Range<u64>) -> Result<()>,
+) -> Result<Vec<Range<u64>>> {
+    crate::ensure_corrupt!(
+        bytes.len() as u64 == count as u64 * TABLE_ENTRY_LEN,
+        "table has the wrong size"
+    );
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count {
+        let position = u64_at(bytes, i * 16);
+        let size = u64_at(bytes, i * 16 + 8);
+        let end = position.checked_add(size).ok_or_else(|| {
+            Error::corrupt(format!(
+                "entry {i}: position {position} + size {size} overflows"
+            ))
+        })?;
+        let range = position..end;
+        check(&range).map_err(|e| e.context(format!("entry {i}")))?;
+        out.push(range);
+    }
+    Ok(out)
+}
+
+fn parse_column(
+    index: usize,
+    bytes: &[u8],
+    range: Range<u64>,
+    footer: &Footer,
+    version: FileVersion,
+    num_rows: u64,
+) -> Result<ColumnInfo> {
+    let proto = pb::ColumnMetadata::decode(bytes).map_err(|e| {
+        Error::corrupt(format!(
+            "column {index}: metadata is not a ColumnMetadata protobuf: {e}"
+        ))
+    })?;
+    let mut pages = Vec::with_capacity(proto.pages.len());
+    let mut next_row = 0u64;
+    for (page_index, page) in proto.pages.into_iter().enumerate() {
+        let info = parse_page(page, footer, version, next_row)
+            .map_err(|e| e.context(format!("column {index} page {page_index}")))?;
+        next_row = info.rows.end;
+        pages.push(info);
+    }
+    if version != FileVersion::V2_0 && next_row != num_rows {
+        return Err(Error::corrupt(format!(
+            "column {index}: pages hold {next_row} rows but the file has {num_rows}"
+        )));
+    }
+    Ok(ColumnInfo {
+        metadata_range: range,
+        pages,
+    })
+}
+
+fn parse_page(
+    page: pb::column_metadata::Page,
+    footer: &Footer,
+    version: FileVersion,
+    first_row: u64,
+) -> Result<PageInfo> {
+    crate::ensure_corrupt!(
+        page.buffer_offsets.len() == page.buffer_sizes.len(),
+        "{} buffer offsets but {} buffer sizes",
+        page.buffer_offsets.len(),
+        page.buffer_sizes.len()
+    );
+    let mut buffers = Vec::with_capacity(page.buffer_offsets.len());
+    for (i, (&position, &size)) in page
+        .buffer_offsets
+        .iter()
+        .zip(&page.buffer_sizes)
+        .enumerate()
+    {
+        let end = position
+            .checked_add(size)
+            .filter(|&end| end <= footer.column_meta_start)
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "buffer {i} at {position} of {size} bytes is not inside the data region 0..{}",
+                    footer.column_meta_start
+                ))
+            })?;
+        buffers.push(position..end);
+    }
+    let encoding = match page.encoding.and_then(|e| e.location) {
+        Some(pb::encoding::Location::Direct(direct)) => {
+            let any = prost_types::Any::decode(direct.encoding).map_err(|e| {
+                Error::corrupt(format!("page encoding is not a google.protobuf.Any: {e}"))
+            })?;
+            RawPageEncoding::Direct {
+                type_url: any.type_url,
+                value: Bytes::from(any.value),
+            }
+        }
+        Some(pb::encoding::Location::Indirect(d)) => RawPageEncoding::Indirect {
+            range: d.buffer_location..d.buffer_location.saturating_add(d.buffer_length),
+        },
+        Some(pb::encoding::Location::None(())) | None => RawPageEncoding::None,
+    };
+    let layout = PageLayout::from_encoding(&encoding, version, &buffers, page.length)?;
+    let num_rows = layout.rows_in_page(page.length)?;
+    crate::ensure_corrupt!(
+        version == FileVersion::V2_0 || page.priority == first_row,
+        "page starts at row {} but the previous pages end at row {first_row}",
+        page.priority
+    );
+    let end = first_row
+        .checked_add(num_rows)
+        .ok_or_else(|| Error::corrupt("page row count overflows"))?;
+    Ok(PageInfo {
+        buffers,
+        length: page.length,
+        priority: page.priority,
+        layout,
+        rows: first_row..end,
+    })
+}
+
+/// Cache of decoded file metadata, keyed by path + object version.
+pub type FileMetadataCache = SizedCache<(), FileMetadata>;
+
+/// Open a file's metadata: one suffix read of [`DEFAULT_TAIL_BYTES`] (which also returns the
+/// object size), plus one read of the missing prefix when the metadata is larger.
+///
+/// With `size_hint` (the object size from a manifest or listing) a cached entry is used
+/// without any request; otherwise the cache is consulted after the suffix read.
+pub async fn load_file_metadata(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    size_hint: Option<u64>,
+    cache: Option<&FileMetadataCache>,
+    stats: &IoStats,
+) -> Result<Arc<FileMetadata>> {
+    Ok(
+        load_file_metadata_versioned(fetcher, path, size_hint, cache, stats)
+            .await?
+            .0,
+    )
+}
+
+/// [`load_file_metadata`], also returning the object version the metadata belongs to
+/// (size + etag from the suffix read; size only when `size_hint` was used).
+pub async fn load_file_metadata_versioned(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    size_hint: Option<u64>,
+    cache: Option<&FileMetadataCache>,
+    stats: &IoStats,
+) -> Result<(Arc<FileMetadata>, ObjectVersion)> {
+    if let (Some(size), Some(cache)) = (size_hint, cache) {
+        let version = ObjectVersion { size, etag: None };
+        let key = CacheKey {
+            path: path.to_string(),
+            version: version.clone(),
+            item: (),
+        };
+        let metadata = cache
+            .get_or_try_load(key, read_file_metadata(fetcher, path, stats))
+            .await?;
+        crate::ensure_corrupt!(
+            metadata.object_size == size,
+            "{path}: object is {} bytes, the size hint said {size}",
+            metadata.object_size
+        );
+        return Ok((metadata, version));
+    }
+    let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
+    let version = tail.version.clone();
+    let key = CacheKey {
+        path: path.to_string(),
+        version: version.clone(),
+        item: (),
+    };
+    let start = tail.start();
+    let size = tail.version.size;
+    let load = finish_file_metadata(fetcher, path, tail.bytes, start, size, stats);
+    let metadata = match cache {
+        Some(cache) => cache.get_or_try_load(key, load).await?,
+        None => Arc::new(load.await?),
+    };
+    Ok((metadata, version))
+}
+
+async fn read_file_metadata(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    stats: &IoStats,
+) -> Result<FileMetadata> {
+    let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
+    let start = tail.start();
+    finish_file_metadata(fetcher, path, tail.bytes, start, tail.version.size, stats).await
+}
+
+/// Most extra reads an open may need (GBO table, then schema), so a hostile footer cannot
+/// loop.
+const MAX_EXTRA_READS: usize = 2;
+
+async fn finish_file_metadata(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    mut bytes: Bytes,
+    mut start: u64,
+    size: u64,
+    stats: &IoStats,
+) -> Result<FileMetadata> {
+    let location = path.to_string();
+    for _ in 0..=MAX_EXTRA_READS {
+        match parse_file_metadata(&bytes, start, size).map_err(|e| e.at(&location, None))? {
+            MetadataParse::Parsed(metadata) => return Ok(*metadata),
+            MetadataParse::NeedMore(range) => {
+                if range.end != start || range.start >= start {
+                    return Err(Error::corrupt(format!(
+                        "metadata parser asked for {range:?} with bytes from {start}"
+                    ))
+                    .at(&location, None));
+                }
+                let request = ReadRequest {
+                    path: path.clone(),
+                    range: range.clone(),
+                    object_size: Some(size),
+                };
+                let mut fetched = fetcher.fetch(&[request], stats).await?;
+                let prefix = fetched
+                    .pop()
+                    .ok_or_else(|| Error::corrupt("fetch returned nothing"))?;
+                let mut joined = Vec::with_capacity(prefix.len() + bytes.len());
+                joined.extend_from_slice(&prefix);
+                joined.extend_from_slice(&bytes);
+                bytes = Bytes::from(joined);
+                start = range.start;
+            }
+        }
+    }
+    Err(Error::corrupt("file metadata still incomplete after extra reads").at(&location, None))
+}

@@ -2,6 +2,8 @@
 //!
 //! * [`proto`]: the protobuf messages lakeseek needs, defined here with prost derives.
 //! * [`file`]: the container — footer, offset tables, schema, column metadata.
+//! * [`schema`]: the field tree, Arrow types and physical column numbers.
+//! * [`reader`]: [`reader::LanceFileReader`] — open a file, read rows, inspect it.
 //! * [`compression`]: pure decoders of the compressive encodings (Flat, Variable,
 //!   bitpacking, RLE, dictionary, FSST, general LZ4/zstd, ...).
 //! * [`page`]: page layouts (mini-block, full-zip, constant, 2.3 planar) — planners that
@@ -11,3 +13,5 @@ pub mod compression;
 pub mod file;
 pub mod page;
 pub mod proto;
+pub mod reader;
+pub mod schema;

@@ -1,1 +1,554 @@
 //! Page layouts: planners (which byte ranges a row selection needs) and decoders.
+//!
+//! A page is read in up to two steps, each a pure function around one I/O wave:
+//!
+//! 1. **init** ([`PageLayout::init_ranges`] → fetch → [`PageLayout::decode_init`]): the
+//!    small per-page data every read needs (mini-block chunk metadata and dictionary,
+//!    full-zip row offsets, constant scalars, 2.3 sparse structure). The result,
+//!    [`PageInit`], is cached per (path, version, column, page).
+//! 2. **values** ([`PageLayout::plan`] → fetch → [`PageLayout::decode_into`]): only the
+//!    chunks / byte spans that hold the wanted rows, decoded into a
+//!    [`values::LeafBuilder`].
+//!
+//! 2.1/2.2 `PageLayout` messages and 2.3 `PlanarLayout` messages decode into one
+//! [`PageLayout`] here (dense planar pages are the 2.2 engines; sparse pages have their
+//! own). Structural (rep/def) layers are kept so nested reads can be added; for now
+//! only flat pages (one item layer) are read.
+
+pub mod constant;
+pub mod fullzip;
+pub mod miniblock;
+pub mod sparse;
+pub mod values;
+
+use std::ops::Range;
+
+use arrow_array::ArrayRef;
+use arrow_schema::DataType;
+use bytes::Bytes;
+use prost::Message;
+
+use crate::error::{Error, Result};
+use crate::io::cache::DeepSize;
+use crate::lance::compression;
+use crate::lance::file::{FileVersion, RawPageEncoding};
+use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
+
+pub use constant::ConstantPage;
+pub use fullzip::FullZipPage;
+pub use miniblock::MiniBlockPage;
+pub use sparse::SparsePage;
+pub use values::LeafBuilder;
+
+/// Layout of one page, decoded from its `Any`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageLayout {
+    /// Mini-block chunks (2.1/2.2 `MiniBlockLayout`, 2.3 dense + chunked).
+    MiniBlock(MiniBlockPage),
+    /// Full-zip values (2.1/2.2 `FullZipLayout`, 2.3 dense + zipped).
+    FullZip(FullZipPage),
+    /// Constant or all-null (2.1/2.2 `ConstantLayout`, 2.3 dense + constant / none).
+    Constant(ConstantPage),
+    /// 2.3 sparse structure.
+    Sparse(SparsePage),
+    /// A layout lakeseek cannot read (2.0 encodings, blob pages, indirect encodings, ...):
+    /// the file still opens; reading the column fails with `Unsupported`.
+    Unsupported {
+        /// Short name of the layout.
+        name: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
+}
+
+impl DeepSize for PageLayout {
+    fn deep_size(&self) -> usize {
+        // Encodings are small protobufs, except FSST symbol tables (a few KB).
+        let encoded = match self {
+            PageLayout::MiniBlock(m) => {
+                m.value_compression.encoded_len()
+                    + m.dictionary.as_ref().map_or(0, |d| d.encoded_len())
+            }
+            PageLayout::FullZip(f) => f.value_compression.encoded_len(),
+            PageLayout::Constant(c) => c.inline_value.as_ref().map_or(0, |v| v.len()),
+            PageLayout::Sparse(s) => s.encoded_len(),
+            PageLayout::Unsupported { name, reason } => name.len() + reason.len(),
+        };
+        std::mem::size_of::<Self>() + 2 * encoded
+    }
+}
+
+/// Decoded per-page init data (cached).
+#[derive(Debug, Clone)]
+pub enum PageInit {
+    /// The layout needs no init data.
+    None,
+    /// Mini-block chunk table and dictionary.
+    MiniBlock(miniblock::MiniBlockInit),
+    /// Full-zip row offsets.
+    FullZip(fullzip::FullZipInit),
+    /// Constant scalar from a value buffer.
+    Constant(constant::ConstantInit),
+    /// Sparse structure and value-plane init.
+    Sparse(sparse::SparseInit),
+}
+
+impl DeepSize for PageInit {
+    fn deep_size(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + match self {
+                PageInit::None => 0,
+                PageInit::MiniBlock(m) => m.deep_size(),
+                PageInit::FullZip(f) => f.deep_size(),
+                PageInit::Constant(c) => c.deep_size(),
+                PageInit::Sparse(s) => s.deep_size(),
+            }
+    }
+}
+
+/// What a value read of one page fetches and how the decoder finds its pieces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageReadPlan {
+    /// Absolute byte ranges to fetch, in the order the decoder expects them.
+    pub ranges: Vec<Range<u64>>,
+    /// Layout-specific detail of what each range holds.
+    pub detail: PlanDetail,
+}
+
+/// Layout-specific part of a [`PageReadPlan`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanDetail {
+    /// Nothing to fetch: values come from the layout / init data.
+    NoData,
+    /// Runs of consecutive mini-block chunks, one per range.
+    MiniBlockChunks(Vec<Range<usize>>),
+    /// Full-zip spans: page-local rows of each range.
+    FullZipRows(Vec<Range<u64>>),
+}
+
+/// Sorted, disjoint, non-empty page-local row ranges.
+pub type RowRanges = [Range<u64>];
+
+/// Structural interpretation of a page's layers for a flat (non-nested) read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlatNullability {
+    /// `[ALL_VALID_ITEM]`: no def levels.
+    AllValid,
+    /// `[NULLABLE_ITEM]`: def 0 = valid, 1 = null.
+    Nullable,
+}
+
+/// Decode the stored layer enums.
+pub fn decode_layers(raw: &[i32]) -> Result<Vec<RepDefLayer>> {
+    raw.iter()
+        .map(|&v| match RepDefLayer::try_from(v) {
+            Ok(RepDefLayer::RepdefUnspecified) | Err(_) => {
+                Err(Error::corrupt(format!("invalid rep/def layer value {v}")))
+            }
+            Ok(layer) => Ok(layer),
+        })
+        .collect()
+}
+
+/// The nullability of a flat page, or `Unsupported` for nested (list/struct) structure.
+pub fn flat_nullability(layers: &[RepDefLayer]) -> Result<FlatNullability> {
+    match layers {
+        [RepDefLayer::RepdefAllValidItem] => Ok(FlatNullability::AllValid),
+        [RepDefLayer::RepdefNullableItem] => Ok(FlatNullability::Nullable),
+        [] => Err(Error::corrupt("page has no rep/def layers")),
+        other => Err(Error::unsupported(format!(
+            "nested page structure {other:?} (only flat columns are read so far)"
+        ))),
+    }
+}
+
+fn required<'a, T>(value: &'a Option<T>, what: &str) -> Result<&'a T> {
+    value
+        .as_ref()
+        .ok_or_else(|| Error::corrupt(format!("page layout is missing {what}")))
+}
+
+/// True when the encoding tree uses a 2.3-only codec (`Range`, `Delta`).
+fn uses_planar_only_codec(encoding: &CompressiveEncoding) -> bool {
+    use pb::compressive_encoding::Compression as C;
+    let child =
+        |c: &Option<Box<CompressiveEncoding>>| c.as_deref().is_some_and(uses_planar_only_codec);
+    match &encoding.compression {
+        Some(C::Range(_)) | Some(C::Delta(_)) => true,
+        Some(C::Variable(v)) => child(&v.offsets),
+        Some(C::OutOfLineBitpacking(o)) => child(&o.values),
+        Some(C::Fsst(f)) => child(&f.values),
+        Some(C::Dictionary(d)) => child(&d.indices) || child(&d.items),
+        Some(C::Rle(r)) => child(&r.values) || child(&r.run_lengths),
+        Some(C::ByteStreamSplit(b)) => child(&b.values),
+        Some(C::General(g)) => child(&g.values),
+        Some(C::FixedSizeList(f)) => child(&f.values),
+        Some(C::PackedStruct(p)) => child(&p.values),
+        Some(C::VariablePackedStruct(v)) => v
+            .fields
+            .iter()
+            .any(|f| f.value.as_ref().is_some_and(uses_planar_only_codec)),
+        Some(C::Flat(_)) | Some(C::Constant(_)) | Some(C::InlineBitpacking(_)) | None => false,
+    }
+}
+
+/// Reject 2.3-only compressive encodings (`Range`, `Delta`) in 2.1/2.2 pages.
+fn check_encoding_for_version(encoding: &CompressiveEncoding, version: FileVersion) -> Result<()> {
+    if version < FileVersion::V2_3 && uses_planar_only_codec(encoding) {
+        return Err(Error::corrupt(format!(
+            "2.3-only encoding (Range/Delta) in a {version} page"
+        )));
+    }
+    Ok(())
+}
+
+impl PageLayout {
+    /// Decode a page's stored encoding. `buffers` are the page's absolute buffer ranges.
+    /// `length` is the page's stored `length` (rows; rows × FSL scale for 2.3 sparse).
+    pub fn from_encoding(
+        encoding: &RawPageEncoding,
+        version: FileVersion,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
+        let (type_url, value) = match encoding {
+            RawPageEncoding::Direct { type_url, value } => (type_url.as_str(), value.clone()),
+            RawPageEncoding::Indirect { .. } => {
+                return Ok(unsupported(
+                    "indirect",
+                    "indirect (deferred) page encodings",
+                ));
+            }
+            RawPageEncoding::None => return Err(Error::corrupt("page has no encoding")),
+        };
+        match (type_url, version) {
+            (pb::PAGE_LAYOUT_TYPE_URL, FileVersion::V2_1 | FileVersion::V2_2) => {
+                let layout = pb::PageLayout::decode(value).map_err(|e| {
+                    Error::corrupt(format!("page encoding is not a PageLayout protobuf: {e}"))
+                })?;
+                Self::from_page_layout(layout, version, buffers, length)
+            }
+            (pb::PLANAR_LAYOUT_TYPE_URL, FileVersion::V2_3) => {
+                let layout = pb::PlanarLayout::decode(value).map_err(|e| {
+                    Error::corrupt(format!("page encoding is not a PlanarLayout protobuf: {e}"))
+                })?;
+                Self::from_planar_layout(layout, buffers, length)
+            }
+            ("/lance.encodings.ArrayEncoding", FileVersion::V2_0) => {
+                Ok(unsupported("2.0 ArrayEncoding", "Lance 2.0 page encodings"))
+            }
+            (url, v) => Err(Error::corrupt(format!(
+                "page encoding type {url:?} does not belong in a {v} file"
+            ))),
+        }
+    }
+
+    fn from_page_layout(
+        layout: pb::PageLayout,
+        version: FileVersion,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
+        use pb::page_layout::Layout;
+        match layout.layout {
+            Some(Layout::MiniBlockLayout(m)) => {
+                for e in [
+                    &m.rep_compression,
+                    &m.def_compression,
+                    &m.value_compression,
+                    &m.dictionary,
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    check_encoding_for_version(e, version)?;
+                }
+                Ok(PageLayout::MiniBlock(MiniBlockPage::new(
+                    m, buffers, length,
+                )?))
+            }
+            Some(Layout::FullZipLayout(f)) => {
+                if let Some(e) = &f.value_compression {
+                    check_encoding_for_version(e, version)?;
+                }
+                Ok(PageLayout::FullZip(FullZipPage::from_layout(
+                    f, buffers, length,
+                )?))
+            }
+            Some(Layout::ConstantLayout(c)) => {
+                Ok(PageLayout::Constant(ConstantPage::from_layout(c, buffers)?))
+            }
+            Some(Layout::BlobLayout(_)) => Ok(unsupported("blob", "blob pages")),
+            None => Err(Error::corrupt("PageLayout has no layout")),
+        }
+    }
+
+    fn from_planar_layout(
+        layout: pb::PlanarLayout,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
+        use pb::structural_plane::Codec as Structure;
+        use pb::value_plane::Codec as Values;
+        let structure = layout
+            .structure
+            .and_then(|s| s.codec)
+            .ok_or_else(|| Error::corrupt("PlanarLayout has no structure"))?;
+        let values = layout
+            .values
+            .and_then(|v| v.codec)
+            .ok_or_else(|| Error::corrupt("PlanarLayout has no value plane"))?;
+        let dense = match structure {
+            Structure::Sparse(sparse) => {
+                let page = SparsePage::new(sparse, values, buffers)?;
+                let rows = page.rows_in_page(length)?;
+                return Ok(PageLayout::Sparse(page.with_rows(rows)));
+            }
+            Structure::Dense(dense) => dense,
+        };
+        let layers = decode_layers(&dense.layers)?;
+        crate::ensure_corrupt!(!layers.is_empty(), "dense planar page has no layers");
+        match values {
+            Values::Chunked(chunked) => {
+                let levels = required(&chunked.levels, "dense chunk levels")?;
+                let mini = pb::MiniBlockLayout {
+                    rep_compression: levels.repetition.clone(),
+                    def_compression: levels.definition.clone(),
+                    value_compression: chunked.compression,
+                    dictionary: chunked.dictionary,
+                    num_dictionary_items: chunked.num_dictionary_items,
+                    layers: dense.layers,
+                    num_buffers: chunked.num_buffers,
+                    repetition_index_depth: levels.repetition_index_depth,
+                    num_items: chunked.num_items,
+                    has_large_chunk: true,
+                };
+                Ok(PageLayout::MiniBlock(MiniBlockPage::new(
+                    mini, buffers, length,
+                )?))
+            }
+            Values::Zipped(zipped) => {
+                let levels = required(&zipped.levels, "dense zip levels")?.clone();
+                Ok(PageLayout::FullZip(FullZipPage::from_zipped(
+                    zipped,
+                    Some(levels),
+                    layers,
+                    buffers,
+                    length,
+                )?))
+            }
+            Values::Constant(value) => {
+                crate::ensure_corrupt!(
+                    (1..=32).contains(&value.scalar.len()),
+                    "planar constant scalar of {} bytes (must be 1..=32)",
+                    value.scalar.len()
+                );
+                crate::ensure_corrupt!(
+                    layers.iter().all(|l| *l == RepDefLayer::RepdefAllValidItem),
+                    "dense constant page with non-trivial structure {layers:?}"
+                );
+                Ok(PageLayout::Constant(ConstantPage::inline(
+                    layers,
+                    value.scalar,
+                    buffers,
+                )?))
+            }
+            Values::None(_) => {
+                crate::ensure_corrupt!(
+                    layers == [RepDefLayer::RepdefNullableItem],
+                    "dense page without values must have the single layer NULLABLE_ITEM, has {layers:?}"
+                );
+                Ok(PageLayout::Constant(ConstantPage::all_null(
+                    layers, buffers,
+                )?))
+            }
+            Values::Indexed(_) => Err(Error::corrupt(
+                "indexed values in a dense planar page (they require sparse structure)",
+            )),
+        }
+    }
+
+    /// Short name of the layout for `inspect`.
+    pub fn name(&self) -> String {
+        match self {
+            PageLayout::MiniBlock(_) => "mini-block".into(),
+            PageLayout::FullZip(_) => "full-zip".into(),
+            PageLayout::Constant(c) => c.name().into(),
+            PageLayout::Sparse(s) => s.name(),
+            PageLayout::Unsupported { name, .. } => name.clone(),
+        }
+    }
+
+    /// Human-readable compression tree(s) of the page for `inspect`.
+    pub fn describe_compression(&self) -> String {
+        match self {
+            PageLayout::MiniBlock(m) => m.describe(),
+            PageLayout::FullZip(f) => f.describe(),
+            PageLayout::Constant(c) => c.describe(),
+            PageLayout::Sparse(s) => s.describe(),
+            PageLayout::Unsupported { reason, .. } => format!("unsupported: {reason}"),
+        }
+    }
+
+    /// Every compressive encoding of the page (values, dictionary, levels, sequences).
+    pub fn encodings(&self) -> Vec<&CompressiveEncoding> {
+        match self {
+            PageLayout::MiniBlock(m) => m.encodings(),
+            PageLayout::FullZip(f) => vec![&f.value_compression],
+            PageLayout::Constant(c) => c
+                .rep_compression
+                .iter()
+                .chain(c.def_compression.iter())
+                .collect(),
+            PageLayout::Sparse(s) => s.encodings(),
+            PageLayout::Unsupported { .. } => Vec::new(),
+        }
+    }
+
+    /// Names of the codecs the page uses (deduplicated, sorted), for `inspect` statistics.
+    pub fn codec_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .encodings()
+            .into_iter()
+            .flat_map(compression::codec_names)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Top-level rows in a page whose stored `length` is `length`.
+    pub fn rows_in_page(&self, length: u64) -> Result<u64> {
+        match self {
+            PageLayout::Sparse(s) => s.rows_in_page(length),
+            _ => Ok(length),
+        }
+    }
+
+    /// Byte ranges the page init needs (empty: none).
+    pub fn init_ranges(&self) -> Vec<Range<u64>> {
+        match self {
+            PageLayout::MiniBlock(m) => m.init_ranges(),
+            PageLayout::FullZip(f) => f.init_ranges(),
+            PageLayout::Constant(c) => c.init_ranges(),
+            PageLayout::Sparse(s) => s.init_ranges(),
+            PageLayout::Unsupported { .. } => Vec::new(),
+        }
+    }
+
+    /// Decode the init data from the bytes of [`Self::init_ranges`] (same order).
+    pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
+        crate::ensure_corrupt!(
+            bytes.len() == self.init_ranges().len(),
+            "page init got {} buffers",
+            bytes.len()
+        );
+        match self {
+            PageLayout::MiniBlock(m) => m.decode_init(bytes).map(PageInit::MiniBlock),
+            PageLayout::FullZip(f) => f.decode_init(bytes),
+            PageLayout::Constant(c) => c.decode_init(bytes),
+            PageLayout::Sparse(s) => s.decode_init(bytes).map(PageInit::Sparse),
+            PageLayout::Unsupported { .. } => Ok(PageInit::None),
+        }
+    }
+
+    /// Check the page can be read as a flat column; `Unsupported` otherwise.
+    pub fn check_readable(&self) -> Result<()> {
+        match self {
+            PageLayout::MiniBlock(m) => flat_nullability(&m.layers).map(|_| ()),
+            PageLayout::FullZip(f) => flat_nullability(&f.layers).map(|_| ()),
+            PageLayout::Constant(c) => c.check_readable(),
+            PageLayout::Sparse(s) => s.check_readable(),
+            PageLayout::Unsupported { name, reason } => {
+                Err(Error::unsupported(format!("{name} page: {reason}")))
+            }
+        }
+    }
+
+    /// Plan the value read of page-local `rows` (pure).
+    pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
+        self.check_readable()?;
+        match (self, init) {
+            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => m.plan(i, rows),
+            (PageLayout::FullZip(f), init) => f.plan(init, rows),
+            (PageLayout::Constant(_), _) => Ok(PageReadPlan {
+                ranges: Vec::new(),
+                detail: PlanDetail::NoData,
+            }),
+            (PageLayout::Sparse(s), PageInit::Sparse(i)) => s.plan(i, rows),
+            _ => Err(Error::corrupt(
+                "page init data does not match the page layout",
+            )),
+        }
+    }
+
+    /// Decode the planned value bytes (`bytes[i]` holds `plan.ranges[i]`) of page-local
+    /// `rows` into an array of `data_type` (pure).
+    pub fn decode(
+        &self,
+        init: &PageInit,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        data_type: &DataType,
+    ) -> Result<ArrayRef> {
+        crate::ensure_corrupt!(
+            bytes.len() == plan.ranges.len(),
+            "page read got {} of {} ranges",
+            bytes.len(),
+            plan.ranges.len()
+        );
+        if let (PageLayout::Sparse(s), PageInit::Sparse(i)) = (self, init) {
+            return s.decode(i, rows, plan, bytes, data_type);
+        }
+        let mut out = LeafBuilder::new(data_type)?;
+        match (self, init) {
+            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => {
+                m.decode_into(i, rows, plan, bytes, &mut out)?
+            }
+            (PageLayout::FullZip(f), _) => f.decode_into(rows, plan, bytes, &mut out)?,
+            (PageLayout::Constant(c), init) => c.decode_into(init, rows, &mut out)?,
+            _ => {
+                return Err(Error::corrupt(
+                    "page init data does not match the page layout",
+                ))
+            }
+        }
+        crate::ensure_corrupt!(
+            out.len() as u64 == count_rows(rows),
+            "page decoded {} rows, {} were asked for",
+            out.len(),
+            count_rows(rows)
+        );
+        out.finish()
+    }
+}
+
+fn unsupported(name: &str, reason: &str) -> PageLayout {
+    PageLayout::Unsupported {
+        name: name.into(),
+        reason: reason.into(),
+    }
+}
+
+/// Describe an optional encoding for `inspect`.
+pub(crate) fn describe_opt(encoding: &Option<CompressiveEncoding>) -> String {
+    encoding
+        .as_ref()
+        .map_or_else(|| "-".to_string(), compression::describe)
+}
+
+/// Total rows in `rows`.
+pub fn count_rows(rows: &RowRanges) -> u64 {
+    rows.iter().map(|r| r.end - r.start).sum()
+}
+
+/// Byte range `index` of `buffers`, or a `Corrupt` error naming what it should hold.
+pub(crate) fn buffer(buffers: &[Range<u64>], index: usize, what: &str) -> Result<Range<u64>> {
+    buffers.get(index).cloned().ok_or_else(|| {
+        Error::corrupt(format!(
+            "page has {} buffers, missing buffer {index} ({what})",
+            buffers.len()
+        ))
+    })
+}

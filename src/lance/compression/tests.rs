@@ -1,0 +1,1 @@
+//! API-level tests of the compression decoders.

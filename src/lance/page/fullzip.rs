@@ -1,0 +1,507 @@
+//! Full-zip pages (large values, vectors): per value `[control word][value]`, no chunks.
+//!
+//! Buffers: 0 = zipped data; 1 = repetition index (present when the page has repetition
+//! or variable-width values): `rows + 1` byte-packed offsets of row starts in buffer 0,
+//! width = `size / (rows + 1)` ∈ {1, 2, 4, 8}.
+//! Control word (only if `bits_rep + bits_def > 0`): `(rep << bits_def) | def` in 1, 2 or
+//! 4 bytes. Fixed width: every visible item carries its value bytes (nulls too). Variable
+//! width: valid items carry `[len][bytes]`, null ones only the control word.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::values::LeafBuilder;
+use super::{
+    buffer, decode_layers, flat_nullability, FlatNullability, PageInit, PageReadPlan, PlanDetail,
+    RowRanges,
+};
+use crate::error::{Error, Result};
+use crate::lance::compression;
+use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
+
+/// Addressing of a full-zip page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZipAddressing {
+    /// Every value has this many bits (a multiple of 8).
+    Fixed {
+        /// Bits per value.
+        bits_per_value: u32,
+    },
+    /// Valid values carry an inline length of this many bits.
+    Variable {
+        /// Bits of each inline length.
+        bits_per_offset: u32,
+    },
+}
+
+/// A full-zip page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FullZipPage {
+    /// Repetition bits in each control word.
+    pub bits_rep: u32,
+    /// Definition bits in each control word.
+    pub bits_def: u32,
+    /// Fixed or variable width.
+    pub addressing: ZipAddressing,
+    /// Items (levels) in the page.
+    pub num_items: u64,
+    /// Visible items.
+    pub num_visible_items: u64,
+    /// Per-value encoding.
+    pub value_compression: CompressiveEncoding,
+    /// Structural layers, inner-most first.
+    pub layers: Vec<RepDefLayer>,
+    /// Absolute range of the zipped data.
+    pub data: Range<u64>,
+    /// Absolute range of the repetition index / row offsets.
+    pub repetition_index: Option<Range<u64>>,
+    /// Rows addressed by the repetition index (page rows; materialized values in a sparse
+    /// page).
+    pub num_rows: u64,
+}
+
+impl FullZipPage {
+    /// From a 2.1/2.2 `FullZipLayout`.
+    pub fn from_layout(
+        layout: pb::FullZipLayout,
+        buffers: &[Range<u64>],
+        num_rows: u64,
+    ) -> Result<Self> {
+        let addressing = match layout.details {
+            Some(pb::full_zip_layout::Details::BitsPerValue(b)) => {
+                ZipAddressing::Fixed { bits_per_value: b }
+            }
+            Some(pb::full_zip_layout::Details::BitsPerOffset(b)) => {
+                ZipAddressing::Variable { bits_per_offset: b }
+            }
+            None => return Err(Error::corrupt("full-zip page has no addressing")),
+        };
+        Self::build(
+            layout.bits_rep,
+            layout.bits_def,
+            addressing,
+            u64::from(layout.num_items),
+            u64::from(layout.num_visible_items),
+            layout.value_compression,
+            decode_layers(&layout.layers)?,
+            buffers,
+            num_rows,
+        )
+    }
+
+    /// From a 2.3 dense `ZippedValues`.
+    pub fn from_zipped(
+        zipped: pb::ZippedValues,
+        levels: Option<pb::DenseZipLevels>,
+        layers: Vec<RepDefLayer>,
+        buffers: &[Range<u64>],
+        num_rows: u64,
+    ) -> Result<Self> {
+        let addressing = match zipped.addressing {
+            Some(pb::zipped_values::Addressing::BitsPerValue(b)) => {
+                ZipAddressing::Fixed { bits_per_value: b }
+            }
+            Some(pb::zipped_values::Addressing::BitsPerOffset(b)) => {
+                ZipAddressing::Variable { bits_per_offset: b }
+            }
+            None => return Err(Error::corrupt("zipped values have no addressing")),
+        };
+        let (bits_rep, bits_def) =
+            levels.map_or((0, 0), |l| (l.bits_repetition, l.bits_definition));
+        Self::build(
+            bits_rep,
+            bits_def,
+            addressing,
+            zipped.num_items,
+            zipped.num_visible_items,
+            zipped.compression,
+            layers,
+            buffers,
+            num_rows,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        bits_rep: u32,
+        bits_def: u32,
+        addressing: ZipAddressing,
+        num_items: u64,
+        num_visible_items: u64,
+        value_compression: Option<CompressiveEncoding>,
+        layers: Vec<RepDefLayer>,
+        buffers: &[Range<u64>],
+        num_rows: u64,
+    ) -> Result<Self> {
+        crate::ensure_corrupt!(
+            bits_rep + bits_def <= 32,
+            "control word of {} bits",
+            bits_rep + bits_def
+        );
+        match addressing {
+            ZipAddressing::Fixed { bits_per_value } => {
+                crate::ensure_corrupt!(
+                    bits_per_value > 0 && bits_per_value % 8 == 0,
+                    "full-zip values of {bits_per_value} bits (not whole bytes)"
+                );
+            }
+            ZipAddressing::Variable { bits_per_offset } => {
+                crate::ensure_corrupt!(
+                    matches!(bits_per_offset, 8 | 16 | 32 | 64),
+                    "full-zip lengths of {bits_per_offset} bits"
+                );
+            }
+        }
+        let value_compression = value_compression
+            .ok_or_else(|| Error::corrupt("full-zip page has no value compression"))?;
+        let data = buffer(buffers, 0, "zipped data")?;
+        let repetition_index = match buffers.len() {
+            1 => None,
+            2 => Some(buffer(buffers, 1, "repetition index")?),
+            n => {
+                return Err(Error::corrupt(format!(
+                    "full-zip page has {n} buffers (expected 1 or 2)"
+                )))
+            }
+        };
+        let needs_index = matches!(addressing, ZipAddressing::Variable { .. }) || bits_rep > 0;
+        crate::ensure_corrupt!(
+            !needs_index || repetition_index.is_some(),
+            "full-zip page with variable-width values or repetition has no repetition index"
+        );
+        Ok(Self {
+            bits_rep,
+            bits_def,
+            addressing,
+            num_items,
+            num_visible_items,
+            value_compression,
+            layers,
+            data,
+            repetition_index,
+            num_rows,
+        })
+    }
+
+    /// Bytes of each control word (0 when there are no levels).
+    pub fn control_bytes(&self) -> usize {
+        match self.bits_rep + self.bits_def {
+            0 => 0,
+            1..=8 => 1,
+            9..=16 => 2,
+            _ => 4,
+        }
+    }
+
+    /// Compression tree for `inspect`.
+    pub fn describe(&self) -> String {
+        let width = match self.addressing {
+            ZipAddressing::Fixed { bits_per_value } => format!("{bits_per_value} bits/value"),
+            ZipAddressing::Variable { bits_per_offset } => format!("{bits_per_offset}-bit lengths"),
+        };
+        format!(
+            "values: {} ({width})",
+            compression::describe(&self.value_compression)
+        )
+    }
+
+    /// Page init: the row offsets, when the page has them.
+    pub fn init_ranges(&self) -> Vec<Range<u64>> {
+        self.repetition_index.iter().cloned().collect()
+    }
+
+    /// Decode the row offsets (or nothing).
+    pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
+        let Some(index) = bytes.first() else {
+            return Ok(PageInit::None);
+        };
+        let offsets = parse_row_offsets(index, self.num_rows, self.data.end - self.data.start)
+            .map_err(|e| e.context("repetition index"))?;
+        Ok(PageInit::FullZip(FullZipInit {
+            row_offsets: offsets,
+        }))
+    }
+
+    fn fixed_stride(&self) -> Option<u64> {
+        match self.addressing {
+            ZipAddressing::Fixed { bits_per_value } => {
+                Some(u64::from(bits_per_value / 8) + self.control_bytes() as u64)
+            }
+            ZipAddressing::Variable { .. } => None,
+        }
+    }
+
+    /// Byte span (page-data relative) of page-local rows `rows`.
+    fn span(&self, init: &PageInit, rows: &Range<u64>) -> Result<Range<u64>> {
+        let size = self.data.end - self.data.start;
+        let span = match (init, self.fixed_stride()) {
+            (PageInit::FullZip(i), _) => {
+                let at = |r: u64| {
+                    i.row_offsets
+                        .get(r as usize)
+                        .copied()
+                        .ok_or_else(|| Error::corrupt(format!("row {r} is past the row offsets")))
+                };
+                at(rows.start)?..at(rows.end)?
+            }
+            (PageInit::None, Some(stride)) => rows.start * stride..rows.end * stride,
+            _ => return Err(Error::corrupt("full-zip page without row offsets")),
+        };
+        crate::ensure_corrupt!(
+            span.end <= size,
+            "rows {rows:?} end at byte {} past the {size}-byte data buffer",
+            span.end
+        );
+        Ok(span)
+    }
+
+    /// One byte range per row range.
+    pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
+        flat_nullability(&self.layers)?;
+        if let Some(stride) = self.fixed_stride() {
+            crate::ensure_corrupt!(
+                self.num_items.checked_mul(stride) == Some(self.data.end - self.data.start),
+                "{} values of {stride} bytes do not fill the {}-byte data buffer",
+                self.num_items,
+                self.data.end - self.data.start
+            );
+        }
+        let mut ranges = Vec::new();
+        let mut plan_rows = Vec::new();
+        for r in rows.iter().filter(|r| r.start < r.end) {
+            let span = self.span(init, r)?;
+            if span.start < span.end {
+                ranges.push(self.data.start + span.start..self.data.start + span.end);
+                plan_rows.push(r.clone());
+            } else {
+                // All rows of this range are zero-byte (only possible without control
+                // words and with variable values): nothing to fetch.
+                ranges.push(self.data.start..self.data.start);
+                plan_rows.push(r.clone());
+            }
+        }
+        // Zero-length ranges are not fetched; the reader hands back empty bytes for them.
+        Ok(PageReadPlan {
+            ranges,
+            detail: PlanDetail::FullZipRows(plan_rows),
+        })
+    }
+
+    /// Decode the fetched spans into `out`.
+    pub fn decode_into(
+        &self,
+        _rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
+        let nullability = flat_nullability(&self.layers)?;
+        let PlanDetail::FullZipRows(rows) = &plan.detail else {
+            return Err(Error::corrupt("full-zip page got a plan of another layout"));
+        };
+        for (r, span) in rows.iter().zip(bytes) {
+            let n = usize::try_from(r.end - r.start)
+                .map_err(|_| Error::corrupt("row range too large"))?;
+            match self.addressing {
+                ZipAddressing::Fixed { bits_per_value } => {
+                    self.decode_fixed(span, n, bits_per_value, nullability, out)?
+                }
+                ZipAddressing::Variable { bits_per_offset } => {
+                    self.decode_variable(span, n, bits_per_offset, nullability, out)?
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn control(&self, bytes: &[u8]) -> u32 {
+        let mut word = [0u8; 4];
+        word[..bytes.len()].copy_from_slice(bytes);
+        let ctrl = u32::from_le_bytes(word);
+        let def_mask = if self.bits_def >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.bits_def) - 1
+        };
+        ctrl & def_mask
+    }
+
+    fn decode_fixed(
+        &self,
+        span: &Bytes,
+        n: usize,
+        bits: u32,
+        nullability: FlatNullability,
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
+        let ctrl = self.control_bytes();
+        let value_bytes = (bits / 8) as usize;
+        let stride = ctrl + value_bytes;
+        crate::ensure_corrupt!(
+            span.len() == n * stride,
+            "{} bytes for {n} values of {stride} bytes",
+            span.len()
+        );
+        let (data, validity) = if ctrl == 0 {
+            (span.clone(), None)
+        } else {
+            let mut data = Vec::with_capacity(n * value_bytes);
+            let mut validity = Vec::with_capacity(n);
+            for item in span.chunks_exact(stride) {
+                validity.push(self.def_is_valid(self.control(&item[..ctrl]), nullability)?);
+                data.extend_from_slice(&item[ctrl..]);
+            }
+            (Bytes::from(data), Some(validity))
+        };
+        let values = compression::decode_fullzip_fixed(&self.value_compression, data, n)?;
+        out.push_values(&values, 0..n, validity.as_deref())
+    }
+
+    fn def_is_valid(&self, def: u32, nullability: FlatNullability) -> Result<bool> {
+        match (def, nullability) {
+            (0, _) => Ok(true),
+            (1, FlatNullability::Nullable) => Ok(false),
+            (d, _) => Err(Error::corrupt(format!(
+                "def level {d} in a flat {nullability:?} page"
+            ))),
+        }
+    }
+
+    fn decode_variable(
+        &self,
+        span: &Bytes,
+        n: usize,
+        bits_per_offset: u32,
+        nullability: FlatNullability,
+        out: &mut LeafBuilder,
+    ) -> Result<()> {
+        let ctrl = self.control_bytes();
+        let len_bytes = (bits_per_offset / 8) as usize;
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u64);
+        let mut data = Vec::with_capacity(span.len());
+        let mut validity = Vec::with_capacity(n);
+        let mut at = 0usize;
+        for _ in 0..n {
+            let valid = if ctrl > 0 {
+                let word = span
+                    .get(at..at + ctrl)
+                    .ok_or_else(|| Error::corrupt("control word past the span"))?;
+                at += ctrl;
+                self.def_is_valid(self.control(word), nullability)?
+            } else {
+                true
+            };
+            if valid {
+                let raw = span
+                    .get(at..at + len_bytes)
+                    .ok_or_else(|| Error::corrupt("value length past the span"))?;
+                at += len_bytes;
+                let mut word = [0u8; 8];
+                word[..len_bytes].copy_from_slice(raw);
+                let len = u64::from_le_bytes(word);
+                let end = (at as u64)
+                    .checked_add(len)
+                    .filter(|&e| e <= span.len() as u64)
+                    .ok_or_else(|| {
+                        Error::corrupt(format!(
+                            "value of {len} bytes at {at} overruns the {}-byte span",
+                            span.len()
+                        ))
+                    })?;
+                data.extend_from_slice(&span[at..end as usize]);
+                at = end as usize;
+            }
+            offsets.push(data.len() as u64);
+            validity.push(valid);
+        }
+        crate::ensure_corrupt!(
+            at == span.len(),
+            "{} trailing bytes after {n} values",
+            span.len() - at
+        );
+        let values = compression::decode_fullzip_variable(
+            &self.value_compression,
+            offsets,
+            Bytes::from(data),
+        )?;
+        let validity = (ctrl > 0).then_some(validity);
+        out.push_values(&values, 0..n, validity.as_deref())
+    }
+}
+
+/// Decoded page-init data of a full-zip page.
+#[derive(Debug, Clone)]
+pub struct FullZipInit {
+    /// `rows + 1` byte offsets of row starts in the data buffer.
+    pub row_offsets: Vec<u64>,
+}
+
+impl FullZipInit {
+    /// Approximate heap size.
+    pub fn deep_size(&self) -> usize {
+        self.row_offsets.len() * 8
+    }
+}
+
+/// Parse a byte-packed row-offset index: `rows + 1` little-endian offsets of width
+/// `len / (rows + 1)` ∈ {1, 2, 4, 8}; non-decreasing, last = `data_size`.
+pub fn parse_row_offsets(bytes: &[u8], rows: u64, data_size: u64) -> Result<Vec<u64>> {
+    let entries = rows
+        .checked_add(1)
+        .ok_or_else(|| Error::corrupt("row count overflows"))?;
+    let width = (bytes.len() as u64 / entries) as usize;
+    crate::ensure_corrupt!(
+        matches!(width, 1 | 2 | 4 | 8) && width as u64 * entries == bytes.len() as u64,
+        "{} bytes are not {entries} offsets of 1, 2, 4 or 8 bytes",
+        bytes.len()
+    );
+    let n = entries as usize;
+    let mut offsets = Vec::with_capacity(n);
+    let mut previous = 0u64;
+    for i in 0..n {
+        let o = read_offset(bytes, width, i);
+        crate::ensure_corrupt!(
+            o >= previous,
+            "row offsets decrease at entry {i} ({previous} then {o})"
+        );
+        previous = o;
+        offsets.push(o);
+    }
+    crate::ensure_corrupt!(
+        previous == data_size,
+        "row offsets end at {previous}, the data buffer has {data_size} bytes"
+    );
+    Ok(offsets)
+}
+
+fn read_offset(bytes: &[u8], width: usize, i: usize) -> u64 {
+    let mut word = [0u8; 8];
+    if let Some(s) = bytes.get(i * width..(i + 1) * width) {
+        word[..width].copy_from_slice(s);
+    }
+    u64::from_le_bytes(word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_offsets_are_byte_packed_and_end_at_the_data_size() {
+        let idx: Vec<u8> = [0u32, 10, 25]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(parse_row_offsets(&idx, 2, 25).unwrap(), vec![0, 10, 25]);
+        assert!(parse_row_offsets(&idx, 2, 26).is_err());
+        assert!(parse_row_offsets(&idx, 3, 25).is_err());
+        let bad: Vec<u8> = [0u32, 30, 25]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert!(parse_row_offsets(&bad, 2, 25).is_err());
+        assert_eq!(parse_row_offsets(&[0, 3, 9], 2, 9).unwrap(), vec![0, 3, 9]);
+    }
+}

@@ -1,0 +1,642 @@
+//! [`LanceFileReader`]: open a Lance v2 file and read rows of some columns with the fewest
+//! requests — a cold read is at most three waves (tail, page init, chunks); with the
+//! reader open and page init cached it is one.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use bytes::Bytes;
+use object_store::path::Path;
+
+use crate::error::{Error, Result};
+use crate::io::cache::{CacheKey, SizedCache};
+use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
+use crate::lance::file::{load_file_metadata_versioned, FileMetadata, FileMetadataCache};
+use crate::lance::page::{PageInit, PageReadPlan};
+use crate::lance::schema::{LanceField, LanceSchema};
+
+/// Which rows to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowSelection {
+    /// Rows `start..end`.
+    Range(Range<u64>),
+    /// These rows, sorted ascending (duplicates allowed and repeated in the output).
+    Rows(Vec<u64>),
+}
+
+/// Identifies one page of a file in the page-init cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PageKey {
+    /// Physical column.
+    pub column: u32,
+    /// Page within the column.
+    pub page: u32,
+}
+
+/// Caches shared by readers: decoded file metadata and decoded page-init data.
+#[derive(Debug, Clone)]
+pub struct ReaderCaches {
+    /// File metadata by path + version.
+    pub file_metadata: FileMetadataCache,
+    /// Page init (chunk tables, dictionaries, row offsets, sparse structure) by
+    /// path + version + (column, page).
+    pub page_init: SizedCache<PageKey, PageInit>,
+}
+
+impl ReaderCaches {
+    /// Caches holding about `metadata_bytes` of file metadata and `page_bytes` of page init.
+    pub fn new(metadata_bytes: u64, page_bytes: u64) -> Self {
+        Self {
+            file_metadata: SizedCache::new(metadata_bytes),
+            page_init: SizedCache::new(page_bytes),
+        }
+    }
+}
+
+impl Default for ReaderCaches {
+    /// 64 MiB of file metadata, 256 MiB of page init data.
+    fn default() -> Self {
+        Self::new(64 << 20, 256 << 20)
+    }
+}
+
+/// An open Lance file.
+#[derive(Debug, Clone)]
+pub struct LanceFileReader {
+    fetcher: RangeFetcher,
+    path: Path,
+    version: ObjectVersion,
+    metadata: Arc<FileMetadata>,
+    caches: Arc<ReaderCaches>,
+}
+
+/// One page's share of a read.
+struct PageTask {
+    /// Position of the output column.
+    output: usize,
+    column: usize,
+    page: usize,
+    /// Page-local rows.
+    rows: Vec<Range<u64>>,
+}
+
+impl LanceFileReader {
+    /// Open `path`: one suffix read (two when the metadata is larger than 64 KiB), or none
+    /// when `size_hint` is given and the metadata is cached.
+    pub async fn open(
+        fetcher: RangeFetcher,
+        path: Path,
+        size_hint: Option<u64>,
+        caches: Arc<ReaderCaches>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        let (metadata, version) = load_file_metadata_versioned(
+            &fetcher,
+            &path,
+            size_hint,
+            Some(&caches.file_metadata),
+            stats,
+        )
+        .await?;
+        Ok(Self {
+            fetcher,
+            path,
+            version,
+            metadata,
+            caches,
+        })
+    }
+
+    /// The file schema.
+    pub fn schema(&self) -> &LanceSchema {
+        &self.metadata.schema
+    }
+
+    /// The file schema as Arrow.
+    pub fn arrow_schema(&self) -> SchemaRef {
+        self.metadata.schema.arrow.clone()
+    }
+
+    /// Top-level rows.
+    pub fn num_rows(&self) -> u64 {
+        self.metadata.num_rows
+    }
+
+    /// The decoded metadata.
+    pub fn metadata(&self) -> &Arc<FileMetadata> {
+        &self.metadata
+    }
+
+    /// Object path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Object version (size, etag when known).
+    pub fn version(&self) -> &ObjectVersion {
+        &self.version
+    }
+
+    /// Indices of the top-level fields named `names` (`NotFound` for unknown names).
+    pub fn field_indices(&self, names: &[&str]) -> Result<Vec<usize>> {
+        names
+            .iter()
+            .map(|n| {
+                self.schema().field_index(n).ok_or_else(|| Error::NotFound {
+                    path: self.path.to_string(),
+                    what: format!("column {n:?}"),
+                })
+            })
+            .collect()
+    }
+
+    /// Read `selection` of the top-level fields `columns` (indices into
+    /// [`Self::schema`]`.fields`) as one record batch, in two waves at most: page init for
+    /// pages not cached yet, then the chunks / spans holding the rows.
+    pub async fn read_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
+        let (ranges, repeat) = normalize_selection(selection, self.num_rows())?;
+        let fields: Vec<&LanceField> = columns
+            .iter()
+            .map(|&c| {
+                self.schema().fields.get(c).ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "field index {c} out of range ({} fields)",
+                        self.schema().fields.len()
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let mut tasks = Vec::new();
+        for (output, field) in fields.iter().enumerate() {
+            if !field.is_flat_leaf() || field.num_columns != 1 {
+                return Err(Error::unsupported(format!(
+                    "reading field {:?} of type {} (nested, blob or packed columns are not read yet)",
+                    field.name, field.data_type
+                ))
+                .at(self.path.as_ref(), None));
+            }
+            tasks.extend(self.page_tasks(output, field.first_column, &ranges)?);
+        }
+        let inits = self.load_page_inits(&tasks, stats).await?;
+        let plans = tasks
+            .iter()
+            .zip(&inits)
+            .map(|(t, init)| {
+                self.page(t)
+                    .and_then(|p| p.layout.plan(init, &t.rows))
+                    .map_err(|e| self.page_error(e, t))
+            })
+            .collect::<Result<Vec<PageReadPlan>>>()?;
+        let all_ranges: Vec<Range<u64>> = plans
+            .iter()
+            .flat_map(|p| p.ranges.iter().cloned())
+            .collect();
+        let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
+        let mut per_output: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+        for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
+            let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
+            let field = fields[task.output];
+            let array = self
+                .page(task)
+                .and_then(|p| {
+                    p.layout
+                        .decode(init, &task.rows, plan, &bytes, &field.data_type)
+                })
+                .map_err(|e| self.page_error(e, task))?;
+            per_output[task.output].push(array);
+        }
+        let mut arrays = Vec::with_capacity(fields.len());
+        for (field, parts) in fields.iter().zip(per_output) {
+            let array = match parts.len() {
+                0 => arrow_array::new_empty_array(&field.data_type),
+                1 => parts
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
+                _ => {
+                    let refs: Vec<&dyn arrow_array::Array> =
+                        parts.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)?
+                }
+            };
+            let array = match &repeat {
+                Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
+                None => array,
+            };
+            arrays.push(array);
+        }
+        let schema = Arc::new(ArrowSchema::new(
+            fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
+        ));
+        let rows = match selection {
+            RowSelection::Range(r) => (r.end - r.start) as usize,
+            RowSelection::Rows(v) => v.len(),
+        };
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
+    }
+
+    fn page(&self, task: &PageTask) -> Result<&crate::lance::file::PageInfo> {
+        self.metadata
+            .columns
+            .get(task.column)
+            .and_then(|c| c.pages.get(task.page))
+            .ok_or_else(|| Error::corrupt("internal: page task out of range"))
+    }
+
+    fn page_error(&self, e: Error, task: &PageTask) -> Error {
+        let span = self.page(task).ok().and_then(|p| {
+            let start = p.buffers.iter().map(|b| b.start).min()?;
+            let end = p.buffers.iter().map(|b| b.end).max()?;
+            Some(start..end)
+        });
+        e.context(format!("column {} page {}", task.column, task.page))
+            .at(self.path.as_ref(), span)
+    }
+
+    fn page_tasks(
+        &self,
+        output: usize,
+        column: usize,
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<PageTask>> {
+        let info = self.metadata.columns.get(column).ok_or_else(|| {
+            Error::corrupt(format!(
+                "schema names column {column}, the file has {}",
+                self.metadata.columns.len()
+            ))
+        })?;
+        let mut tasks: Vec<PageTask> = Vec::new();
+        for r in ranges {
+            for page in info.pages_for(r.clone()) {
+                let rows = &info.pages[page].rows;
+                let local = r.start.max(rows.start) - rows.start..r.end.min(rows.end) - rows.start;
+                if local.start >= local.end {
+                    continue;
+                }
+                match tasks.last_mut() {
+                    Some(t) if t.page == page => t.rows.push(local),
+                    _ => tasks.push(PageTask {
+                        output,
+                        column,
+                        page,
+                        rows: vec![local],
+                    }),
+                }
+            }
+        }
+        for t in &tasks {
+            self.page(t)?
+                .layout
+                .check_readable()
+                .map_err(|e| self.page_error(e, t))?;
+        }
+        Ok(tasks)
+    }
+
+    /// Page init for every task: cached ones from the cache, the rest in one wave.
+    async fn load_page_inits(
+        &self,
+        tasks: &[PageTask],
+        stats: &IoStats,
+    ) -> Result<Vec<Arc<PageInit>>> {
+        let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
+        let mut missing: Vec<usize> = Vec::new();
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+        for (i, t) in tasks.iter().enumerate() {
+            let layout = &self.page(t)?.layout;
+            let needed = layout.init_ranges();
+            if needed.is_empty() {
+                // Init from metadata alone (e.g. sparse structure without payloads): cheap,
+                // not cached.
+                let init = layout.decode_init(&[]).map_err(|e| self.page_error(e, t))?;
+                inits.push(Some(Arc::new(init)));
+                continue;
+            }
+            match self.caches.page_init.get(&self.page_key(t)).await {
+                Some(init) => inits.push(Some(init)),
+                None => {
+                    inits.push(None);
+                    if seen.insert((t.column, t.page), i).is_none() {
+                        missing.push(i);
+                        ranges.extend(needed);
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let mut fetched = self.fetch(&ranges, stats).await?.into_iter();
+            for &i in &missing {
+                let t = &tasks[i];
+                let layout = &self.page(t)?.layout;
+                let bytes: Vec<Bytes> = fetched.by_ref().take(layout.init_ranges().len()).collect();
+                let init = Arc::new(
+                    layout
+                        .decode_init(&bytes)
+                        .map_err(|e| self.page_error(e, t))?,
+                );
+                self.caches
+                    .page_init
+                    .insert(self.page_key(t), init.clone())
+                    .await;
+                inits[i] = Some(init);
+            }
+        }
+        tasks
+            .iter()
+            .zip(inits)
+            .map(|(t, init)| match init {
+                Some(init) => Ok(init),
+                None => {
+                    let first = seen.get(&(t.column, t.page)).copied();
+                    Err(Error::corrupt(format!(
+                        "internal: page init of column {} page {} missing ({first:?})",
+                        t.column, t.page
+                    )))
+                }
+            })
+            .collect()
+    }
+
+    fn page_key(&self, t: &PageTask) -> CacheKey<PageKey> {
+        CacheKey {
+            path: self.path.to_string(),
+            version: self.version.clone(),
+            item: PageKey {
+                column: t.column as u32,
+                page: t.page as u32,
+            },
+        }
+    }
+
+    /// Fetch `ranges` in one wave; empty ranges come back as empty bytes without a request.
+    async fn fetch(&self, ranges: &[Range<u64>], stats: &IoStats) -> Result<Vec<Bytes>> {
+        let requests: Vec<ReadRequest> = ranges
+            .iter()
+            .filter(|r| r.start < r.end)
+            .map(|r| ReadRequest {
+                path: self.path.clone(),
+                range: r.clone(),
+                object_size: Some(self.metadata.object_size),
+            })
+            .collect();
+        let mut fetched = if requests.is_empty() {
+            Vec::new()
+        } else {
+            self.fetcher.fetch(&requests, stats).await?
+        }
+        .into_iter();
+        ranges
+            .iter()
+            .map(|r| {
+                if r.start < r.end {
+                    fetched
+                        .next()
+                        .ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
+                } else {
+                    Ok(Bytes::new())
+                }
+            })
+            .collect()
+    }
+
+    /// Everything `lakeseek inspect` shows about the file.
+    pub fn inspect(&self) -> FileInspection {
+        inspect(&self.path, &self.metadata)
+    }
+}
+
+/// Turn a selection into sorted disjoint ranges, plus take-indices into the
+/// concatenated unique rows when the selection repeats rows.
+fn normalize_selection(
+    selection: &RowSelection,
+    num_rows: u64,
+) -> Result<(Vec<Range<u64>>, Option<UInt64Array>)> {
+    match selection {
+        RowSelection::Range(r) => {
+            if r.start > r.end || r.end > num_rows {
+                return Err(Error::InvalidArgument(format!(
+                    "row range {}..{} outside 0..{num_rows}",
+                    r.start, r.end
+                )));
+            }
+            Ok((
+                if r.start < r.end {
+                    vec![r.clone()]
+                } else {
+                    Vec::new()
+                },
+                None,
+            ))
+        }
+        RowSelection::Rows(rows) => {
+            let mut ranges: Vec<Range<u64>> = Vec::new();
+            let mut has_duplicates = false;
+            for (i, &row) in rows.iter().enumerate() {
+                if row >= num_rows {
+                    return Err(Error::InvalidArgument(format!(
+                        "row {row} outside 0..{num_rows}"
+                    )));
+                }
+                if i > 0 && row < rows[i - 1] {
+                    return Err(Error::InvalidArgument(format!(
+                        "rows must be sorted: {} then {row}",
+                        rows[i - 1]
+                    )));
+                }
+                match ranges.last_mut() {
+                    Some(last) if last.end > row => has_duplicates = true,
+                    Some(last) if last.end == row => last.end += 1,
+                    _ => ranges.push(row..row + 1),
+                }
+            }
+            let repeat = has_duplicates.then(|| {
+                let mut unique = -1i64;
+                let mut previous = None;
+                rows.iter()
+                    .map(|&row| {
+                        if previous != Some(row) {
+                            unique += 1;
+                            previous = Some(row);
+                        }
+                        unique as u64
+                    })
+                    .collect::<UInt64Array>()
+            });
+            Ok((ranges, repeat))
+        }
+    }
+}
+
+/// `inspect` data of a file.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileInspection {
+    /// Object path.
+    pub path: String,
+    /// File version, e.g. `"2.2"`.
+    pub version: String,
+    /// Object size in bytes.
+    pub object_size: u64,
+    /// Bytes of the metadata region (schema, column metadata, tables, footer).
+    pub metadata_bytes: u64,
+    /// Top-level rows.
+    pub num_rows: u64,
+    /// Fields in depth-first pre-order.
+    pub fields: Vec<FieldInspection>,
+    /// Physical columns.
+    pub columns: Vec<ColumnInspection>,
+}
+
+/// One schema field.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FieldInspection {
+    /// Dotted path from the top-level field.
+    pub path: String,
+    /// Field id.
+    pub id: i32,
+    /// Parent id (-1 for top level).
+    pub parent_id: i32,
+    /// Lance logical type.
+    pub logical_type: String,
+    /// Arrow type.
+    pub arrow_type: String,
+    /// Nullable.
+    pub nullable: bool,
+    /// Physical columns of the field and its children.
+    pub columns: Range<usize>,
+}
+
+/// One physical column.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ColumnInspection {
+    /// Column index.
+    pub index: usize,
+    /// Dotted path of the leaf field that owns it.
+    pub field: String,
+    /// Top-level rows.
+    pub rows: u64,
+    /// Bytes of all page buffers.
+    pub bytes: u64,
+    /// Bytes of the column's metadata protobuf.
+    pub metadata_bytes: u64,
+    /// Pages.
+    pub pages: Vec<PageInspection>,
+}
+
+/// One page.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PageInspection {
+    /// Top-level rows of the page.
+    pub rows: Range<u64>,
+    /// Layout name (`mini-block`, `full-zip`, `constant`, `all-null`, `sparse(..)`).
+    pub layout: String,
+    /// Compression tree(s).
+    pub compression: String,
+    /// Codec names used (for statistics).
+    pub codecs: Vec<String>,
+    /// Buffer byte ranges.
+    pub buffers: Vec<Range<u64>>,
+    /// Total buffer bytes.
+    pub bytes: u64,
+}
+
+fn field_paths(
+    fields: &[LanceField],
+    prefix: &str,
+    out: &mut Vec<FieldInspection>,
+    leaves: &mut HashMap<usize, String>,
+) {
+    for f in fields {
+        let path = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
+        out.push(FieldInspection {
+            path: path.clone(),
+            id: f.id,
+            parent_id: f.parent_id,
+            logical_type: f.logical_type.clone(),
+            arrow_type: f.data_type.to_string(),
+            nullable: f.nullable,
+            columns: f.first_column..f.first_column + f.num_columns,
+        });
+        if f.num_columns == 1 {
+            leaves.insert(f.first_column, path.clone());
+        }
+        field_paths(&f.children, &path, out, leaves);
+    }
+}
+
+/// Build the `inspect` data from decoded metadata.
+pub fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
+    let mut fields = Vec::new();
+    let mut leaves = HashMap::new();
+    field_paths(&metadata.schema.fields, "", &mut fields, &mut leaves);
+    let columns = metadata
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(index, c)| {
+            let pages: Vec<PageInspection> = c
+                .pages
+                .iter()
+                .map(|p| PageInspection {
+                    rows: p.rows.clone(),
+                    layout: p.layout.name(),
+                    compression: p.layout.describe_compression(),
+                    codecs: p.layout.codec_names(),
+                    buffers: p.buffers.clone(),
+                    bytes: p.buffers.iter().map(|b| b.end - b.start).sum(),
+                })
+                .collect();
+            ColumnInspection {
+                index,
+                field: leaves.get(&index).cloned().unwrap_or_default(),
+                rows: c.pages.last().map_or(0, |p| p.rows.end),
+                bytes: pages.iter().map(|p| p.bytes).sum(),
+                metadata_bytes: c.metadata_range.end - c.metadata_range.start,
+                pages,
+            }
+        })
+        .collect();
+    FileInspection {
+        path: path.to_string(),
+        version: metadata.version.to_string(),
+        object_size: metadata.object_size,
+        metadata_bytes: metadata.object_size - metadata.metadata_start,
+        num_rows: metadata.num_rows,
+        fields,
+        columns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selections_normalize_to_ranges() {
+        let (r, rep) = normalize_selection(&RowSelection::Range(3..7), 10).unwrap();
+        assert_eq!(r, vec![3..7]);
+        assert!(rep.is_none());
+        let (r, rep) = normalize_selection(&RowSelection::Rows(vec![1, 2, 3, 5, 9]), 10).unwrap();
+        assert_eq!(r, vec![1..4, 5..6, 9..10]);
+        assert!(rep.is_none());
+        let (r, rep) = normalize_selection(&RowSelection::Rows(vec![1, 1, 2, 5, 5]), 10).unwrap();
+        assert_eq!(r, vec![1..3, 5..6]);
+        assert_eq!(rep.unwrap().values().to_vec(), vec![0, 0, 1, 2, 2]);
+        assert!(normalize_selection(&RowSelection::Rows(vec![3, 2]), 10).is_err());
+        assert!(normalize_selection(&RowSelection::Rows(vec![10]), 10).is_err());
+        assert!(normalize_selection(&RowSelection::Range(5..11), 10).is_err());
+    }
+}

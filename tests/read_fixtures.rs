@@ -1,0 +1,374 @@
+//! Reads every pylance-written fixture file (2.1, 2.2, 2.3) and compares with pylance's own
+//! decoded output: full reads, pylance's take lists, random row sets and ranges, over local
+//! files and the in-memory store. Plus read-plan and round-trip assertions.
+
+#[path = "read_support/mod.rs"]
+mod support;
+
+use std::ops::Range;
+
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use lakeseek::io::wrappers::ReadKind;
+use lakeseek::io::{FetchOptions, IoStats, RangeFetcher};
+use lakeseek::lance::page::{PageInit, PageLayout};
+use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use lakeseek::Error;
+use std::sync::Arc;
+use support::{
+    assert_same, catalog, open, oracle_full, random_rows, read_ipc, source_for, Backend,
+    FixtureFile,
+};
+
+/// Indices of the top-level fields lakeseek reads (flat leaves), and the others.
+fn split_fields(reader: &LanceFileReader) -> (Vec<usize>, Vec<usize>) {
+    let (flat, nested): (Vec<_>, Vec<_>) =
+        (0..reader.schema().fields.len()).partition(|&i| reader.schema().fields[i].is_flat_leaf());
+    (flat, nested)
+}
+
+fn oracle_column(batch: &RecordBatch, name: &str) -> ArrayRef {
+    batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("oracle has no column {name}"))
+        .clone()
+}
+
+fn take(array: &ArrayRef, rows: &[u64]) -> ArrayRef {
+    arrow_select::take::take(array.as_ref(), &UInt64Array::from(rows.to_vec()), None).expect("take")
+}
+
+async fn check_file(file: &FixtureFile, backend: Backend) {
+    let (source, path) = source_for(backend, &file.path).await;
+    let reader = open(source, path)
+        .await
+        .unwrap_or_else(|e| panic!("{}: open: {e}", file.path));
+    assert_eq!(reader.num_rows(), file.rows, "{}", file.path);
+    assert_eq!(
+        reader.metadata().version.as_str(),
+        file.version,
+        "{}",
+        file.path
+    );
+    let oracle = oracle_full(file);
+    let (flat, nested) = split_fields(&reader);
+    let stats = IoStats::new();
+
+    // The schema matches pylance's (types, nullability, field metadata).
+    for &i in &flat {
+        let field = &reader.schema().fields[i];
+        let theirs = oracle
+            .schema()
+            .field_with_name(&field.name)
+            .expect("oracle field")
+            .clone();
+        assert_eq!(
+            field.to_arrow(),
+            theirs,
+            "{}: field {}",
+            file.path,
+            field.name
+        );
+    }
+
+    // Full read of each column alone, then all flat columns together.
+    for &i in &flat {
+        let name = reader.schema().fields[i].name.clone();
+        let what = format!("{} column {name} ({backend:?})", file.path);
+        let batch = reader
+            .read_rows(&[i], &RowSelection::Range(0..file.rows), &stats)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_same(batch.column(0), &oracle_column(&oracle, &name), &what);
+    }
+    let all = reader
+        .read_rows(&flat, &RowSelection::Range(0..file.rows), &stats)
+        .await
+        .expect("all columns");
+    assert_eq!(all.num_columns(), flat.len());
+
+    // Nested fields are refused as unsupported (not yet read), never misread.
+    for &i in &nested {
+        let err = reader
+            .read_rows(&[i], &RowSelection::Range(0..1), &stats)
+            .await
+            .expect_err("nested read");
+        assert!(
+            matches!(err, Error::Unsupported { .. }),
+            "{}: {err}",
+            file.path
+        );
+    }
+
+    // pylance's take lists.
+    let takes = read_ipc(&support::fixtures_dir().join(&file.oracle_take));
+    assert_eq!(takes.len(), file.take_row_lists.len());
+    for (rows, expected) in file.take_row_lists.iter().zip(&takes) {
+        let batch = reader
+            .read_rows(&flat, &RowSelection::Rows(rows.clone()), &stats)
+            .await
+            .expect("take");
+        for (k, &i) in flat.iter().enumerate() {
+            let name = &reader.schema().fields[i].name;
+            assert_same(
+                batch.column(k),
+                &oracle_column(expected, name),
+                &format!("{} take {rows:?} {name}", file.path),
+            );
+        }
+    }
+
+    // Random row sets (with a duplicate) and ranges, against the full oracle.
+    for seed in 0..3u64 {
+        let mut rows = random_rows(
+            seed * 7919 + file.rows,
+            file.rows,
+            1 + (seed as usize * 17) % 40,
+        );
+        if let Some(&first) = rows.first() {
+            rows.insert(0, first);
+        }
+        let a = (seed * 613) % file.rows;
+        let b = (a + 1 + seed * 997).min(file.rows);
+        let batch_rows = reader
+            .read_rows(&flat, &RowSelection::Rows(rows.clone()), &stats)
+            .await
+            .expect("rows");
+        let batch_range = reader
+            .read_rows(&flat, &RowSelection::Range(a..b), &stats)
+            .await
+            .expect("range");
+        for (k, &i) in flat.iter().enumerate() {
+            let name = &reader.schema().fields[i].name;
+            let full = oracle_column(&oracle, name);
+            assert_same(
+                batch_rows.column(k),
+                &take(&full, &rows),
+                &format!("{} rows {rows:?} {name}", file.path),
+            );
+            let expected = full.slice(a as usize, (b - a) as usize);
+            assert_same(
+                batch_range.column(k),
+                &expected,
+                &format!("{} range {a}..{b} {name}", file.path),
+            );
+        }
+    }
+    let empty = reader
+        .read_rows(&flat, &RowSelection::Range(3..3), &stats)
+        .await
+        .expect("empty read");
+    assert_eq!(empty.num_rows(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fixture_matches_pylance_on_local_files() {
+    for file in catalog() {
+        check_file(&file, Backend::Local).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fixture_matches_pylance_in_memory() {
+    for file in catalog() {
+        check_file(&file, Backend::Memory).await;
+    }
+}
+
+/// A chunk of a mini-block page: page-local items and absolute bytes.
+struct Chunk {
+    items: Range<u64>,
+    bytes: Range<u64>,
+}
+
+/// (field, column, page) of the first flat mini-block page with at least three chunks,
+/// with its chunk table decoded from the file bytes.
+fn multi_chunk_page(
+    reader: &LanceFileReader,
+    bytes: &[u8],
+) -> Option<(usize, usize, usize, Vec<Chunk>)> {
+    for (field_index, field) in reader.schema().fields.iter().enumerate() {
+        if !field.is_flat_leaf() {
+            continue;
+        }
+        let column = field.first_column;
+        for (p, page) in reader.metadata().columns[column].pages.iter().enumerate() {
+            let PageLayout::MiniBlock(mini) = &page.layout else {
+                continue;
+            };
+            let init_bytes: Vec<bytes::Bytes> = page
+                .layout
+                .init_ranges()
+                .iter()
+                .map(|r| bytes::Bytes::copy_from_slice(&bytes[r.start as usize..r.end as usize]))
+                .collect();
+            let Ok(PageInit::MiniBlock(init)) = page.layout.decode_init(&init_bytes) else {
+                continue;
+            };
+            if init.chunks.chunks.len() >= 3 {
+                let chunks = init
+                    .chunks
+                    .chunks
+                    .iter()
+                    .map(|c| Chunk {
+                        items: c.item_start..c.item_start + c.items,
+                        bytes: mini.chunk_data.start + c.byte_start
+                            ..mini.chunk_data.start + c.byte_start + c.bytes,
+                    })
+                    .collect();
+                return Some((field_index, column, p, chunks));
+            }
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_few_rows_fetch_only_their_chunks_in_three_cold_and_one_warm_round_trip() {
+    let mut checked = 0;
+    for file in catalog().iter().filter(|f| f.path.starts_with("v2_")) {
+        let bytes = std::fs::read(support::fixtures_dir().join(&file.path)).expect("bytes");
+        let (recording, path) = support::recording(Backend::Local, &file.path).await;
+        let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
+        let stats = IoStats::new();
+        let reader = LanceFileReader::open(
+            fetcher,
+            path,
+            None,
+            Arc::new(ReaderCaches::default()),
+            &stats,
+        )
+        .await
+        .expect("open");
+        assert_eq!(stats.snapshot().round_trips, 1, "{}: open", file.path);
+        let Some((field, column, page, chunks)) = multi_chunk_page(&reader, &bytes) else {
+            continue;
+        };
+        let page_start = reader.metadata().columns[column].pages[page].rows.start;
+        // The second row of the first chunk and the last row of the last chunk.
+        let first = &chunks[0];
+        let last = chunks.last().expect("chunks");
+        let rows = vec![
+            page_start + first.items.start + 1,
+            page_start + last.items.end - 1,
+        ];
+        recording.clear();
+        let before = stats.snapshot();
+        let batch = reader
+            .read_rows(&[field], &RowSelection::Rows(rows.clone()), &stats)
+            .await
+            .expect("read");
+        assert_eq!(batch.num_rows(), 2);
+        let cold = stats.snapshot().since(&before);
+        // Open took one round trip (the tail); the read two more: page init, then chunks.
+        assert_eq!(cold.round_trips, 2, "{}: {cold:?}", file.path);
+        let data = first.bytes.start..last.bytes.end;
+        let data_reads: Vec<Range<u64>> = recording
+            .take()
+            .into_iter()
+            .filter_map(|r| match r.kind {
+                ReadKind::Range(range) if range.start < data.end && data.start < range.end => {
+                    Some(range)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            data_reads,
+            vec![first.bytes.clone(), last.bytes.clone()],
+            "{}: exactly the two chunks",
+            file.path
+        );
+
+        // Warm: page init cached, one round trip for the same chunk bytes.
+        let before = stats.snapshot();
+        reader
+            .read_rows(&[field], &RowSelection::Rows(rows), &stats)
+            .await
+            .expect("warm read");
+        let warm = stats.snapshot().since(&before);
+        assert_eq!(warm.round_trips, 1, "{}: warm {warm:?}", file.path);
+        let chunk_bytes =
+            (first.bytes.end - first.bytes.start) + (last.bytes.end - last.bytes.start);
+        assert_eq!(warm.bytes, chunk_bytes, "{}", file.path);
+        checked += 1;
+    }
+    assert!(
+        checked >= 6,
+        "only {checked} files have a multi-chunk mini-block page"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_is_one_suffix_read_and_cached_metadata_needs_none() {
+    let file = catalog()
+        .into_iter()
+        .find(|f| f.path == "v2_2/strings.lance")
+        .expect("strings 2.2");
+    let (recording, path) = support::recording(Backend::Memory, &file.path).await;
+    let caches = Arc::new(ReaderCaches::default());
+    let stats = IoStats::new();
+    let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
+    let reader = LanceFileReader::open(fetcher.clone(), path.clone(), None, caches.clone(), &stats)
+        .await
+        .expect("open");
+    let reads = recording.take();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert_eq!(reads[0].kind, ReadKind::Suffix(64 * 1024));
+    // With the size known and the metadata cached: no request at all.
+    let size = reader.metadata().object_size;
+    let stats2 = IoStats::new();
+    LanceFileReader::open(fetcher, path, Some(size), caches.clone(), &stats2)
+        .await
+        .expect("open again");
+    LanceFileReader::open(
+        RangeFetcher::new(recording.clone(), FetchOptions::default()),
+        reader.path().clone(),
+        Some(size),
+        caches,
+        &stats2,
+    )
+    .await
+    .expect("open a third time");
+    assert_eq!(
+        stats2.snapshot().requests,
+        1,
+        "the size-keyed entry is loaded once, then reused"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_columns_and_bad_selections_are_invalid_arguments() {
+    let file = catalog()
+        .into_iter()
+        .find(|f| f.path == "v2_1/ints.lance")
+        .expect("ints 2.1");
+    let (source, path) = source_for(Backend::Memory, &file.path).await;
+    let reader = open(source, path).await.expect("open");
+    let stats = IoStats::new();
+    assert!(matches!(
+        reader.field_indices(&["nope"]),
+        Err(Error::NotFound { .. })
+    ));
+    let n = reader.num_rows();
+    for selection in [
+        RowSelection::Range(0..n + 1),
+        RowSelection::Rows(vec![2, 1]),
+        RowSelection::Rows(vec![n]),
+    ] {
+        let err = reader
+            .read_rows(&[0], &selection, &stats)
+            .await
+            .expect_err("bad selection");
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    }
+    let err = reader
+        .read_rows(&[999], &RowSelection::Range(0..1), &stats)
+        .await
+        .expect_err("bad column");
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert_eq!(
+        stats.snapshot().requests,
+        0,
+        "bad arguments are rejected before any I/O"
+    );
+}
