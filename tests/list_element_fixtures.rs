@@ -85,9 +85,16 @@ fn encodings_match_the_python_implementation() {
             .iter()
             .map(|k| KeyType::from_logical_type(k.as_str().unwrap()).unwrap())
             .collect();
-        let values: Vec<Option<ElementValue>> =
-            t["values"].as_array().unwrap().iter().map(value_of).collect();
-        let encoded = KeyEncoder::new(types).unwrap().encode_tuple(&values).unwrap();
+        let values: Vec<Option<ElementValue>> = t["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(value_of)
+            .collect();
+        let encoded = KeyEncoder::new(types)
+            .unwrap()
+            .encode_tuple(&values)
+            .unwrap();
         assert_eq!(encoded, unhex(t["hex"].as_str().unwrap()), "{t}");
     }
 }
@@ -132,7 +139,11 @@ struct Index {
 }
 
 fn set(v: &Value) -> BTreeSet<u64> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
 }
 
 fn addresses(rows: &RecordBatch) -> Vec<u64> {
@@ -167,7 +178,10 @@ fn search(
     ranges: &[lakeseek::index::list_element::EncodedRange],
 ) -> (BTreeSet<u64>, BTreeSet<u64>) {
     let values = entries.column_by_name("values").unwrap().as_binary::<i32>();
-    let ids = entries.column_by_name("ids").unwrap().as_primitive::<UInt64Type>();
+    let ids = entries
+        .column_by_name("ids")
+        .unwrap()
+        .as_primitive::<UInt64Type>();
     let (mut found, mut nulls) = (BTreeSet::new(), BTreeSet::new());
     for i in 0..values.len() {
         if values.is_null(i) {
@@ -206,8 +220,11 @@ fn check_dataset(name: &str, d: &Value) -> usize {
     let addrs = addresses(&rows);
     let live: BTreeSet<u64> = addrs.iter().copied().collect();
     assert_eq!(live.len() as u64, d["live_rows"].as_u64().unwrap());
-    let position: BTreeMap<u64, u32> =
-        addrs.iter().enumerate().map(|(i, &a)| (a, i as u32)).collect();
+    let position: BTreeMap<u64, u32> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| (a, i as u32))
+        .collect();
     let indices: Vec<Index> = d["indices"]
         .as_array()
         .unwrap()
@@ -220,15 +237,24 @@ fn check_dataset(name: &str, d: &Value) -> usize {
             let details = decode_details(&any).unwrap();
             let column_id = ix["column_id"].as_i64().unwrap() as i32;
             let resolved = resolve(&details, &[column_id], 0, &schema);
-            let entries = read_ipc(&format!("{name}.{}.entries.arrow", ix["name"].as_str().unwrap()));
-            Index { record: ix.clone(), resolved, entries }
+            let entries = read_ipc(&format!(
+                "{name}.{}.entries.arrow",
+                ix["name"].as_str().unwrap()
+            ));
+            Index {
+                record: ix.clone(),
+                resolved,
+                entries,
+            }
         })
         .collect();
     // Refusals happen exactly where the generator broke the index.
     for ix in &indices {
         match (&ix.resolved, d["expect_refusal"].as_str()) {
             (Ok(_), None) => {}
-            (Err(r), Some(kind)) => assert_eq!(format!("{:?}", r.kind), kind, "{name}: {}", r.reason),
+            (Err(r), Some(kind)) => {
+                assert_eq!(format!("{:?}", r.kind), kind, "{name}: {}", r.reason)
+            }
             (Ok(_), Some(kind)) => panic!("{name}: expected refusal {kind}"),
             (Err(r), None) => panic!("{name}: unexpected refusal {r}"),
         }
@@ -241,7 +267,9 @@ fn check_dataset(name: &str, d: &Value) -> usize {
         let column = ix.record["column"].as_str().unwrap();
         let list = rows.column_by_name(column).unwrap();
         let element_names: Vec<String> = match list.data_type() {
-            arrow_schema::DataType::List(f) | arrow_schema::DataType::LargeList(f) => match f.data_type() {
+            arrow_schema::DataType::List(f) | arrow_schema::DataType::LargeList(f) => match f
+                .data_type()
+            {
                 arrow_schema::DataType::Struct(fs) => fs.iter().map(|f| f.name().clone()).collect(),
                 other => panic!("{other}"),
             },
@@ -252,22 +280,41 @@ fn check_dataset(name: &str, d: &Value) -> usize {
             .iter()
             .map(|k| element_names.iter().position(|n| *n == k.name).unwrap())
             .collect();
-        let ours = resolved.encoder.encode_entries(list.as_ref(), &key_children).unwrap();
+        let ours = resolved
+            .encoder
+            .encode_entries(list.as_ref(), &key_children)
+            .unwrap();
         let mut mine: Vec<(Option<Vec<u8>>, u64)> = ours
             .rows
             .iter()
             .enumerate()
             .filter(|(_, &r)| covered.contains(&(addrs[r] >> 32)))
             .map(|(i, &r)| {
-                let v = ours.values.is_valid(i).then(|| ours.values.value(i).to_vec());
+                let v = ours
+                    .values
+                    .is_valid(i)
+                    .then(|| ours.values.value(i).to_vec());
                 (v, addrs[r])
             })
             .collect();
-        let values = ix.entries.column_by_name("values").unwrap().as_binary::<i32>();
-        let ids = ix.entries.column_by_name("ids").unwrap().as_primitive::<UInt64Type>();
+        let values = ix
+            .entries
+            .column_by_name("values")
+            .unwrap()
+            .as_binary::<i32>();
+        let ids = ix
+            .entries
+            .column_by_name("ids")
+            .unwrap()
+            .as_primitive::<UInt64Type>();
         let mut theirs: Vec<(Option<Vec<u8>>, u64)> = (0..values.len())
             .filter(|&i| live.contains(&ids.value(i)))
-            .map(|i| (values.is_valid(i).then(|| values.value(i).to_vec()), ids.value(i)))
+            .map(|i| {
+                (
+                    values.is_valid(i).then(|| values.value(i).to_vec()),
+                    ids.value(i),
+                )
+            })
             .collect();
         mine.sort();
         theirs.sort();
@@ -285,15 +332,23 @@ fn check_dataset(name: &str, d: &Value) -> usize {
         let all: Vec<u32> = (0..addrs.len() as u32).collect();
         if q["error"].as_str() == Some("unsupported") {
             let list = rows.column_by_name(&call.column).unwrap();
-            assert!(matches!(evaluate_any_element(list.as_ref(), &bound), Err(Error::Unsupported { .. })));
+            assert!(matches!(
+                evaluate_any_element(list.as_ref(), &bound),
+                Err(Error::Unsupported { .. })
+            ));
             checked += 1;
             continue;
         }
-        let (want_true, want_null, want_false) = (set(&q["true"]), set(&q["null"]), set(&q["false"]));
+        let (want_true, want_null, want_false) =
+            (set(&q["true"]), set(&q["null"]), set(&q["false"]));
         // 1. Evaluation on the data is the brute force.
         let on_data = evaluate_at(&rows, &call.column, &bound, &all);
         let got = |v: Option<bool>| -> BTreeSet<u64> {
-            on_data.iter().filter(|(_, r)| **r == v).map(|(a, _)| *a).collect()
+            on_data
+                .iter()
+                .filter(|(_, r)| **r == v)
+                .map(|(a, _)| *a)
+                .collect()
         };
         assert_eq!(got(Some(true)), want_true, "{name}: {filter} TRUE");
         assert_eq!(got(None), want_null, "{name}: {filter} NULL");
@@ -304,7 +359,12 @@ fn check_dataset(name: &str, d: &Value) -> usize {
             .enumerate()
             .filter(|(_, ix)| ix.record["column"] == q["column"])
             .filter_map(|(i, ix)| ix.resolved.as_ref().ok().map(|r| (i, r)))
-            .map(|(i, r)| (i, plan_any_element(&bound, &r.keys, &r.encoder, &PlanOptions::default()).unwrap()))
+            .map(|(i, r)| {
+                (
+                    i,
+                    plan_any_element(&bound, &r.keys, &r.encoder, &PlanOptions::default()).unwrap(),
+                )
+            })
             .collect();
         let expected_index = q["index"].as_str().unwrap();
         let Some((chosen, plan)) = choose(&candidates) else {
@@ -312,30 +372,51 @@ fn check_dataset(name: &str, d: &Value) -> usize {
             checked += 1;
             continue;
         };
-        assert_eq!(answer_name(plan.answer), expected_index, "{name}: {filter}: {:?}", plan.explain());
+        assert_eq!(
+            answer_name(plan.answer),
+            expected_index,
+            "{name}: {filter}: {:?}",
+            plan.explain()
+        );
         let not_from_index = plan.strategy(true) == CallStrategy::IndexComplement;
-        assert_eq!(not_from_index, q["not"] == "index", "{name}: {filter}: {:?}", plan.explain());
+        assert_eq!(
+            not_from_index,
+            q["not"] == "index",
+            "{name}: {filter}: {:?}",
+            plan.explain()
+        );
         // 3. Answer through the index: covered rows from the entries, uncovered rows on data.
         let ix = &indices[*chosen];
         let covered_fragments = set(&ix.record["fragment_ids"]);
         let covered = |a: &u64| covered_fragments.contains(&(a >> 32));
-        let uncovered: BTreeMap<u64, Option<bool>> =
-            on_data.iter().filter(|(a, _)| !covered(a)).map(|(a, r)| (*a, *r)).collect();
+        let uncovered: BTreeMap<u64, Option<bool>> = on_data
+            .iter()
+            .filter(|(a, _)| !covered(a))
+            .map(|(a, r)| (*a, *r))
+            .collect();
         let uncovered_with = |v: Option<bool>| -> BTreeSet<u64> {
-            uncovered.iter().filter(|(_, r)| **r == v).map(|(a, _)| *a).collect()
+            uncovered
+                .iter()
+                .filter(|(_, r)| **r == v)
+                .map(|(a, _)| *a)
+                .collect()
         };
         let (found, null_lists) = search(&ix.entries, &plan.true_ranges);
         let found: BTreeSet<u64> = found.intersection(&live).copied().collect();
         match plan.strategy(false) {
             CallStrategy::IndexExact => {
-                let result: BTreeSet<u64> = found.union(&uncovered_with(Some(true))).copied().collect();
+                let result: BTreeSet<u64> =
+                    found.union(&uncovered_with(Some(true))).copied().collect();
                 assert_eq!(result, want_true, "{name}: {filter} via index");
             }
             CallStrategy::IndexThenRecheck => {
                 let positions: Vec<u32> = found.iter().map(|a| position[a]).collect();
                 let recheck = evaluate_at(&rows, &call.column, &bound, &positions);
-                let mut result: BTreeSet<u64> =
-                    recheck.iter().filter(|(_, r)| **r == Some(true)).map(|(a, _)| *a).collect();
+                let mut result: BTreeSet<u64> = recheck
+                    .iter()
+                    .filter(|(_, r)| **r == Some(true))
+                    .map(|(a, _)| *a)
+                    .collect();
                 result.extend(uncovered_with(Some(true)));
                 assert_eq!(result, want_true, "{name}: {filter} via index + recheck");
                 assert!(found.len() <= live.len());
@@ -349,8 +430,11 @@ fn check_dataset(name: &str, d: &Value) -> usize {
                 let mut excluded = found.clone();
                 excluded.extend(in_null_ranges);
                 excluded.extend(null_lists);
-                let mut result: BTreeSet<u64> =
-                    live.iter().filter(|a| covered(a) && !excluded.contains(a)).copied().collect();
+                let mut result: BTreeSet<u64> = live
+                    .iter()
+                    .filter(|a| covered(a) && !excluded.contains(a))
+                    .copied()
+                    .collect();
                 result.extend(uncovered_with(Some(false)));
                 assert_eq!(result, want_false, "{name}: NOT {filter} via index");
             }
@@ -391,5 +475,8 @@ fn fixture_indices_have_multi_page_targets_and_uncovered_fragments() {
     assert!(ix["pages"].as_u64().unwrap() > 10);
     let covered = set(&ix["fragment_ids"]);
     let fragments = set(&det["fragments"]);
-    assert!(fragments.difference(&covered).count() >= 1, "an appended fragment is uncovered");
+    assert!(
+        fragments.difference(&covered).count() >= 1,
+        "an appended fragment is uncovered"
+    );
 }

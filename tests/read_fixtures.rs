@@ -19,11 +19,10 @@ use support::{
     FixtureFile,
 };
 
-/// Indices of the top-level fields lakeseek reads (flat leaves), and the others.
-fn split_fields(reader: &LanceFileReader) -> (Vec<usize>, Vec<usize>) {
-    let (flat, nested): (Vec<_>, Vec<_>) =
-        (0..reader.schema().fields.len()).partition(|&i| reader.schema().fields[i].is_flat_leaf());
-    (flat, nested)
+/// Indices of all top-level fields (every fixture field is readable: flat, dense nested
+/// and 2.3 sparse nested).
+fn all_fields(reader: &LanceFileReader) -> Vec<usize> {
+    (0..reader.schema().fields.len()).collect()
 }
 
 fn oracle_column(batch: &RecordBatch, name: &str) -> ArrayRef {
@@ -50,28 +49,39 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
         file.path
     );
     let oracle = oracle_full(file);
-    let (flat, nested) = split_fields(&reader);
+    let fields = all_fields(&reader);
     let stats = IoStats::new();
 
-    // The schema matches pylance's (types, nullability, field metadata).
-    for &i in &flat {
+    // The schema matches pylance's (types, nullability, field metadata; the forced-sparse
+    // variant differs only by its top-level field metadata).
+    for &i in &fields {
         let field = &reader.schema().fields[i];
         let theirs = oracle
             .schema()
             .field_with_name(&field.name)
             .expect("oracle field")
             .clone();
-        assert_eq!(
-            field.to_arrow(),
-            theirs,
-            "{}: field {}",
-            file.path,
-            field.name
-        );
+        if file.path.contains("v2_3_sparse") {
+            assert_eq!(
+                field.data_type,
+                *theirs.data_type(),
+                "{}: field {}",
+                file.path,
+                field.name
+            );
+        } else {
+            assert_eq!(
+                field.to_arrow(),
+                theirs,
+                "{}: field {}",
+                file.path,
+                field.name
+            );
+        }
     }
 
-    // Full read of each column alone, then all flat columns together.
-    for &i in &flat {
+    // Full read of each field alone, then all fields together.
+    for &i in &fields {
         let name = reader.schema().fields[i].name.clone();
         let what = format!("{} column {name} ({backend:?})", file.path);
         let batch = reader
@@ -81,21 +91,20 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
         assert_same(batch.column(0), &oracle_column(&oracle, &name), &what);
     }
     let all = reader
-        .read_rows(&flat, &RowSelection::Range(0..file.rows), &stats)
+        .read_rows(&fields, &RowSelection::Range(0..file.rows), &stats)
         .await
         .expect("all columns");
-    assert_eq!(all.num_columns(), flat.len());
-
-    // Nested fields are refused as unsupported (not yet read), never misread.
-    for &i in &nested {
-        let err = reader
-            .read_rows(&[i], &RowSelection::Range(0..1), &stats)
+    assert_eq!(all.num_columns(), fields.len());
+    // A field asked for twice comes back twice.
+    if let Some(&i) = fields.first() {
+        let twice = reader
+            .read_rows(&[i, i], &RowSelection::Rows(vec![0, file.rows - 1]), &stats)
             .await
-            .expect_err("nested read");
-        assert!(
-            matches!(err, Error::Unsupported { .. }),
-            "{}: {err}",
-            file.path
+            .expect("twice");
+        assert_same(
+            twice.column(0),
+            twice.column(1),
+            &format!("{} field twice", file.path),
         );
     }
 
@@ -104,10 +113,10 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
     assert_eq!(takes.len(), file.take_row_lists.len());
     for (rows, expected) in file.take_row_lists.iter().zip(&takes) {
         let batch = reader
-            .read_rows(&flat, &RowSelection::Rows(rows.clone()), &stats)
+            .read_rows(&fields, &RowSelection::Rows(rows.clone()), &stats)
             .await
             .expect("take");
-        for (k, &i) in flat.iter().enumerate() {
+        for (k, &i) in fields.iter().enumerate() {
             let name = &reader.schema().fields[i].name;
             assert_same(
                 batch.column(k),
@@ -130,14 +139,14 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
         let a = (seed * 613) % file.rows;
         let b = (a + 1 + seed * 997).min(file.rows);
         let batch_rows = reader
-            .read_rows(&flat, &RowSelection::Rows(rows.clone()), &stats)
+            .read_rows(&fields, &RowSelection::Rows(rows.clone()), &stats)
             .await
             .expect("rows");
         let batch_range = reader
-            .read_rows(&flat, &RowSelection::Range(a..b), &stats)
+            .read_rows(&fields, &RowSelection::Range(a..b), &stats)
             .await
             .expect("range");
-        for (k, &i) in flat.iter().enumerate() {
+        for (k, &i) in fields.iter().enumerate() {
             let name = &reader.schema().fields[i].name;
             let full = oracle_column(&oracle, name);
             assert_same(
@@ -154,7 +163,7 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
         }
     }
     let empty = reader
-        .read_rows(&flat, &RowSelection::Range(3..3), &stats)
+        .read_rows(&fields, &RowSelection::Range(3..3), &stats)
         .await
         .expect("empty read");
     assert_eq!(empty.num_rows(), 0);
@@ -371,4 +380,83 @@ async fn unknown_columns_and_bad_selections_are_invalid_arguments() {
         0,
         "bad arguments are rejected before any I/O"
     );
+}
+
+/// Our layout name for the catalog's `summary.layout`.
+fn expected_layout(catalog_layout: &str, all_null: bool) -> String {
+    match catalog_layout {
+        "mini_block_layout" | "planar_dense_chunked" => "mini-block".into(),
+        "full_zip_layout" | "planar_dense_zipped" => "full-zip".into(),
+        "constant_layout" if all_null => "all-null".into(),
+        "constant_layout" | "planar_dense_constant" => "constant".into(),
+        "planar_dense_none" => "all-null".into(),
+        other => match other.strip_prefix("planar_sparse_") {
+            Some(values) => format!("sparse({values})"),
+            None => panic!("unknown catalog layout {other}"),
+        },
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_matches_the_catalog_page_by_page() {
+    let text =
+        std::fs::read_to_string(support::fixtures_dir().join("catalog.json")).expect("catalog");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut pages_checked = 0;
+    for entry in json["files"].as_array().expect("files") {
+        let relative = entry["path"].as_str().expect("path");
+        let (source, path) = source_for(Backend::Memory, relative).await;
+        let reader = open(source, path).await.expect("open");
+        let inspection = reader.inspect();
+        assert_eq!(
+            inspection.version,
+            entry["version"].as_str().expect("version")
+        );
+        assert_eq!(
+            inspection.object_size,
+            entry["file_size"].as_u64().expect("size")
+        );
+        let columns = entry["physical_columns"]
+            .as_array()
+            .expect("physical columns");
+        assert_eq!(inspection.columns.len(), columns.len(), "{relative}");
+        for (ours, theirs) in inspection.columns.iter().zip(columns) {
+            assert_eq!(
+                ours.field,
+                theirs["leaf"].as_str().expect("leaf"),
+                "{relative}"
+            );
+            let pages = theirs["pages"].as_array().expect("pages");
+            assert_eq!(ours.pages.len(), pages.len(), "{relative} {}", ours.field);
+            assert_eq!(ours.rows, inspection.num_rows, "{relative} {}", ours.field);
+            for (page, expected) in ours.pages.iter().zip(pages) {
+                let buffers: Vec<Range<u64>> = expected["buffers"]
+                    .as_array()
+                    .expect("buffers")
+                    .iter()
+                    .map(|b| {
+                        let p = b[0].as_u64().expect("pos");
+                        p..p + b[1].as_u64().expect("size")
+                    })
+                    .collect();
+                assert_eq!(page.buffers, buffers, "{relative} {}", ours.field);
+                let layout = expected["summary"]["layout"].as_str().expect("layout");
+                let all_null = expected["layouts"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|t| t == "constant_layout_all_null"));
+                assert_eq!(
+                    page.layout,
+                    expected_layout(layout, all_null),
+                    "{relative} {}: {}",
+                    ours.field,
+                    page.compression
+                );
+                assert!(!page.compression.is_empty());
+                pages_checked += 1;
+            }
+        }
+        let json = serde_json::to_string(&inspection).expect("inspection serializes");
+        assert!(json.contains("\"pages\""));
+    }
+    assert!(pages_checked > 400, "{pages_checked}");
 }

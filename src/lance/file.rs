@@ -677,3 +677,77 @@ async fn finish_file_metadata(
     }
     Err(Error::corrupt("file metadata still incomplete after extra reads").at(&location, None))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(relative: &str) -> Bytes {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/files")
+            .join(relative);
+        Bytes::from(std::fs::read(path).expect("fixture"))
+    }
+
+    #[test]
+    fn a_short_tail_asks_for_exactly_the_missing_prefix() {
+        let file = fixture("v2_2/strings.lance");
+        let size = file.len() as u64;
+        let MetadataParse::Parsed(full) = parse_file_metadata(&file, 0, size).expect("parse")
+        else {
+            panic!("whole file must parse")
+        };
+        // A tail that covers the footer and the tables but not the schema.
+        let tail_start = full.footer.cmo_start;
+        let tail = file.slice(tail_start as usize..);
+        match parse_file_metadata(&tail, tail_start, size).expect("parse tail") {
+            MetadataParse::NeedMore(range) => assert_eq!(range, full.metadata_start..tail_start),
+            MetadataParse::Parsed(_) => panic!("schema is not in the tail"),
+        }
+        // Only the footer: ask from the column metadata on.
+        let tail = file.slice(file.len() - 40..);
+        match parse_file_metadata(&tail, size - 40, size).expect("parse footer") {
+            MetadataParse::NeedMore(range) => {
+                assert_eq!(range, full.footer.column_meta_start..size - 40)
+            }
+            MetadataParse::Parsed(_) => panic!("tables are not in the tail"),
+        }
+        // Exactly the metadata region suffices.
+        let tail = file.slice(full.metadata_start as usize..);
+        assert!(matches!(
+            parse_file_metadata(&tail, full.metadata_start, size),
+            Ok(MetadataParse::Parsed(_))
+        ));
+        assert_eq!(full.version, FileVersion::V2_2);
+        assert_eq!(full.columns.len(), full.schema.num_columns);
+        assert!(full.deep_size() > 1000);
+    }
+
+    #[test]
+    fn tails_that_do_not_end_at_the_object_size_are_rejected() {
+        let file = fixture("v2_1/floats.lance");
+        let size = file.len() as u64;
+        assert!(matches!(
+            parse_file_metadata(&file, 1, size),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            parse_file_metadata(&file.slice(..10), 0, 10),
+            Err(Error::Corrupt { .. })
+        ));
+    }
+
+    #[test]
+    fn versions_map_and_reject() {
+        assert_eq!(FileVersion::from_footer(0, 3).unwrap(), FileVersion::V2_0);
+        assert_eq!(FileVersion::from_footer(2, 3).unwrap(), FileVersion::V2_3);
+        assert!(matches!(
+            FileVersion::from_footer(0, 1),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(matches!(
+            FileVersion::from_footer(2, 4),
+            Err(Error::Unsupported { .. })
+        ));
+    }
+}

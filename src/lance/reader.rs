@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
-use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_schema::{DataType, Schema as ArrowSchema, SchemaRef};
 use bytes::Bytes;
 use object_store::path::Path;
 
@@ -15,8 +15,13 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{load_file_metadata_versioned, FileMetadata, FileMetadataCache};
+use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
+
+/// Most rows one [`LanceFileReader::read_rows`] call returns (Arrow arrays are indexed by
+/// 32-bit offsets in places; larger reads are split by the caller).
+pub const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
 
 /// Which rows to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +82,8 @@ pub struct LanceFileReader {
 struct PageTask {
     /// Position of the output column.
     output: usize,
+    /// Leaf of the output field (0 for flat fields).
+    leaf: usize,
     column: usize,
     page: usize,
     /// Page-local rows.
@@ -175,15 +182,31 @@ impl LanceFileReader {
             })
             .collect::<Result<_>>()?;
         let mut tasks = Vec::new();
+        let mut leaf_types: Vec<Vec<DataType>> = Vec::with_capacity(fields.len());
         for (output, field) in fields.iter().enumerate() {
-            if !field.is_flat_leaf() || field.num_columns != 1 {
+            if field.is_blob() || field.is_packed_struct() {
                 return Err(Error::unsupported(format!(
-                    "reading field {:?} of type {} (nested, blob or packed columns are not read yet)",
-                    field.name, field.data_type
+                    "reading blob or packed field {:?}",
+                    field.name
                 ))
                 .at(self.path.as_ref(), None));
             }
-            tasks.extend(self.page_tasks(output, field.first_column, &ranges)?);
+            let types = if field.is_flat_leaf() {
+                vec![storage_type(&field.data_type).clone()]
+            } else {
+                leaf_types_of(field)
+            };
+            crate::ensure_corrupt!(
+                types.len() == field.num_columns,
+                "field {:?} has {} leaves but {} columns",
+                field.name,
+                types.len(),
+                field.num_columns
+            );
+            for leaf in 0..field.num_columns {
+                tasks.extend(self.page_tasks(output, leaf, field.first_column + leaf, &ranges)?);
+            }
+            leaf_types.push(types);
         }
         let inits = self.load_page_inits(&tasks, stats).await?;
         let plans = tasks
@@ -200,36 +223,72 @@ impl LanceFileReader {
             .flat_map(|p| p.ranges.iter().cloned())
             .collect();
         let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
-        let mut per_output: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+        let mut flat_parts: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+        let mut nested_parts: Vec<Vec<Option<LeafData>>> = fields
+            .iter()
+            .map(|f| vec![None; if f.is_flat_leaf() { 0 } else { f.num_columns }])
+            .collect();
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
             let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
             let field = fields[task.output];
-            let array = self
-                .page(task)
-                .and_then(|p| {
-                    p.layout
-                        .decode(init, &task.rows, plan, &bytes, &field.data_type)
-                })
-                .map_err(|e| self.page_error(e, task))?;
-            per_output[task.output].push(array);
+            let leaf_type = &leaf_types[task.output][task.leaf];
+            let page = self.page(task)?;
+            if field.is_flat_leaf() {
+                let array = page
+                    .layout
+                    .decode(init, &task.rows, plan, &bytes, leaf_type)
+                    .map_err(|e| self.page_error(e, task))?;
+                flat_parts[task.output].push(array);
+            } else {
+                let data = page
+                    .layout
+                    .decode_nested(init, &task.rows, plan, &bytes, leaf_type)
+                    .map_err(|e| self.page_error(e, task))?;
+                let slot = &mut nested_parts[task.output][task.leaf];
+                match slot {
+                    Some(existing) => append_leaf(existing, data)?,
+                    None => *slot = Some(data),
+                }
+            }
         }
         let mut arrays = Vec::with_capacity(fields.len());
-        for (field, parts) in fields.iter().zip(per_output) {
-            let array = match parts.len() {
-                0 => arrow_array::new_empty_array(&field.data_type),
-                1 => parts
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
-                _ => {
-                    let refs: Vec<&dyn arrow_array::Array> =
-                        parts.iter().map(|a| a.as_ref()).collect();
-                    arrow_select::concat::concat(&refs)?
+        for (((field, parts), nested), types) in fields
+            .iter()
+            .zip(flat_parts)
+            .zip(nested_parts)
+            .zip(&leaf_types)
+        {
+            let array = if field.is_flat_leaf() {
+                match parts.len() {
+                    0 => arrow_array::new_empty_array(&types[0]),
+                    1 => parts
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| Error::corrupt("no page arrays"))?,
+                    _ => {
+                        let refs: Vec<&dyn arrow_array::Array> =
+                            parts.iter().map(|a| a.as_ref()).collect();
+                        arrow_select::concat::concat(&refs)?
+                    }
                 }
+            } else {
+                let leaves: Vec<LeafData> = nested
+                    .into_iter()
+                    .zip(types)
+                    .map(|(leaf, t)| leaf.unwrap_or_else(|| empty_leaf(field, t)))
+                    .collect();
+                assemble(&field.to_arrow(), &leaves, 0)
+                    .map_err(|e| e.at(self.path.as_ref(), None))?
             };
             let array = match &repeat {
                 Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
                 None => array,
+            };
+            // Dictionary fields are stored as their values; re-encode.
+            let array = if array.data_type() == &field.data_type {
+                array
+            } else {
+                arrow_cast::cast(array.as_ref(), &field.data_type)?
             };
             arrays.push(array);
         }
@@ -265,6 +324,7 @@ impl LanceFileReader {
     fn page_tasks(
         &self,
         output: usize,
+        leaf: usize,
         column: usize,
         ranges: &[Range<u64>],
     ) -> Result<Vec<PageTask>> {
@@ -286,6 +346,7 @@ impl LanceFileReader {
                     Some(t) if t.page == page => t.rows.push(local),
                     _ => tasks.push(PageTask {
                         output,
+                        leaf,
                         column,
                         page,
                         rows: vec![local],
@@ -294,10 +355,10 @@ impl LanceFileReader {
             }
         }
         for t in &tasks {
-            self.page(t)?
-                .layout
-                .check_readable()
-                .map_err(|e| self.page_error(e, t))?;
+            let layout = &self.page(t)?.layout;
+            if !layout.is_nested() {
+                layout.check_readable().map_err(|e| self.page_error(e, t))?;
+            }
         }
         Ok(tasks)
     }
@@ -311,7 +372,7 @@ impl LanceFileReader {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut ranges: Vec<Range<u64>> = Vec::new();
-        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut seen: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
         for (i, t) in tasks.iter().enumerate() {
             let layout = &self.page(t)?.layout;
             let needed = layout.init_ranges();
@@ -326,7 +387,7 @@ impl LanceFileReader {
                 Some(init) => inits.push(Some(init)),
                 None => {
                     inits.push(None);
-                    if seen.insert((t.column, t.page), i).is_none() {
+                    if seen.insert((t.column, t.page)) {
                         missing.push(i);
                         ranges.extend(needed);
                     }
@@ -335,6 +396,7 @@ impl LanceFileReader {
         }
         if !missing.is_empty() {
             let mut fetched = self.fetch(&ranges, stats).await?.into_iter();
+            let mut decoded: HashMap<(usize, usize), Arc<PageInit>> = HashMap::new();
             for &i in &missing {
                 let t = &tasks[i];
                 let layout = &self.page(t)?.layout;
@@ -348,21 +410,25 @@ impl LanceFileReader {
                     .page_init
                     .insert(self.page_key(t), init.clone())
                     .await;
-                inits[i] = Some(init);
+                decoded.insert((t.column, t.page), init);
+            }
+            // The same page may serve several outputs (a field asked for twice).
+            for (t, slot) in tasks.iter().zip(inits.iter_mut()) {
+                if slot.is_none() {
+                    *slot = decoded.get(&(t.column, t.page)).cloned();
+                }
             }
         }
         tasks
             .iter()
             .zip(inits)
-            .map(|(t, init)| match init {
-                Some(init) => Ok(init),
-                None => {
-                    let first = seen.get(&(t.column, t.page)).copied();
-                    Err(Error::corrupt(format!(
-                        "internal: page init of column {} page {} missing ({first:?})",
+            .map(|(t, init)| {
+                init.ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "internal: page init of column {} page {} missing",
                         t.column, t.page
-                    )))
-                }
+                    ))
+                })
             })
             .collect()
     }
@@ -415,6 +481,58 @@ impl LanceFileReader {
     }
 }
 
+/// Arrow types of the leaves of a nested field, in column order.
+fn leaf_types_of(field: &LanceField) -> Vec<DataType> {
+    if field.children.is_empty() {
+        return vec![storage_type(&field.data_type).clone()];
+    }
+    field.children.iter().flat_map(leaf_types_of).collect()
+}
+
+/// Append a later page's slots and values to a leaf's.
+fn append_leaf(existing: &mut LeafData, more: LeafData) -> Result<()> {
+    crate::ensure_corrupt!(
+        existing.layers.len() == more.layers.len(),
+        "pages of one column have {} and {} layers",
+        existing.layers.len(),
+        more.layers.len()
+    );
+    for (mine, theirs) in existing.layers.iter_mut().zip(&more.layers) {
+        mine.append(theirs);
+    }
+    existing.values =
+        arrow_select::concat::concat(&[existing.values.as_ref(), more.values.as_ref()])?;
+    Ok(())
+}
+
+/// A leaf with no rows (empty selection).
+fn empty_leaf(field: &LanceField, leaf_type: &DataType) -> LeafData {
+    let depth = nesting_depth(field);
+    let layers = (0..depth)
+        .map(|_| LayerSlots {
+            len: 0,
+            validity: None,
+            offsets: Some(vec![0]),
+        })
+        .collect();
+    LeafData {
+        layers,
+        values: arrow_array::new_empty_array(leaf_type),
+    }
+}
+
+fn nesting_depth(field: &LanceField) -> usize {
+    1 + field.children.iter().map(nesting_depth).max().unwrap_or(0)
+}
+
+/// The type pages of a field decode to: dictionary fields are stored as their values.
+fn storage_type(data_type: &DataType) -> &DataType {
+    match data_type {
+        DataType::Dictionary(_, values) => values.as_ref(),
+        other => other,
+    }
+}
+
 /// Turn a selection into sorted disjoint ranges, plus take-indices into the
 /// concatenated unique rows when the selection repeats rows.
 fn normalize_selection(
@@ -427,6 +545,12 @@ fn normalize_selection(
                 return Err(Error::InvalidArgument(format!(
                     "row range {}..{} outside 0..{num_rows}",
                     r.start, r.end
+                )));
+            }
+            if r.end - r.start > MAX_ROWS_PER_READ {
+                return Err(Error::InvalidArgument(format!(
+                    "{} rows in one read; read at most {MAX_ROWS_PER_READ}",
+                    r.end - r.start
                 )));
             }
             Ok((

@@ -431,4 +431,6 @@ pub fn decode_fullzip_variable(
 }
 
 #[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
 mod tests;

@@ -12,6 +12,7 @@ use std::ops::Range;
 use arrow_schema::DataType;
 use bytes::Bytes;
 
+use super::structure::{DenseStructure, LeafData};
 use super::values::LeafBuilder;
 use super::{
     buffer, count_rows, decode_layers, describe_opt, flat_nullability, FlatNullability, PageInit,
@@ -173,53 +174,174 @@ impl ConstantPage {
             .filter(|d| d.end > d.start)
     }
 
-    /// Page init: the scalar value buffer and the definition levels, if any.
+    fn rep_buffer(&self) -> Option<Range<u64>> {
+        self.level_buffers
+            .as_ref()
+            .map(|(rep, _)| rep.clone())
+            .filter(|r| r.end > r.start)
+    }
+
+    /// Page init: the scalar value buffer and the rep/def levels, if any.
     pub fn init_ranges(&self) -> Vec<Range<u64>> {
         self.value_buffer
             .iter()
             .cloned()
+            .chain(self.rep_buffer())
             .chain(self.def_buffer())
             .collect()
     }
 
-    /// Keep the scalar value buffer; decode the definition levels. With a scalar they are
-    /// raw u16; without one (all null) they use `def_compression` when it is set.
+    /// Decode levels: raw u16 when the page has a scalar or no compression is given (as
+    /// lance does), else the block compression with the stored level count.
+    fn levels(
+        &self,
+        raw: &Bytes,
+        compression: &Option<CompressiveEncoding>,
+        count: u64,
+        what: &str,
+    ) -> Result<Vec<u16>> {
+        match (compression, self.has_scalar()) {
+            (Some(encoding), false) => {
+                let n = usize::try_from(count)
+                    .map_err(|_| Error::corrupt(format!("{what} level count overflows")))?;
+                compression::decode_levels(encoding, Some(raw.clone()), n)
+                    .map_err(|e| e.context(format!("{what} levels")))
+            }
+            _ => {
+                crate::ensure_corrupt!(
+                    raw.len().is_multiple_of(2),
+                    "raw {what} levels of {} bytes",
+                    raw.len()
+                );
+                Ok(raw
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect())
+            }
+        }
+    }
+
+    /// Keep the scalar value buffer; decode the rep/def levels.
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
         let mut parts = bytes.iter();
-        let value_buffer = self
-            .value_buffer
-            .as_ref()
-            .map(|_| parts.next().cloned())
-            .flatten();
-        let def_levels = match (self.def_buffer(), parts.next()) {
-            (Some(_), Some(raw)) => Some(match (&self.def_compression, self.has_scalar()) {
-                (Some(encoding), false) => {
-                    let n = usize::try_from(self.num_def_values)
-                        .map_err(|_| Error::corrupt("def level count overflows"))?;
-                    compression::decode_levels(encoding, Some(raw.clone()), n)
-                        .map_err(|e| e.context("def levels"))?
-                }
-                _ => {
-                    crate::ensure_corrupt!(
-                        raw.len() % 2 == 0,
-                        "raw def levels of {} bytes",
-                        raw.len()
-                    );
-                    raw.chunks_exact(2)
-                        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                        .collect()
-                }
-            }),
-            (None, _) => None,
-            (Some(_), None) => return Err(Error::corrupt("missing def level buffer")),
+        let mut next = |present: bool, what: &str| -> Result<Option<Bytes>> {
+            if !present {
+                return Ok(None);
+            }
+            parts
+                .next()
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| Error::corrupt(format!("missing {what} buffer")))
         };
-        if value_buffer.is_none() && def_levels.is_none() {
+        let value_buffer = next(self.value_buffer.is_some(), "scalar")?;
+        let rep_raw = next(self.rep_buffer().is_some(), "rep")?;
+        let def_raw = next(self.def_buffer().is_some(), "def")?;
+        let rep_levels = rep_raw
+            .map(|r| self.levels(&r, &self.rep_compression, self.num_rep_values, "rep"))
+            .transpose()?;
+        let def_levels = def_raw
+            .map(|d| self.levels(&d, &self.def_compression, self.num_def_values, "def"))
+            .transpose()?;
+        if let (Some(r), Some(d)) = (&rep_levels, &def_levels) {
+            crate::ensure_corrupt!(
+                r.len() == d.len(),
+                "{} rep levels but {} def levels",
+                r.len(),
+                d.len()
+            );
+        }
+        if value_buffer.is_none() && def_levels.is_none() && rep_levels.is_none() {
             return Ok(PageInit::None);
         }
         Ok(PageInit::Constant(ConstantInit {
             value_buffer,
+            rep_levels,
             def_levels,
         }))
+    }
+
+    fn scalar(
+        &self,
+        init: Option<&ConstantInit>,
+        data_type: &DataType,
+    ) -> Result<Option<DecodedValues>> {
+        Ok(
+            match (
+                &self.inline_value,
+                init.and_then(|c| c.value_buffer.as_ref()),
+            ) {
+                (Some(inline), _) => Some(inline_scalar(inline, data_type)?),
+                (None, Some(buffer)) => Some(buffer_scalar(buffer, data_type)?),
+                (None, None) if self.value_buffer.is_some() => {
+                    return Err(Error::corrupt("constant page init is missing"))
+                }
+                (None, None) => None,
+            },
+        )
+    }
+
+    /// Decode page-local `rows` of a nested constant / all-null page.
+    pub fn decode_nested(
+        &self,
+        init: &PageInit,
+        rows: &RowRanges,
+        leaf_type: &DataType,
+    ) -> Result<LeafData> {
+        let structure = DenseStructure::new(&self.layers)?;
+        let init = match init {
+            PageInit::Constant(c) => Some(c),
+            _ => None,
+        };
+        let rep = init.and_then(|c| c.rep_levels.as_deref());
+        let def = init.and_then(|c| c.def_levels.as_deref());
+        crate::ensure_corrupt!(
+            structure.max_rep == 0 || rep.is_some(),
+            "constant page with lists has no repetition levels"
+        );
+        let num_levels = rep.or(def).map(|l| l.len()).unwrap_or(0);
+        // Level index of each row start.
+        let starts: Vec<usize> = match rep {
+            Some(r) => (0..r.len())
+                .filter(|&i| r[i] == structure.max_rep)
+                .collect(),
+            None => (0..num_levels).collect(),
+        };
+        let level_of = |row: u64| -> Result<usize> {
+            match starts.get(row as usize) {
+                Some(&l) => Ok(l),
+                None if row as usize == starts.len() => Ok(num_levels),
+                None => Err(Error::corrupt(format!(
+                    "row {row} is past the page's {} rows",
+                    starts.len()
+                ))),
+            }
+        };
+        let (mut rep_out, mut def_out) = (Vec::new(), Vec::new());
+        for r in rows.iter().filter(|r| r.start < r.end) {
+            let levels = level_of(r.start)?..level_of(r.end)?;
+            if let Some(rep) = rep {
+                rep_out.extend_from_slice(&rep[levels.clone()]);
+            }
+            if let Some(def) = def {
+                def_out.extend_from_slice(&def[levels.clone()]);
+            }
+        }
+        let n = rep.map_or(def_out.len(), |_| rep_out.len());
+        let unraveled = structure.unravel(
+            rep.map(|_| rep_out.as_slice()),
+            def.map(|_| def_out.as_slice()),
+            n,
+        )?;
+        let mut values = LeafBuilder::new(leaf_type)?;
+        match self.scalar(init, leaf_type)? {
+            Some(scalar) => values.push_repeated(&scalar, 0, unraveled.leaf_slots)?,
+            None => values.push_nulls(unraveled.leaf_slots)?,
+        }
+        Ok(LeafData {
+            layers: unraveled.layers,
+            values: values.finish()?,
+        })
     }
 
     /// Append the rows: the scalar repeated (null where the def level says so), or nulls.
@@ -236,17 +358,7 @@ impl ConstantPage {
             PageInit::Constant(c) => Some(c),
             _ => None,
         };
-        let scalar = match (
-            &self.inline_value,
-            init.and_then(|c| c.value_buffer.as_ref()),
-        ) {
-            (Some(inline), _) => Some(inline_scalar(inline, out.data_type())?),
-            (None, Some(buffer)) => Some(buffer_scalar(buffer, out.data_type())?),
-            (None, None) if self.value_buffer.is_some() => {
-                return Err(Error::corrupt("constant page init is missing"))
-            }
-            (None, None) => None,
-        };
+        let scalar = self.scalar(init, out.data_type())?;
         let def = init.and_then(|c| c.def_levels.as_ref());
         if self.def_buffer().is_some() && def.is_none() {
             return Err(Error::corrupt("constant page def levels are missing"));
@@ -286,7 +398,9 @@ fn hex(bytes: &[u8]) -> String {
 pub struct ConstantInit {
     /// The raw scalar value buffer.
     pub value_buffer: Option<Bytes>,
-    /// Definition levels, one per row (flat pages).
+    /// Repetition levels (nested pages).
+    pub rep_levels: Option<Vec<u16>>,
+    /// Definition levels (one per row for flat pages).
     pub def_levels: Option<Vec<u16>>,
 }
 
@@ -295,6 +409,7 @@ impl ConstantInit {
     pub fn deep_size(&self) -> usize {
         self.value_buffer.as_ref().map_or(0, |b| b.len())
             + self.def_levels.as_ref().map_or(0, |d| d.len() * 2)
+            + self.rep_levels.as_ref().map_or(0, |r| r.len() * 2)
     }
 }
 
@@ -395,6 +510,7 @@ fn variable_scalar(offsets: &Bytes, data: &Bytes, width: usize) -> Result<Decode
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
     use arrow_array::{Array, Int64Array, StringArray};

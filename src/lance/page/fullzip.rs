@@ -9,8 +9,10 @@
 
 use std::ops::Range;
 
+use arrow_schema::DataType;
 use bytes::Bytes;
 
+use super::structure::{DenseStructure, LeafData};
 use super::values::LeafBuilder;
 use super::{
     buffer, decode_layers, flat_nullability, FlatNullability, PageInit, PageReadPlan, PlanDetail,
@@ -258,7 +260,15 @@ impl FullZipPage {
 
     /// One byte range per row range.
     pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
-        flat_nullability(&self.layers)?;
+        if self.layers.len() == 1 {
+            flat_nullability(&self.layers)?;
+        }
+        crate::ensure_corrupt!(
+            self.bits_rep > 0 || self.num_items == self.num_rows,
+            "full-zip page without lists has {} items but {} rows",
+            self.num_items,
+            self.num_rows
+        );
         if let Some(stride) = self.fixed_stride() {
             crate::ensure_corrupt!(
                 self.num_items.checked_mul(stride) == Some(self.data.end - self.data.start),
@@ -296,7 +306,11 @@ impl FullZipPage {
         bytes: &[Bytes],
         out: &mut LeafBuilder,
     ) -> Result<()> {
-        let nullability = flat_nullability(&self.layers)?;
+        let nullability = if self.layers.len() == 1 {
+            flat_nullability(&self.layers)?
+        } else {
+            FlatNullability::AllValid
+        };
         let PlanDetail::FullZipRows(rows) = &plan.detail else {
             return Err(Error::corrupt("full-zip page got a plan of another layout"));
         };
@@ -339,7 +353,7 @@ impl FullZipPage {
         let value_bytes = (bits / 8) as usize;
         let stride = ctrl + value_bytes;
         crate::ensure_corrupt!(
-            span.len() == n * stride,
+            n.checked_mul(stride) == Some(span.len()),
             "{} bytes for {n} values of {stride} bytes",
             span.len()
         );
@@ -378,6 +392,14 @@ impl FullZipPage {
     ) -> Result<()> {
         let ctrl = self.control_bytes();
         let len_bytes = (bits_per_offset / 8) as usize;
+        // Every row takes at least its control word (or its length when there is none).
+        let min_row_bytes = if ctrl > 0 { ctrl } else { len_bytes };
+        crate::ensure_corrupt!(
+            n.checked_mul(min_row_bytes)
+                .is_some_and(|b| b <= span.len()),
+            "{n} rows cannot fit in {} bytes",
+            span.len()
+        );
         let mut offsets = Vec::with_capacity(n + 1);
         offsets.push(0u64);
         let mut data = Vec::with_capacity(span.len());
@@ -428,6 +450,155 @@ impl FullZipPage {
         )?;
         let validity = (ctrl > 0).then_some(validity);
         out.push_values(&values, 0..n, validity.as_deref())
+    }
+}
+
+impl FullZipPage {
+    /// Decode page-local `rows` of a nested full-zip page: walk the control words of the
+    /// fetched spans, keep the levels, gather the values of visible levels.
+    pub fn decode_nested(
+        &self,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        leaf_type: &DataType,
+    ) -> Result<LeafData> {
+        let structure = DenseStructure::new(&self.layers)?;
+        let PlanDetail::FullZipRows(planned) = &plan.detail else {
+            return Err(Error::corrupt("full-zip page got a plan of another layout"));
+        };
+        let ctrl = self.control_bytes();
+        if ctrl == 0 {
+            // No levels at all (every layer all-valid, no lists): one value per row.
+            crate::ensure_corrupt!(
+                structure.max_rep == 0,
+                "full-zip page with lists has no control words"
+            );
+            let mut out = LeafBuilder::new(leaf_type)?;
+            self.decode_into(rows, plan, bytes, &mut out)?;
+            let values = out.finish()?;
+            let unraveled = structure.unravel(None, None, values.len())?;
+            return Ok(LeafData {
+                layers: unraveled.layers,
+                values,
+            });
+        }
+        let (mut rep_out, mut def_out) = (Vec::new(), Vec::new());
+        let (mut fixed_data, mut offsets, mut var_data) = (Vec::new(), vec![0u64], Vec::new());
+        let mut visible = 0usize;
+        for (r, span) in planned.iter().zip(bytes) {
+            let mut at = 0usize;
+            let mut row_starts = 0u64;
+            while at < span.len() {
+                let word = span
+                    .get(at..at + ctrl)
+                    .ok_or_else(|| Error::corrupt("control word past the span"))?;
+                at += ctrl;
+                let (rep, def) = self.levels_of(word);
+                if rep == structure.max_rep as u32 {
+                    row_starts += 1;
+                }
+                crate::ensure_corrupt!(row_starts > 0, "span does not begin at a row start");
+                let rep =
+                    u16::try_from(rep).map_err(|_| Error::corrupt("repetition level overflows"))?;
+                let def =
+                    u16::try_from(def).map_err(|_| Error::corrupt("definition level overflows"))?;
+                rep_out.push(rep);
+                def_out.push(def);
+                if !structure.is_visible(def) {
+                    continue;
+                }
+                visible += 1;
+                match self.addressing {
+                    ZipAddressing::Fixed { bits_per_value } => {
+                        let n = (bits_per_value / 8) as usize;
+                        let value = span
+                            .get(at..at + n)
+                            .ok_or_else(|| Error::corrupt("value past the span"))?;
+                        fixed_data.extend_from_slice(value);
+                        at += n;
+                    }
+                    ZipAddressing::Variable { bits_per_offset } => {
+                        if def == 0 {
+                            let width = (bits_per_offset / 8) as usize;
+                            let raw = span
+                                .get(at..at + width)
+                                .ok_or_else(|| Error::corrupt("value length past the span"))?;
+                            at += width;
+                            let mut w = [0u8; 8];
+                            w[..width].copy_from_slice(raw);
+                            let len = u64::from_le_bytes(w);
+                            let end = (at as u64)
+                                .checked_add(len)
+                                .filter(|&e| e <= span.len() as u64)
+                                .ok_or_else(|| {
+                                    Error::corrupt(format!(
+                                        "value of {len} bytes at {at} overruns the {}-byte span",
+                                        span.len()
+                                    ))
+                                })?;
+                            var_data.extend_from_slice(&span[at..end as usize]);
+                            at = end as usize;
+                        }
+                        offsets.push(var_data.len() as u64);
+                    }
+                }
+            }
+            crate::ensure_corrupt!(
+                row_starts == r.end - r.start,
+                "span holds {row_starts} rows, expected {}",
+                r.end - r.start
+            );
+        }
+        let values = match self.addressing {
+            ZipAddressing::Fixed { .. } => compression::decode_fullzip_fixed(
+                &self.value_compression,
+                Bytes::from(fixed_data),
+                visible,
+            )?,
+            ZipAddressing::Variable { .. } => compression::decode_fullzip_variable(
+                &self.value_compression,
+                offsets,
+                Bytes::from(var_data),
+            )?,
+        };
+        let mut out = LeafBuilder::new(leaf_type)?;
+        out.push_values(&values, 0..visible, None)?;
+        let values = out.finish()?;
+        let has_rep = self.bits_rep > 0;
+        let has_def = self.bits_def > 0;
+        let n = rep_out.len();
+        let unraveled = structure.unravel(
+            has_rep.then_some(rep_out.as_slice()),
+            has_def.then_some(def_out.as_slice()),
+            n,
+        )?;
+        crate::ensure_corrupt!(
+            unraveled.leaf_slots == visible,
+            "{} leaf slots for {visible} values",
+            unraveled.leaf_slots
+        );
+        Ok(LeafData {
+            layers: unraveled.layers,
+            values,
+        })
+    }
+
+    fn levels_of(&self, word: &[u8]) -> (u32, u32) {
+        let mut w = [0u8; 4];
+        w[..word.len()].copy_from_slice(word);
+        let ctrl = u32::from_le_bytes(w);
+        let def_mask = if self.bits_def >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.bits_def) - 1
+        };
+        let rep = if self.bits_def >= 32 {
+            0
+        } else {
+            ctrl >> self.bits_def
+        };
+        (rep, ctrl & def_mask)
     }
 }
 

@@ -159,9 +159,26 @@ impl MiniBlockPage {
 
     /// Decode the chunk table (and dictionary) from the init buffers.
     pub fn decode_init(&self, bytes: &[Bytes]) -> Result<MiniBlockInit> {
-        let meta = bytes
-            .first()
+        let mut parts = bytes.iter();
+        let meta = parts
+            .next()
             .ok_or_else(|| Error::corrupt("missing chunk metadata"))?;
+        let dictionary_bytes = match self.dictionary_buffer {
+            Some(_) => Some(
+                parts
+                    .next()
+                    .ok_or_else(|| Error::corrupt("missing dictionary buffer"))?,
+            ),
+            None => None,
+        };
+        let rep_index = match self.repetition_index {
+            Some(_) => Some(
+                parts
+                    .next()
+                    .ok_or_else(|| Error::corrupt("missing repetition index"))?,
+            ),
+            None => None,
+        };
         let chunks = ChunkTable::parse(
             meta,
             self.has_large_chunk,
@@ -169,7 +186,7 @@ impl MiniBlockPage {
             self.chunk_data.end - self.chunk_data.start,
         )
         .map_err(|e| e.context("chunk metadata"))?;
-        let dictionary = match (&self.dictionary, bytes.get(1)) {
+        let dictionary = match (&self.dictionary, dictionary_bytes) {
             (Some(encoding), Some(payload)) => {
                 let n = usize::try_from(self.num_dictionary_items)
                     .map_err(|_| Error::corrupt("dictionary item count overflows"))?;
@@ -189,10 +206,25 @@ impl MiniBlockPage {
                 );
                 Some(values)
             }
-            (None, _) => None,
-            (Some(_), None) => return Err(Error::corrupt("missing dictionary buffer")),
+            _ => None,
         };
-        Ok(MiniBlockInit { chunks, dictionary })
+        let rows = match rep_index {
+            Some(index) => Some(
+                super::miniblock_nested::parse_repetition_index(
+                    index,
+                    chunks.chunks.len(),
+                    self.repetition_index_depth,
+                    self.page_rows,
+                )
+                .map_err(|e| e.context("repetition index"))?,
+            ),
+            None => None,
+        };
+        Ok(MiniBlockInit {
+            chunks,
+            dictionary,
+            rows,
+        })
     }
 
     /// Chunks holding page-local `rows`, as runs of consecutive chunks (one byte range each).
@@ -356,9 +388,9 @@ impl MiniBlockPage {
     }
 }
 
-struct DecodedChunk {
-    values: DecodedValues,
-    def: Option<Vec<u16>>,
+pub(crate) struct DecodedChunk {
+    pub(crate) values: DecodedValues,
+    pub(crate) def: Option<Vec<u16>>,
 }
 
 /// The pieces of one chunk.
@@ -456,6 +488,8 @@ pub struct MiniBlockInit {
     pub chunks: ChunkTable,
     /// The decoded page dictionary.
     pub dictionary: Option<DecodedValues>,
+    /// Rows of each chunk, from the repetition index (pages with lists).
+    pub rows: Option<Vec<super::miniblock_nested::ChunkRows>>,
 }
 
 impl MiniBlockInit {
@@ -463,6 +497,9 @@ impl MiniBlockInit {
     pub fn deep_size(&self) -> usize {
         self.chunks.chunks.len() * std::mem::size_of::<ChunkInfo>()
             + self.dictionary.as_ref().map_or(0, decoded_size)
+            + self.rows.as_ref().map_or(0, |r| {
+                r.len() * std::mem::size_of::<super::miniblock_nested::ChunkRows>()
+            })
     }
 }
 
@@ -505,7 +542,7 @@ impl ChunkTable {
     pub fn parse(words: &[u8], large: bool, num_items: u64, data_size: u64) -> Result<Self> {
         let width = if large { 4 } else { 2 };
         crate::ensure_corrupt!(
-            words.len() % width == 0,
+            words.len().is_multiple_of(width),
             "{} bytes of chunk metadata is not a whole number of {width}-byte words",
             words.len()
         );
@@ -597,6 +634,7 @@ impl ChunkTable {
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
 

@@ -18,7 +18,10 @@
 pub mod constant;
 pub mod fullzip;
 pub mod miniblock;
+pub mod miniblock_nested;
 pub mod sparse;
+pub mod sparse_nested;
+pub mod structure;
 pub mod values;
 
 use std::ops::Range;
@@ -302,7 +305,7 @@ impl PageLayout {
             Structure::Sparse(sparse) => {
                 let page = SparsePage::new(sparse, values, buffers)?;
                 let rows = page.rows_in_page(length)?;
-                return Ok(PageLayout::Sparse(page.with_rows(rows)));
+                return Ok(PageLayout::Sparse(page.with_rows(rows)?));
             }
             Structure::Dense(dense) => dense,
         };
@@ -465,10 +468,29 @@ impl PageLayout {
         }
     }
 
+    /// True when the page's leaf sits below lists or structs (more than one layer).
+    pub fn is_nested(&self) -> bool {
+        match self {
+            PageLayout::MiniBlock(m) => m.layers.len() > 1,
+            PageLayout::FullZip(f) => f.layers.len() > 1,
+            PageLayout::Constant(c) => c.layers.len() > 1,
+            PageLayout::Sparse(s) => s.flat_validity.is_none(),
+            PageLayout::Unsupported { .. } => false,
+        }
+    }
+
     /// Plan the value read of page-local `rows` (pure).
     pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
-        self.check_readable()?;
+        if let PageLayout::Unsupported { name, reason } = self {
+            return Err(Error::unsupported(format!("{name} page: {reason}")));
+        }
+        if !self.is_nested() {
+            self.check_readable()?;
+        }
         match (self, init) {
+            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) if self.is_nested() => {
+                m.plan_nested(i, rows)
+            }
             (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => m.plan(i, rows),
             (PageLayout::FullZip(f), init) => f.plan(init, rows),
             (PageLayout::Constant(_), _) => Ok(PageReadPlan {
@@ -476,6 +498,40 @@ impl PageLayout {
                 detail: PlanDetail::NoData,
             }),
             (PageLayout::Sparse(s), PageInit::Sparse(i)) => s.plan(i, rows),
+            _ => Err(Error::corrupt(
+                "page init data does not match the page layout",
+            )),
+        }
+    }
+
+    /// Decode page-local `rows` of a nested leaf page into its per-layer slots and values
+    /// (pure). `leaf_type` is the Arrow type of the leaf.
+    pub fn decode_nested(
+        &self,
+        init: &PageInit,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        leaf_type: &DataType,
+    ) -> Result<structure::LeafData> {
+        crate::ensure_corrupt!(
+            bytes.len() == plan.ranges.len(),
+            "page read got {} of {} ranges",
+            bytes.len(),
+            plan.ranges.len()
+        );
+        match (self, init) {
+            (PageLayout::MiniBlock(m), PageInit::MiniBlock(i)) => {
+                m.decode_nested(i, rows, plan, bytes, leaf_type)
+            }
+            (PageLayout::FullZip(f), _) => f.decode_nested(rows, plan, bytes, leaf_type),
+            (PageLayout::Constant(c), init) => c.decode_nested(init, rows, leaf_type),
+            (PageLayout::Sparse(s), PageInit::Sparse(i)) => {
+                s.decode_nested(i, rows, plan, bytes, leaf_type)
+            }
+            (PageLayout::Unsupported { name, reason }, _) => {
+                Err(Error::unsupported(format!("{name} page: {reason}")))
+            }
             _ => Err(Error::corrupt(
                 "page init data does not match the page layout",
             )),

@@ -52,8 +52,8 @@ pub struct SparseSequence {
     pub encoding: CompressiveEncoding,
     /// Number of values.
     pub len: u64,
-    /// Absolute range of its payload, when the codec has one.
-    pub payload: Option<Range<u64>>,
+    /// Index of its payload among the page's structural buffers, when the codec has one.
+    pub payload: Option<usize>,
 }
 
 /// A sparse validity set.
@@ -65,11 +65,42 @@ pub struct SparseValidity {
     pub positions: SparseSequence,
 }
 
+/// One sparse layer with its sequences located.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SparseLayerDesc {
+    /// Struct / leaf validity (child domain = parent domain).
+    Validity(SparseValidity),
+    /// A list layer.
+    List {
+        /// Size of the child domain.
+        num_child_slots: u64,
+        /// Parent slots with at least one child (strictly increasing).
+        non_empty: SparseSequence,
+        /// Children of each non-empty slot.
+        counts: SparseSequence,
+        /// List validity.
+        validity: SparseValidity,
+    },
+    /// A fixed-size-list layer (of structs; fixed-size lists of primitives are values).
+    FixedSizeList {
+        /// Children per slot.
+        dimension: u64,
+        /// Validity.
+        validity: SparseValidity,
+    },
+}
+
 /// A 2.3 sparse page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparsePage {
     /// The stored structure (outer → inner).
     pub structure: pb::SparseStructure,
+    /// The layers with their sequences located (outer → inner).
+    pub layers: Vec<SparseLayerDesc>,
+    /// Top-level rows of the page.
+    pub rows: u64,
+    /// Slots of the last child domain (the leaf).
+    pub leaf_slots: u64,
     /// The value plane.
     pub values: SparseValues,
     /// Validity of the leaf, when the structure is a single validity layer (flat page).
@@ -90,9 +121,9 @@ fn sequence(
         .clone()
         .ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
     let payload = if compression::block_has_payload(&encoding)? {
-        let range = buffer(buffers, *next, "sparse structure payload")?;
+        buffer(buffers, *next, "sparse structure payload")?;
         *next += 1;
-        Some(range)
+        Some(*next - 1)
     } else {
         None
     };
@@ -157,28 +188,36 @@ impl SparsePage {
         let mut next = 0usize;
         let mut row_scale = 1u64;
         let mut flat_validity = None;
+        let mut layers = Vec::with_capacity(structure.layers.len());
         for (i, layer) in structure.layers.iter().enumerate() {
             match &layer.layer {
                 Some(Layer::Validity(set)) => {
                     let v = validity(&Some(set.clone()), structural_buffers, &mut next)?;
                     if structure.layers.len() == 1 && i == 0 {
-                        flat_validity = Some(v);
+                        flat_validity = Some(v.clone());
                     }
+                    layers.push(SparseLayerDesc::Validity(v));
                 }
                 Some(Layer::List(list)) => {
-                    sequence(
+                    let non_empty = sequence(
                         &list.non_empty_positions,
                         list.num_non_empty_positions,
                         structural_buffers,
                         &mut next,
                     )?;
-                    sequence(
+                    let counts = sequence(
                         &list.counts,
                         list.num_non_empty_positions,
                         structural_buffers,
                         &mut next,
                     )?;
-                    validity(&list.validity, structural_buffers, &mut next)?;
+                    let validity = validity(&list.validity, structural_buffers, &mut next)?;
+                    layers.push(SparseLayerDesc::List {
+                        num_child_slots: list.num_child_slots,
+                        non_empty,
+                        counts,
+                        validity,
+                    });
                 }
                 Some(Layer::FixedSizeList(fsl)) => {
                     crate::ensure_corrupt!(
@@ -188,7 +227,11 @@ impl SparsePage {
                     row_scale = row_scale
                         .checked_mul(fsl.dimension)
                         .ok_or_else(|| Error::corrupt("sparse fixed-size-list scale overflows"))?;
-                    validity(&fsl.validity, structural_buffers, &mut next)?;
+                    let validity = validity(&fsl.validity, structural_buffers, &mut next)?;
+                    layers.push(SparseLayerDesc::FixedSizeList {
+                        dimension: fsl.dimension,
+                        validity,
+                    });
                 }
                 None => return Err(Error::corrupt(format!("sparse layer {i} has no kind"))),
             }
@@ -201,9 +244,12 @@ impl SparsePage {
         let values = Self::value_plane(values, value_buffers)?;
         Ok(Self {
             structure,
+            layers,
             values,
             flat_validity,
             row_scale,
+            rows: 0,
+            leaf_slots: 0,
             structural_buffers: structural_buffers.to_vec(),
         })
     }
@@ -258,13 +304,28 @@ impl SparsePage {
         })
     }
 
-    /// Set the leaf-slot count of chunked values once the page rows are known.
-    pub fn with_rows(mut self, rows: u64) -> Self {
-        if let (SparseValues::Chunked(mini), Some(_)) = (&mut self.values, &self.flat_validity) {
-            mini.num_items = rows;
-            mini.page_rows = rows;
+    /// Set the page rows, derive the leaf-slot count (lists: `num_child_slots`; fixed-size
+    /// lists: × dimension) and size chunked values by it.
+    pub fn with_rows(mut self, rows: u64) -> Result<Self> {
+        let mut domain = rows;
+        for layer in &self.layers {
+            domain = match layer {
+                SparseLayerDesc::Validity(_) => domain,
+                SparseLayerDesc::List {
+                    num_child_slots, ..
+                } => *num_child_slots,
+                SparseLayerDesc::FixedSizeList { dimension, .. } => domain
+                    .checked_mul(*dimension)
+                    .ok_or_else(|| Error::corrupt("sparse slot count overflows"))?,
+            };
         }
-        self
+        self.rows = rows;
+        self.leaf_slots = domain;
+        if let SparseValues::Chunked(mini) = &mut self.values {
+            mini.num_items = domain;
+            mini.page_rows = domain;
+        }
+        Ok(self)
     }
 
     /// Encoded size (for cache weighing).
@@ -347,19 +408,17 @@ impl SparsePage {
     /// Rows of a page whose stored length is `length` (length = rows × FSL scale).
     pub fn rows_in_page(&self, length: u64) -> Result<u64> {
         crate::ensure_corrupt!(
-            length % self.row_scale == 0,
+            length.is_multiple_of(self.row_scale),
             "sparse page length {length} is not a multiple of its fixed-size-list scale {}",
             self.row_scale
         );
         Ok(length / self.row_scale)
     }
 
-    /// Flat pages only (one validity layer); indexed values are not read yet.
+    /// Flat pages (one validity layer) for the flat path; indexed values are not read yet.
     pub fn check_readable(&self) -> Result<()> {
         if self.flat_validity.is_none() {
-            return Err(Error::unsupported(
-                "sparse pages with list or fixed-size-list layers (nested) are not read yet",
-            ));
+            return Err(Error::corrupt("a nested sparse page read as a flat column"));
         }
         if matches!(self.values, SparseValues::Indexed) {
             return Err(Error::unsupported("sparse pages with indexed values"));
@@ -392,11 +451,7 @@ impl SparsePage {
         };
         let valid = match &self.flat_validity {
             Some(v) => {
-                let payload = v
-                    .positions
-                    .payload
-                    .as_ref()
-                    .and_then(|_| structural.first().cloned());
+                let payload = v.positions.payload.and_then(|i| structural.get(i).cloned());
                 let n = usize::try_from(v.positions.len)
                     .map_err(|_| Error::corrupt("too many positions"))?;
                 if let Some(p) = &payload {
@@ -426,14 +481,24 @@ impl SparsePage {
             }
             None => None,
         };
+        let nested = match &self.flat_validity {
+            Some(_) => None,
+            None => Some(super::sparse_nested::NestedStructure::from_buffers(
+                self, structural,
+            )?),
+        };
         Ok(SparseInit {
             values,
             flat_validity: valid,
+            nested,
         })
     }
 
     /// Plan the value read for page-local rows.
     pub fn plan(&self, init: &SparseInit, rows: &RowRanges) -> Result<PageReadPlan> {
+        if let Some(nested) = &init.nested {
+            return nested.plan(self, init, rows);
+        }
         self.check_readable()?;
         match (&self.values, &init.values) {
             (SparseValues::Chunked(m), SparseValueInit::Chunked(i)) => m.plan(i, rows),
@@ -526,6 +591,24 @@ impl SparsePage {
     }
 }
 
+impl SparsePage {
+    /// Decode page-local `rows` of a nested sparse page (lists / fixed-size lists / structs).
+    pub fn decode_nested(
+        &self,
+        init: &SparseInit,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        leaf_type: &DataType,
+    ) -> Result<super::structure::LeafData> {
+        let nested = init
+            .nested
+            .as_ref()
+            .ok_or_else(|| Error::corrupt("flat sparse page read as nested"))?;
+        nested.read(self, init, rows, plan, bytes, leaf_type)
+    }
+}
+
 /// Value-plane init of a sparse page.
 #[derive(Debug, Clone)]
 pub enum SparseValueInit {
@@ -600,6 +683,8 @@ pub struct SparseInit {
     pub values: SparseValueInit,
     /// Validity of a flat page.
     pub flat_validity: Option<FlatValidity>,
+    /// Decoded structure of a nested page.
+    pub nested: Option<super::sparse_nested::NestedStructure>,
 }
 
 impl SparseInit {
@@ -615,12 +700,129 @@ impl SparseInit {
                 .flat_validity
                 .as_ref()
                 .map_or(0, |v| v.positions.len() * 8)
+            + self.nested.as_ref().map_or(0, |n| n.deep_size())
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
+    use arrow_array::{Array, Int32Array};
+    use pb::compressive_encoding::Compression;
+
+    fn flat(bits: u64) -> CompressiveEncoding {
+        CompressiveEncoding {
+            compression: Some(Compression::Flat(pb::Flat {
+                bits_per_value: bits,
+                data: None,
+            })),
+        }
+    }
+
+    fn validity_layer(
+        meaning: Meaning,
+        positions: CompressiveEncoding,
+        n: u64,
+    ) -> pb::SparseStructure {
+        pb::SparseStructure {
+            layers: vec![pb::SparseStructuralLayer {
+                layer: Some(Layer::Validity(pb::SparseValiditySet {
+                    meaning: meaning as i32,
+                    positions: Some(positions),
+                    num_positions: n,
+                })),
+            }],
+        }
+    }
+
+    /// Read `rows` of a flat sparse page whose buffers live in `file`.
+    fn read(page: &SparsePage, file: &[u8], rows: &RowRanges) -> Vec<Option<i32>> {
+        let slice =
+            |r: &Range<u64>| Bytes::copy_from_slice(&file[r.start as usize..r.end as usize]);
+        let init_bytes: Vec<Bytes> = page.init_ranges().iter().map(slice).collect();
+        let init = page.decode_init(&init_bytes).unwrap();
+        let plan = page.plan(&init, rows).unwrap();
+        let bytes: Vec<Bytes> = plan.ranges.iter().map(slice).collect();
+        let array = page
+            .decode(&init, rows, &plan, &bytes, &DataType::Int32)
+            .unwrap();
+        array
+            .as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    #[test]
+    fn chunked_values_cover_every_row_and_nulls_come_from_the_positions() {
+        // Rows 0..5, nulls at 1 and 3 (Flat(64) positions payload); one chunk of 5 Flat(32)
+        // values with placeholders at the null rows.
+        let mut file = vec![0u8; 144];
+        file[0..4].copy_from_slice(&(3u32 << 4).to_le_bytes()); // 32-byte chunk, last
+        file[64..66].copy_from_slice(&0u16.to_le_bytes());
+        file[66..70].copy_from_slice(&20u32.to_le_bytes());
+        for (i, v) in [10i32, 0, 12, 0, 14].iter().enumerate() {
+            file[72 + 4 * i..76 + 4 * i].copy_from_slice(&v.to_le_bytes());
+        }
+        file[128..136].copy_from_slice(&1u64.to_le_bytes());
+        file[136..144].copy_from_slice(&3u64.to_le_bytes());
+        let values = pb::value_plane::Codec::Chunked(pb::ChunkedValues {
+            compression: Some(flat(32)),
+            num_buffers: 1,
+            ..Default::default()
+        });
+        let structure = validity_layer(Meaning::SparseValidityNullPositions, flat(64), 2);
+        let page = SparsePage::new(structure, values, &[0..4, 64..96, 128..144])
+            .unwrap()
+            .with_rows(5)
+            .unwrap();
+        assert_eq!(
+            read(&page, &file, &[0..5]),
+            vec![Some(10), None, Some(12), None, Some(14)]
+        );
+        assert_eq!(read(&page, &file, &[1..2, 4..5]), vec![None, Some(14)]);
+    }
+
+    #[test]
+    fn zipped_values_hold_only_the_valid_rows() {
+        // Rows 0..5, valid at 0, 2, 4 (Range positions, no payload); 3 zipped Flat(32) values.
+        let mut file = vec![0u8; 12];
+        for (i, v) in [7i32, 8, 9].iter().enumerate() {
+            file[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        let values = pb::value_plane::Codec::Zipped(pb::ZippedValues {
+            compression: Some(flat(32)),
+            levels: None,
+            addressing: Some(pb::zipped_values::Addressing::BitsPerValue(32)),
+            num_items: 3,
+            num_visible_items: 3,
+        });
+        let range = CompressiveEncoding {
+            compression: Some(Compression::Range(pb::Range {
+                uncompressed_bits_per_value: 64,
+                start: 0,
+                step: 2,
+            })),
+        };
+        let structure = validity_layer(Meaning::SparseValidityValidPositions, range, 3);
+        let page = SparsePage::new(structure, values, &[0..12])
+            .unwrap()
+            .with_rows(5)
+            .unwrap();
+        assert_eq!(
+            read(&page, &file, &[0..5]),
+            vec![Some(7), None, Some(8), None, Some(9)]
+        );
+        assert_eq!(read(&page, &file, &[3..5]), vec![None, Some(9)]);
+        let plan = page.plan(&page.decode_init(&[]).unwrap(), &[3..5]).unwrap();
+        assert_eq!(
+            plan.ranges,
+            vec![8..12],
+            "only the one materialized value of rows 3..5"
+        );
+    }
 
     #[test]
     fn flat_validity_maps_rows_to_materialized_ordinals() {

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{make_array, ArrayRef};
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, MutableBuffer, NullBuffer};
 use arrow_data::ArrayDataBuilder;
 use arrow_schema::DataType;
 
@@ -28,8 +28,9 @@ enum Storage {
     Null,
     /// `Boolean`: a bitmap.
     Bits(BooleanBufferBuilder),
-    /// Byte-aligned fixed width (primitives, decimals, fixed-size binary).
-    Bytes { width: usize, data: Vec<u8> },
+    /// Byte-aligned fixed width (primitives, decimals, fixed-size binary). A
+    /// `MutableBuffer` keeps the 64-byte alignment Arrow checks even when empty.
+    Bytes { width: usize, data: MutableBuffer },
     /// Offsets + bytes (Utf8, Binary and their large forms).
     Variable { offsets: Vec<u64>, data: Vec<u8> },
     /// Fixed-size list of a fixed-width item.
@@ -79,7 +80,7 @@ impl LeafBuilder {
             other => match fixed_width_bytes(other) {
                 Some(width) if width > 0 => Storage::Bytes {
                     width,
-                    data: Vec::new(),
+                    data: MutableBuffer::new(0),
                 },
                 _ => {
                     return Err(Error::unsupported(format!(
@@ -448,7 +449,7 @@ impl LeafBuilder {
                 .add_buffer(bits.finish().into_inner()),
             Storage::Bytes { data, .. } => ArrayDataBuilder::new(self.data_type.clone())
                 .len(self.len)
-                .add_buffer(Buffer::from_vec(data)),
+                .add_buffer(data.into()),
             Storage::Variable { offsets, data } => {
                 let offsets_buffer = match self.data_type {
                     DataType::LargeUtf8 | DataType::LargeBinary => {

@@ -113,9 +113,6 @@ pub struct FullZipLayout {
     /// Bits of definition in each control word.
     #[prost(uint32, tag = "2")]
     pub bits_def: u32,
-    /// Fixed width or variable width addressing.
-    #[prost(oneof = "full_zip_layout::Details", tags = "3, 4")]
-    pub details: Option<full_zip_layout::Details>,
     /// Items (levels) in the page.
     #[prost(uint32, tag = "5")]
     pub num_items: u32,
@@ -128,6 +125,9 @@ pub struct FullZipLayout {
     /// Structural layers, inner-most first.
     #[prost(enumeration = "RepDefLayer", repeated, tag = "8")]
     pub layers: Vec<i32>,
+    /// Fixed width or variable width addressing (a oneof: declared last, as prost-build does).
+    #[prost(oneof = "full_zip_layout::Details", tags = "3, 4")]
+    pub details: Option<full_zip_layout::Details>,
 }
 
 /// Constant layout: every visible value is one scalar (or null).
@@ -622,15 +622,15 @@ pub struct ZippedValues {
     /// Control word widths (dense only).
     #[prost(message, optional, tag = "2")]
     pub levels: Option<DenseZipLevels>,
-    /// Fixed or variable width addressing.
-    #[prost(oneof = "zipped_values::Addressing", tags = "3, 4")]
-    pub addressing: Option<zipped_values::Addressing>,
     /// Items in the page.
     #[prost(uint64, tag = "5")]
     pub num_items: u64,
     /// Visible items in the page.
     #[prost(uint64, tag = "6")]
     pub num_visible_items: u64,
+    /// Fixed or variable width addressing (a oneof: declared last, as prost-build does).
+    #[prost(oneof = "zipped_values::Addressing", tags = "3, 4")]
+    pub addressing: Option<zipped_values::Addressing>,
 }
 
 /// Control word widths of dense zipped values.
