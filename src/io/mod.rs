@@ -38,6 +38,7 @@
 
 pub mod cache;
 pub mod fetch;
+pub mod list;
 pub mod source;
 pub mod stats;
 pub mod store;

@@ -10,6 +10,7 @@
 //!   say which byte ranges a row selection needs, and decoders that build Arrow arrays.
 
 pub mod compression;
+pub mod dataset;
 pub mod file;
 pub mod page;
 pub mod proto;

@@ -3,3 +3,4 @@
 pub mod encodings;
 pub mod file;
 pub mod list_element;
+pub mod table;

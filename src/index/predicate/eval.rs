@@ -1,0 +1,99 @@
+//! Evaluating a typed predicate on rows, with SQL three-valued logic (TRUE / FALSE / NULL).
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+
+use super::{LeafQuery, Predicate};
+use crate::error::{Error, Result};
+use crate::index::key::{KeyColumn, KeyRef};
+
+/// The truth of a predicate on one row: `Some(true)`, `Some(false)` or `None` (NULL).
+pub type RowTruth = Option<bool>;
+
+impl LeafQuery {
+    /// Truth of this test for a value (`None` = the value is null).
+    pub fn eval(&self, value: Option<KeyRef<'_>>) -> RowTruth {
+        if let LeafQuery::IsNull = self {
+            return Some(value.is_none());
+        }
+        let v = value?;
+        match self {
+            LeafQuery::Equals(k) => Some(v == k.as_key_ref()),
+            LeafQuery::In { values, has_null } => {
+                let found = values.binary_search_by(|k| k.as_key_ref().cmp(&v)).is_ok();
+                if found {
+                    Some(true)
+                } else if *has_null {
+                    None
+                } else {
+                    Some(false)
+                }
+            }
+            LeafQuery::Range { lower, upper } => {
+                let above = match lower {
+                    Bound::Unbounded => true,
+                    Bound::Included(k) => v >= k.as_key_ref(),
+                    Bound::Excluded(k) => v > k.as_key_ref(),
+                };
+                let below = match upper {
+                    Bound::Unbounded => true,
+                    Bound::Included(k) => v.cmp(&k.as_key_ref()) != Ordering::Greater,
+                    Bound::Excluded(k) => v < k.as_key_ref(),
+                };
+                Some(above && below)
+            }
+            LeafQuery::AlwaysNull => None,
+            LeafQuery::IsNull => unreachable!("handled above"),
+        }
+    }
+}
+
+impl Predicate {
+    /// Truth for one row; `value(c)` is the row's value of filter column `c`.
+    pub fn eval<'a>(&self, value: &dyn Fn(usize) -> Option<KeyRef<'a>>) -> RowTruth {
+        match self {
+            Predicate::Leaf(l) => l.query.eval(value(l.column)),
+            Predicate::Not(p) => p.eval(value).map(|b| !b),
+            Predicate::IsTrue(p) => Some(p.eval(value) == Some(true)),
+            Predicate::And(ps) => {
+                let mut result = Some(true);
+                for p in ps {
+                    match p.eval(value) {
+                        Some(false) => return Some(false),
+                        None => result = None,
+                        Some(true) => {}
+                    }
+                }
+                result
+            }
+            Predicate::Or(ps) => {
+                let mut result = Some(false);
+                for p in ps {
+                    match p.eval(value) {
+                        Some(true) => return Some(true),
+                        None => result = None,
+                        Some(false) => {}
+                    }
+                }
+                result
+            }
+        }
+    }
+}
+
+/// Indices of the rows where `predicate` is TRUE; `columns[c]` holds filter column `c`
+/// (all of the same length).
+pub fn evaluate_rows(predicate: &Predicate, columns: &[KeyColumn]) -> Result<Vec<usize>> {
+    let len = columns.first().map_or(0, |c| c.len());
+    if columns.iter().any(|c| c.len() != len) {
+        return Err(Error::corrupt("filter columns have different lengths"));
+    }
+    let mut out = Vec::new();
+    for row in 0..len {
+        let get = |c: usize| columns.get(c).and_then(|col| col.get(row));
+        if predicate.eval(&get) == Some(true) {
+            out.push(row);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,373 @@
+//! Lance datasets: find a version's manifest, decode it (schema, fragments, data files,
+//! deletion files, index segments) and load deletion vectors.
+//!
+//! Request cost of [`Dataset::open`]:
+//! * latest version, V2 manifest names, on S3/GCS/Azure: 1 LIST (first page only) + 1 GET
+//!   (a 64 KiB suffix read brings the whole manifest and its index section) = 2 round
+//!   trips; lance 14 spends the same.
+//! * latest version with V1 names or on a store that does not list in order (local disk):
+//!   every LIST page + 1 GET.
+//! * pinned version (`version = Some(n)`): 1 GET (a second one only when the dataset uses
+//!   V1 names); lance spends HEAD + GET.
+//! * a manifest larger than 64 KiB, or whose index section lies outside the tail: +1 GET.
+//!
+//! Decoded manifests and deletion vectors are cached in a [`DatasetSession`]; manifest
+//! and deletion file names are write-once in lance, so their paths (plus the size/etag the
+//! listing reports, when there was a listing) identify their content.
+
+pub mod deletion;
+pub mod manifest;
+pub mod schema;
+pub mod take;
+pub mod versions;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::future::try_join_all;
+use object_store::path::Path;
+use roaring::RoaringBitmap;
+
+use crate::error::{Error, Result};
+use crate::io::cache::{CacheKey, SizedCache};
+use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
+use crate::index::btree::exec::BTreePageData;
+use crate::index::btree::BTreePageLookup;
+use crate::io::{open_url, FetchOptions, OpenedUrl, IoStats, ObjectVersion, RangeFetcher, RangeSource};
+use crate::lance::reader::ReaderCaches;
+
+pub use deletion::DeletionVector;
+pub use manifest::{
+    DataFile, DeletionFileRef, DeletionKind, Fragment, IndexFileEntry, IndexSegment, Manifest,
+};
+pub use schema::{Schema, SchemaField};
+pub use versions::ManifestNaming;
+
+use manifest::{decode_manifest_file, KnownBytes, ManifestStep, MANIFEST_TAIL_BYTES};
+use versions::{LatestManifestChooser, VERSIONS_DIR};
+
+/// Default capacity of a [`DatasetSession`]'s caches.
+pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
+
+/// Caches shared by the datasets opened with one session: decoded manifests, deletion
+/// vectors, Lance file metadata and page init data, BTree page lookups and (opt-in)
+/// decoded BTree pages.
+#[derive(Debug, Clone)]
+pub struct DatasetSession {
+    manifests: SizedCache<(), Manifest>,
+    deletions: SizedCache<(), DeletionVector>,
+    /// File metadata and page-init caches of the file reader.
+    pub reader_caches: Arc<ReaderCaches>,
+    /// Decoded BTree page lookups, by `page_lookup.lance` path + size.
+    pub btree_lookups: SizedCache<(), BTreePageLookup>,
+    /// Decoded BTree pages (values + ids) by page-data path + size + page number; `None`
+    /// unless enabled with [`DatasetSession::with_page_cache`].
+    pub btree_pages: Option<SizedCache<u32, BTreePageData>>,
+}
+
+impl DatasetSession {
+    /// A session whose caches hold about `capacity_bytes` each (no page cache).
+    pub fn new(capacity_bytes: u64) -> Self {
+        Self {
+            manifests: SizedCache::new(capacity_bytes),
+            deletions: SizedCache::new(capacity_bytes),
+            reader_caches: Arc::new(ReaderCaches::new(capacity_bytes, capacity_bytes)),
+            btree_lookups: SizedCache::new(capacity_bytes),
+            btree_pages: None,
+        }
+    }
+
+    /// Also cache decoded BTree pages, up to about `capacity_bytes` (warm lookups of keys
+    /// on cached pages then need no request at all).
+    pub fn with_page_cache(mut self, capacity_bytes: u64) -> Self {
+        self.btree_pages = Some(SizedCache::new(capacity_bytes));
+        self
+    }
+}
+
+impl Default for DatasetSession {
+    fn default() -> Self {
+        Self::new(DEFAULT_SESSION_CACHE_BYTES)
+    }
+}
+
+/// The I/O handles a dataset reads through.
+#[derive(Debug, Clone)]
+pub struct DatasetStore {
+    /// Ranged reads.
+    pub source: Arc<dyn RangeSource>,
+    /// Listing (only used to find the latest version).
+    pub lister: Arc<dyn ObjectLister>,
+    /// Coalescing, concurrent fetcher over `source`.
+    pub fetcher: RangeFetcher,
+}
+
+impl DatasetStore {
+    /// Handles over `source` and `lister` with default fetch options.
+    pub fn new(source: Arc<dyn RangeSource>, lister: Arc<dyn ObjectLister>) -> Self {
+        let fetcher = RangeFetcher::new(source.clone(), FetchOptions::default());
+        Self { source, lister, fetcher }
+    }
+}
+
+/// Where a version's manifest lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestLocation {
+    /// Full object path.
+    pub path: Path,
+    /// Dataset version.
+    pub version: u64,
+    /// Naming scheme of the file.
+    pub naming: ManifestNaming,
+    /// Size/etag when a listing reported them.
+    pub object: Option<ObjectVersion>,
+}
+
+/// One version of an opened dataset.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    root: Path,
+    store: DatasetStore,
+    session: Arc<DatasetSession>,
+    manifest: Arc<Manifest>,
+    location: ManifestLocation,
+}
+
+impl Dataset {
+    /// Open the dataset at `url` (`s3://bucket/t.lance`, `gs://...`, a local path, ...)
+    /// with `key=value` storage options; `version` pins a version, `None` opens the latest.
+    pub async fn open_url(
+        url: &str,
+        storage_options: &[(String, String)],
+        version: Option<u64>,
+        session: Arc<DatasetSession>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        let opened = open_url(url, storage_options)?;
+        Self::open_opened(&opened, version, session, stats).await
+    }
+
+    /// Open the dataset at an already opened URL (store handle + root path).
+    pub async fn open_opened(
+        opened: &OpenedUrl,
+        version: Option<u64>,
+        session: Arc<DatasetSession>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        let lister: Arc<dyn ObjectLister> =
+            Arc::new(ObjectStoreLister::for_scheme(opened.store.clone(), &opened.scheme));
+        let store = DatasetStore::new(opened.source.clone(), lister);
+        Self::open(store, opened.path.clone(), version, session, stats).await
+    }
+
+    /// Open the dataset rooted at `root` in `store`.
+    pub async fn open(
+        store: DatasetStore,
+        root: Path,
+        version: Option<u64>,
+        session: Arc<DatasetSession>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        let (location, manifest) = match version {
+            None => {
+                let location = find_latest(&store, &root, stats).await?;
+                let manifest = load_manifest(&store, &session, &location, stats).await?;
+                (location, manifest)
+            }
+            Some(v) => load_pinned(&store, &session, &root, v, stats).await?,
+        };
+        if manifest.version != location.version {
+            return Err(Error::Corrupt {
+                path: location.path.to_string(),
+                range: None,
+                what: format!("manifest says version {} but its name says {}", manifest.version, location.version),
+            });
+        }
+        Ok(Self { root, store, session, manifest, location })
+    }
+
+    /// The decoded manifest.
+    pub fn manifest(&self) -> &Arc<Manifest> {
+        &self.manifest
+    }
+
+    /// Dataset version.
+    pub fn version(&self) -> u64 {
+        self.manifest.version
+    }
+
+    /// Dataset root path inside the store.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the manifest was read from.
+    pub fn manifest_location(&self) -> &ManifestLocation {
+        &self.location
+    }
+
+    /// I/O handles.
+    pub fn store(&self) -> &DatasetStore {
+        &self.store
+    }
+
+    /// The session (caches).
+    pub fn session(&self) -> &Arc<DatasetSession> {
+        &self.session
+    }
+
+    /// Path of a file relative to the dataset root.
+    pub fn child(&self, relative: &str) -> Path {
+        join(&self.root, relative)
+    }
+
+    /// Path of a data file.
+    pub fn data_file_path(&self, file: &DataFile) -> Path {
+        self.child(&format!("data/{}", file.path))
+    }
+
+    /// Path of file `name` of an index segment (`_indices/<uuid>/<name>`).
+    pub fn index_file_path(&self, segment: &IndexSegment, name: &str) -> Result<Path> {
+        if segment.base_id.is_some() {
+            return Err(Error::unsupported(format!(
+                "index {} ({}) lives under another base path",
+                segment.name,
+                segment.uuid_string()
+            )));
+        }
+        Ok(self.child(&format!("_indices/{}/{name}", segment.uuid_string())))
+    }
+
+    /// Deleted offsets of every listed fragment that has a deletion file, read in one wave
+    /// (cached). Fragments without deletions are absent from the map.
+    pub async fn deletion_vectors(
+        &self,
+        fragments: &[&Fragment],
+        stats: &IoStats,
+    ) -> Result<HashMap<u64, Arc<DeletionVector>>> {
+        let loads = fragments.iter().filter_map(|f| f.deletion.as_ref().map(|d| (f.id, d))).map(|(id, d)| {
+            let path = self.child(&d.relative_path(id));
+            let key = CacheKey { path: path.to_string(), version: immutable_object(), item: () };
+            let kind = d.kind;
+            async move {
+                let v = self
+                    .session
+                    .deletions
+                    .get_or_try_load(key, async {
+                        let tail = self.store.fetcher.whole(&path, stats).await?;
+                        deletion::decode_deletion_file(kind, &tail.bytes).map_err(|e| e.at(path.as_ref(), None))
+                    })
+                    .await?;
+                Ok::<_, Error>((id, v))
+            }
+        });
+        Ok(try_join_all(loads).await?.into_iter().collect())
+    }
+
+    /// Ids of the fragments of this version.
+    pub fn fragment_ids(&self) -> RoaringBitmap {
+        self.manifest.fragment_ids()
+    }
+}
+
+/// Cache version marker for objects whose names are never reused with other content.
+fn immutable_object() -> ObjectVersion {
+    ObjectVersion { size: 0, etag: None }
+}
+
+fn join(root: &Path, relative: &str) -> Path {
+    let mut p = root.clone();
+    for part in relative.split('/').filter(|s| !s.is_empty()) {
+        p = p.clone().join(part);
+    }
+    p
+}
+
+async fn find_latest(store: &DatasetStore, root: &Path, stats: &IoStats) -> Result<ManifestLocation> {
+    let dir = join(root, VERSIONS_DIR);
+    let ordered = store.lister.lexically_ordered();
+    let mut chooser = LatestManifestChooser::new();
+    store
+        .lister
+        .list(&dir, stats, &mut |o| {
+            let name = o.path.filename().unwrap_or("").to_string();
+            if chooser.offer(&name, o, ordered) {
+                ListControl::Stop
+            } else {
+                ListControl::Continue
+            }
+        })
+        .await?;
+    let (version, naming, listed) = chooser.finish(dir.as_ref())?;
+    Ok(ManifestLocation {
+        path: listed.path,
+        version,
+        naming,
+        object: Some(ObjectVersion { size: listed.size, etag: listed.etag }),
+    })
+}
+
+async fn load_pinned(
+    store: &DatasetStore,
+    session: &DatasetSession,
+    root: &Path,
+    version: u64,
+    stats: &IoStats,
+) -> Result<(ManifestLocation, Arc<Manifest>)> {
+    let mut last_err = None;
+    for naming in [ManifestNaming::V2, ManifestNaming::V1] {
+        let location = ManifestLocation {
+            path: join(root, &format!("{VERSIONS_DIR}/{}", naming.file_name(version))),
+            version,
+            naming,
+            object: None,
+        };
+        match load_manifest(store, session, &location, stats).await {
+            Ok(m) => return Ok((location, m)),
+            Err(Error::NotFound { .. }) => last_err = Some(location.path),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::NotFound {
+        path: last_err.map(|p| p.to_string()).unwrap_or_default(),
+        what: format!("version {version} of the dataset (no manifest under either naming scheme)"),
+    })
+}
+
+async fn load_manifest(
+    store: &DatasetStore,
+    session: &DatasetSession,
+    location: &ManifestLocation,
+    stats: &IoStats,
+) -> Result<Arc<Manifest>> {
+    let key = CacheKey {
+        path: location.path.to_string(),
+        version: location.object.clone().unwrap_or_else(immutable_object),
+        item: (),
+    };
+    let path = &location.path;
+    session
+        .manifests
+        .get_or_try_load(key, async {
+            let tail = store.fetcher.tail(path, MANIFEST_TAIL_BYTES, stats).await?;
+            let mut known = KnownBytes::new(tail.version.size);
+            known.add(tail.start(), tail.bytes.clone());
+            // At most: rest of the manifest, then the index section.
+            for _ in 0..3 {
+                match decode_manifest_file(&known).map_err(|e| e.at(path.as_ref(), None))? {
+                    ManifestStep::Done(m) => return Ok(*m),
+                    ManifestStep::NeedRange(range) => {
+                        let req = crate::io::ReadRequest {
+                            path: path.clone(),
+                            range: range.clone(),
+                            object_size: Some(known.size()),
+                        };
+                        let mut got = store.fetcher.fetch(&[req], stats).await?;
+                        known.add(range.start, got.pop().unwrap_or_default());
+                    }
+                }
+            }
+            Err(Error::Corrupt { path: path.to_string(), range: None, what: "manifest framing loops".into() })
+        })
+        .await
+}
