@@ -12,14 +12,20 @@
 //! * [`bind`]: typing it against the element fields.
 //! * [`ranges`]: planning: encoded ranges, exact / superset / not used, NULL rows.
 //! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
+//! * [`stitch`]: element fields by id from the data files of a list column.
+//! * [`query`]: answering a call on a dataset (index search, recheck, scans, NOT).
+//! * [`filter`]: filters combining calls with other predicates by AND (CLI).
 
 pub mod bind;
 pub mod call;
 pub mod details;
 pub mod expr;
+pub mod filter;
 pub mod key_encoding;
+pub mod query;
 pub mod ranges;
 pub mod resolve;
+pub mod stitch;
 pub mod three_valued;
 pub mod tuple_range;
 pub mod value;

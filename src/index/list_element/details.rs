@@ -47,6 +47,8 @@ pub enum RefusalKind {
     KeyFieldTypeChanged,
     /// Segments of one logical index disagree on keys, key types or encoding.
     SegmentsDisagree,
+    /// A segment does not record which fragments it covers.
+    NoCoverage,
 }
 
 /// Why a list element index is not used; the reader evaluates the call on the data.
