@@ -79,6 +79,21 @@ where
     pub fn clear(&self) {
         self.inner.invalidate_all();
     }
+
+    /// Number of entries (approximate until pending maintenance has run).
+    pub fn entry_count(&self) -> u64 {
+        self.inner.entry_count()
+    }
+
+    /// Sum of the weights (deep sizes) of the entries (approximate, like `entry_count`).
+    pub fn weighted_size(&self) -> u64 {
+        self.inner.weighted_size()
+    }
+
+    /// Run moka's pending maintenance (evictions, counters) now; useful in tests.
+    pub async fn run_pending_tasks(&self) {
+        self.inner.run_pending_tasks().await;
+    }
 }
 
 /// moka hands errors back behind an `Arc`; rebuild an owned error that keeps the message,
@@ -99,3 +114,7 @@ fn clone_error(e: &Error) -> Error {
         other => Error::Io(std::io::Error::other(other.to_string())),
     }
 }
+
+#[cfg(test)]
+#[path = "cache_tests.rs"]
+mod tests;

@@ -1,5 +1,12 @@
 //! [`RangeFetcher`]: many byte ranges in, few coalesced concurrent GETs out, zero-copy slices
 //! back.
+//!
+//! A fetch is planned first ([`plan_fetch`], pure): every request is validated (non-empty,
+//! inside the object when its size is known), ranges of one object are merged with
+//! [`merge_ranges`], and only then are single-range GETs issued through the
+//! [`RangeSource`], at most [`FetchOptions::max_concurrency`] at a time. object_store's own
+//! `get_ranges` is never used (its coalescing has no size cap and it panics on a past-EOF
+//! range merged with an in-bounds one).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -24,6 +31,63 @@ pub struct ReadRequest {
     pub object_size: Option<u64>,
 }
 
+impl ReadRequest {
+    /// A request for `range` of an object of unknown size.
+    pub fn new(path: Path, range: Range<u64>) -> Self {
+        Self { path, range, object_size: None }
+    }
+
+    /// A request for `range` of an object known to be `object_size` bytes long.
+    pub fn sized(path: Path, range: Range<u64>, object_size: u64) -> Self {
+        Self { path, range, object_size: Some(object_size) }
+    }
+
+    /// A request for `range` cut to the end of an `object_size`-byte object (for speculative
+    /// reads such as "the next 64 KiB"). Fails when nothing of the range is inside the object.
+    pub fn clamped(path: Path, range: Range<u64>, object_size: u64) -> Result<Self> {
+        let clamped = clamp_range(&range, object_size).ok_or_else(|| Error::InvalidArgument(format!(
+            "range {}..{} of {path} has no bytes inside the {object_size}-byte object",
+            range.start, range.end
+        )))?;
+        Ok(Self::sized(path, clamped, object_size))
+    }
+
+    /// Check the request before anything is sent: the range must be non-empty and, when the
+    /// object size is known, end inside the object.
+    pub fn validate(&self) -> Result<()> {
+        check_range(&self.path, &self.range, self.object_size)
+    }
+}
+
+/// `range` cut to `0..object_size`; `None` when the result would be empty.
+pub fn clamp_range(range: &Range<u64>, object_size: u64) -> Option<Range<u64>> {
+    let end = range.end.min(object_size);
+    (range.start < end).then_some(range.start..end)
+}
+
+/// Validate a range read of `path`: non-empty, and inside the object when its size is known.
+/// Empty or inverted ranges are `InvalidArgument`; a range past the end of an object of known
+/// size is `Corrupt` (the size and the range came from the same metadata, or the caller's
+/// metadata is wrong).
+pub fn check_range(path: &Path, range: &Range<u64>, object_size: Option<u64>) -> Result<()> {
+    if range.start >= range.end {
+        return Err(Error::InvalidArgument(format!(
+            "empty or inverted range {}..{} of {path}",
+            range.start, range.end
+        )));
+    }
+    if let Some(size) = object_size {
+        if range.end > size {
+            return Err(Error::Corrupt {
+                path: path.to_string(),
+                range: Some(range.clone()),
+                what: format!("range ends past the end of the {size}-byte object"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The result of a suffix ("tail") read.
 #[derive(Debug, Clone)]
 pub struct Tail {
@@ -36,16 +100,24 @@ pub struct Tail {
 impl Tail {
     /// Absolute offset of `bytes[0]` in the object.
     pub fn start(&self) -> u64 {
-        self.version.size - self.bytes.len() as u64
+        self.version.size.saturating_sub(self.bytes.len() as u64)
     }
 
-    /// Slice the tail by an absolute byte range of the object, if the tail covers it.
+    /// Whether the tail holds the whole object.
+    pub fn is_whole_object(&self) -> bool {
+        self.bytes.len() as u64 == self.version.size
+    }
+
+    /// Slice the tail by an absolute byte range of the object (zero-copy), if the tail
+    /// covers it. An empty range inside the tail gives empty bytes.
     pub fn slice(&self, range: Range<u64>) -> Option<Bytes> {
         let start = self.start();
         if range.start < start || range.end > self.version.size || range.start > range.end {
             return None;
         }
-        Some(self.bytes.slice((range.start - start) as usize..(range.end - start) as usize))
+        let lo = usize::try_from(range.start - start).ok()?;
+        let hi = usize::try_from(range.end - start).ok()?;
+        (hi <= self.bytes.len()).then(|| self.bytes.slice(lo..hi))
     }
 }
 
@@ -68,9 +140,9 @@ impl Default for FetchOptions {
 }
 
 /// Merge sorted-or-not ranges: ranges that overlap or whose gap is at most `gap` are merged,
-/// as long as the merged range stays within `max_merged` bytes (a single range larger than
-/// `max_merged` stays whole). Empty ranges are ignored. Returns merged ranges sorted by
-/// start. Pure.
+/// as long as the merged range stays within `max_merged` bytes (overlapping ranges are always
+/// merged, and a single range larger than `max_merged` stays whole). Empty ranges are
+/// ignored. Returns disjoint merged ranges sorted by start. Pure.
 pub fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_merged: u64) -> Vec<Range<u64>> {
     let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end).cloned().collect();
     sorted.sort_by_key(|r| (r.start, r.end));
@@ -88,6 +160,35 @@ pub fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_merged: u64) -> Vec<Ran
         merged.push(r);
     }
     merged
+}
+
+/// One GET of a planned fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRead {
+    /// Object path.
+    pub path: Path,
+    /// Merged byte range to GET.
+    pub range: Range<u64>,
+}
+
+/// Validate `requests` and merge them per object into the GETs a fetch will send, grouped by
+/// path (sorted) and sorted by start within a path. Pure: the read plan of a wave.
+pub fn plan_fetch(requests: &[ReadRequest], gap: u64, max_merged: u64) -> Result<Vec<PlannedRead>> {
+    for r in requests {
+        r.validate()?;
+    }
+    let mut by_path: Vec<(&Path, Range<u64>)> = requests.iter().map(|r| (&r.path, r.range.clone())).collect();
+    by_path.sort_by(|a, b| a.0.cmp(b.0));
+    let mut plan = Vec::new();
+    for group in by_path.chunk_by(|a, b| a.0 == b.0) {
+        let ranges: Vec<Range<u64>> = group.iter().map(|(_, r)| r.clone()).collect();
+        let path = group[0].0;
+        plan.extend(merge_ranges(&ranges, gap, max_merged).into_iter().map(|range| PlannedRead {
+            path: path.clone(),
+            range,
+        }));
+    }
+    Ok(plan)
 }
 
 /// Executes waves of range reads through a [`RangeSource`].
@@ -108,8 +209,22 @@ impl RangeFetcher {
         &self.source
     }
 
-    /// Suffix read of the last `n` bytes (one request, no HEAD).
+    /// The fetcher's options.
+    pub fn options(&self) -> &FetchOptions {
+        &self.options
+    }
+
+    /// The coalescing gap in effect (the options' or the source's).
+    pub fn coalesce_gap(&self) -> u64 {
+        self.options.coalesce_gap.unwrap_or_else(|| self.source.coalesce_gap())
+    }
+
+    /// Suffix read of the last `n` bytes (one request, no HEAD); the object's size comes from
+    /// the same response.
     pub async fn tail(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
+        if n == 0 {
+            return Err(Error::InvalidArgument(format!("empty suffix read of {path}")));
+        }
         let _guard = stats.start_request();
         let (bytes, version) = self.source.get_suffix(path, n).await?;
         stats.add_bytes(bytes.len() as u64);
@@ -124,109 +239,73 @@ impl RangeFetcher {
         Ok(Tail { bytes, version })
     }
 
-    /// Read all `requests` as one wave: ranges of the same object are merged, the merged
-    /// GETs run concurrently (bounded), and each request's bytes come back in order as a
-    /// zero-copy slice of its merged buffer.
+    /// The GETs [`fetch`](Self::fetch) would send for `requests` (validated, merged).
+    pub fn plan(&self, requests: &[ReadRequest]) -> Result<Vec<PlannedRead>> {
+        plan_fetch(requests, self.coalesce_gap(), self.options.max_merged_bytes)
+    }
+
+    /// Read all `requests` as one wave: requests are validated before anything is sent,
+    /// ranges of the same object are merged, the merged GETs run concurrently (at most
+    /// `max_concurrency` in flight), and each request's bytes come back in request order as
+    /// a zero-copy slice of its merged buffer. Fails on the first failed GET.
     pub async fn fetch(&self, requests: &[ReadRequest], stats: &IoStats) -> Result<Vec<Bytes>> {
-        for r in requests {
-            validate_request(r)?;
+        let plan = self.plan(requests)?;
+        if plan.is_empty() {
+            return Ok(Vec::new());
         }
-        let gap = self.options.coalesce_gap.unwrap_or_else(|| self.source.coalesce_gap());
-        // Group by object, merge per object.
-        let mut plan: Vec<(Path, Range<u64>)> = Vec::new();
-        let mut paths: Vec<&Path> = requests.iter().map(|r| &r.path).collect();
-        paths.sort();
-        paths.dedup();
-        for path in &paths {
-            let ranges: Vec<Range<u64>> =
-                requests.iter().filter(|r| &&r.path == path).map(|r| r.range.clone()).collect();
-            for m in merge_ranges(&ranges, gap, self.options.max_merged_bytes) {
-                plan.push(((*path).clone(), m));
-            }
-        }
+        let _wave = stats.start_wave();
         let source = &self.source;
-        let fetched: Vec<(Path, Range<u64>, Bytes)> = stream::iter(plan.into_iter().map(|(path, range)| async move {
+        let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| async move {
             let _guard = stats.start_request();
-            let bytes = source.get_range(&path, range.clone()).await?;
+            let bytes = source.get_range(&read.path, read.range.clone()).await?;
             stats.add_bytes(bytes.len() as u64);
-            Ok::<_, Error>((path, range, bytes))
+            check_length(&read, &bytes)?;
+            Ok::<_, Error>((read, bytes))
         }))
         .buffer_unordered(self.options.max_concurrency.max(1))
         .try_collect()
         .await?;
-        requests
-            .iter()
-            .map(|r| {
-                let (_, merged, bytes) = fetched
-                    .iter()
-                    .find(|(p, m, _)| p == &r.path && m.start <= r.range.start && r.range.end <= m.end)
-                    .ok_or_else(|| Error::corrupt("internal: fetched ranges do not cover a request"))?;
-                let lo = (r.range.start - merged.start) as usize;
-                let hi = (r.range.end - merged.start) as usize;
-                Ok(bytes.slice(lo..hi))
-            })
-            .collect()
+        slice_results(requests, fetched)
     }
 }
 
-fn validate_request(r: &ReadRequest) -> Result<()> {
-    if r.range.start >= r.range.end {
-        return Err(Error::InvalidArgument(format!(
-            "empty or inverted range {}..{} of {}",
-            r.range.start, r.range.end, r.path
-        )));
-    }
-    if let Some(size) = r.object_size {
-        if r.range.end > size {
-            return Err(Error::Corrupt {
-                path: r.path.to_string(),
-                range: Some(r.range.clone()),
-                what: format!("range ends past the end of the {size}-byte object"),
-            });
-        }
+/// A [`RangeSource`] must return exactly the bytes asked for; anything else is never decoded.
+fn check_length(read: &PlannedRead, bytes: &Bytes) -> Result<()> {
+    let wanted = read.range.end - read.range.start;
+    if bytes.len() as u64 != wanted {
+        return Err(Error::Corrupt {
+            path: read.path.to_string(),
+            range: Some(read.range.clone()),
+            what: format!("short read: asked for {wanted} bytes, got {}", bytes.len()),
+        });
     }
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn merges_close_ranges_and_keeps_far_ones() {
-        let m = merge_ranges(&[10..20, 0..5, 25..30, 100..110], 5, u64::MAX);
-        assert_eq!(m, vec![0..30, 100..110]);
-        let m = merge_ranges(&[10..20, 0..5, 25..30, 100..110], 4, u64::MAX);
-        assert_eq!(m, vec![0..5, 10..20, 25..30, 100..110]);
-    }
-
-    #[test]
-    fn respects_max_merged_size() {
-        let m = merge_ranges(&[0..10, 10..20, 20..30], 0, 20);
-        assert_eq!(m, vec![0..20, 20..30]);
-    }
-
-    proptest! {
-        #[test]
-        fn every_range_is_covered_and_merged_ranges_are_disjoint(
-            ranges in proptest::collection::vec((0u64..10_000, 1u64..500), 0..50),
-            gap in 0u64..1000,
-            max in 1u64..5000,
-        ) {
-            let ranges: Vec<Range<u64>> = ranges.into_iter().map(|(s, l)| s..s + l).collect();
-            let merged = merge_ranges(&ranges, gap, max);
-            for r in &ranges {
-                prop_assert!(merged.iter().any(|m| m.start <= r.start && r.end <= m.end));
-            }
-            for w in merged.windows(2) {
-                prop_assert!(w[0].end < w[1].start || (w[0].end == w[1].start));
-                prop_assert!(w[0].start < w[1].start);
-            }
-            let total_wanted: u64 = merge_ranges(&ranges, 0, u64::MAX).iter().map(|r| r.end - r.start).sum();
-            let total_fetched: u64 = merged.iter().map(|r| r.end - r.start).sum();
-            prop_assert!(total_fetched >= total_wanted);
-            prop_assert!(total_fetched <= total_wanted + gap * merged.len() as u64 * ranges.len() as u64);
-        }
-    }
+/// Hand each request its slice of the merged buffer that covers it.
+fn slice_results(requests: &[ReadRequest], mut fetched: Vec<(PlannedRead, Bytes)>) -> Result<Vec<Bytes>> {
+    fetched.sort_by(|a, b| (&a.0.path, a.0.range.start).cmp(&(&b.0.path, b.0.range.start)));
+    requests
+        .iter()
+        .map(|r| {
+            // The last merged read of this path starting at or before r.range.start covers it.
+            let idx = fetched.partition_point(|(m, _)| (&m.path, m.range.start) <= (&r.path, r.range.start));
+            let (merged, bytes) = idx
+                .checked_sub(1)
+                .and_then(|i| fetched.get(i))
+                .filter(|(m, _)| m.path == r.path && r.range.end <= m.range.end)
+                .ok_or_else(|| Error::Corrupt {
+                    path: r.path.to_string(),
+                    range: Some(r.range.clone()),
+                    what: "internal: no fetched range covers this request".into(),
+                })?;
+            let lo = (r.range.start - merged.range.start) as usize;
+            let hi = (r.range.end - merged.range.start) as usize;
+            Ok(bytes.slice(lo..hi))
+        })
+        .collect()
 }
+
+#[cfg(test)]
+#[path = "fetch_tests.rs"]
+mod tests;

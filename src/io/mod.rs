@@ -1,18 +1,53 @@
 //! The I/O layer: the only code in lakeseek that touches `object_store`.
 //!
-//! * [`store`] turns a URL into an object store handle.
+//! * [`store`] turns a URL (and storage options, and optionally an HTTP connector) into an
+//!   object store handle.
 //! * [`source`] is the narrow I/O trait ([`RangeSource`]) the rest of the crate reads through.
 //! * [`fetch`] plans and executes many byte ranges as few coalesced, concurrent requests.
 //! * [`stats`] counts requests, bytes and round trips per query.
 //! * [`cache`] holds typed, size-weighted moka caches of decoded things.
+//! * [`wrappers`] adds latency, recording and HTTP-level counting around the above, for tests
+//!   and benches.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use lakeseek::io::{open_url, FetchOptions, IoStats, RangeFetcher, ReadRequest};
+//! use object_store::{ObjectStoreExt, PutPayload};
+//!
+//! let opened = open_url("memory:///data/file.bin", &[])?;
+//! opened.store.put(&opened.path, PutPayload::from(vec![7u8; 1000])).await?;
+//! let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+//! let stats = IoStats::new();
+//! // One suffix request gives the tail and the object size (no HEAD).
+//! let tail = fetcher.tail(&opened.path, 100, &stats).await?;
+//! assert_eq!((tail.version.size, tail.start()), (1000, 900));
+//! // Many ranges, one wave: merged, fetched concurrently, sliced back in order.
+//! let size = tail.version.size;
+//! let parts = fetcher
+//!     .fetch(
+//!         &[ReadRequest::sized(opened.path.clone(), 0..10, size), ReadRequest::sized(opened.path.clone(), 10..20, size)],
+//!         &stats,
+//!     )
+//!     .await?;
+//! assert_eq!(parts[1].len(), 10);
+//! let s = stats.snapshot();
+//! assert_eq!((s.requests, s.round_trips), (2, 2)); // 1 tail + 1 merged GET, 2 waves
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 
 pub mod cache;
 pub mod fetch;
 pub mod source;
 pub mod stats;
 pub mod store;
+pub mod wrappers;
 
-pub use fetch::{merge_ranges, FetchOptions, RangeFetcher, ReadRequest, Tail};
+pub use cache::{CacheKey, DeepSize, SizedCache};
+pub use fetch::{
+    check_range, clamp_range, merge_ranges, plan_fetch, FetchOptions, PlannedRead, RangeFetcher, ReadRequest, Tail,
+};
 pub use source::{ObjectStoreSource, ObjectVersion, RangeSource};
 pub use stats::{IoStats, IoStatsSnapshot};
-pub use store::{open_url, OpenedUrl};
+pub use store::{open_url, open_url_with, OpenOptions, OpenedUrl};
+pub use wrappers::{CountingConnector, LatencySource, RecordingSource};

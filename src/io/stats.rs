@@ -35,10 +35,19 @@ impl IoStats {
 
     /// Mark the start of one request; returns a guard that marks its end when dropped.
     pub fn start_request(&self) -> RequestGuard<'_> {
+        let guard = self.start_wave();
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// Mark the start of a wave of requests issued together (e.g. one
+    /// [`RangeFetcher::fetch`](crate::io::RangeFetcher::fetch)): while the guard lives, the
+    /// wave is in flight, so requests started inside it belong to one round trip even when a
+    /// fast backend finishes each before the next starts. Counts no request by itself.
+    pub fn start_wave(&self) -> RequestGuard<'_> {
         if self.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
             self.round_trips.fetch_add(1, Ordering::SeqCst);
         }
-        self.requests.fetch_add(1, Ordering::SeqCst);
         RequestGuard { stats: self }
     }
 
@@ -61,9 +70,9 @@ impl IoStatsSnapshot {
     /// Counters accumulated since `earlier`.
     pub fn since(&self, earlier: &IoStatsSnapshot) -> IoStatsSnapshot {
         IoStatsSnapshot {
-            requests: self.requests - earlier.requests,
-            bytes: self.bytes - earlier.bytes,
-            round_trips: self.round_trips - earlier.round_trips,
+            requests: self.requests.saturating_sub(earlier.requests),
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+            round_trips: self.round_trips.saturating_sub(earlier.round_trips),
         }
     }
 }
@@ -95,5 +104,20 @@ mod tests {
         let snap = s.snapshot();
         assert_eq!(snap.requests, 3);
         assert_eq!(snap.round_trips, 2);
+    }
+
+    #[test]
+    fn requests_inside_a_wave_are_one_round_trip_even_when_sequential() {
+        let s = IoStats::new();
+        {
+            let _wave = s.start_wave();
+            drop(s.start_request());
+            drop(s.start_request());
+        }
+        drop(s.start_request());
+        let snap = s.snapshot();
+        assert_eq!((snap.requests, snap.round_trips, snap.bytes), (3, 2, 0));
+        let later = IoStatsSnapshot { requests: 5, bytes: 10, round_trips: 3 };
+        assert_eq!(later.since(&snap), IoStatsSnapshot { requests: 2, bytes: 10, round_trips: 1 });
     }
 }

@@ -1,18 +1,39 @@
-//! URL → object store. Reads credentials and endpoints from the environment the way
-//! object_store's builders do (`AWS_ENDPOINT`, `AWS_ALLOW_HTTP`, `GOOGLE_SERVICE_ACCOUNT`,
-//! `AZURE_STORAGE_ACCOUNT_NAME`, ...) and applies `key=value` storage options on top.
+//! URL → object store.
+//!
+//! Credentials and endpoints come from the environment the way object_store's builders read
+//! it (`AWS_ENDPOINT`, `AWS_ALLOW_HTTP`, `AWS_ACCESS_KEY_ID`, `GOOGLE_SERVICE_ACCOUNT`,
+//! `AZURE_STORAGE_ACCOUNT_NAME`, ...), then `key=value` storage options are applied on top
+//! (the CLI's `--storage-option key=value`). Keys are object_store's own config keys
+//! (`aws_endpoint`, `allow_http`, `timeout`, `connect_timeout`, ...) plus a few that lakeseek
+//! parses itself, listed in [`LAKESEEK_OPTION_KEYS`]:
+//!
+//! | key | meaning | default |
+//! |---|---|---|
+//! | `max_retries` | retries per request (0 disables) | object_store's (10) |
+//! | `retry_timeout_secs` | stop retrying this long after the first attempt | object_store's (180) |
+//! | `retry_init_backoff_ms` | first backoff | object_store's (100) |
+//! | `retry_max_backoff_ms` | backoff cap | object_store's (15000) |
+//! | `coalesce_gap` | merge ranges whose gap is at most this many bytes | 256 KiB remote, 0 local |
+//!
+//! `memory://` URLs open a new, empty in-memory store on every call (useful in doctests).
+//!
+//! An [`HttpConnector`] can be passed with [`OpenOptions::http_connector`] (e.g. the
+//! [`CountingConnector`](crate::io::wrappers::CountingConnector) to count requests or inject
+//! latency at the HTTP layer); it applies to the S3, GCS, Azure and HTTP backends.
 
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::client::{HttpClient, HttpConnector};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{ClientConfigKey, ObjectStore, ObjectStoreScheme};
+use object_store::{ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -22,6 +43,10 @@ use crate::io::source::{ObjectStoreSource, RangeSource};
 pub const REMOTE_COALESCE_GAP: u64 = 256 * 1024;
 /// Coalescing gap for local files: no benefit from reading gap bytes.
 pub const LOCAL_COALESCE_GAP: u64 = 0;
+
+/// Storage-option keys that lakeseek parses itself (not passed to object_store's builders).
+pub const LAKESEEK_OPTION_KEYS: &[&str] =
+    &["max_retries", "retry_timeout_secs", "retry_init_backoff_ms", "retry_max_backoff_ms", "coalesce_gap"];
 
 /// A URL opened into a store, with the object path inside it.
 #[derive(Debug, Clone)]
@@ -36,71 +61,221 @@ pub struct OpenedUrl {
     pub scheme: ObjectStoreScheme,
 }
 
+/// Everything [`open_url_with`] accepts besides the URL.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// `key=value` storage options (object_store config keys and [`LAKESEEK_OPTION_KEYS`]).
+    pub storage_options: Vec<(String, String)>,
+    /// HTTP client factory for the remote backends; `None` uses object_store's reqwest client.
+    pub http_connector: Option<Arc<dyn HttpConnector>>,
+}
+
+impl OpenOptions {
+    /// Options from `key=value` pairs, no custom connector.
+    pub fn new(storage_options: &[(String, String)]) -> Self {
+        Self { storage_options: storage_options.to_vec(), http_connector: None }
+    }
+
+    /// Use `connector` for every HTTP request of the opened store.
+    pub fn with_http_connector(mut self, connector: Arc<dyn HttpConnector>) -> Self {
+        self.http_connector = Some(connector);
+        self
+    }
+}
+
 /// Parse `url` (a URL or a plain local path) and open its store with `options`
-/// (`key=value` pairs as accepted by object_store's builders, e.g. `aws_endpoint`,
-/// `allow_http`, `google_service_account`).
+/// (`key=value` pairs, see the module docs).
 pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
+    open_url_with(url, &OpenOptions::new(options))
+}
+
+/// [`open_url`] with an optional [`HttpConnector`].
+pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
     let parsed = parse_url_or_path(url)?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed)
         .map_err(|e| Error::InvalidArgument(format!("cannot parse store URL {url}: {e}")))?;
+    let (tuning, passthrough) = split_options(&options.storage_options)?;
+    let connector = options.http_connector.clone().map(SharedConnector);
     let store: Arc<dyn ObjectStore> = match scheme {
-        ObjectStoreScheme::Local => {
-            if !options.is_empty() {
-                return Err(Error::InvalidArgument("local files take no storage options".into()));
+        ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
+            if let Some((k, _)) = passthrough.first() {
+                return Err(Error::InvalidArgument(format!(
+                    "storage option {k} does not apply to local or in-memory stores"
+                )));
             }
-            Arc::new(LocalFileSystem::new())
+            if scheme == ObjectStoreScheme::Local {
+                Arc::new(LocalFileSystem::new())
+            } else {
+                Arc::new(InMemory::new())
+            }
         }
-        ObjectStoreScheme::Memory => Arc::new(InMemory::new()),
         ObjectStoreScheme::AmazonS3 => {
             let mut b = AmazonS3Builder::from_env().with_url(parsed.as_str());
-            for (k, v) in options {
-                let key = AmazonS3ConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown S3 storage option {k}")))?;
-                b = b.with_config(key, v);
+            for (k, v) in &passthrough {
+                b = b.with_config(config_key::<AmazonS3ConfigKey>(k, "S3")?, v);
+            }
+            if let Some(retry) = tuning.retry_config() {
+                b = b.with_retry(retry);
+            }
+            if let Some(c) = connector {
+                b = b.with_http_connector(c);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
         ObjectStoreScheme::GoogleCloudStorage => {
             let mut b = GoogleCloudStorageBuilder::from_env().with_url(parsed.as_str());
-            for (k, v) in options {
-                let key = GoogleConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown GCS storage option {k}")))?;
-                b = b.with_config(key, v);
+            for (k, v) in &passthrough {
+                b = b.with_config(config_key::<GoogleConfigKey>(k, "GCS")?, v);
+            }
+            if let Some(retry) = tuning.retry_config() {
+                b = b.with_retry(retry);
+            }
+            if let Some(c) = connector {
+                b = b.with_http_connector(c);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
         ObjectStoreScheme::MicrosoftAzure => {
             let mut b = MicrosoftAzureBuilder::from_env().with_url(parsed.as_str());
-            for (k, v) in options {
-                let key = AzureConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown Azure storage option {k}")))?;
-                b = b.with_config(key, v);
+            for (k, v) in &passthrough {
+                b = b.with_config(config_key::<AzureConfigKey>(k, "Azure")?, v);
+            }
+            if let Some(retry) = tuning.retry_config() {
+                b = b.with_retry(retry);
+            }
+            if let Some(c) = connector {
+                b = b.with_http_connector(c);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
         ObjectStoreScheme::Http => {
             let base = format!("{}://{}", parsed.scheme(), parsed.authority());
-            let mut b = HttpBuilder::new().with_url(base);
-            for (k, v) in options {
-                let key = ClientConfigKey::from_str(k)
-                    .map_err(|_| Error::InvalidArgument(format!("unknown HTTP storage option {k}")))?;
-                b = b.with_config(key, v);
+            // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
+            let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
+            for (k, v) in &passthrough {
+                options = options.with_config(config_key::<ClientConfigKey>(k, "HTTP")?, v);
+            }
+            let mut b = HttpBuilder::new().with_url(base).with_client_options(options);
+            if let Some(retry) = tuning.retry_config() {
+                b = b.with_retry(retry);
+            }
+            if let Some(c) = connector {
+                b = b.with_http_connector(c);
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
         other => return Err(Error::InvalidArgument(format!("unsupported store scheme {other:?}"))),
     };
-    let gap = match scheme {
+    let gap = tuning.coalesce_gap.unwrap_or(match scheme {
         ObjectStoreScheme::Local | ObjectStoreScheme::Memory => LOCAL_COALESCE_GAP,
         _ => REMOTE_COALESCE_GAP,
-    };
+    });
     let label = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
     let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(store.clone(), gap, label));
     Ok(OpenedUrl { store, source, path, scheme })
 }
 
+/// The storage options lakeseek parses itself (see [`LAKESEEK_OPTION_KEYS`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IoTuning {
+    /// `max_retries`.
+    pub max_retries: Option<usize>,
+    /// `retry_timeout_secs`.
+    pub retry_timeout: Option<Duration>,
+    /// `retry_init_backoff_ms`.
+    pub init_backoff: Option<Duration>,
+    /// `retry_max_backoff_ms`.
+    pub max_backoff: Option<Duration>,
+    /// `coalesce_gap` in bytes.
+    pub coalesce_gap: Option<u64>,
+}
+
+impl IoTuning {
+    /// object_store's retry config with the given fields replaced, or `None` when no retry
+    /// option was given (object_store's defaults then apply).
+    pub fn retry_config(&self) -> Option<RetryConfig> {
+        if self.max_retries.is_none()
+            && self.retry_timeout.is_none()
+            && self.init_backoff.is_none()
+            && self.max_backoff.is_none()
+        {
+            return None;
+        }
+        let mut retry = RetryConfig::default();
+        if let Some(n) = self.max_retries {
+            retry.max_retries = n;
+        }
+        if let Some(t) = self.retry_timeout {
+            retry.retry_timeout = t;
+        }
+        if let Some(d) = self.init_backoff {
+            retry.backoff.init_backoff = d;
+        }
+        if let Some(d) = self.max_backoff {
+            retry.backoff.max_backoff = d;
+        }
+        if retry.backoff.max_backoff < retry.backoff.init_backoff {
+            retry.backoff.max_backoff = retry.backoff.init_backoff;
+        }
+        Some(retry)
+    }
+}
+
+/// Split `options` into lakeseek's own (parsed) and the rest (for object_store's builders,
+/// in the given order). Keys are matched case-insensitively, as object_store does.
+pub fn split_options(options: &[(String, String)]) -> Result<(IoTuning, Vec<(String, String)>)> {
+    let mut tuning = IoTuning::default();
+    let mut rest = Vec::new();
+    for (key, value) in options {
+        let lower = key.to_ascii_lowercase();
+        match lower.as_str() {
+            "max_retries" => tuning.max_retries = Some(parse_number(key, value)? as usize),
+            "retry_timeout_secs" => tuning.retry_timeout = Some(parse_seconds(key, value)?),
+            "retry_init_backoff_ms" => {
+                tuning.init_backoff = Some(Duration::from_millis(parse_number(key, value)?))
+            }
+            "retry_max_backoff_ms" => {
+                tuning.max_backoff = Some(Duration::from_millis(parse_number(key, value)?))
+            }
+            "coalesce_gap" => tuning.coalesce_gap = Some(parse_number(key, value)?),
+            _ => rest.push((lower, value.clone())),
+        }
+    }
+    Ok((tuning, rest))
+}
+
+fn parse_number(key: &str, value: &str) -> Result<u64> {
+    value
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| Error::InvalidArgument(format!("storage option {key}={value}: expected a whole number")))
+}
+
+fn parse_seconds(key: &str, value: &str) -> Result<Duration> {
+    let secs: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| Error::InvalidArgument(format!("storage option {key}={value}: expected seconds")))?;
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| Error::InvalidArgument(format!("storage option {key}={value}: out of range")))
+}
+
+fn config_key<K: FromStr>(key: &str, store: &str) -> Result<K> {
+    K::from_str(key).map_err(|_| Error::InvalidArgument(format!("unknown {store} storage option {key}")))
+}
+
 fn builder_error(url: &str, e: object_store::Error) -> Error {
     Error::InvalidArgument(format!("cannot open store for {url}: {e}"))
+}
+
+/// Adapts a shared `Arc<dyn HttpConnector>` to the builders' generic `with_http_connector`.
+#[derive(Debug)]
+struct SharedConnector(Arc<dyn HttpConnector>);
+
+impl HttpConnector for SharedConnector {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        self.0.connect(options)
+    }
 }
 
 /// Accept `s3://...`, `file:///...` and plain (relative or absolute) local paths.
@@ -117,25 +292,81 @@ fn parse_url_or_path(url: &str) -> Result<Url> {
 mod tests {
     use super::*;
 
+    fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn s3_options() -> Vec<(String, String)> {
+        kv(&[
+            ("aws_endpoint", "http://127.0.0.1:1"),
+            ("allow_http", "true"),
+            ("aws_access_key_id", "k"),
+            ("aws_secret_access_key", "s"),
+            ("aws_region", "us-east-1"),
+        ])
+    }
+
     #[test]
     fn plain_paths_become_local_urls() {
         let o = open_url("/tmp/x.lance", &[]).unwrap();
         assert_eq!(o.scheme, ObjectStoreScheme::Local);
         assert_eq!(o.path.as_ref(), "tmp/x.lance");
+        assert_eq!(o.source.coalesce_gap(), LOCAL_COALESCE_GAP);
+        let o = open_url("file:///tmp/y", &[]).unwrap();
+        assert_eq!(o.path.as_ref(), "tmp/y");
     }
 
     #[test]
     fn s3_urls_take_options() {
-        let opts = vec![
-            ("aws_endpoint".to_string(), "http://127.0.0.1:1".to_string()),
-            ("allow_http".to_string(), "true".to_string()),
-            ("aws_access_key_id".to_string(), "k".to_string()),
-            ("aws_secret_access_key".to_string(), "s".to_string()),
-            ("aws_region".to_string(), "us-east-1".to_string()),
-        ];
-        let o = open_url("s3://bucket/a/b.lance", &opts).unwrap();
+        let o = open_url("s3://bucket/a/b.lance", &s3_options()).unwrap();
         assert_eq!(o.scheme, ObjectStoreScheme::AmazonS3);
         assert_eq!(o.path.as_ref(), "a/b.lance");
-        assert!(open_url("s3://bucket/a", &[("bogus".into(), "1".into())]).is_err());
+        assert_eq!(o.source.coalesce_gap(), REMOTE_COALESCE_GAP);
+        assert_eq!(o.source.describe(), "s3://bucket");
+        let err = open_url("s3://bucket/a", &kv(&[("bogus", "1")])).unwrap_err();
+        assert!(err.to_string().contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn other_schemes_open() {
+        let o = open_url("memory:///x/y", &[]).unwrap();
+        assert_eq!(o.scheme, ObjectStoreScheme::Memory);
+        let gcs_key = r#"{"gcs_base_url":"http://127.0.0.1:1","disable_oauth":true,"client_email":"","private_key":"","private_key_id":""}"#;
+        let o = open_url("gs://b/p/q", &kv(&[("google_service_account_key", gcs_key)])).unwrap();
+        assert_eq!((o.scheme, o.path.as_ref()), (ObjectStoreScheme::GoogleCloudStorage, "p/q"));
+        let o = open_url("http://127.0.0.1:1/dir/file.lance", &kv(&[("timeout", "5s")])).unwrap();
+        assert_eq!((o.scheme, o.path.as_ref()), (ObjectStoreScheme::Http, "dir/file.lance"));
+        let az = kv(&[("azure_storage_account_name", "acct"), ("azure_storage_account_key", "a2V5")]);
+        let o = open_url("az://container/p", &az).unwrap();
+        assert_eq!(o.scheme, ObjectStoreScheme::MicrosoftAzure);
+        assert!(open_url("ftp://host/x", &[]).is_err());
+    }
+
+    #[test]
+    fn lakeseek_options_are_parsed_not_passed_on() {
+        let opts = kv(&[
+            ("max_retries", "2"),
+            ("RETRY_TIMEOUT_SECS", "1.5"),
+            ("retry_init_backoff_ms", "10"),
+            ("coalesce_gap", "4096"),
+            ("aws_region", "eu-west-1"),
+        ]);
+        let (tuning, rest) = split_options(&opts).unwrap();
+        assert_eq!(rest, kv(&[("aws_region", "eu-west-1")]));
+        assert_eq!(tuning.coalesce_gap, Some(4096));
+        let retry = tuning.retry_config().unwrap();
+        assert_eq!(retry.max_retries, 2);
+        assert_eq!(retry.retry_timeout, Duration::from_millis(1500));
+        assert_eq!(retry.backoff.init_backoff, Duration::from_millis(10));
+        assert!(IoTuning::default().retry_config().is_none());
+        assert!(split_options(&kv(&[("max_retries", "-1")])).is_err());
+        assert!(split_options(&kv(&[("retry_timeout_secs", "soon")])).is_err());
+
+        let mut s3 = s3_options();
+        s3.extend(kv(&[("coalesce_gap", "7"), ("max_retries", "0")]));
+        assert_eq!(open_url("s3://bucket/a", &s3).unwrap().source.coalesce_gap(), 7);
+        // Local stores accept lakeseek's options, reject backend ones.
+        assert_eq!(open_url("/tmp/z", &kv(&[("coalesce_gap", "9")])).unwrap().source.coalesce_gap(), 9);
+        assert!(open_url("/tmp/z", &kv(&[("aws_region", "x")])).is_err());
     }
 }

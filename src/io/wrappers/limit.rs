@@ -1,0 +1,126 @@
+//! [`ConcurrencyLimitSource`]: a cap on requests in flight across every user of a source.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use object_store::path::Path;
+use tokio::sync::Semaphore;
+
+use crate::error::{Error, Result};
+use crate::io::source::{ObjectVersion, RangeSource};
+
+/// Lets at most `limit` requests run at once through the inner source, however many
+/// fetches share it (a [`RangeFetcher`](crate::io::RangeFetcher)'s own bound is per wave).
+#[derive(Debug, Clone)]
+pub struct ConcurrencyLimitSource {
+    inner: Arc<dyn RangeSource>,
+    permits: Arc<Semaphore>,
+    limit: usize,
+}
+
+impl ConcurrencyLimitSource {
+    /// Wrap `inner`, allowing `limit` (at least 1) requests in flight.
+    pub fn new(inner: Arc<dyn RangeSource>, limit: usize) -> Self {
+        let limit = limit.max(1);
+        Self { inner, permits: Arc::new(Semaphore::new(limit)), limit }
+    }
+
+    /// The cap.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        // The semaphore is never closed; an error here would be a bug, not bad input.
+        self.permits.acquire().await.map_err(|e| Error::Io(std::io::Error::other(e)))
+    }
+}
+
+#[async_trait]
+impl RangeSource for ConcurrencyLimitSource {
+    async fn get_range(&self, path: &Path, range: Range<u64>) -> Result<Bytes> {
+        let _permit = self.permit().await?;
+        self.inner.get_range(path, range).await
+    }
+
+    async fn get_suffix(&self, path: &Path, n: u64) -> Result<(Bytes, ObjectVersion)> {
+        let _permit = self.permit().await?;
+        self.inner.get_suffix(path, n).await
+    }
+
+    async fn get_all(&self, path: &Path) -> Result<(Bytes, ObjectVersion)> {
+        let _permit = self.permit().await?;
+        self.inner.get_all(path).await
+    }
+
+    fn coalesce_gap(&self) -> u64 {
+        self.inner.coalesce_gap()
+    }
+
+    fn describe(&self) -> String {
+        format!("{} (at most {} in flight)", self.inner.describe(), self.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::fetch::{FetchOptions, RangeFetcher, ReadRequest};
+    use crate::io::stats::IoStats;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Zero-filled objects of any size; tracks the most requests in flight. Each request
+    /// yields a few times so concurrent requests really overlap.
+    #[derive(Debug, Default)]
+    struct Probe {
+        in_flight: AtomicUsize,
+        peak: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl RangeSource for Probe {
+        async fn get_range(&self, _path: &Path, range: Range<u64>) -> Result<Bytes> {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.peak.fetch_max(now, Ordering::SeqCst);
+            for _ in 0..5 {
+                tokio::task::yield_now().await;
+            }
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            Ok(Bytes::from(vec![0u8; (range.end - range.start) as usize]))
+        }
+        async fn get_suffix(&self, _path: &Path, _n: u64) -> Result<(Bytes, ObjectVersion)> {
+            unimplemented!("not used by this test")
+        }
+        async fn get_all(&self, _path: &Path) -> Result<(Bytes, ObjectVersion)> {
+            unimplemented!("not used by this test")
+        }
+        fn coalesce_gap(&self) -> u64 {
+            0
+        }
+        fn describe(&self) -> String {
+            "probe".into()
+        }
+    }
+
+    async fn run_three_fetches(source: Arc<dyn RangeSource>) {
+        let f = RangeFetcher::new(source, FetchOptions { max_concurrency: 8, ..Default::default() });
+        let reqs: Vec<ReadRequest> = (0..16u64).map(|i| ReadRequest::new(Path::from("p"), i * 10..i * 10 + 5)).collect();
+        let stats = IoStats::new();
+        let (a, b, c) = tokio::join!(f.fetch(&reqs, &stats), f.fetch(&reqs, &stats), f.fetch(&reqs, &stats));
+        assert!(a.is_ok() && b.is_ok() && c.is_ok());
+        assert_eq!(stats.snapshot().requests, 48);
+    }
+
+    #[tokio::test]
+    async fn caps_requests_across_concurrent_fetches() {
+        let unlimited = Arc::new(Probe::default());
+        run_three_fetches(unlimited.clone()).await;
+        assert!(unlimited.peak.load(Ordering::SeqCst) > 3, "without the cap requests overlap");
+
+        let probe = Arc::new(Probe::default());
+        run_three_fetches(Arc::new(ConcurrencyLimitSource::new(probe.clone(), 3))).await;
+        assert_eq!(probe.peak.load(Ordering::SeqCst), 3);
+    }
+}

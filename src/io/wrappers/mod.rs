@@ -1,0 +1,23 @@
+//! Cross-cutting I/O concerns as small wrapper types (architecture principle 6): nothing in
+//! the core reader knows about latency, recording or counting; tests and benches wrap.
+//!
+//! * [`LatencySource`]: adds a fixed delay to every request of any [`RangeSource`].
+//! * [`RecordingSource`]: records every `(path, range)` a [`RangeSource`] is asked for, for
+//!   read-plan assertions ("this query did not read page 3").
+//! * [`ConcurrencyLimitSource`]: at most N requests in flight across all users of a source.
+//! * [`CountingConnector`]: an object_store [`HttpConnector`] that counts HTTP requests and
+//!   body bytes per method, tracks requests in flight, can add latency per request and can
+//!   answer the next requests with an injected error status (to exercise retries).
+//!
+//! [`RangeSource`]: crate::io::RangeSource
+//! [`HttpConnector`]: object_store::client::HttpConnector
+
+mod counting;
+mod latency;
+mod limit;
+mod recording;
+
+pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord};
+pub use latency::LatencySource;
+pub use limit::ConcurrencyLimitSource;
+pub use recording::{ReadKind, RecordedRead, RecordingSource};

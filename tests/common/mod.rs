@@ -1,0 +1,40 @@
+//! Shared support for lakeseek's integration tests. Use it with `mod common;` at the top of
+//! a file in `tests/`.
+//!
+//! * [`S3TestServer`]: a real S3 server (s3s + s3s-fs, SigV4 checked) started in-process on
+//!   127.0.0.1 for one test: `start().await`, `put`, `upload_dir`, `storage_options`,
+//!   `open(key)` through a [`CountingConnector`](lakeseek::io::wrappers::CountingConnector)
+//!   (`counting()`, `http_counts()`), `fail_next_server_requests(n)` for retry tests.
+//! * [`GcsTestServer`]: fake-gcs-server (reads only, seeded from a directory), when its
+//!   binary is installed by `localstack/install.sh`; see [`emulator_missing`].
+//!
+//! Nothing here is timed; every server binds 127.0.0.1 on a random port.
+#![allow(dead_code, unused_imports)]
+
+pub mod gcs;
+pub mod s3;
+mod s3_backend;
+
+pub use gcs::GcsTestServer;
+pub use s3::S3TestServer;
+
+/// Environment variable: when set to `1`, tests that need an external emulator binary
+/// (fake-gcs-server) fail instead of skipping when it is missing. `.ci/run` sets it after
+/// `localstack/install.sh`.
+pub const REQUIRE_EMULATORS_ENV: &str = "LAKESEEK_REQUIRE_EMULATORS";
+
+/// Call when an emulator binary is missing: panics if [`REQUIRE_EMULATORS_ENV`] is `1`,
+/// otherwise prints a loud skip notice (so a local `cargo test` without the emulator
+/// still passes, and CI cannot skip silently).
+pub fn emulator_missing(what: &str) {
+    let required = std::env::var(REQUIRE_EMULATORS_ENV).map(|v| v == "1").unwrap_or(false);
+    if required {
+        panic!("{what} is not installed but {REQUIRE_EMULATORS_ENV}=1; run localstack/install.sh");
+    }
+    eprintln!("SKIPPED: {what} is not installed (run localstack/install.sh; set {REQUIRE_EMULATORS_ENV}=1 to make this a failure)");
+}
+
+/// Deterministic test bytes: `len` bytes that differ at every offset modulo 251.
+pub fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8 ^ ((i / 251) as u8).wrapping_mul(31)).collect()
+}
