@@ -1,8 +1,12 @@
 //! Shared helpers of the ecp integration tests: fixture paths, expected results, stores.
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
+
+use lakeseek::ecp::{EcpIndex, QueryOptions, SearchParams};
+use lakeseek::io::IoStats;
 
 use object_store::memory::InMemory;
 use object_store::path::Path;
@@ -124,3 +128,89 @@ pub fn temp_copy(name: &str) -> tempfile::TempDir {
     }
     tmp
 }
+
+pub fn node_of(path: &str) -> Option<(u32, u32)> {
+    let mut parts = path.split('/');
+    let lvl = parts.next()?.strip_prefix("lvl_")?.parse::<u32>().ok()?;
+    let node = parts.next()?.strip_prefix("node_")?.parse::<u32>().ok()?;
+    Some((lvl - 1, node))
+}
+
+pub async fn check_info(index: &EcpIndex, exp: &Expected) {
+    let info = index.info();
+    assert_eq!(info.levels, exp.levels);
+    assert_eq!(format!("{:?}", info.metric), exp.metric);
+    assert_eq!(info.is_normalized, exp.is_normalized);
+    assert_eq!(info.dim, exp.dim);
+    assert_eq!(info.node_size, exp.node_size);
+    assert_eq!(info.total_items, exp.total_items);
+    assert_eq!(info.next_item_id, exp.next_item_id);
+    assert_eq!(info.format_version, 1);
+    assert_eq!(info.format_version_present, exp.format_version_written);
+    assert_eq!(format!("{:?}", info.embedding_dtype).to_lowercase(), exp.dtype);
+}
+
+pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool) {
+    for case in &exp.cases {
+        let what = format!("{} {}", exp.name, case.name);
+        index.clear_cache();
+        let params = SearchParams { search_exp: case.search_exp, max_increments: case.max_increments };
+        let mut q = index
+            .query(case.query.clone(), QueryOptions { params, exclude: case.exclude.clone(), prefetch: None })
+            .unwrap();
+        for (p, page) in case.pages.iter().enumerate() {
+            index.store_probe().start_log();
+            let got = q.next_k(page.k).await.unwrap();
+            let log = index.store_probe().take_log();
+            assert_eq!(got.ids, page.ids, "{what} page {p}: ids");
+            assert_scores_close(&format!("{what} page {p}"), &got.scores, &page.scores);
+            assert_eq!(q.visited(), page.visited.as_slice(), "{what} page {p}: visiting order");
+            if check_requests {
+                // No prefetch and a cold cache on page 0: exactly the visited nodes were fetched.
+                let fetched: BTreeSet<(u32, u32)> = log.iter().filter_map(|l| node_of(l)).collect();
+                let visited: BTreeSet<(u32, u32)> = page.visited.iter().copied().collect();
+                if p == 0 {
+                    assert_eq!(fetched, visited, "{what} page {p}: nodes fetched");
+                } else {
+                    assert!(fetched.is_subset(&visited), "{what} page {p}: fetched beyond visited");
+                }
+                assert!(log.iter().all(|l| l.starts_with("lvl_")), "{what}: unexpected requests {log:?}");
+            }
+        }
+    }
+    let kinds = index.store_probe().kinds();
+    assert_eq!((kinds.heads, kinds.lists, kinds.puts), (0, 0, 0), "{}: no HEAD/LIST/PUT", exp.name);
+}
+
+pub async fn check_saved(index: &EcpIndex, exp: &Expected) {
+    for saved in &exp.saved {
+        let what = format!("{} saved query {}", exp.name, saved.query_id);
+        let params = SearchParams { search_exp: saved.search_exp, max_increments: saved.max_increments };
+        let mut q = index.load_query(saved.query_id, QueryOptions { params, ..Default::default() }).await.unwrap();
+        for (p, page) in saved.pages.iter().enumerate() {
+            let got = q.next_k(page.k).await.unwrap();
+            assert_eq!(got.ids, page.ids, "{what} page {p}");
+            assert_scores_close(&what, &got.scores, &page.scores);
+        }
+        // The uninterrupted search gives the same pages after the first.
+        let mut fresh = index
+            .query(saved.query.clone(), QueryOptions { params, exclude: saved.exclude.clone(), prefetch: None })
+            .unwrap();
+        let first = fresh.next_k(saved.first_page.k).await.unwrap();
+        assert_eq!(first.ids, saved.first_page.ids, "{what} first page");
+        for page in &saved.pages {
+            assert_eq!(fresh.next_k(page.k).await.unwrap().ids, page.ids, "{what} uninterrupted");
+        }
+    }
+}
+
+pub async fn check_exhaustive(index: &EcpIndex, exp: &Expected) {
+    for case in &exp.cases {
+        let stats = Arc::new(IoStats::new());
+        let got = index.exhaustive_search(case.query.clone(), 10, &[], 8, stats.clone()).await.unwrap();
+        assert_eq!(got.ids, case.brute_force_ids, "{} {} exhaustive", exp.name, case.name);
+        assert_scores_close("exhaustive", &got.scores, &case.brute_force_scores);
+        assert!(stats.snapshot().requests > 0);
+    }
+}
+
