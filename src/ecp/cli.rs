@@ -5,7 +5,7 @@ use crate::io::IoStatsSnapshot;
 
 use super::index::{EcpIndex, OpenOptions};
 use super::npy::parse_npy;
-use super::query::QueryOptions;
+use super::query::{QueryOptions, SearchResult};
 use super::search::SearchParams;
 
 /// Parse `key=value`.
@@ -96,17 +96,26 @@ fn read_query(args: &EcpSearchArgs) -> Result<Vec<f32>> {
     }
 }
 
-/// Run `ecp search`: the first page and `--next` more pages, one JSON line each.
-pub async fn run_search(args: EcpSearchArgs) -> Result<()> {
-    let query = read_query(&args)?;
+/// The pages `ecp search` prints (first page, then `--next` more) and the I/O it took.
+pub async fn search_pages(args: &EcpSearchArgs) -> Result<(Vec<SearchResult>, IoStatsSnapshot)> {
+    let query = read_query(args)?;
     let options = OpenOptions { prefetch: args.prefetch.max(1), ..OpenOptions::default() };
     let index = EcpIndex::open(&args.url, &args.storage_options, options).await?;
     let params = SearchParams { search_exp: args.search_exp, max_increments: args.max_increments };
     let mut q = index.query(query, QueryOptions { params, exclude: args.exclude.clone(), prefetch: None })?;
+    let mut pages = Vec::with_capacity(args.next + 1);
     for _ in 0..=args.next {
-        let page = q.next_k(args.k).await?;
+        pages.push(q.next_k(args.k).await?);
+    }
+    Ok((pages, index.total_stats()))
+}
+
+/// Run `ecp search`: one JSON line `{"ids":[...],"scores":[...]}` per page.
+pub async fn run_search(args: EcpSearchArgs) -> Result<()> {
+    let (pages, stats) = search_pages(&args).await?;
+    for page in pages {
         let line = serde_json::to_string(&page).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         println!("{line}");
     }
-    print_stats(args.stats, index.total_stats())
+    print_stats(args.stats, stats)
 }
