@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod ecp;
 pub mod error;
 pub mod index;
 pub mod io;
