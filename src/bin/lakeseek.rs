@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use lakeseek::cli::{demo, file_commands};
+use lakeseek::ecp::cli as ecp_cli;
+use lakeseek::index::cli as index_cli;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +28,21 @@ enum Command {
     Inspect(file_commands::InspectArgs),
     /// Read rows of a Lance file as JSON lines.
     Read(file_commands::ReadArgs),
+    /// Answer a filter on a Lance dataset from its BTree / list-element indices.
+    Query(index_cli::QueryArgs),
+    /// Read rows of a Lance dataset by row address.
+    Take(index_cli::TakeArgs),
+    /// ecpfs vector indices.
+    #[command(subcommand)]
+    Ecp(EcpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum EcpCommand {
+    /// Print an index's settings as JSON.
+    Info(ecp_cli::EcpInfoArgs),
+    /// k-NN search: one JSON line `{"ids":[...],"scores":[...]}` per page of k.
+    Search(ecp_cli::EcpSearchArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +64,14 @@ fn main() -> ExitCode {
             Command::Demo => demo::run_demo(&mut out).await,
             Command::Inspect(args) => file_commands::run_inspect(args, &mut out).await,
             Command::Read(args) => file_commands::run_read(args, &mut out).await,
+            Command::Query(args) => {
+                index_cli::run_query_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Take(args) => {
+                index_cli::run_take_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
+            Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
         }
     });
     let flushed = out.flush();

@@ -8,12 +8,7 @@ use super::npy::parse_npy;
 use super::query::{QueryOptions, SearchResult};
 use super::search::SearchParams;
 
-/// Parse `key=value`.
-fn parse_key_value(s: &str) -> std::result::Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .ok_or_else(|| format!("expected key=value, got {s:?}"))
-}
+use crate::cli::parse_key_value;
 
 /// `lakeseek ecp info URL`: print the index settings as JSON.
 #[derive(Debug, Clone, clap::Args)]
@@ -34,7 +29,12 @@ pub struct EcpSearchArgs {
     /// Index URL (s3://, gs://, az://, http(s)://, file:// or a local path).
     pub url: String,
     /// Query vector as comma-separated numbers.
-    #[arg(long, value_delimiter = ',', allow_hyphen_values = true, conflicts_with = "query_file")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        conflicts_with = "query_file"
+    )]
     pub query: Option<Vec<f32>>,
     /// Query vector from a `.npy` file (float32/float64/float16, shape (d,) or (1, d)).
     #[arg(long)]
@@ -67,7 +67,8 @@ pub struct EcpSearchArgs {
 
 fn print_stats(enabled: bool, stats: IoStatsSnapshot) -> Result<()> {
     if enabled {
-        let line = serde_json::to_string(&stats).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let line =
+            serde_json::to_string(&stats).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         eprintln!("{line}");
     }
     Ok(())
@@ -76,7 +77,8 @@ fn print_stats(enabled: bool, stats: IoStatsSnapshot) -> Result<()> {
 /// Run `ecp info`.
 pub async fn run_info(args: EcpInfoArgs) -> Result<()> {
     let index = EcpIndex::open(&args.url, &args.storage_options, OpenOptions::default()).await?;
-    let line = serde_json::to_string(index.info()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let line =
+        serde_json::to_string(index.info()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     println!("{line}");
     print_stats(args.stats, index.total_stats())
 }
@@ -88,21 +90,39 @@ fn read_query(args: &EcpSearchArgs) -> Result<Vec<f32>> {
             let bytes = std::fs::read(path)?;
             let mut rows = parse_npy(&bytes)?;
             if rows.len() != 1 {
-                return Err(Error::InvalidArgument(format!("query file holds {} vectors, expected 1", rows.len())));
+                return Err(Error::InvalidArgument(format!(
+                    "query file holds {} vectors, expected 1",
+                    rows.len()
+                )));
             }
             Ok(rows.remove(0))
         }
-        _ => Err(Error::InvalidArgument("give exactly one of --query and --query-file".into())),
+        _ => Err(Error::InvalidArgument(
+            "give exactly one of --query and --query-file".into(),
+        )),
     }
 }
 
 /// The pages `ecp search` prints (first page, then `--next` more) and the I/O it took.
 pub async fn search_pages(args: &EcpSearchArgs) -> Result<(Vec<SearchResult>, IoStatsSnapshot)> {
     let query = read_query(args)?;
-    let options = OpenOptions { prefetch: args.prefetch.max(1), ..OpenOptions::default() };
+    let options = OpenOptions {
+        prefetch: args.prefetch.max(1),
+        ..OpenOptions::default()
+    };
     let index = EcpIndex::open(&args.url, &args.storage_options, options).await?;
-    let params = SearchParams { search_exp: args.search_exp, max_increments: args.max_increments };
-    let mut q = index.query(query, QueryOptions { params, exclude: args.exclude.clone(), prefetch: None })?;
+    let params = SearchParams {
+        search_exp: args.search_exp,
+        max_increments: args.max_increments,
+    };
+    let mut q = index.query(
+        query,
+        QueryOptions {
+            params,
+            exclude: args.exclude.clone(),
+            prefetch: None,
+        },
+    )?;
     let mut pages = Vec::with_capacity(args.next + 1);
     for _ in 0..=args.next {
         pages.push(q.next_k(args.k).await?);
@@ -114,7 +134,8 @@ pub async fn search_pages(args: &EcpSearchArgs) -> Result<(Vec<SearchResult>, Io
 pub async fn run_search(args: EcpSearchArgs) -> Result<()> {
     let (pages, stats) = search_pages(&args).await?;
     for page in pages {
-        let line = serde_json::to_string(&page).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let line =
+            serde_json::to_string(&page).map_err(|e| Error::InvalidArgument(e.to_string()))?;
         println!("{line}");
     }
     print_stats(args.stats, stats)

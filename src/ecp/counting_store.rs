@@ -70,12 +70,20 @@ pub struct CountingStore<T> {
 impl<T: ObjectStore> CountingStore<T> {
     /// Wrap `inner`, counting into `stats`.
     pub fn new(inner: T, stats: Arc<IoStats>) -> Self {
-        Self { inner, stats, kinds: Arc::default(), log: Arc::default() }
+        Self {
+            inner,
+            stats,
+            kinds: Arc::default(),
+            log: Arc::default(),
+        }
     }
 
     /// A handle to read the request-kind counters and the request log of this store.
     pub fn probe(&self) -> StoreProbe {
-        StoreProbe { kinds: self.kinds.clone(), log: self.log.clone() }
+        StoreProbe {
+            kinds: self.kinds.clone(),
+            log: self.log.clone(),
+        }
     }
 
     /// Log the request and return the current query's counters, if any.
@@ -116,7 +124,11 @@ impl StoreProbe {
 
     /// Stop recording and return the paths recorded since [`StoreProbe::start_log`].
     pub fn take_log(&self) -> Vec<String> {
-        self.log.lock().ok().and_then(|mut l| l.take()).unwrap_or_default()
+        self.log
+            .lock()
+            .ok()
+            .and_then(|mut l| l.take())
+            .unwrap_or_default()
     }
 }
 
@@ -160,14 +172,28 @@ impl<T: ObjectStore> ObjectStore for CountingStore<T> {
         self.inner.put_multipart_opts(location, opts).await
     }
 
-    async fn get_opts(&self, location: &Path, options: GetOptions) -> object_store::Result<GetResult> {
-        let counter = if options.head { &self.kinds.heads } else { &self.kinds.gets };
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let counter = if options.head {
+            &self.kinds.heads
+        } else {
+            &self.kinds.gets
+        };
         counter.fetch_add(1, Ordering::SeqCst);
         let query = self.note(location);
         let index_guard = self.stats.start_request();
         let query_guard = query.as_ref().map(|q| q.start_request());
         let result = self.inner.get_opts(location, options).await?;
-        let GetResult { meta, range, attributes, extensions, payload } = result;
+        let GetResult {
+            meta,
+            range,
+            attributes,
+            extensions,
+            payload,
+        } = result;
         let whole = GetResult {
             payload,
             meta: meta.clone(),
@@ -180,10 +206,20 @@ impl<T: ObjectStore> ObjectStore for CountingStore<T> {
         drop(query_guard);
         drop(index_guard);
         let stream = futures::stream::once(async move { Ok(body) }).boxed();
-        Ok(GetResult { payload: GetResultPayload::Stream(stream), meta, range, attributes, extensions })
+        Ok(GetResult {
+            payload: GetResultPayload::Stream(stream),
+            meta,
+            range,
+            attributes,
+            extensions,
+        })
     }
 
-    async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> object_store::Result<Vec<Bytes>> {
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
         // One logical call; the inner store may coalesce into fewer GETs. Counted as one
         // request per call (zarrs only calls this after a HEAD, which we never trigger).
         self.kinds.gets.fetch_add(1, Ordering::SeqCst);
@@ -191,7 +227,11 @@ impl<T: ObjectStore> ObjectStore for CountingStore<T> {
         let index_guard = self.stats.start_request();
         let query_guard = query.as_ref().map(|q| q.start_request());
         let out = self.inner.get_ranges(location, ranges).await?;
-        add_bytes(&query, &self.stats, out.iter().map(|b| b.len() as u64).sum());
+        add_bytes(
+            &query,
+            &self.stats,
+            out.iter().map(|b| b.len() as u64).sum(),
+        );
         drop(query_guard);
         drop(index_guard);
         Ok(out)
@@ -214,7 +254,12 @@ impl<T: ObjectStore> ObjectStore for CountingStore<T> {
         self.inner.list_with_delimiter(prefix).await
     }
 
-    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> object_store::Result<()> {
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
         self.inner.copy_opts(from, to, options).await
     }
 }

@@ -33,7 +33,11 @@ pub struct OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self { writable: false, node_cache_bytes: 256 << 20, prefetch: 8 }
+        Self {
+            writable: false,
+            node_cache_bytes: 256 << 20,
+            prefetch: 8,
+        }
     }
 }
 
@@ -84,7 +88,10 @@ pub struct EcpIndex {
 
 impl std::fmt::Debug for EcpIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EcpIndex").field("url", &self.inner.url).field("info", &self.inner.info).finish()
+        f.debug_struct("EcpIndex")
+            .field("url", &self.inner.url)
+            .field("info", &self.inner.info)
+            .finish()
     }
 }
 
@@ -92,7 +99,11 @@ fn expect_type<T: 'static>(array: &FetchedArray, name: &str) -> Result<()> {
     if array.data_type().is::<T>() {
         Ok(())
     } else {
-        Err(Error::corrupt(format!("data type is {}, expected {name}", array.data_type_name())).at(&array.label, None))
+        Err(Error::corrupt(format!(
+            "data type is {}, expected {name}",
+            array.data_type_name()
+        ))
+        .at(&array.label, None))
     }
 }
 
@@ -100,7 +111,11 @@ fn expect_rank0(array: &FetchedArray) -> Result<()> {
     if array.shape().is_empty() {
         Ok(())
     } else {
-        Err(Error::corrupt(format!("expected a scalar (shape []), shape is {:?}", array.shape())).at(&array.label, None))
+        Err(Error::corrupt(format!(
+            "expected a scalar (shape []), shape is {:?}",
+            array.shape()
+        ))
+        .at(&array.label, None))
     }
 }
 
@@ -111,16 +126,26 @@ pub(crate) async fn scalar_u32(array: &FetchedArray) -> Result<u32> {
 }
 
 fn first<T>(values: Vec<T>, array: &FetchedArray) -> Result<T> {
-    values.into_iter().next().ok_or_else(|| Error::corrupt("scalar has no value").at(&array.label, None))
+    values
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::corrupt("scalar has no value").at(&array.label, None))
 }
 
 fn missing(store: &ZarrStore, path: &str) -> Error {
-    Error::NotFound { path: store.label_of(path), what: "required array of an ecpfs index is missing".into() }
+    Error::NotFound {
+        path: store.label_of(path),
+        what: "required array of an ecpfs index is missing".into(),
+    }
 }
 
 impl EcpIndex {
     /// Open the index at `url` (`s3://bucket/prefix/index`, `gs://...`, a local path, ...).
-    pub async fn open(url: &str, storage_options: &[(String, String)], options: OpenOptions) -> Result<Self> {
+    pub async fn open(
+        url: &str,
+        storage_options: &[(String, String)],
+        options: OpenOptions,
+    ) -> Result<Self> {
         let opened = open_url(url, storage_options)?;
         Self::open_store(opened.store, opened.path, url, options).await
     }
@@ -193,13 +218,25 @@ impl EcpIndex {
     /// Node `node_id` of 0-based `level`, from the cache or storage; `None` for a gap.
     pub async fn node(&self, level: u32, node_id: u32) -> Result<Arc<Option<Node>>> {
         if level >= self.inner.info.levels {
-            return Err(Error::InvalidArgument(format!("level {level} >= levels {}", self.inner.info.levels)));
+            return Err(Error::InvalidArgument(format!(
+                "level {level} >= levels {}",
+                self.inner.info.levels
+            )));
         }
-        let key = CacheKey { path: String::new(), version: ObjectVersion { size: 0, etag: None }, item: (level, node_id) };
+        let key = CacheKey {
+            path: String::new(),
+            version: ObjectVersion {
+                size: 0,
+                etag: None,
+            },
+            item: (level, node_id),
+        };
         let inner = self.inner.clone();
         self.inner
             .cache
-            .get_or_try_load(key, async move { load_node(&inner.store, inner.limits, level, node_id).await })
+            .get_or_try_load(key, async move {
+                load_node(&inner.store, inner.limits, level, node_id).await
+            })
             .await
     }
 
@@ -209,7 +246,11 @@ impl EcpIndex {
     }
 
     /// Run `fut` counting the requests it makes into `stats` (and the index's totals).
-    pub async fn with_stats<F: std::future::Future>(&self, stats: Arc<IoStats>, fut: F) -> F::Output {
+    pub async fn with_stats<F: std::future::Future>(
+        &self,
+        stats: Arc<IoStats>,
+        fut: F,
+    ) -> F::Output {
         with_query_stats(stats, fut).await
     }
 }
@@ -233,8 +274,10 @@ async fn read_info(store: &ZarrStore) -> Result<(IndexInfo, Node)> {
         None => (1, false),
     };
     if format_version != 1 {
-        return Err(Error::unsupported(format!("format_version {format_version} (only 1 is supported)"))
-            .at(&store.label_of("info/format_version"), None));
+        return Err(Error::unsupported(format!(
+            "format_version {format_version} (only 1 is supported)"
+        ))
+        .at(&store.label_of("info/format_version"), None));
     }
     let levels_array = levels.ok_or_else(|| missing(store, "info/levels"))?;
     let metric_array = metric.ok_or_else(|| missing(store, "info/metric"))?;
@@ -264,7 +307,11 @@ async fn read_info(store: &ZarrStore) -> Result<(IndexInfo, Node)> {
     expect_type::<UInt32DataType>(&reps, "uint32")?;
     let total_representatives = match reps.shape() {
         [n] => *n,
-        shape => return Err(Error::corrupt(format!("expected shape (n,), got {shape:?}")).at(&reps.label, None)),
+        shape => {
+            return Err(
+                Error::corrupt(format!("expected shape (n,), got {shape:?}")).at(&reps.label, None),
+            )
+        }
     };
     let embedding_dtype = EmbeddingDtype::of(&root)?;
     let (node_size, dim, values) = read_embeddings(&root, None).await?;

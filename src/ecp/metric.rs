@@ -24,7 +24,9 @@ impl Metric {
         match s {
             "L2" => Ok(Metric::L2),
             "IP" => Ok(Metric::IP),
-            other => Err(Error::unsupported(format!("unknown metric {other:?} (expected \"L2\" or \"IP\")"))),
+            other => Err(Error::unsupported(format!(
+                "unknown metric {other:?} (expected \"L2\" or \"IP\")"
+            ))),
         }
     }
 
@@ -70,10 +72,18 @@ impl Scorer {
             return Err(Error::InvalidArgument("empty query vector".into()));
         }
         if let Some(pos) = query.iter().position(|v| !v.is_finite()) {
-            return Err(Error::InvalidArgument(format!("query component {pos} is not finite ({})", query[pos])));
+            return Err(Error::InvalidArgument(format!(
+                "query component {pos} is not finite ({})",
+                query[pos]
+            )));
         }
         let query_norm_sq = dot(&query, &query);
-        Ok(Self { metric, normalized, query, query_norm_sq })
+        Ok(Self {
+            metric,
+            normalized,
+            query,
+            query_norm_sq,
+        })
     }
 
     /// The query vector.

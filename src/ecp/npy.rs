@@ -23,7 +23,9 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
         }
         v => return Err(bad(format!("unsupported .npy version {v}"))),
     };
-    let header = bytes.get(start..start + header_len).ok_or_else(|| bad("truncated header"))?;
+    let header = bytes
+        .get(start..start + header_len)
+        .ok_or_else(|| bad("truncated header"))?;
     let header = std::str::from_utf8(header).map_err(|_| bad("header is not UTF-8"))?;
     let descr = field(header, "descr").ok_or_else(|| bad("no descr"))?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
@@ -40,20 +42,39 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
         "<f4" => 4,
         "<f8" => 8,
         "<f2" => 2,
-        other => return Err(bad(format!("unsupported dtype {other} (use float32, float64 or float16)"))),
+        other => {
+            return Err(bad(format!(
+                "unsupported dtype {other} (use float32, float64 or float16)"
+            )))
+        }
     };
-    let count = rows.checked_mul(dim).ok_or_else(|| bad("shape overflows"))?;
+    let count = rows
+        .checked_mul(dim)
+        .ok_or_else(|| bad("shape overflows"))?;
     let data = &bytes[start + header_len..];
-    if data.len() != count.checked_mul(width).ok_or_else(|| bad("shape overflows"))? {
-        return Err(bad(format!("{} data bytes for {count} values of {width} bytes", data.len())));
+    if data.len()
+        != count
+            .checked_mul(width)
+            .ok_or_else(|| bad("shape overflows"))?
+    {
+        return Err(bad(format!(
+            "{} data bytes for {count} values of {width} bytes",
+            data.len()
+        )));
     }
     let values: Vec<f32> = match width {
-        4 => data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+        4 => data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
         8 => data
             .chunks_exact(8)
             .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f32)
             .collect(),
-        _ => data.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+        _ => data
+            .chunks_exact(2)
+            .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
     };
     if dim == 0 {
         return Ok(vec![Vec::new(); rows]);
@@ -87,7 +108,8 @@ mod tests {
     use super::*;
 
     fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
         while (10 + header.len() + 1) % 64 != 0 {
             header.push(' ');
         }
@@ -101,9 +123,18 @@ mod tests {
 
     #[test]
     fn reads_f32_vectors_and_matrices() {
-        let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(parse_npy(&npy("<f4", "(4,)", &data)).unwrap(), vec![vec![1.0, 2.0, 3.0, 4.0]]);
-        assert_eq!(parse_npy(&npy("<f4", "(2, 2)", &data)).unwrap(), vec![vec![1.0, 2.0], vec![3.0, 4.0]]);
+        let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(
+            parse_npy(&npy("<f4", "(4,)", &data)).unwrap(),
+            vec![vec![1.0, 2.0, 3.0, 4.0]]
+        );
+        assert_eq!(
+            parse_npy(&npy("<f4", "(2, 2)", &data)).unwrap(),
+            vec![vec![1.0, 2.0], vec![3.0, 4.0]]
+        );
     }
 
     #[test]

@@ -31,7 +31,10 @@ pub struct SearchResult {
 
 impl From<Vec<ScoredItem>> for SearchResult {
     fn from(items: Vec<ScoredItem>) -> Self {
-        Self { ids: items.iter().map(|i| i.id).collect(), scores: items.iter().map(|i| i.score).collect() }
+        Self {
+            ids: items.iter().map(|i| i.id).collect(),
+            scores: items.iter().map(|i| i.score).collect(),
+        }
     }
 }
 
@@ -59,7 +62,10 @@ pub struct EcpQuery {
 
 impl std::fmt::Debug for EcpQuery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EcpQuery").field("params", &self.params).field("buffered", &self.state.items().len()).finish()
+        f.debug_struct("EcpQuery")
+            .field("params", &self.params)
+            .field("buffered", &self.state.items().len())
+            .finish()
     }
 }
 
@@ -101,7 +107,12 @@ impl EcpIndex {
     }
 
     /// Convenience: a new query's first `k` items.
-    pub async fn search(&self, query: Vec<f32>, k: usize, options: QueryOptions) -> Result<(SearchResult, EcpQuery)> {
+    pub async fn search(
+        &self,
+        query: Vec<f32>,
+        k: usize,
+        options: QueryOptions,
+    ) -> Result<(SearchResult, EcpQuery)> {
         let mut q = self.query(query, options)?;
         let first = q.next_k(k).await?;
         Ok((first, q))
@@ -195,7 +206,11 @@ impl EcpQuery {
                     return Err(e);
                 }
             };
-            if self.state.visit(entry, node.as_ref().as_ref(), &self.scorer, call) == Step::Stop {
+            if self
+                .state
+                .visit(entry, node.as_ref().as_ref(), &self.scorer, call)
+                == Step::Stop
+            {
                 break;
             }
         }
@@ -217,5 +232,7 @@ async fn wait_for(
         }
         ready.insert(done_key, result);
     }
-    Err(Error::InvalidArgument(format!("internal: node {key:?} was not in flight")))
+    Err(Error::InvalidArgument(format!(
+        "internal: node {key:?} was not in flight"
+    )))
 }

@@ -11,7 +11,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zarrs::array::data_type::{self, Float32DataType, Int32DataType, UInt32DataType, UInt64DataType};
+use zarrs::array::data_type::{
+    self, Float32DataType, Int32DataType, UInt32DataType, UInt64DataType,
+};
 
 use super::index::EcpIndex;
 use super::metric::Scorer;
@@ -33,18 +35,24 @@ const ARRAYS: [&str; 8] = [
 
 fn check_1d<T: 'static>(array: &FetchedArray, name: &str) -> Result<usize> {
     if !array.data_type().is::<T>() {
-        return Err(Error::corrupt(format!("data type is {}, expected {name}", array.data_type_name()))
-            .at(&array.label, None));
+        return Err(Error::corrupt(format!(
+            "data type is {}, expected {name}",
+            array.data_type_name()
+        ))
+        .at(&array.label, None));
     }
     match array.shape() {
         [n] => Ok(*n as usize),
-        shape => Err(Error::corrupt(format!("expected shape (n,), got {shape:?}")).at(&array.label, None)),
+        shape => Err(
+            Error::corrupt(format!("expected shape (n,), got {shape:?}")).at(&array.label, None),
+        ),
     }
 }
 
 fn require(array: Option<FetchedArray>, index: &EcpIndex, path: &str) -> Result<FetchedArray> {
     array.ok_or_else(|| {
-        Error::corrupt("saved query is missing this array").at(&index.inner.store.label_of(path), None)
+        Error::corrupt("saved query is missing this array")
+            .at(&index.inner.store.label_of(path), None)
     })
 }
 
@@ -65,22 +73,40 @@ impl EcpIndex {
         }
         if let Some(p) = persisted? {
             if !p.data_type().is::<UInt64DataType>() || !p.shape().is_empty() {
-                return Err(Error::corrupt(format!("expected a uint64 scalar, got {} {:?}", p.data_type_name(), p.shape()))
-                    .at(&p.label, None));
+                return Err(Error::corrupt(format!(
+                    "expected a uint64 scalar, got {} {:?}",
+                    p.data_type_name(),
+                    p.shape()
+                ))
+                .at(&p.label, None));
             }
         }
         let mut it = arrays.into_iter();
         let mut next = || it.next().flatten();
-        let (query, score, is_leaf, level, node_id, items_score, items_id, exclude) =
-            (next(), next(), next(), next(), next(), next(), next(), next());
+        let (query, score, is_leaf, level, node_id, items_score, items_id, exclude) = (
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+        );
         let Some(query) = query else {
-            return Err(Error::NotFound { path: store.label_of(&base), what: "no saved query with this id".into() });
+            return Err(Error::NotFound {
+                path: store.label_of(&base),
+                what: "no saved query with this id".into(),
+            });
         };
         let info = self.info().clone();
         let dim = check_1d::<Float32DataType>(&query, "float32")?;
         if dim != info.dim {
-            return Err(Error::corrupt(format!("query has dimension {dim}, the index has {}", info.dim))
-                .at(&query.label, None));
+            return Err(Error::corrupt(format!(
+                "query has dimension {dim}, the index has {}",
+                info.dim
+            ))
+            .at(&query.label, None));
         }
         let score = require(score, self, &paths[1])?;
         let is_leaf = require(is_leaf, self, &paths[2])?;
@@ -95,13 +121,17 @@ impl EcpIndex {
             (&node_id, check_1d::<UInt32DataType>(&node_id, "uint32")?),
         ] {
             if len != heap_len {
-                return Err(Error::corrupt(format!("length {len} differs from tree_pq_score's {heap_len}"))
-                    .at(&array.label, None));
+                return Err(Error::corrupt(format!(
+                    "length {len} differs from tree_pq_score's {heap_len}"
+                ))
+                .at(&array.label, None));
             }
         }
         let items_len = check_1d::<Float32DataType>(&items_score, "float32")?;
         if check_1d::<UInt32DataType>(&items_id, "uint32")? != items_len {
-            return Err(Error::corrupt("length differs from items_score's").at(&items_id.label, None));
+            return Err(
+                Error::corrupt("length differs from items_score's").at(&items_id.label, None)
+            );
         }
         if let Some(e) = &exclude {
             check_1d::<UInt32DataType>(e, "uint32")?;
@@ -128,22 +158,42 @@ impl EcpIndex {
         for i in 0..heap_len {
             let (lvl, nid, leaf) = (lv[i], n[i], l[i]);
             if lvl >= info.levels {
-                return Err(Error::corrupt(format!("entry {i}: level {lvl} >= levels {}", info.levels))
-                    .at(&level.label, None));
+                return Err(Error::corrupt(format!(
+                    "entry {i}: level {lvl} >= levels {}",
+                    info.levels
+                ))
+                .at(&level.label, None));
             }
             if (leaf != 0) != (lvl + 1 == info.levels) || !(leaf == 0 || leaf == 1) {
-                return Err(Error::corrupt(format!("entry {i}: is_leaf {leaf} does not match level {lvl}"))
-                    .at(&is_leaf.label, None));
+                return Err(Error::corrupt(format!(
+                    "entry {i}: is_leaf {leaf} does not match level {lvl}"
+                ))
+                .at(&is_leaf.label, None));
             }
-            let limit = if lvl == 0 { info.node_size as u64 } else { info.total_representatives };
+            let limit = if lvl == 0 {
+                info.node_size as u64
+            } else {
+                info.total_representatives
+            };
             if u64::from(nid) >= limit {
-                return Err(Error::corrupt(format!("entry {i}: node id {nid} out of range (must be < {limit})"))
-                    .at(&node_id.label, None));
+                return Err(Error::corrupt(format!(
+                    "entry {i}: node id {nid} out of range (must be < {limit})"
+                ))
+                .at(&node_id.label, None));
             }
             heap.push((s[i], leaf != 0, lvl, nid));
         }
-        let items = is.into_iter().zip(ii).map(|(score, id)| ScoredItem { score, id }).collect();
-        let state = SearchState::resume(info.levels, heap, items, excluded.into_iter().chain(options.exclude));
+        let items = is
+            .into_iter()
+            .zip(ii)
+            .map(|(score, id)| ScoredItem { score, id })
+            .collect();
+        let state = SearchState::resume(
+            info.levels,
+            heap,
+            items,
+            excluded.into_iter().chain(options.exclude),
+        );
         Ok(self.query_from_state(scorer, state, options.params, options.prefetch))
     }
 }
@@ -170,27 +220,53 @@ impl EcpQuery {
             return store.erase_plain(&format!("{base}/persisted_at"), 0).await;
         }
         let p = |name: &str| format!("{base}/{name}");
-        store.write_plain(&p("query"), data_type::float32(), self.scorer.query(), false).await?;
+        store
+            .write_plain(
+                &p("query"),
+                data_type::float32(),
+                self.scorer.query(),
+                false,
+            )
+            .await?;
         let scores: Vec<f32> = entries.iter().map(|e| e.score).collect();
         let leaves: Vec<i32> = entries.iter().map(|e| i32::from(e.is_leaf)).collect();
         let levels: Vec<u32> = entries.iter().map(|e| e.level).collect();
         let nodes: Vec<u32> = entries.iter().map(|e| e.node_id).collect();
-        store.write_plain(&p("tree_pq_score"), data_type::float32(), &scores, false).await?;
-        store.write_plain(&p("tree_pq_is_leaf"), data_type::int32(), &leaves, false).await?;
-        store.write_plain(&p("tree_pq_level"), data_type::uint32(), &levels, false).await?;
-        store.write_plain(&p("tree_pq_node_id"), data_type::uint32(), &nodes, false).await?;
+        store
+            .write_plain(&p("tree_pq_score"), data_type::float32(), &scores, false)
+            .await?;
+        store
+            .write_plain(&p("tree_pq_is_leaf"), data_type::int32(), &leaves, false)
+            .await?;
+        store
+            .write_plain(&p("tree_pq_level"), data_type::uint32(), &levels, false)
+            .await?;
+        store
+            .write_plain(&p("tree_pq_node_id"), data_type::uint32(), &nodes, false)
+            .await?;
         let item_scores: Vec<f32> = items.iter().map(|i| i.score).collect();
         let item_ids: Vec<u32> = items.iter().map(|i| i.id).collect();
-        store.write_plain(&p("items_score"), data_type::float32(), &item_scores, false).await?;
-        store.write_plain(&p("items_id"), data_type::uint32(), &item_ids, false).await?;
+        store
+            .write_plain(&p("items_score"), data_type::float32(), &item_scores, false)
+            .await?;
+        store
+            .write_plain(&p("items_id"), data_type::uint32(), &item_ids, false)
+            .await?;
         let mut exclude: Vec<u32> = self.state.exclude().iter().copied().collect();
         exclude.sort_unstable();
         if exclude.is_empty() {
             store.erase_plain(&p("exclude"), 1).await?;
         } else {
-            store.write_plain(&p("exclude"), data_type::uint32(), &exclude, false).await?;
+            store
+                .write_plain(&p("exclude"), data_type::uint32(), &exclude, false)
+                .await?;
         }
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-        store.write_plain(&p("persisted_at"), data_type::uint64(), &[now], true).await
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        store
+            .write_plain(&p("persisted_at"), data_type::uint64(), &[now], true)
+            .await
     }
 }

@@ -87,7 +87,10 @@ impl BTreePageLookup {
         }
         let u32s = |a: &ArrayRef, name: &str| -> Result<Vec<u32>> {
             if a.data_type() != &DataType::UInt32 || a.null_count() > 0 {
-                return Err(Error::corrupt(format!("page lookup {name} must be non-null UInt32, is {}", a.data_type())));
+                return Err(Error::corrupt(format!(
+                    "page lookup {name} must be non-null UInt32, is {}",
+                    a.data_type()
+                )));
             }
             Ok(a.as_primitive::<UInt32Type>().values().to_vec())
         };
@@ -101,14 +104,18 @@ impl BTreePageLookup {
             return Err(Error::corrupt("page lookup batch_size is 0"));
         }
         let partitions = match metadata.get("range_partitioned").map(|s| s.trim()) {
-            Some("true") => Some(parse_partitions(metadata.get("page_num_per_range_partition"))?),
+            Some("true") => Some(parse_partitions(
+                metadata.get("page_num_per_range_partition"),
+            )?),
             _ => None,
         };
         let min_col = KeyColumn::new(min)?;
         let max_col = KeyColumn::new(max)?;
         for i in 1..n {
             if cmp_opt(min_col.get(i - 1), min_col.get(i)) == Ordering::Greater {
-                return Err(Error::corrupt(format!("page lookup min is not ascending at row {i}")));
+                return Err(Error::corrupt(format!(
+                    "page lookup min is not ascending at row {i}"
+                )));
             }
         }
         let mut seen = page_idx.clone();
@@ -119,7 +126,9 @@ impl BTreePageLookup {
         if let Some(parts) = &partitions {
             let total: u64 = parts.iter().map(|(_, c)| *c as u64).sum();
             if page_idx.iter().any(|p| *p as u64 >= total) {
-                return Err(Error::corrupt("page_idx beyond the pages of the range partitions"));
+                return Err(Error::corrupt(
+                    "page_idx beyond the pages of the range partitions",
+                ));
             }
         }
         let search_start = (0..n).find(|&i| max_col.get(i).is_some()).unwrap_or(n);
@@ -150,18 +159,27 @@ impl BTreePageLookup {
     /// (min, max, null_count, page_idx) of lookup row `i` (for `--explain`).
     pub fn row(&self, i: usize) -> Option<(Option<Key>, Option<Key>, u32, u32)> {
         (i < self.num_pages()).then(|| {
-            (self.min.get(i).map(|k| k.to_key()), self.max.get(i).map(|k| k.to_key()), self.null_count[i], self.page_idx[i])
+            (
+                self.min.get(i).map(|k| k.to_key()),
+                self.max.get(i).map(|k| k.to_key()),
+                self.null_count[i],
+                self.page_idx[i],
+            )
         })
     }
 
     /// Rows whose min is < v (ascending min, nulls first).
     fn rows_with_min_below(&self, v: Option<KeyRef<'_>>) -> usize {
-        partition_point(self.num_pages(), |i| cmp_opt(self.min.get(i), v) == Ordering::Less)
+        partition_point(self.num_pages(), |i| {
+            cmp_opt(self.min.get(i), v) == Ordering::Less
+        })
     }
 
     /// Rows whose min is <= v.
     fn rows_with_min_at_most(&self, v: KeyRef<'_>) -> usize {
-        partition_point(self.num_pages(), |i| cmp_opt(self.min.get(i), Some(v)) != Ordering::Greater)
+        partition_point(self.num_pages(), |i| {
+            cmp_opt(self.min.get(i), Some(v)) != Ordering::Greater
+        })
     }
 
     /// First row that can hold values >= v: backs up over the run of rows that share the
@@ -272,7 +290,11 @@ impl BTreePageLookup {
         match predicate {
             Predicate::Leaf(l) => self.select_leaf(&l.query),
             Predicate::IsTrue(p) => self.select(p),
-            Predicate::Not(_) => self.page_idx.iter().map(|p| (*p, PageMatch::Some)).collect(),
+            Predicate::Not(_) => self
+                .page_idx
+                .iter()
+                .map(|p| (*p, PageMatch::Some))
+                .collect(),
             Predicate::Or(ps) => {
                 let mut out = PageSelection::new();
                 for p in ps {
@@ -313,15 +335,22 @@ impl BTreePageLookup {
                     }
                     first += *count as u64;
                 }
-                found.ok_or_else(|| Error::corrupt(format!("page {page} is beyond the range partitions")))?
+                found.ok_or_else(|| {
+                    Error::corrupt(format!("page {page} is beyond the range partitions"))
+                })?
             }
         };
         let rows = *file_rows
             .get(file)
             .ok_or_else(|| Error::corrupt(format!("no page data file {file} for page {page}")))?;
-        let start = local.checked_mul(self.batch_size).filter(|s| *s < rows).ok_or_else(|| {
-            Error::corrupt(format!("page {page} starts beyond the {rows} rows of its page data"))
-        })?;
+        let start = local
+            .checked_mul(self.batch_size)
+            .filter(|s| *s < rows)
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "page {page} starts beyond the {rows} rows of its page data"
+                ))
+            })?;
         Ok((file, start..(start + self.batch_size).min(rows)))
     }
 }
@@ -346,7 +375,9 @@ fn partition_point(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 }
 
 fn parse_partitions(json: Option<&String>) -> Result<Vec<(u64, u32)>> {
-    let json = json.ok_or_else(|| Error::corrupt("range-partitioned lookup without page_num_per_range_partition"))?;
+    let json = json.ok_or_else(|| {
+        Error::corrupt("range-partitioned lookup without page_num_per_range_partition")
+    })?;
     let parsed: Vec<(u64, u32)> = serde_json::from_str(json)
         .map_err(|e| Error::corrupt(format!("page_num_per_range_partition {json:?}: {e}")))?;
     Ok(parsed)

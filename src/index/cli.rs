@@ -29,12 +29,7 @@ use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{Dataset, DatasetSession};
 
-/// Parse `key=value`.
-fn parse_key_value(s: &str) -> std::result::Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .ok_or_else(|| format!("expected key=value, got {s:?}"))
-}
+use crate::cli::parse_key_value;
 
 /// `lakeseek query`.
 #[derive(Debug, Clone, clap::Args)]
@@ -99,39 +94,87 @@ pub async fn run_take(args: TakeArgs) -> Result<()> {
 }
 
 /// [`run_query`] with explicit output streams.
-pub async fn run_query_to(args: &QueryArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+pub async fn run_query_to(
+    args: &QueryArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let stats = IoStats::new();
     let result = query_inner(args, &stats, out, err).await;
     print_stats(args.stats, &stats, err)?;
     result
 }
 
-async fn query_inner(args: &QueryArgs, stats: &IoStats, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+async fn query_inner(
+    args: &QueryArgs,
+    stats: &IoStats,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let session = Arc::new(DatasetSession::default());
-    let dataset = Dataset::open_url(&args.dataset, &args.storage_options, args.version, session, stats).await?;
+    let dataset = Dataset::open_url(
+        &args.dataset,
+        &args.storage_options,
+        args.version,
+        session,
+        stats,
+    )
+    .await?;
     if let Some(parts) = list_element::filter::split_any_element_filter(&args.filter)? {
         let options = list_element::query::AnyElementOptions::default();
-        let planned = list_element::filter::plan_parts(&dataset, &parts, args.allow_scan, options, stats).await?;
+        let planned =
+            list_element::filter::plan_parts(&dataset, &parts, args.allow_scan, options, stats)
+                .await?;
         if args.explain {
-            let text = serde_json::to_string_pretty(&list_element::filter::explain_parts(&planned)).map_err(json_error)?;
+            let text = serde_json::to_string_pretty(&list_element::filter::explain_parts(&planned))
+                .map_err(json_error)?;
             writeln!(err, "{text}")?;
         }
         let addresses = list_element::filter::execute_parts(&dataset, &planned, stats).await?;
         return write_answer(args, &dataset, addresses.iter().collect(), stats, out).await;
     }
-    let plan = plan_query(&dataset, &args.filter, QueryOptions { allow_scan: args.allow_scan }, stats).await?;
+    let plan = plan_query(
+        &dataset,
+        &args.filter,
+        QueryOptions {
+            allow_scan: args.allow_scan,
+        },
+        stats,
+    )
+    .await?;
     if let Some(reason) = &plan.full_scan_reason {
-        writeln!(err, "lakeseek: {reason}; scanning all {} fragments (--allow-scan)", plan.scans.len())?;
+        writeln!(
+            err,
+            "lakeseek: {reason}; scanning all {} fragments (--allow-scan)",
+            plan.scans.len()
+        )?;
     }
     if args.explain {
-        writeln!(err, "{}", serde_json::to_string_pretty(&explain(&plan)).map_err(json_error)?)?;
+        writeln!(
+            err,
+            "{}",
+            serde_json::to_string_pretty(&explain(&plan)).map_err(json_error)?
+        )?;
     }
     let answer = execute_plan(&dataset, &plan, stats).await?;
-    write_answer(args, &dataset, answer.row_addresses.iter().collect(), stats, out).await
+    write_answer(
+        args,
+        &dataset,
+        answer.row_addresses.iter().collect(),
+        stats,
+        out,
+    )
+    .await
 }
 
 /// Print row addresses, or the requested columns of those rows.
-async fn write_answer(args: &QueryArgs, dataset: &Dataset, addresses: Vec<u64>, stats: &IoStats, out: &mut dyn Write) -> Result<()> {
+async fn write_answer(
+    args: &QueryArgs,
+    dataset: &Dataset,
+    addresses: Vec<u64>,
+    stats: &IoStats,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.columns.is_empty() {
         let line = serde_json::json!({ "row_addresses": addresses });
         writeln!(out, "{line}")?;
@@ -147,7 +190,14 @@ pub async fn run_take_to(args: &TakeArgs, out: &mut dyn Write, err: &mut dyn Wri
     let stats = IoStats::new();
     let result = async {
         let session = Arc::new(DatasetSession::default());
-        let dataset = Dataset::open_url(&args.dataset, &args.storage_options, args.version, session, &stats).await?;
+        let dataset = Dataset::open_url(
+            &args.dataset,
+            &args.storage_options,
+            args.version,
+            session,
+            &stats,
+        )
+        .await?;
         let batch = take_rows(&dataset, &args.rows, &args.columns, &stats).await?;
         write_json_lines(&batch, out)
     }

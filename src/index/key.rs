@@ -141,7 +141,11 @@ impl std::fmt::Display for Key {
             Key::Float(v) => write!(f, "{v:?}"),
             Key::Bytes(b) => match std::str::from_utf8(b) {
                 Ok(s) => write!(f, "{s:?}"),
-                Err(_) => write!(f, "X'{}'", b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
+                Err(_) => write!(
+                    f,
+                    "X'{}'",
+                    b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+                ),
             },
         }
     }
@@ -211,7 +215,9 @@ pub enum KeyColumn {
     Bytes(ArrayRef),
 }
 
-fn reinterpret<F: ArrowPrimitiveType, T: ArrowPrimitiveType<Native = F::Native>>(array: &ArrayRef) -> PrimitiveArray<T> {
+fn reinterpret<F: ArrowPrimitiveType, T: ArrowPrimitiveType<Native = F::Native>>(
+    array: &ArrayRef,
+) -> PrimitiveArray<T> {
     let a = array.as_primitive::<F>();
     PrimitiveArray::<T>::new(a.values().clone(), a.nulls().cloned())
 }
@@ -219,8 +225,8 @@ fn reinterpret<F: ArrowPrimitiveType, T: ArrowPrimitiveType<Native = F::Native>>
 impl KeyColumn {
     /// View `array` as keys. `Unsupported` for types a BTree key cannot have.
     pub fn new(array: &ArrayRef) -> Result<Self> {
-        use DataType::*;
         use arrow_schema::TimeUnit as U;
+        use DataType::*;
         Ok(match array.data_type() {
             Boolean => KeyColumn::Bool(array.as_boolean().clone()),
             Int8 => KeyColumn::I8(array.as_primitive::<Int8Type>().clone()),
@@ -237,20 +243,41 @@ impl KeyColumn {
             Date32 => KeyColumn::I32(reinterpret::<Date32Type, Int32Type>(array)),
             Date64 => KeyColumn::I64(reinterpret::<Date64Type, Int64Type>(array)),
             Time32(U::Second) => KeyColumn::I32(reinterpret::<Time32SecondType, Int32Type>(array)),
-            Time32(U::Millisecond) => KeyColumn::I32(reinterpret::<Time32MillisecondType, Int32Type>(array)),
-            Time64(U::Microsecond) => KeyColumn::I64(reinterpret::<Time64MicrosecondType, Int64Type>(array)),
-            Time64(U::Nanosecond) => KeyColumn::I64(reinterpret::<Time64NanosecondType, Int64Type>(array)),
-            Duration(U::Second) => KeyColumn::I64(reinterpret::<DurationSecondType, Int64Type>(array)),
-            Duration(U::Millisecond) => KeyColumn::I64(reinterpret::<DurationMillisecondType, Int64Type>(array)),
-            Duration(U::Microsecond) => KeyColumn::I64(reinterpret::<DurationMicrosecondType, Int64Type>(array)),
-            Duration(U::Nanosecond) => KeyColumn::I64(reinterpret::<DurationNanosecondType, Int64Type>(array)),
-            Timestamp(U::Second, _) => KeyColumn::I64(reinterpret::<TimestampSecondType, Int64Type>(array)),
-            Timestamp(U::Millisecond, _) => KeyColumn::I64(reinterpret::<TimestampMillisecondType, Int64Type>(array)),
-            Timestamp(U::Microsecond, _) => KeyColumn::I64(reinterpret::<TimestampMicrosecondType, Int64Type>(array)),
-            Timestamp(U::Nanosecond, _) => KeyColumn::I64(reinterpret::<TimestampNanosecondType, Int64Type>(array)),
-            Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView | FixedSizeBinary(_) => {
-                KeyColumn::Bytes(array.clone())
+            Time32(U::Millisecond) => {
+                KeyColumn::I32(reinterpret::<Time32MillisecondType, Int32Type>(array))
             }
+            Time64(U::Microsecond) => {
+                KeyColumn::I64(reinterpret::<Time64MicrosecondType, Int64Type>(array))
+            }
+            Time64(U::Nanosecond) => {
+                KeyColumn::I64(reinterpret::<Time64NanosecondType, Int64Type>(array))
+            }
+            Duration(U::Second) => {
+                KeyColumn::I64(reinterpret::<DurationSecondType, Int64Type>(array))
+            }
+            Duration(U::Millisecond) => {
+                KeyColumn::I64(reinterpret::<DurationMillisecondType, Int64Type>(array))
+            }
+            Duration(U::Microsecond) => {
+                KeyColumn::I64(reinterpret::<DurationMicrosecondType, Int64Type>(array))
+            }
+            Duration(U::Nanosecond) => {
+                KeyColumn::I64(reinterpret::<DurationNanosecondType, Int64Type>(array))
+            }
+            Timestamp(U::Second, _) => {
+                KeyColumn::I64(reinterpret::<TimestampSecondType, Int64Type>(array))
+            }
+            Timestamp(U::Millisecond, _) => {
+                KeyColumn::I64(reinterpret::<TimestampMillisecondType, Int64Type>(array))
+            }
+            Timestamp(U::Microsecond, _) => {
+                KeyColumn::I64(reinterpret::<TimestampMicrosecondType, Int64Type>(array))
+            }
+            Timestamp(U::Nanosecond, _) => {
+                KeyColumn::I64(reinterpret::<TimestampNanosecondType, Int64Type>(array))
+            }
+            Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView
+            | FixedSizeBinary(_) => KeyColumn::Bytes(array.clone()),
             other => return Err(Error::unsupported(format!("key column of type {other}"))),
         })
     }
@@ -333,16 +360,38 @@ mod tests {
 
     #[test]
     fn float_total_order_and_bit_equality() {
-        let mut v: Vec<Key> = [f64::NAN, 1.0, -0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, -f64::NAN]
-            .iter()
-            .map(|f| Key::Float(*f))
-            .collect();
+        let mut v: Vec<Key> = [
+            f64::NAN,
+            1.0,
+            -0.0,
+            0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -f64::NAN,
+        ]
+        .iter()
+        .map(|f| Key::Float(*f))
+        .collect();
         v.sort();
-        let bits: Vec<u64> = v.iter().map(|k| match k { Key::Float(f) => f.to_bits(), _ => 0 }).collect();
-        let want: Vec<u64> = [-f64::NAN, f64::NEG_INFINITY, -0.0, 0.0, 1.0, f64::INFINITY, f64::NAN]
+        let bits: Vec<u64> = v
             .iter()
-            .map(|f| f.to_bits())
+            .map(|k| match k {
+                Key::Float(f) => f.to_bits(),
+                _ => 0,
+            })
             .collect();
+        let want: Vec<u64> = [
+            -f64::NAN,
+            f64::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1.0,
+            f64::INFINITY,
+            f64::NAN,
+        ]
+        .iter()
+        .map(|f| f.to_bits())
+        .collect();
         assert_eq!(bits, want);
         assert_ne!(Key::Float(0.0), Key::Float(-0.0));
         assert_eq!(Key::Float(f64::NAN), Key::Float(f64::NAN));
@@ -364,11 +413,15 @@ mod tests {
         assert_eq!(c.get(0), Some(KeyRef::Bytes(b"b")));
         assert_eq!(c.get(1), None);
         assert_eq!(c.get(2), Some(KeyRef::Bytes(b"")));
-        let t: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![Some(-5), None]).with_timezone("UTC"));
+        let t: ArrayRef =
+            Arc::new(TimestampMicrosecondArray::from(vec![Some(-5), None]).with_timezone("UTC"));
         let c = KeyColumn::new(&t).unwrap();
         assert_eq!(c.get(0), Some(KeyRef::Int(-5)));
         assert_eq!(c.null_count(), 1);
         let f: ArrayRef = Arc::new(Float32Array::from(vec![f32::NAN]));
-        assert_eq!(KeyColumn::new(&f).unwrap().get(0), Some(KeyRef::Float(f64::NAN)));
+        assert_eq!(
+            KeyColumn::new(&f).unwrap().get(0),
+            Some(KeyRef::Float(f64::NAN))
+        );
     }
 }

@@ -25,7 +25,10 @@ use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
 use crate::lance::reader::{LanceFileReader, RowSelection};
 
 /// Type names (after the last '/') of BTree index details lance accepts.
-pub const BTREE_DETAILS_TYPES: [&str; 2] = ["lance.table.BTreeIndexDetails", "lance.index.pb.BTreeIndexDetails"];
+pub const BTREE_DETAILS_TYPES: [&str; 2] = [
+    "lance.table.BTreeIndexDetails",
+    "lance.index.pb.BTreeIndexDetails",
+];
 /// Highest BTree index version lance 14 (and lakeseek) reads.
 pub const MAX_BTREE_VERSION: i32 = 1;
 
@@ -88,9 +91,16 @@ pub struct QueryAnswer {
 }
 
 /// Segments of a BTree on `field_id` usable on this dataset, or why there are none.
-fn usable_segments(dataset: &Dataset, field_id: i32) -> std::result::Result<(String, Vec<IndexSegment>), String> {
+fn usable_segments(
+    dataset: &Dataset,
+    field_id: i32,
+) -> std::result::Result<(String, Vec<IndexSegment>), String> {
     let manifest = dataset.manifest();
-    let on_column: Vec<&IndexSegment> = manifest.indices.iter().filter(|s| s.fields == [field_id]).collect();
+    let on_column: Vec<&IndexSegment> = manifest
+        .indices
+        .iter()
+        .filter(|s| s.fields == [field_id])
+        .collect();
     if on_column.is_empty() {
         return Err("the column has no index".into());
     }
@@ -99,20 +109,35 @@ fn usable_segments(dataset: &Dataset, field_id: i32) -> std::result::Result<(Str
     let mut segments = Vec::new();
     for s in on_column {
         let type_name = s.type_name().unwrap_or("<no index_details>");
-        if !BTREE_DETAILS_TYPES.iter().any(|t| t.eq_ignore_ascii_case(type_name)) {
-            reasons.push(format!("index {:?} has type {type_name}, which lakeseek does not read", s.name));
+        if !BTREE_DETAILS_TYPES
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(type_name))
+        {
+            reasons.push(format!(
+                "index {:?} has type {type_name}, which lakeseek does not read",
+                s.name
+            ));
             continue;
         }
         if s.index_version > MAX_BTREE_VERSION {
-            reasons.push(format!("index {:?} has BTree version {} (newest known: {MAX_BTREE_VERSION})", s.name, s.index_version));
+            reasons.push(format!(
+                "index {:?} has BTree version {} (newest known: {MAX_BTREE_VERSION})",
+                s.name, s.index_version
+            ));
             continue;
         }
         if s.index_version == 0 && manifest.uses_stable_row_ids() {
-            reasons.push(format!("index {:?} (version 0) holds stable row ids, not row addresses", s.name));
+            reasons.push(format!(
+                "index {:?} (version 0) holds stable row ids, not row addresses",
+                s.name
+            ));
             continue;
         }
         if s.fragment_bitmap.is_none() {
-            reasons.push(format!("index {:?} does not record which fragments it covers", s.name));
+            reasons.push(format!(
+                "index {:?} does not record which fragments it covers",
+                s.name
+            ));
             continue;
         }
         match &chosen {
@@ -129,20 +154,28 @@ fn usable_segments(dataset: &Dataset, field_id: i32) -> std::result::Result<(Str
 }
 
 /// Plan `filter` on `dataset` (reads lookups, page-data and scan-file metadata: one wave).
-pub async fn plan_query(dataset: &Dataset, filter: &str, options: QueryOptions, stats: &IoStats) -> Result<QueryPlan> {
+pub async fn plan_query(
+    dataset: &Dataset,
+    filter: &str,
+    options: QueryOptions,
+    stats: &IoStats,
+) -> Result<QueryPlan> {
     let manifest = dataset.manifest().clone();
     let bound = BoundFilter::parse(filter, &manifest.schema)?;
-    let column = bound
-        .single_column()
-        .cloned()
-        .ok_or_else(|| Error::InvalidArgument(format!("filter {filter:?} must test exactly one column")))?;
+    let column = bound.single_column().cloned().ok_or_else(|| {
+        Error::InvalidArgument(format!("filter {filter:?} must test exactly one column"))
+    })?;
     let current = manifest.fragment_ids();
     let (index_name, segments, full_scan_reason) = match usable_segments(dataset, column.field_id) {
         Ok((name, segs)) => {
             let segs: Vec<(IndexSegment, RoaringBitmap)> = segs
                 .into_iter()
                 .map(|s| {
-                    let coverage = s.fragment_bitmap.as_ref().map(|b| b & &current).unwrap_or_default();
+                    let coverage = s
+                        .fragment_bitmap
+                        .as_ref()
+                        .map(|b| b & &current)
+                        .unwrap_or_default();
                     (s, coverage)
                 })
                 .filter(|(_, c)| !c.is_empty())
@@ -151,10 +184,14 @@ pub async fn plan_query(dataset: &Dataset, filter: &str, options: QueryOptions, 
         }
         Err(reason) => {
             let unsupported_type = reason.contains("does not read");
-            let msg = format!("no usable BTree index on column {:?}: {reason}", column.name);
+            let msg = format!(
+                "no usable BTree index on column {:?}: {reason}",
+                column.name
+            );
             if !options.allow_scan {
                 return Err(if unsupported_type {
-                    Error::unsupported(format!("{msg}; pass --allow-scan to scan instead")).at(dataset.root().as_ref(), None)
+                    Error::unsupported(format!("{msg}; pass --allow-scan to scan instead"))
+                        .at(dataset.root().as_ref(), None)
                 } else {
                     Error::InvalidArgument(format!("{msg}; pass --allow-scan to scan instead"))
                 });
@@ -166,10 +203,17 @@ pub async fn plan_query(dataset: &Dataset, filter: &str, options: QueryOptions, 
     for (_, c) in &segments {
         covered |= c;
     }
-    let scan_fragments: Vec<&Fragment> =
-        manifest.fragments.iter().filter(|f| !covered.contains(f.id as u32)).collect();
-    let opens = segments.iter().map(|(s, _)| open_segment(dataset, s, stats));
-    let scans = scan_fragments.iter().map(|f| open_scan(dataset, f, column.field_id, stats));
+    let scan_fragments: Vec<&Fragment> = manifest
+        .fragments
+        .iter()
+        .filter(|f| !covered.contains(f.id as u32))
+        .collect();
+    let opens = segments
+        .iter()
+        .map(|(s, _)| open_segment(dataset, s, stats));
+    let scans = scan_fragments
+        .iter()
+        .map(|f| open_scan(dataset, f, column.field_id, stats));
     // Lookups, page-data metadata and scanned files' metadata are independent: one wave
     // (declared only when something will be read: a wave without requests is no round trip).
     let mut cold = !scan_fragments.is_empty();
@@ -177,14 +221,22 @@ pub async fn plan_query(dataset: &Dataset, filter: &str, options: QueryOptions, 
         cold |= !segment_is_cached(dataset, s).await;
     }
     let wave = cold.then(|| stats.start_wave());
-    let (opened, scans) = futures::try_join!(futures::future::try_join_all(opens), futures::future::try_join_all(scans))?;
+    let (opened, scans) = futures::try_join!(
+        futures::future::try_join_all(opens),
+        futures::future::try_join_all(scans)
+    )?;
     drop(wave);
     let planned = segments
         .into_iter()
         .zip(opened)
         .map(|((segment, coverage), opened)| {
             let selection = opened.lookup.select(&bound.predicate);
-            PlannedSegment { segment, coverage, opened, selection }
+            PlannedSegment {
+                segment,
+                coverage,
+                opened,
+                selection,
+            }
         })
         .collect();
     let deletion_files = manifest
@@ -192,19 +244,50 @@ pub async fn plan_query(dataset: &Dataset, filter: &str, options: QueryOptions, 
         .iter()
         .filter_map(|f| f.deletion.as_ref().map(|d| d.relative_path(f.id)))
         .collect();
-    Ok(QueryPlan { filter: bound, column, index_name, segments: planned, scans, full_scan_reason, deletion_files })
+    Ok(QueryPlan {
+        filter: bound,
+        column,
+        index_name,
+        segments: planned,
+        scans,
+        full_scan_reason,
+        deletion_files,
+    })
 }
 
-async fn open_scan(dataset: &Dataset, fragment: &Fragment, field_id: i32, stats: &IoStats) -> Result<ScanTarget> {
+async fn open_scan(
+    dataset: &Dataset,
+    fragment: &Fragment,
+    field_id: i32,
+    stats: &IoStats,
+) -> Result<ScanTarget> {
     let Some(file) = fragment.files.iter().find(|f| f.fields.contains(&field_id)) else {
-        return Ok(ScanTarget { fragment: fragment.id, file: None });
+        return Ok(ScanTarget {
+            fragment: fragment.id,
+            file: None,
+        });
     };
     let path = dataset.data_file_path(file);
     let caches = dataset.session().reader_caches.clone();
-    let reader = LanceFileReader::open(dataset.store().fetcher.clone(), path.clone(), file.size_bytes, caches, stats).await?;
-    let index = reader.schema().fields.iter().position(|f| f.id == field_id).ok_or_else(|| {
-        Error::corrupt(format!("data file does not hold field {field_id} although the manifest says so")).at(path.as_ref(), None)
-    })?;
+    let reader = LanceFileReader::open(
+        dataset.store().fetcher.clone(),
+        path.clone(),
+        file.size_bytes,
+        caches,
+        stats,
+    )
+    .await?;
+    let index = reader
+        .schema()
+        .fields
+        .iter()
+        .position(|f| f.id == field_id)
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "data file does not hold field {field_id} although the manifest says so"
+            ))
+            .at(path.as_ref(), None)
+        })?;
     if reader.num_rows() != fragment.physical_rows {
         return Err(Error::corrupt(format!(
             "data file has {} rows, fragment {} has {}",
@@ -214,35 +297,61 @@ async fn open_scan(dataset: &Dataset, fragment: &Fragment, field_id: i32, stats:
         ))
         .at(path.as_ref(), None));
     }
-    Ok(ScanTarget { fragment: fragment.id, file: Some((reader, index)) })
+    Ok(ScanTarget {
+        fragment: fragment.id,
+        file: Some((reader, index)),
+    })
 }
 
 /// Execute a plan: read selected pages and scanned columns, drop deleted rows and rows of
 /// fragments that no longer exist.
-pub async fn execute_plan(dataset: &Dataset, plan: &QueryPlan, stats: &IoStats) -> Result<QueryAnswer> {
+pub async fn execute_plan(
+    dataset: &Dataset,
+    plan: &QueryPlan,
+    stats: &IoStats,
+) -> Result<QueryAnswer> {
     let manifest = dataset.manifest().clone();
-    let with_deletions: Vec<&Fragment> = manifest.fragments.iter().filter(|f| f.deletion.is_some()).collect();
-    let answers = plan.segments.iter().map(|s| answer_segment(dataset, &s.opened, &plan.filter.predicate, stats));
-    let scans = plan.scans.iter().map(|t| scan_fragment(dataset, t, plan, stats));
+    let with_deletions: Vec<&Fragment> = manifest
+        .fragments
+        .iter()
+        .filter(|f| f.deletion.is_some())
+        .collect();
+    let answers = plan
+        .segments
+        .iter()
+        .map(|s| answer_segment(dataset, &s.opened, &plan.filter.predicate, stats));
+    let scans = plan
+        .scans
+        .iter()
+        .map(|t| scan_fragment(dataset, t, plan, stats));
     let (answers, scans, deletions) = futures::try_join!(
         futures::future::try_join_all(answers),
         futures::future::try_join_all(scans),
         dataset.deletion_vectors(&with_deletions, stats)
     )?;
-    let rows: HashMap<u64, u64> = manifest.fragments.iter().map(|f| (f.id, f.physical_rows)).collect();
+    let rows: HashMap<u64, u64> = manifest
+        .fragments
+        .iter()
+        .map(|f| (f.id, f.physical_rows))
+        .collect();
     let mut per_fragment: HashMap<u32, RoaringBitmap> = HashMap::new();
     let mut cached_pages = 0;
     for (planned, answer) in plan.segments.iter().zip(answers) {
         cached_pages += answer.cached_pages;
         for id in answer.ids {
             let (fragment, offset) = ((id >> 32) as u32, id as u32);
-            if planned.coverage.contains(fragment) && (offset as u64) < rows.get(&(fragment as u64)).copied().unwrap_or(0) {
+            if planned.coverage.contains(fragment)
+                && (offset as u64) < rows.get(&(fragment as u64)).copied().unwrap_or(0)
+            {
                 per_fragment.entry(fragment).or_default().insert(offset);
             }
         }
     }
     for (fragment, offsets) in scans {
-        per_fragment.entry(fragment as u32).or_default().extend(offsets);
+        per_fragment
+            .entry(fragment as u32)
+            .or_default()
+            .extend(offsets);
     }
     let mut row_addresses = RoaringTreemap::new();
     for (fragment, mut offsets) in per_fragment {
@@ -252,13 +361,24 @@ pub async fn execute_plan(dataset: &Dataset, plan: &QueryPlan, stats: &IoStats) 
         let base = (fragment as u64) << 32;
         row_addresses.extend(offsets.iter().map(|o| base | o as u64));
     }
-    Ok(QueryAnswer { row_addresses, cached_pages })
+    Ok(QueryAnswer {
+        row_addresses,
+        cached_pages,
+    })
 }
 
-async fn scan_fragment(dataset: &Dataset, target: &ScanTarget, plan: &QueryPlan, stats: &IoStats) -> Result<(u64, RoaringBitmap)> {
+async fn scan_fragment(
+    dataset: &Dataset,
+    target: &ScanTarget,
+    plan: &QueryPlan,
+    stats: &IoStats,
+) -> Result<(u64, RoaringBitmap)> {
     let predicate = &plan.filter.predicate;
     let Some((reader, index)) = &target.file else {
-        let physical = dataset.manifest().fragment(target.fragment).map_or(0, |f| f.physical_rows);
+        let physical = dataset
+            .manifest()
+            .fragment(target.fragment)
+            .map_or(0, |f| f.physical_rows);
         let all_null_true = predicate.eval(&|_c| None) == Some(true);
         let mut out = RoaringBitmap::new();
         if all_null_true && physical > 0 {
@@ -266,7 +386,9 @@ async fn scan_fragment(dataset: &Dataset, target: &ScanTarget, plan: &QueryPlan,
         }
         return Ok((target.fragment, out));
     };
-    let batch = reader.read_rows(&[*index], &RowSelection::Range(0..reader.num_rows()), stats).await?;
+    let batch = reader
+        .read_rows(&[*index], &RowSelection::Range(0..reader.num_rows()), stats)
+        .await?;
     let keys = KeyColumn::new(batch.column(0)).map_err(|e| e.at(reader.path().as_ref(), None))?;
     let mut out = RoaringBitmap::new();
     for row in 0..keys.len() {
@@ -279,7 +401,12 @@ async fn scan_fragment(dataset: &Dataset, target: &ScanTarget, plan: &QueryPlan,
 }
 
 /// Plan and execute in one call.
-pub async fn query_row_addresses(dataset: &Dataset, filter: &str, options: QueryOptions, stats: &IoStats) -> Result<QueryAnswer> {
+pub async fn query_row_addresses(
+    dataset: &Dataset,
+    filter: &str,
+    options: QueryOptions,
+    stats: &IoStats,
+) -> Result<QueryAnswer> {
     let plan = plan_query(dataset, filter, options, stats).await?;
     execute_plan(dataset, &plan, stats).await
 }
@@ -334,12 +461,22 @@ pub fn explain(plan: &QueryPlan) -> serde_json::Value {
 /// "all" pages) overlapping `rows`; the reader fetches chunk metadata and only the chunks
 /// inside these.
 fn disk_ranges(reader: &LanceFileReader, rows: &Range<u64>, kind: PageMatch) -> Vec<[u64; 2]> {
-    let names: &[&str] = if kind == PageMatch::All { &["ids"] } else { &["values", "ids"] };
-    let Ok(fields) = reader.field_indices(names) else { return Vec::new() };
+    let names: &[&str] = if kind == PageMatch::All {
+        &["ids"]
+    } else {
+        &["values", "ids"]
+    };
+    let Ok(fields) = reader.field_indices(names) else {
+        return Vec::new();
+    };
     let mut out = BTreeSet::new();
     for f in fields {
-        let Some(field) = reader.schema().fields.get(f) else { continue };
-        let Some(column) = reader.metadata().columns.get(field.first_column) else { continue };
+        let Some(field) = reader.schema().fields.get(f) else {
+            continue;
+        };
+        let Some(column) = reader.metadata().columns.get(field.first_column) else {
+            continue;
+        };
         for page in column.pages_for(rows.clone()) {
             if let Some(p) = column.pages.get(page) {
                 for b in &p.buffers {

@@ -104,7 +104,11 @@ impl ObjectLister for ObjectStoreLister {
                 drop(guard.take());
                 guard = Some(stats.start_request());
             }
-            let listed = ListedObject { path: meta.location, size: meta.size, etag: meta.e_tag };
+            let listed = ListedObject {
+                path: meta.location,
+                size: meta.size,
+                etag: meta.e_tag,
+            };
             if visit(listed) == ListControl::Stop {
                 break;
             }
@@ -129,7 +133,13 @@ mod tests {
     async fn stops_early_and_counts_requests() {
         let store = Arc::new(InMemory::new());
         for name in ["p/c", "p/a", "p/b", "q/z"] {
-            store.put(&Path::from(name), PutPayload::from(Bytes::from_static(b"xy"))).await.unwrap();
+            store
+                .put(
+                    &Path::from(name),
+                    PutPayload::from(Bytes::from_static(b"xy")),
+                )
+                .await
+                .unwrap();
         }
         let lister = ObjectStoreLister::for_scheme(store, &ObjectStoreScheme::Memory);
         assert!(lister.lexically_ordered());

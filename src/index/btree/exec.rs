@@ -101,54 +101,119 @@ fn lookup_name(segment: &IndexSegment) -> Result<String> {
 
 /// Whether opening `segment` needs no request (lookup and page-data metadata cached).
 pub async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
-    let Ok(name) = lookup_name(segment) else { return false };
-    let (Some(lookup_size), Some(data_size)) = (file_size(segment, &name), file_size(segment, PAGE_DATA_FILE)) else {
+    let Ok(name) = lookup_name(segment) else {
         return false;
     };
-    let (Ok(lookup_path), Ok(data_path)) =
-        (dataset.index_file_path(segment, &name), dataset.index_file_path(segment, PAGE_DATA_FILE))
-    else {
+    let (Some(lookup_size), Some(data_size)) = (
+        file_size(segment, &name),
+        file_size(segment, PAGE_DATA_FILE),
+    ) else {
+        return false;
+    };
+    let (Ok(lookup_path), Ok(data_path)) = (
+        dataset.index_file_path(segment, &name),
+        dataset.index_file_path(segment, PAGE_DATA_FILE),
+    ) else {
         return false;
     };
     let session = dataset.session();
-    let lookup_key = CacheKey { path: lookup_path.to_string(), version: ObjectVersion { size: lookup_size, etag: None }, item: () };
-    let data_key = CacheKey { path: data_path.to_string(), version: ObjectVersion { size: data_size, etag: None }, item: () };
+    let lookup_key = CacheKey {
+        path: lookup_path.to_string(),
+        version: ObjectVersion {
+            size: lookup_size,
+            etag: None,
+        },
+        item: (),
+    };
+    let data_key = CacheKey {
+        path: data_path.to_string(),
+        version: ObjectVersion {
+            size: data_size,
+            etag: None,
+        },
+        item: (),
+    };
     session.btree_lookups.get(&lookup_key).await.is_some()
-        && session.reader_caches.file_metadata.get(&data_key).await.is_some()
+        && session
+            .reader_caches
+            .file_metadata
+            .get(&data_key)
+            .await
+            .is_some()
 }
 
 /// Open a segment: lookup (cached) and page-data metadata, in one wave.
-pub async fn open_segment(dataset: &Dataset, segment: &IndexSegment, stats: &IoStats) -> Result<OpenedSegment> {
+pub async fn open_segment(
+    dataset: &Dataset,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Result<OpenedSegment> {
     let lookup_name = lookup_name(segment)?;
     let lookup_path = dataset.index_file_path(segment, &lookup_name)?;
     let single_data = segment.files.is_empty() || segment.file_size(PAGE_DATA_FILE).is_some();
-    let lookup_fut = load_lookup(dataset, &lookup_path, file_size(segment, &lookup_name), stats);
+    let lookup_fut = load_lookup(
+        dataset,
+        &lookup_path,
+        file_size(segment, &lookup_name),
+        stats,
+    );
     if single_data {
         let data_path = dataset.index_file_path(segment, PAGE_DATA_FILE)?;
-        let data_fut = open_file(dataset, data_path, file_size(segment, PAGE_DATA_FILE), stats);
+        let data_fut = open_file(
+            dataset,
+            data_path,
+            file_size(segment, PAGE_DATA_FILE),
+            stats,
+        );
         let (lookup, data) = futures::try_join!(lookup_fut, data_fut)?;
         if lookup.partitions.is_some() {
-            return Err(Error::corrupt("range-partitioned lookup next to a single page_data.lance").at(lookup_path.as_ref(), None));
+            return Err(Error::corrupt(
+                "range-partitioned lookup next to a single page_data.lance",
+            )
+            .at(lookup_path.as_ref(), None));
         }
-        return Ok(OpenedSegment { lookup, lookup_path, page_data: vec![data] });
+        return Ok(OpenedSegment {
+            lookup,
+            lookup_path,
+            page_data: vec![data],
+        });
     }
     let lookup = lookup_fut.await?;
     let Some(parts) = lookup.partitions.clone() else {
         return Err(Error::NotFound {
-            path: dataset.index_file_path(segment, PAGE_DATA_FILE)?.to_string(),
+            path: dataset
+                .index_file_path(segment, PAGE_DATA_FILE)?
+                .to_string(),
             what: format!("index {:?} lists no {PAGE_DATA_FILE}", segment.name),
         });
     };
     let opens = parts.iter().map(|(id, _)| {
         let name = format!("part_{id}_page_data.lance");
         let size = file_size(segment, &name);
-        async move { open_file(dataset, dataset.index_file_path(segment, &name)?, size, stats).await }
+        async move {
+            open_file(
+                dataset,
+                dataset.index_file_path(segment, &name)?,
+                size,
+                stats,
+            )
+            .await
+        }
     });
     let page_data = futures::future::try_join_all(opens).await?;
-    Ok(OpenedSegment { lookup, lookup_path, page_data })
+    Ok(OpenedSegment {
+        lookup,
+        lookup_path,
+        page_data,
+    })
 }
 
-async fn open_file(dataset: &Dataset, path: Path, size: Option<u64>, stats: &IoStats) -> Result<LanceFileReader> {
+async fn open_file(
+    dataset: &Dataset,
+    path: Path,
+    size: Option<u64>,
+    stats: &IoStats,
+) -> Result<LanceFileReader> {
     let caches = dataset.session().reader_caches.clone();
     LanceFileReader::open(dataset.store().fetcher.clone(), path, size, caches, stats).await
 }
@@ -162,7 +227,10 @@ pub async fn load_lookup(
 ) -> Result<Arc<BTreePageLookup>> {
     let key = CacheKey {
         path: path.to_string(),
-        version: ObjectVersion { size: manifest_size.unwrap_or(0), etag: None },
+        version: ObjectVersion {
+            size: manifest_size.unwrap_or(0),
+            etag: None,
+        },
         item: (),
     };
     dataset
@@ -175,11 +243,16 @@ pub async fn load_lookup(
                     return Err(Error::Corrupt {
                         path: path.to_string(),
                         range: None,
-                        what: format!("file is {} bytes, the manifest says {size}", whole.version.size),
+                        what: format!(
+                            "file is {} bytes, the manifest says {size}",
+                            whole.version.size
+                        ),
                     });
                 }
             }
-            decode_lookup(path, whole.bytes).await.map_err(|e| e.at(path.as_ref(), None))
+            decode_lookup(path, whole.bytes)
+                .await
+                .map_err(|e| e.at(path.as_ref(), None))
         })
         .await
 }
@@ -188,20 +261,46 @@ pub async fn load_lookup(
 /// the bytes).
 pub async fn decode_lookup(path: &Path, bytes: Bytes) -> Result<BTreePageLookup> {
     let size = bytes.len() as u64;
-    let source: Arc<dyn RangeSource> = Arc::new(InMemoryObject { path: path.clone(), bytes });
+    let source: Arc<dyn RangeSource> = Arc::new(InMemoryObject {
+        path: path.clone(),
+        bytes,
+    });
     let fetcher = RangeFetcher::new(source, FetchOptions::default());
     let scratch = IoStats::new();
-    let reader = LanceFileReader::open(fetcher, path.clone(), Some(size), Arc::new(ReaderCaches::new(1 << 20, 1 << 20)), &scratch).await?;
+    let reader = LanceFileReader::open(
+        fetcher,
+        path.clone(),
+        Some(size),
+        Arc::new(ReaderCaches::new(1 << 20, 1 << 20)),
+        &scratch,
+    )
+    .await?;
     let columns = reader.field_indices(&["min", "max", "null_count", "page_idx"])?;
-    let batch = reader.read_rows(&columns, &RowSelection::Range(0..reader.num_rows()), &scratch).await?;
-    BTreePageLookup::new(batch.column(0), batch.column(1), batch.column(2), batch.column(3), &reader.schema().metadata)
+    let batch = reader
+        .read_rows(
+            &columns,
+            &RowSelection::Range(0..reader.num_rows()),
+            &scratch,
+        )
+        .await?;
+    BTreePageLookup::new(
+        batch.column(0),
+        batch.column(1),
+        batch.column(2),
+        batch.column(3),
+        &reader.schema().metadata,
+    )
 }
 
 /// Selected pages of one page-data file: page -> (match kind, rows in the file).
 pub type FilePages = BTreeMap<u32, (PageMatch, Range<u64>)>;
 
 /// Which data-file rows each selected page covers, grouped per page-data file.
-pub fn plan_page_rows(lookup: &BTreePageLookup, selection: &PageSelection, file_rows: &[u64]) -> Result<Vec<FilePages>> {
+pub fn plan_page_rows(
+    lookup: &BTreePageLookup,
+    selection: &PageSelection,
+    file_rows: &[u64],
+) -> Result<Vec<FilePages>> {
     let mut per_file: Vec<FilePages> = vec![BTreeMap::new(); file_rows.len()];
     for (&page, &kind) in selection {
         let (file, rows) = lookup.page_rows(page, file_rows)?;
@@ -225,11 +324,18 @@ pub async fn answer_segment(
     let selection = opened.lookup.select(predicate);
     let file_rows: Vec<u64> = opened.page_data.iter().map(|r| r.num_rows()).collect();
     let per_file = plan_page_rows(&opened.lookup, &selection, &file_rows)?;
-    let reads = opened.page_data.iter().zip(&per_file).map(|(reader, pages)| {
-        read_file_pages(dataset, reader, &opened.lookup, pages, predicate, stats)
-    });
+    let reads = opened
+        .page_data
+        .iter()
+        .zip(&per_file)
+        .map(|(reader, pages)| {
+            read_file_pages(dataset, reader, &opened.lookup, pages, predicate, stats)
+        });
     let results = futures::future::try_join_all(reads).await?;
-    let mut answer = SegmentAnswer { pages: selection, ..Default::default() };
+    let mut answer = SegmentAnswer {
+        pages: selection,
+        ..Default::default()
+    };
     for (ids, cached) in results {
         answer.ids.extend(ids);
         answer.cached_pages += cached;
@@ -242,8 +348,11 @@ fn columns_of(reader: &LanceFileReader, lookup: &BTreePageLookup) -> Result<(usi
     let schema = reader.arrow_schema();
     let values_type = schema.field(idx[0]).data_type();
     if values_type != &lookup.value_type {
-        return Err(Error::corrupt(format!("page data values are {values_type}, the lookup holds {}", lookup.value_type))
-            .at(reader.path().as_ref(), None));
+        return Err(Error::corrupt(format!(
+            "page data values are {values_type}, the lookup holds {}",
+            lookup.value_type
+        ))
+        .at(reader.path().as_ref(), None));
     }
     if schema.field(idx[1]).data_type() != &DataType::UInt64 {
         return Err(Error::corrupt("page data ids are not UInt64").at(reader.path().as_ref(), None));
@@ -264,26 +373,55 @@ async fn read_file_pages(
     }
     let (values_col, ids_col) = columns_of(reader, lookup)?;
     if let Some(cache) = &dataset.session().btree_pages {
-        return read_pages_cached(cache, reader, pages, (values_col, ids_col), predicate, stats).await;
+        return read_pages_cached(
+            cache,
+            reader,
+            pages,
+            (values_col, ids_col),
+            predicate,
+            stats,
+        )
+        .await;
     }
-    let some_rows = rows_of(pages.values().filter(|(k, _)| *k == PageMatch::Some).map(|(_, r)| r));
-    let all_rows = rows_of(pages.values().filter(|(k, _)| *k == PageMatch::All).map(|(_, r)| r));
+    let some_rows = rows_of(
+        pages
+            .values()
+            .filter(|(k, _)| *k == PageMatch::Some)
+            .map(|(_, r)| r),
+    );
+    let all_rows = rows_of(
+        pages
+            .values()
+            .filter(|(k, _)| *k == PageMatch::All)
+            .map(|(_, r)| r),
+    );
     let some = async {
         if some_rows.is_empty() {
             return Ok(None);
         }
-        reader.read_rows(&[values_col, ids_col], &RowSelection::Rows(some_rows), stats).await.map(Some)
+        reader
+            .read_rows(
+                &[values_col, ids_col],
+                &RowSelection::Rows(some_rows),
+                stats,
+            )
+            .await
+            .map(Some)
     };
     let all = async {
         if all_rows.is_empty() {
             return Ok(None);
         }
-        reader.read_rows(&[ids_col], &RowSelection::Rows(all_rows), stats).await.map(Some)
+        reader
+            .read_rows(&[ids_col], &RowSelection::Rows(all_rows), stats)
+            .await
+            .map(Some)
     };
     let (some, all) = futures::try_join!(some, all)?;
     let mut out = Vec::new();
     if let Some(batch) = some {
-        filter_page(batch.column(0), batch.column(1), predicate, &mut out).map_err(|e| e.at(reader.path().as_ref(), None))?;
+        filter_page(batch.column(0), batch.column(1), predicate, &mut out)
+            .map_err(|e| e.at(reader.path().as_ref(), None))?;
     }
     if let Some(batch) = all {
         out.extend(ids_of(batch.column(0)).map_err(|e| e.at(reader.path().as_ref(), None))?);
@@ -299,7 +437,11 @@ async fn read_pages_cached(
     predicate: &Predicate,
     stats: &IoStats,
 ) -> Result<(Vec<u64>, usize)> {
-    let key = |page: u32| CacheKey { path: reader.path().to_string(), version: reader.version().clone(), item: page };
+    let key = |page: u32| CacheKey {
+        path: reader.path().to_string(),
+        version: reader.version().clone(),
+        item: page,
+    };
     let mut have: BTreeMap<u32, Arc<BTreePageData>> = BTreeMap::new();
     for page in pages.keys() {
         if let Some(p) = cache.get(&key(*page)).await {
@@ -307,16 +449,22 @@ async fn read_pages_cached(
         }
     }
     let cached = have.len();
-    let missing: Vec<(u32, Range<u64>)> =
-        pages.iter().filter(|(p, _)| !have.contains_key(p)).map(|(p, (_, r))| (*p, r.clone())).collect();
+    let missing: Vec<(u32, Range<u64>)> = pages
+        .iter()
+        .filter(|(p, _)| !have.contains_key(p))
+        .map(|(p, (_, r))| (*p, r.clone()))
+        .collect();
     if !missing.is_empty() {
         let rows = rows_of(missing.iter().map(|(_, r)| r));
-        let batch = reader.read_rows(&[values_col, ids_col], &RowSelection::Rows(rows), stats).await?;
+        let batch = reader
+            .read_rows(&[values_col, ids_col], &RowSelection::Rows(rows), stats)
+            .await?;
         let mut offset = 0usize;
         for (page, r) in &missing {
             let len = (r.end - r.start) as usize;
             if offset + len > batch.num_rows() {
-                return Err(Error::corrupt("reader returned fewer rows than asked").at(reader.path().as_ref(), None));
+                return Err(Error::corrupt("reader returned fewer rows than asked")
+                    .at(reader.path().as_ref(), None));
             }
             let data = Arc::new(BTreePageData {
                 values: batch.column(0).slice(offset, len),
@@ -345,7 +493,12 @@ fn ids_of(ids: &ArrayRef) -> Result<Vec<u64>> {
 }
 
 /// Append the ids of rows whose value makes `predicate` TRUE.
-pub fn filter_page(values: &ArrayRef, ids: &ArrayRef, predicate: &Predicate, out: &mut Vec<u64>) -> Result<()> {
+pub fn filter_page(
+    values: &ArrayRef,
+    ids: &ArrayRef,
+    predicate: &Predicate,
+    out: &mut Vec<u64>,
+) -> Result<()> {
     let ids = ids_of(ids)?;
     let keys = KeyColumn::new(values)?;
     if keys.len() != ids.len() {
@@ -370,13 +523,19 @@ struct InMemoryObject {
 impl InMemoryObject {
     fn check(&self, path: &Path) -> Result<()> {
         if path != &self.path {
-            return Err(Error::NotFound { path: path.to_string(), what: "not the in-memory object".into() });
+            return Err(Error::NotFound {
+                path: path.to_string(),
+                what: "not the in-memory object".into(),
+            });
         }
         Ok(())
     }
 
     fn version(&self) -> ObjectVersion {
-        ObjectVersion { size: self.bytes.len() as u64, etag: None }
+        ObjectVersion {
+            size: self.bytes.len() as u64,
+            etag: None,
+        }
     }
 }
 
@@ -396,7 +555,10 @@ impl RangeSource for InMemoryObject {
 
     async fn get_suffix(&self, path: &Path, n: u64) -> Result<(Bytes, ObjectVersion)> {
         self.check(path)?;
-        let start = self.bytes.len().saturating_sub(n.min(usize::MAX as u64) as usize);
+        let start = self
+            .bytes
+            .len()
+            .saturating_sub(n.min(usize::MAX as u64) as usize);
         Ok((self.bytes.slice(start..), self.version()))
     }
 

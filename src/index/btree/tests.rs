@@ -30,7 +30,10 @@ fn lookup_for(values: &[Option<i64>], batch: usize) -> BTreePageLookup {
 }
 
 fn leaf(q: LeafQuery) -> Predicate {
-    Predicate::Leaf(Leaf { column: 0, query: q })
+    Predicate::Leaf(Leaf {
+        column: 0,
+        query: q,
+    })
 }
 
 /// The doc's example: 3000 int64 rows, 5% null, 40% the value 7, zone size 128.
@@ -55,7 +58,11 @@ fn equality_backs_up_over_the_run_sharing_a_min() {
     // Page 0 all null, page 1 straddles (min NULL), pages holding 7 are contiguous.
     assert_eq!(l.row(0).unwrap().1, None);
     assert_eq!(l.row(1).unwrap().0, None);
-    let pages: Vec<u32> = l.select(&leaf(LeafQuery::Equals(Key::Int(7)))).keys().copied().collect();
+    let pages: Vec<u32> = l
+        .select(&leaf(LeafQuery::Equals(Key::Int(7))))
+        .keys()
+        .copied()
+        .collect();
     let want: Vec<u32> = (0..l.num_pages())
         .filter(|&i| {
             let (min, max, _, _) = l.row(i).unwrap();
@@ -64,10 +71,19 @@ fn equality_backs_up_over_the_run_sharing_a_min() {
         .map(|i| i as u32)
         .collect();
     assert_eq!(pages, want);
-    assert!(l.select(&leaf(LeafQuery::Equals(Key::Int(7)))).values().all(|k| *k == PageMatch::Some));
-    assert!(l.select(&leaf(LeafQuery::Equals(Key::Int(1000)))).is_empty());
+    assert!(l
+        .select(&leaf(LeafQuery::Equals(Key::Int(7))))
+        .values()
+        .all(|k| *k == PageMatch::Some));
+    assert!(l
+        .select(&leaf(LeafQuery::Equals(Key::Int(1000))))
+        .is_empty());
     // A value below every non-null value could only sit on the straddle page.
-    let below: Vec<u32> = l.select(&leaf(LeafQuery::Equals(Key::Int(-1)))).keys().copied().collect();
+    let below: Vec<u32> = l
+        .select(&leaf(LeafQuery::Equals(Key::Int(-1))))
+        .keys()
+        .copied()
+        .collect();
     assert_eq!(below, vec![1]);
 }
 
@@ -75,16 +91,26 @@ fn equality_backs_up_over_the_run_sharing_a_min() {
 fn is_null_takes_all_null_pages_whole() {
     let (_, l) = doc_example();
     let sel = l.select(&leaf(LeafQuery::IsNull));
-    assert_eq!(sel.into_iter().collect::<Vec<_>>(), vec![(0, PageMatch::All), (1, PageMatch::Some)]);
+    assert_eq!(
+        sel.into_iter().collect::<Vec<_>>(),
+        vec![(0, PageMatch::All), (1, PageMatch::Some)]
+    );
 }
 
 #[test]
 fn ranges_mark_inner_pages_all() {
     let (_, l) = doc_example();
-    let sel = l.select(&leaf(LeafQuery::Range { lower: Bound::Included(Key::Int(7)), upper: Bound::Included(Key::Int(7)) }));
+    let sel = l.select(&leaf(LeafQuery::Range {
+        lower: Bound::Included(Key::Int(7)),
+        upper: Bound::Included(Key::Int(7)),
+    }));
     // Pages whose min == max == 7 are fully inside.
     let inner: Vec<u32> = (0..l.num_pages())
-        .filter(|&i| l.row(i).map(|r| r.0 == Some(Key::Int(7)) && r.1 == Some(Key::Int(7))).unwrap())
+        .filter(|&i| {
+            l.row(i)
+                .map(|r| r.0 == Some(Key::Int(7)) && r.1 == Some(Key::Int(7)))
+                .unwrap()
+        })
         .map(|i| i as u32)
         .collect();
     assert!(!inner.is_empty());
@@ -92,7 +118,10 @@ fn ranges_mark_inner_pages_all() {
         assert_eq!(sel.get(p), Some(&PageMatch::All));
     }
     // An unbounded range reads every non-null page, the straddle page partially.
-    let all = l.select(&leaf(LeafQuery::Range { lower: Bound::Unbounded, upper: Bound::Unbounded }));
+    let all = l.select(&leaf(LeafQuery::Range {
+        lower: Bound::Unbounded,
+        upper: Bound::Unbounded,
+    }));
     assert_eq!(all.len(), l.num_pages() - 1);
     assert_eq!(all.get(&1), Some(&PageMatch::Some));
 }
@@ -102,7 +131,10 @@ fn page_rows_follow_batch_size() {
     let (v, l) = doc_example();
     assert_eq!(l.page_rows(0, &[v.len() as u64]).unwrap(), (0, 0..128));
     let last = (l.num_pages() - 1) as u32;
-    assert_eq!(l.page_rows(last, &[3000]).unwrap(), (0, last as u64 * 128..3000));
+    assert_eq!(
+        l.page_rows(last, &[3000]).unwrap(),
+        (0, last as u64 * 128..3000)
+    );
     assert!(l.page_rows(last + 1, &[3000]).is_err());
 }
 
@@ -112,18 +144,49 @@ fn rejects_inconsistent_lookups() {
     let a = |v: Vec<Option<i64>>| Arc::new(Int64Array::from(v)) as ArrayRef;
     let u = |v: Vec<u32>| Arc::new(UInt32Array::from(v)) as ArrayRef;
     // min not ascending
-    assert!(BTreePageLookup::new(&a(vec![Some(5), Some(1)]), &a(vec![Some(6), Some(2)]), &u(vec![0, 0]), &u(vec![0, 1]), &md).is_err());
+    assert!(BTreePageLookup::new(
+        &a(vec![Some(5), Some(1)]),
+        &a(vec![Some(6), Some(2)]),
+        &u(vec![0, 0]),
+        &u(vec![0, 1]),
+        &md
+    )
+    .is_err());
     // lengths differ
-    assert!(BTreePageLookup::new(&a(vec![Some(1)]), &a(vec![Some(6), Some(2)]), &u(vec![0, 0]), &u(vec![0, 1]), &md).is_err());
+    assert!(BTreePageLookup::new(
+        &a(vec![Some(1)]),
+        &a(vec![Some(6), Some(2)]),
+        &u(vec![0, 0]),
+        &u(vec![0, 1]),
+        &md
+    )
+    .is_err());
     // repeated page
-    assert!(BTreePageLookup::new(&a(vec![Some(1), Some(2)]), &a(vec![Some(1), Some(2)]), &u(vec![0, 0]), &u(vec![0, 0]), &md).is_err());
+    assert!(BTreePageLookup::new(
+        &a(vec![Some(1), Some(2)]),
+        &a(vec![Some(1), Some(2)]),
+        &u(vec![0, 0]),
+        &u(vec![0, 0]),
+        &md
+    )
+    .is_err());
     let md0: HashMap<String, String> = [("batch_size".to_string(), "0".to_string())].into();
-    assert!(BTreePageLookup::new(&a(vec![Some(1)]), &a(vec![Some(1)]), &u(vec![0]), &u(vec![0]), &md0).is_err());
+    assert!(BTreePageLookup::new(
+        &a(vec![Some(1)]),
+        &a(vec![Some(1)]),
+        &u(vec![0]),
+        &u(vec![0]),
+        &md0
+    )
+    .is_err());
     // range partitions map global pages to part files
     let mdp: HashMap<String, String> = [
         ("batch_size".to_string(), "10".to_string()),
         ("range_partitioned".to_string(), "true".to_string()),
-        ("page_num_per_range_partition".to_string(), "[[0,2],[4294967296,1]]".to_string()),
+        (
+            "page_num_per_range_partition".to_string(),
+            "[[0,2],[4294967296,1]]".to_string(),
+        ),
     ]
     .into();
     let l = BTreePageLookup::new(
@@ -140,13 +203,22 @@ fn rejects_inconsistent_lookups() {
 
 fn arb_query() -> impl Strategy<Value = LeafQuery> {
     let key = || (-3i64..25).prop_map(Key::Int);
-    let bound = move || prop_oneof![Just(Bound::Unbounded), key().prop_map(Bound::Included), key().prop_map(Bound::Excluded)];
+    let bound = move || {
+        prop_oneof![
+            Just(Bound::Unbounded),
+            key().prop_map(Bound::Included),
+            key().prop_map(Bound::Excluded)
+        ]
+    };
     prop_oneof![
         key().prop_map(LeafQuery::Equals),
         proptest::collection::vec(key(), 1..4).prop_map(|mut v| {
             v.sort();
             v.dedup();
-            LeafQuery::In { values: v, has_null: false }
+            LeafQuery::In {
+                values: v,
+                has_null: false,
+            }
         }),
         (bound(), bound()).prop_map(|(lower, upper)| LeafQuery::Range { lower, upper }),
         Just(LeafQuery::IsNull),
@@ -154,13 +226,15 @@ fn arb_query() -> impl Strategy<Value = LeafQuery> {
 }
 
 fn arb_predicate() -> impl Strategy<Value = Predicate> {
-    arb_query().prop_map(leaf).prop_recursive(3, 12, 3, |inner| {
-        prop_oneof![
-            proptest::collection::vec(inner.clone(), 1..3).prop_map(Predicate::And),
-            proptest::collection::vec(inner.clone(), 1..3).prop_map(Predicate::Or),
-            inner.clone().prop_map(|p| Predicate::Not(Box::new(p))),
-        ]
-    })
+    arb_query()
+        .prop_map(leaf)
+        .prop_recursive(3, 12, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 1..3).prop_map(Predicate::And),
+                proptest::collection::vec(inner.clone(), 1..3).prop_map(Predicate::Or),
+                inner.clone().prop_map(|p| Predicate::Not(Box::new(p))),
+            ]
+        })
 }
 
 proptest! {

@@ -2,8 +2,8 @@
 
 use std::ops::Bound;
 
-use arrow_cast::parse::{string_to_timestamp_nanos, Parser as _};
 use arrow_array::types::Date32Type;
+use arrow_cast::parse::{string_to_timestamp_nanos, Parser as _};
 use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
 
@@ -15,9 +15,17 @@ use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::Schema;
 
 pub(super) fn bind(text: &str, filter: &Filter, schema: &Schema) -> Result<BoundFilter> {
-    let mut binder = Binder { text, schema, columns: Vec::new() };
+    let mut binder = Binder {
+        text,
+        schema,
+        columns: Vec::new(),
+    };
     let predicate = binder.bind(filter)?;
-    Ok(BoundFilter { text: text.to_string(), columns: binder.columns, predicate })
+    Ok(BoundFilter {
+        text: text.to_string(),
+        columns: binder.columns,
+        predicate,
+    })
 }
 
 struct Binder<'a> {
@@ -42,7 +50,10 @@ impl Binder<'_> {
             .field_by_path(name)
             .ok_or_else(|| self.invalid(format!("no column named {name:?}")))?;
         if self.schema.has_children(field.id) {
-            return Err(self.invalid(format!("column {name:?} is nested ({})", field.logical_type)));
+            return Err(self.invalid(format!(
+                "column {name:?} is nested ({})",
+                field.logical_type
+            )));
         }
         let data_type = arrow_type_of(&field.logical_type)
             .ok()
@@ -53,24 +64,35 @@ impl Binder<'_> {
                     self.text, field.logical_type
                 ))
             })?;
-        self.columns.push(ColumnRef { name: name.to_string(), field_id: field.id, data_type });
+        self.columns.push(ColumnRef {
+            name: name.to_string(),
+            field_id: field.id,
+            data_type,
+        });
         Ok(self.columns.len() - 1)
     }
 
     fn bind(&mut self, f: &Filter) -> Result<Predicate> {
         Ok(match f {
-            Filter::And(v) => Predicate::And(v.iter().map(|f| self.bind(f)).collect::<Result<_>>()?),
+            Filter::And(v) => {
+                Predicate::And(v.iter().map(|f| self.bind(f)).collect::<Result<_>>()?)
+            }
             Filter::Or(v) => Predicate::Or(v.iter().map(|f| self.bind(f)).collect::<Result<_>>()?),
             Filter::Not(f) => Predicate::Not(Box::new(self.bind(f)?)),
             Filter::IsTrue(f) => Predicate::IsTrue(Box::new(self.bind(f)?)),
             Filter::IsNull { column, negated } => {
-                let leaf = Predicate::Leaf(Leaf { column: self.column(column)?, query: LeafQuery::IsNull });
+                let leaf = Predicate::Leaf(Leaf {
+                    column: self.column(column)?,
+                    query: LeafQuery::IsNull,
+                });
                 negate_if(leaf, *negated)
             }
             Filter::Column(name) => {
                 let c = self.column(name)?;
                 if self.columns[c].data_type != DataType::Boolean {
-                    return Err(self.invalid(format!("column {name:?} is not boolean; compare it with a value")));
+                    return Err(self.invalid(format!(
+                        "column {name:?} is not boolean; compare it with a value"
+                    )));
                 }
                 leaf(c, LeafQuery::Equals(Key::Bool(true)))
             }
@@ -86,7 +108,11 @@ impl Binder<'_> {
                     Some(k) => self.compare(c, op, k),
                 }
             }
-            Filter::InList { column, list, negated } => {
+            Filter::InList {
+                column,
+                list,
+                negated,
+            } => {
                 let c = self.column(column)?;
                 let mut values = Vec::with_capacity(list.len());
                 let mut has_null = false;
@@ -98,17 +124,29 @@ impl Binder<'_> {
                 }
                 negate_if(leaf(c, in_list(values, has_null)), *negated)
             }
-            Filter::Between { column, low, high, negated } => {
+            Filter::Between {
+                column,
+                low,
+                high,
+                negated,
+            } => {
                 let c = self.column(column)?;
                 let (low, high) = (self.key(c, low)?, self.key(c, high)?);
                 let p = match (low, high) {
                     (Some(l), Some(h)) => leaf(
                         c,
-                        LeafQuery::Range { lower: Bound::Included(zero_bound(l, false)), upper: Bound::Included(zero_bound(h, true)) },
+                        LeafQuery::Range {
+                            lower: Bound::Included(zero_bound(l, false)),
+                            upper: Bound::Included(zero_bound(h, true)),
+                        },
                     ),
                     (l, h) => Predicate::And(vec![
-                        l.map_or(leaf(c, LeafQuery::AlwaysNull), |k| self.compare(c, CompareOp::GtEq, k)),
-                        h.map_or(leaf(c, LeafQuery::AlwaysNull), |k| self.compare(c, CompareOp::LtEq, k)),
+                        l.map_or(leaf(c, LeafQuery::AlwaysNull), |k| {
+                            self.compare(c, CompareOp::GtEq, k)
+                        }),
+                        h.map_or(leaf(c, LeafQuery::AlwaysNull), |k| {
+                            self.compare(c, CompareOp::LtEq, k)
+                        }),
                     ]),
                 };
                 negate_if(p, *negated)
@@ -120,14 +158,30 @@ impl Binder<'_> {
     fn compare(&self, c: usize, op: CompareOp, k: Key) -> Predicate {
         let query = match op {
             CompareOp::Eq | CompareOp::NotEq => {
-                let q = if is_zero(&k) { in_list(vec![k], false) } else { LeafQuery::Equals(k) };
+                let q = if is_zero(&k) {
+                    in_list(vec![k], false)
+                } else {
+                    LeafQuery::Equals(k)
+                };
                 return negate_if(leaf(c, q), op == CompareOp::NotEq);
             }
             // x < 0 and x >= 0 use -0.0; x <= 0 and x > 0 use +0.0.
-            CompareOp::Lt => LeafQuery::Range { lower: Bound::Unbounded, upper: Bound::Excluded(zero_bound(k, false)) },
-            CompareOp::LtEq => LeafQuery::Range { lower: Bound::Unbounded, upper: Bound::Included(zero_bound(k, true)) },
-            CompareOp::Gt => LeafQuery::Range { lower: Bound::Excluded(zero_bound(k, true)), upper: Bound::Unbounded },
-            CompareOp::GtEq => LeafQuery::Range { lower: Bound::Included(zero_bound(k, false)), upper: Bound::Unbounded },
+            CompareOp::Lt => LeafQuery::Range {
+                lower: Bound::Unbounded,
+                upper: Bound::Excluded(zero_bound(k, false)),
+            },
+            CompareOp::LtEq => LeafQuery::Range {
+                lower: Bound::Unbounded,
+                upper: Bound::Included(zero_bound(k, true)),
+            },
+            CompareOp::Gt => LeafQuery::Range {
+                lower: Bound::Excluded(zero_bound(k, true)),
+                upper: Bound::Unbounded,
+            },
+            CompareOp::GtEq => LeafQuery::Range {
+                lower: Bound::Included(zero_bound(k, false)),
+                upper: Bound::Unbounded,
+            },
         };
         leaf(c, query)
     }
@@ -158,13 +212,22 @@ impl Binder<'_> {
                 .map_err(|_| self.invalid(format!("cannot cast {text:?} to a float")))?;
                 Key::Float(narrow_float(v, t))
             }
-            (Literal::String(s), T::Utf8 | T::LargeUtf8 | T::Utf8View) => Key::Bytes(Bytes::from(s.clone().into_bytes())),
-            (Literal::Hex(b), T::Binary | T::LargeBinary | T::BinaryView) => Key::Bytes(Bytes::from(b.clone())),
-            (Literal::Hex(b), T::FixedSizeBinary(n)) if *n as usize == b.len() => Key::Bytes(Bytes::from(b.clone())),
+            (Literal::String(s), T::Utf8 | T::LargeUtf8 | T::Utf8View) => {
+                Key::Bytes(Bytes::from(s.clone().into_bytes()))
+            }
+            (Literal::Hex(b), T::Binary | T::LargeBinary | T::BinaryView) => {
+                Key::Bytes(Bytes::from(b.clone()))
+            }
+            (Literal::Hex(b), T::FixedSizeBinary(n)) if *n as usize == b.len() => {
+                Key::Bytes(Bytes::from(b.clone()))
+            }
             (Literal::Date(s), T::Date32) => Key::Int(self.date_days(s)?),
             (Literal::Date(s), T::Date64) => Key::Int(self.date_days(s)? * 86_400_000),
             (Literal::Date(s), T::Timestamp(unit, tz)) => {
-                let nanos = self.date_days(s)?.checked_mul(NANOS_PER_DAY).ok_or_else(mismatch)?;
+                let nanos = self
+                    .date_days(s)?
+                    .checked_mul(NANOS_PER_DAY)
+                    .ok_or_else(mismatch)?;
                 Key::Int(self.to_column_time(nanos, *unit, tz.as_deref())?)
             }
             (Literal::Timestamp(s), T::Timestamp(unit, tz)) => {
@@ -199,7 +262,11 @@ impl Binder<'_> {
         if v < lo || v > hi {
             return None;
         }
-        Some(if t.is_unsigned_integer() { Key::UInt(v as u64) } else { Key::Int(v as i64) })
+        Some(if t.is_unsigned_integer() {
+            Key::UInt(v as u64)
+        } else {
+            Key::Int(v as i64)
+        })
     }
 
     fn date_days(&self, s: &str) -> Result<i64> {
@@ -248,7 +315,12 @@ fn utc_offset_seconds(tz: &str) -> Option<i64> {
         2 => (rest, "00"),
         _ => return None,
     };
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit()).then(|| s.parse::<i64>().ok()).flatten();
+    let digits = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| s.parse::<i64>().ok())
+            .flatten()
+    };
     Some(sign * (digits(h)? * 3600 + digits(m)? * 60))
 }
 

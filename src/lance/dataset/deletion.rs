@@ -43,7 +43,10 @@ fn decode_arrow(bytes: &Bytes) -> Result<DeletionVector> {
         .map_err(|e| corrupt(e.to_string()))?;
     let schema = reader.schema();
     if schema.fields().len() != 1 {
-        return Err(corrupt(format!("{} columns, expected 1 (row_id)", schema.fields().len())));
+        return Err(corrupt(format!(
+            "{} columns, expected 1 (row_id)",
+            schema.fields().len()
+        )));
     }
     let mut deleted = RoaringBitmap::new();
     for batch in reader {
@@ -53,14 +56,21 @@ fn decode_arrow(bytes: &Bytes) -> Result<DeletionVector> {
             return Err(corrupt("null row offsets".into()));
         }
         match column.data_type() {
-            DataType::UInt32 => deleted.extend(column.as_primitive::<UInt32Type>().values().iter().copied()),
+            DataType::UInt32 => {
+                deleted.extend(column.as_primitive::<UInt32Type>().values().iter().copied())
+            }
             DataType::Int32 => {
                 for v in column.as_primitive::<Int32Type>().values().iter() {
-                    let v = u32::try_from(*v).map_err(|_| corrupt(format!("negative row offset {v}")))?;
+                    let v = u32::try_from(*v)
+                        .map_err(|_| corrupt(format!("negative row offset {v}")))?;
                     deleted.insert(v);
                 }
             }
-            other => return Err(corrupt(format!("row_id column has type {other}, expected UInt32"))),
+            other => {
+                return Err(corrupt(format!(
+                    "row_id column has type {other}, expected UInt32"
+                )))
+            }
         }
     }
     Ok(DeletionVector(deleted))
@@ -75,8 +85,16 @@ mod tests {
     use arrow_schema::{Field, Schema};
 
     fn arrow_file(values: &[u32]) -> Bytes {
-        let schema = Arc::new(Schema::new(vec![Field::new("row_id", DataType::UInt32, false)]));
-        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(UInt32Array::from(values.to_vec()))]).unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "row_id",
+            DataType::UInt32,
+            false,
+        )]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(UInt32Array::from(values.to_vec()))],
+        )
+        .unwrap();
         let mut buf = Vec::new();
         let mut w = arrow_ipc::writer::FileWriter::try_new(&mut buf, &schema).unwrap();
         w.write(&batch).unwrap();
@@ -90,7 +108,9 @@ mod tests {
         let got = decode_deletion_file(DeletionKind::Arrow, &arrow_file(&[5, 1, 9])).unwrap();
         assert_eq!(got.0.iter().collect::<Vec<_>>(), vec![1, 5, 9]);
         let mut buf = Vec::new();
-        RoaringBitmap::from_iter(0u32..6000).serialize_into(&mut buf).unwrap();
+        RoaringBitmap::from_iter(0u32..6000)
+            .serialize_into(&mut buf)
+            .unwrap();
         let got = decode_deletion_file(DeletionKind::Bitmap, &Bytes::from(buf)).unwrap();
         assert_eq!(got.0.len(), 6000);
     }
@@ -98,20 +118,34 @@ mod tests {
     #[test]
     fn rejects_garbage() {
         let garbage = Bytes::from_static(b"not a deletion file at all");
-        assert!(matches!(decode_deletion_file(DeletionKind::Arrow, &garbage), Err(Error::Corrupt { .. })));
-        assert!(matches!(decode_deletion_file(DeletionKind::Bitmap, &garbage), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            decode_deletion_file(DeletionKind::Arrow, &garbage),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decode_deletion_file(DeletionKind::Bitmap, &garbage),
+            Err(Error::Corrupt { .. })
+        ));
         let f = arrow_file(&[1, 2, 3]);
         let truncated = f.slice(0..f.len() - 9);
-        assert!(matches!(decode_deletion_file(DeletionKind::Arrow, &truncated), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            decode_deletion_file(DeletionKind::Arrow, &truncated),
+            Err(Error::Corrupt { .. })
+        ));
     }
 
     #[test]
     fn decodes_the_fixture_files() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/bitmap_del.lance/_deletions");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/datasets/bitmap_del.lance/_deletions");
         let mut kinds = Vec::new();
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
-            let kind = if p.extension().unwrap() == "bin" { DeletionKind::Bitmap } else { DeletionKind::Arrow };
+            let kind = if p.extension().unwrap() == "bin" {
+                DeletionKind::Bitmap
+            } else {
+                DeletionKind::Arrow
+            };
             let v = decode_deletion_file(kind, &Bytes::from(std::fs::read(&p).unwrap())).unwrap();
             match kind {
                 DeletionKind::Bitmap => assert_eq!(v.0, RoaringBitmap::from_iter(0u32..5500)),

@@ -79,7 +79,10 @@ pub struct KnownBytes {
 impl KnownBytes {
     /// Nothing known yet about an object of `size` bytes.
     pub fn new(size: u64) -> Self {
-        Self { size, chunks: Vec::new() }
+        Self {
+            size,
+            chunks: Vec::new(),
+        }
     }
 
     /// Object size.
@@ -116,7 +119,9 @@ pub enum ManifestStep {
 pub fn decode_manifest_file(known: &KnownBytes) -> Result<ManifestStep> {
     let size = known.size();
     if size < MANIFEST_FOOTER_LEN + 4 {
-        return Err(Error::corrupt(format!("manifest file of {size} bytes is too small")));
+        return Err(Error::corrupt(format!(
+            "manifest file of {size} bytes is too small"
+        )));
     }
     let footer_range = size - MANIFEST_FOOTER_LEN..size;
     let Some(footer) = known.slice(footer_range.clone()) else {
@@ -175,9 +180,15 @@ fn decode_index_section(
     offset: u64,
     limit: u64,
 ) -> Result<std::result::Result<pb::IndexSection, Range<u64>>> {
-    let bad = |what: String| Error::Corrupt { path: String::new(), range: Some(offset..limit), what };
+    let bad = |what: String| Error::Corrupt {
+        path: String::new(),
+        range: Some(offset..limit),
+        what,
+    };
     if offset.checked_add(4).is_none_or(|e| e > limit) {
-        return Err(bad(format!("index section offset {offset} is not before the manifest")));
+        return Err(bad(format!(
+            "index section offset {offset} is not before the manifest"
+        )));
     }
     let Some(len_bytes) = known.slice(offset..offset + 4) else {
         return Ok(Err(offset..limit));
@@ -185,7 +196,9 @@ fn decode_index_section(
     let len = u32::from_le_bytes(len_bytes[..].try_into().expect("4 bytes")) as u64;
     let end = offset + 4 + len;
     if end > limit {
-        return Err(bad(format!("index section of {len} bytes overlaps the manifest")));
+        return Err(bad(format!(
+            "index section of {len} bytes overlaps the manifest"
+        )));
     }
     let Some(body) = known.slice(offset + 4..end) else {
         return Ok(Err(offset..limit));
@@ -246,7 +259,9 @@ impl DataFile {
     /// Column index in this file of field `id`, if the file stores it.
     pub fn column_of(&self, id: i32) -> Option<u32> {
         let pos = self.fields.iter().position(|f| *f == id)?;
-        self.column_indices.get(pos).and_then(|c| u32::try_from(*c).ok())
+        self.column_indices
+            .get(pos)
+            .and_then(|c| u32::try_from(*c).ok())
     }
 }
 
@@ -279,7 +294,10 @@ impl DeletionFileRef {
             DeletionKind::Arrow => "arrow",
             DeletionKind::Bitmap => "bin",
         };
-        format!("_deletions/{fragment_id}-{}-{}.{ext}", self.read_version, self.id)
+        format!(
+            "_deletions/{fragment_id}-{}-{}.{ext}",
+            self.read_version, self.id
+        )
     }
 }
 
@@ -323,17 +341,29 @@ impl IndexSegment {
     /// Canonical hyphenated lowercase uuid (the directory name under `_indices/`).
     pub fn uuid_string(&self) -> String {
         let h: String = self.uuid.iter().map(|b| format!("{b:02x}")).collect();
-        format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+        format!(
+            "{}-{}-{}-{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..32]
+        )
     }
 
     /// Index type name: the part of the details type URL after the last '/'.
     pub fn type_name(&self) -> Option<&str> {
-        self.details_type_url.as_deref().map(|u| u.rsplit('/').next().unwrap_or(u))
+        self.details_type_url
+            .as_deref()
+            .map(|u| u.rsplit('/').next().unwrap_or(u))
     }
 
     /// Recorded size of file `name`, if listed.
     pub fn file_size(&self, name: &str) -> Option<u64> {
-        self.files.iter().find(|f| f.path == name).map(|f| f.size_bytes)
+        self.files
+            .iter()
+            .find(|f| f.path == name)
+            .map(|f| f.size_bytes)
     }
 }
 
@@ -348,22 +378,35 @@ impl Manifest {
             )));
         }
         if proto.fragment_tree.is_some() {
-            return Err(Error::unsupported("manifest stores fragments in a fragment tree"));
+            return Err(Error::unsupported(
+                "manifest stores fragments in a fragment tree",
+            ));
         }
         let schema = Schema::from_proto(&proto.fields)?;
         let mut fragments = Vec::with_capacity(proto.fragments.len());
         for f in proto.fragments {
             if !f.overlays.is_empty() {
-                return Err(Error::unsupported(format!("fragment {} has data overlay files", f.id)));
+                return Err(Error::unsupported(format!(
+                    "fragment {} has data overlay files",
+                    f.id
+                )));
             }
             fragments.push(fragment_from_proto(f)?);
         }
         let mut seen = std::collections::HashSet::new();
         if let Some(dup) = fragments.iter().find(|f| !seen.insert(f.id)) {
-            return Err(Error::corrupt(format!("fragment id {} appears twice", dup.id)));
+            return Err(Error::corrupt(format!(
+                "fragment id {} appears twice",
+                dup.id
+            )));
         }
         let indices = section
-            .map(|s| s.indices.into_iter().map(segment_from_proto).collect::<Result<Vec<_>>>())
+            .map(|s| {
+                s.indices
+                    .into_iter()
+                    .map(segment_from_proto)
+                    .collect::<Result<Vec<_>>>()
+            })
             .transpose()?
             .unwrap_or_default();
         Ok(Self {
@@ -373,7 +416,9 @@ impl Manifest {
             indices,
             reader_feature_flags: proto.reader_feature_flags,
             data_storage_version: proto.data_format.map(|d| d.version).unwrap_or_default(),
-            writer: proto.writer_version.map(|w| format!("{} {}", w.library, w.version)),
+            writer: proto
+                .writer_version
+                .map(|w| format!("{} {}", w.library, w.version)),
         })
     }
 
@@ -389,20 +434,33 @@ impl Manifest {
 
     /// Ids of all fragments.
     pub fn fragment_ids(&self) -> RoaringBitmap {
-        self.fragments.iter().filter_map(|f| u32::try_from(f.id).ok()).collect()
+        self.fragments
+            .iter()
+            .filter_map(|f| u32::try_from(f.id).ok())
+            .collect()
     }
 }
 
 fn bit_list(flags: u64) -> String {
-    (0..64).filter(|b| flags & (1 << b) != 0).map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+    (0..64)
+        .filter(|b| flags & (1 << b) != 0)
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn fragment_from_proto(f: pb::DataFragment) -> Result<Fragment> {
     if u32::try_from(f.id).is_err() {
-        return Err(Error::corrupt(format!("fragment id {} does not fit in 32 bits", f.id)));
+        return Err(Error::corrupt(format!(
+            "fragment id {} does not fit in 32 bits",
+            f.id
+        )));
     }
     if f.physical_rows > u32::MAX as u64 + 1 {
-        return Err(Error::corrupt(format!("fragment {} has {} rows", f.id, f.physical_rows)));
+        return Err(Error::corrupt(format!(
+            "fragment {} has {} rows",
+            f.id, f.physical_rows
+        )));
     }
     let mut files = Vec::with_capacity(f.files.len());
     for d in f.files {
@@ -455,20 +513,30 @@ fn fragment_from_proto(f: pb::DataFragment) -> Result<Fragment> {
             })
         }
     };
-    Ok(Fragment { id: f.id, physical_rows: f.physical_rows, files, deletion })
+    Ok(Fragment {
+        id: f.id,
+        physical_rows: f.physical_rows,
+        files,
+        deletion,
+    })
 }
 
 fn segment_from_proto(m: pb::IndexMetadata) -> Result<IndexSegment> {
     let uuid_bytes = m.uuid.map(|u| u.uuid).unwrap_or_default();
     let uuid: [u8; 16] = uuid_bytes.as_slice().try_into().map_err(|_| {
-        Error::corrupt(format!("index {:?}: uuid has {} bytes, not 16", m.name, uuid_bytes.len()))
+        Error::corrupt(format!(
+            "index {:?}: uuid has {} bytes, not 16",
+            m.name,
+            uuid_bytes.len()
+        ))
     })?;
     let fragment_bitmap = if m.fragment_bitmap.is_empty() {
         None
     } else {
-        Some(RoaringBitmap::deserialize_from(&m.fragment_bitmap[..]).map_err(|e| {
-            Error::corrupt(format!("index {:?}: fragment bitmap: {e}", m.name))
-        })?)
+        Some(
+            RoaringBitmap::deserialize_from(&m.fragment_bitmap[..])
+                .map_err(|e| Error::corrupt(format!("index {:?}: fragment bitmap: {e}", m.name)))?,
+        )
     };
     let (details_type_url, details) = match m.index_details {
         Some(any) => (Some(any.type_url), any.value),
@@ -486,7 +554,10 @@ fn segment_from_proto(m: pb::IndexMetadata) -> Result<IndexSegment> {
         files: m
             .files
             .into_iter()
-            .map(|f| IndexFileEntry { path: f.path, size_bytes: f.size_bytes })
+            .map(|f| IndexFileEntry {
+                path: f.path,
+                size_bytes: f.size_bytes,
+            })
             .collect(),
         covering_fields: m.covering_fields,
         base_id: m.base_id,
@@ -495,16 +566,33 @@ fn segment_from_proto(m: pb::IndexMetadata) -> Result<IndexSegment> {
 
 impl DeepSize for Manifest {
     fn deep_size(&self) -> usize {
-        let fields: usize = self.schema.fields.iter().map(|f| 64 + f.name.len() + f.logical_type.len()).sum();
+        let fields: usize = self
+            .schema
+            .fields
+            .iter()
+            .map(|f| 64 + f.name.len() + f.logical_type.len())
+            .sum();
         let frags: usize = self
             .fragments
             .iter()
-            .map(|f| 96 + f.files.iter().map(|d| 64 + d.path.len() + 8 * d.fields.len()).sum::<usize>())
+            .map(|f| {
+                96 + f
+                    .files
+                    .iter()
+                    .map(|d| 64 + d.path.len() + 8 * d.fields.len())
+                    .sum::<usize>()
+            })
             .sum();
         let indices: usize = self
             .indices
             .iter()
-            .map(|i| 128 + i.name.len() + i.details.len() + i.fragment_bitmap.as_ref().map_or(0, |b| b.serialized_size()))
+            .map(|i| {
+                128 + i.name.len()
+                    + i.details.len()
+                    + i.fragment_bitmap
+                        .as_ref()
+                        .map_or(0, |b| b.serialized_size())
+            })
             .sum();
         256 + fields + frags + indices
     }

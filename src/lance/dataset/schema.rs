@@ -37,7 +37,10 @@ impl Schema {
         let mut out: Vec<SchemaField> = Vec::with_capacity(fields.len());
         for f in fields {
             if out.iter().any(|o| o.id == f.id) {
-                return Err(Error::corrupt(format!("schema: duplicate field id {}", f.id)));
+                return Err(Error::corrupt(format!(
+                    "schema: duplicate field id {}",
+                    f.id
+                )));
             }
             if f.parent_id != -1 && !out.iter().any(|o| o.id == f.parent_id) {
                 return Err(Error::corrupt(format!(
@@ -64,7 +67,11 @@ impl Schema {
     /// Resolve a column path: a top-level name, or `a.b.c` through struct children (never
     /// through lists). An exact top-level name wins over a dotted path.
     pub fn field_by_path(&self, path: &str) -> Option<&SchemaField> {
-        if let Some(f) = self.fields.iter().find(|f| f.parent_id == -1 && f.name == path) {
+        if let Some(f) = self
+            .fields
+            .iter()
+            .find(|f| f.parent_id == -1 && f.name == path)
+        {
             return Some(f);
         }
         let mut parent = -1;
@@ -76,7 +83,10 @@ impl Schema {
                     return None;
                 }
             }
-            let f = self.fields.iter().find(|f| f.parent_id == parent && f.name == part)?;
+            let f = self
+                .fields
+                .iter()
+                .find(|f| f.parent_id == parent && f.name == part)?;
             parent = f.id;
             found = Some(f);
         }
@@ -201,9 +211,18 @@ mod tests {
             arrow_type_of("timestamp:ms:+08:00").unwrap(),
             DataType::Timestamp(TimeUnit::Millisecond, Some("+08:00".into()))
         );
-        assert_eq!(arrow_type_of("time64:us").unwrap(), DataType::Time64(TimeUnit::Microsecond));
-        assert!(matches!(arrow_type_of("list.struct"), Err(Error::Unsupported { .. })));
-        assert!(matches!(arrow_type_of("timestamp:xs:-"), Err(Error::Unsupported { .. })));
+        assert_eq!(
+            arrow_type_of("time64:us").unwrap(),
+            DataType::Time64(TimeUnit::Microsecond)
+        );
+        assert!(matches!(
+            arrow_type_of("list.struct"),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(matches!(
+            arrow_type_of("timestamp:xs:-"),
+            Err(Error::Unsupported { .. })
+        ));
     }
 
     #[test]
@@ -220,6 +239,8 @@ mod tests {
         assert_eq!(s.path_of(2), "st.x");
         assert!(s.has_children(1));
         assert!(Schema::from_proto(&[field("x", 2, 1, "string")]).is_err());
-        assert!(Schema::from_proto(&[field("a", 0, -1, "int32"), field("b", 0, -1, "int32")]).is_err());
+        assert!(
+            Schema::from_proto(&[field("a", 0, -1, "int32"), field("b", 0, -1, "int32")]).is_err()
+        );
     }
 }

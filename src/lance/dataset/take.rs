@@ -22,7 +22,12 @@ pub const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
 
 /// Read `columns` (top-level names) of the rows at `addresses`. The batch starts with a
 /// `_rowaddr` UInt64 column.
-pub async fn take_rows(dataset: &Dataset, addresses: &[u64], columns: &[String], stats: &IoStats) -> Result<RecordBatch> {
+pub async fn take_rows(
+    dataset: &Dataset,
+    addresses: &[u64],
+    columns: &[String],
+    stats: &IoStats,
+) -> Result<RecordBatch> {
     let manifest = dataset.manifest().clone();
     let fields: Vec<(SchemaField, DataType)> = columns
         .iter()
@@ -34,7 +39,10 @@ pub async fn take_rows(dataset: &Dataset, addresses: &[u64], columns: &[String],
                 .find(|f| f.parent_id == -1 && &f.name == name)
                 .ok_or_else(|| Error::InvalidArgument(format!("no column named {name:?}")))?;
             let t = arrow_type_of(&f.logical_type).map_err(|_| {
-                Error::unsupported(format!("taking column {name:?} of type {} (nested columns are not read yet)", f.logical_type))
+                Error::unsupported(format!(
+                    "taking column {name:?} of type {} (nested columns are not read yet)",
+                    f.logical_type
+                ))
             })?;
             Ok((f.clone(), t))
         })
@@ -44,7 +52,10 @@ pub async fn take_rows(dataset: &Dataset, addresses: &[u64], columns: &[String],
     for &a in addresses {
         let (fragment, offset) = (a >> 32, a & 0xFFFF_FFFF);
         let f = manifest.fragment(fragment).ok_or_else(|| {
-            Error::InvalidArgument(format!("row address {a}: fragment {fragment} does not exist in version {}", manifest.version))
+            Error::InvalidArgument(format!(
+                "row address {a}: fragment {fragment} does not exist in version {}",
+                manifest.version
+            ))
         })?;
         if offset >= f.physical_rows {
             return Err(Error::InvalidArgument(format!(
@@ -58,23 +69,35 @@ pub async fn take_rows(dataset: &Dataset, addresses: &[u64], columns: &[String],
         offsets.sort_unstable();
         offsets.dedup();
     }
-    let involved: Vec<&crate::lance::dataset::Fragment> =
-        per_fragment.keys().filter_map(|id| manifest.fragment(*id)).collect();
+    let involved: Vec<&crate::lance::dataset::Fragment> = per_fragment
+        .keys()
+        .filter_map(|id| manifest.fragment(*id))
+        .collect();
     // Wave 1: deletion files and every data file's metadata.
     let mut files: Vec<(u64, DataFile)> = Vec::new();
     for f in &involved {
         for d in &f.files {
-            if fields.iter().any(|(sf, _)| d.fields.contains(&sf.id)) && !files.iter().any(|(id, x)| *id == f.id && x.path == d.path) {
+            if fields.iter().any(|(sf, _)| d.fields.contains(&sf.id))
+                && !files.iter().any(|(id, x)| *id == f.id && x.path == d.path)
+            {
                 files.push((f.id, d.clone()));
             }
         }
     }
     let opens = files.iter().map(|(_, d)| {
         let caches = dataset.session().reader_caches.clone();
-        LanceFileReader::open(dataset.store().fetcher.clone(), dataset.data_file_path(d), d.size_bytes, caches, stats)
+        LanceFileReader::open(
+            dataset.store().fetcher.clone(),
+            dataset.data_file_path(d),
+            d.size_bytes,
+            caches,
+            stats,
+        )
     });
-    let (readers, deletions) =
-        futures::try_join!(futures::future::try_join_all(opens), dataset.deletion_vectors(&involved, stats))?;
+    let (readers, deletions) = futures::try_join!(
+        futures::future::try_join_all(opens),
+        dataset.deletion_vectors(&involved, stats)
+    )?;
     // Drop deleted offsets.
     for (fragment, offsets) in per_fragment.iter_mut() {
         if let Some(d) = deletions.get(fragment) {
@@ -88,14 +111,25 @@ pub async fn take_rows(dataset: &Dataset, addresses: &[u64], columns: &[String],
             .iter()
             .enumerate()
             .filter(|(_, (sf, _))| d.fields.contains(&sf.id))
-            .filter_map(|(out, (sf, _))| reader.schema().fields.iter().position(|x| x.id == sf.id).map(|i| (out, i)))
+            .filter_map(|(out, (sf, _))| {
+                reader
+                    .schema()
+                    .fields
+                    .iter()
+                    .position(|x| x.id == sf.id)
+                    .map(|i| (out, i))
+            })
             .collect();
         async move {
             let idx: Vec<usize> = wanted.iter().map(|(_, i)| *i).collect();
             let batch = if offsets.is_empty() || idx.is_empty() {
                 None
             } else {
-                Some(reader.read_rows(&idx, &RowSelection::Rows(offsets), stats).await?)
+                Some(
+                    reader
+                        .read_rows(&idx, &RowSelection::Rows(offsets), stats)
+                        .await?,
+                )
             };
             Ok::<_, Error>((*fragment, wanted, batch))
         }
@@ -120,18 +154,35 @@ pub async fn take_rows(dataset: &Dataset, addresses: &[u64], columns: &[String],
         }
     }
     // Restore the requested order.
-    let position: HashMap<u64, u32> = kept_addresses.iter().enumerate().map(|(i, a)| (*a, i as u32)).collect();
-    let order: Vec<u32> = addresses.iter().filter_map(|a| position.get(a).copied()).collect();
+    let position: HashMap<u64, u32> = kept_addresses
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (*a, i as u32))
+        .collect();
+    let order: Vec<u32> = addresses
+        .iter()
+        .filter_map(|a| position.get(a).copied())
+        .collect();
     let indices = UInt32Array::from(order.clone());
     let mut arrays: Vec<ArrayRef> = vec![Arc::new(UInt64Array::from(
-        order.iter().map(|i| kept_addresses[*i as usize]).collect::<Vec<_>>(),
+        order
+            .iter()
+            .map(|i| kept_addresses[*i as usize])
+            .collect::<Vec<_>>(),
     ))];
     let mut schema_fields = vec![Field::new(ROW_ADDRESS_COLUMN, DataType::UInt64, false)];
     for ((sf, t), parts) in fields.iter().zip(pieces) {
         let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
-        let all = if refs.is_empty() { arrow_array::new_empty_array(t) } else { arrow_select::concat::concat(&refs)? };
+        let all = if refs.is_empty() {
+            arrow_array::new_empty_array(t)
+        } else {
+            arrow_select::concat::concat(&refs)?
+        };
         arrays.push(arrow_select::take::take(all.as_ref(), &indices, None)?);
         schema_fields.push(Field::new(&sf.name, all.data_type().clone(), true));
     }
-    Ok(RecordBatch::try_new(Arc::new(ArrowSchema::new(schema_fields)), arrays)?)
+    Ok(RecordBatch::try_new(
+        Arc::new(ArrowSchema::new(schema_fields)),
+        arrays,
+    )?)
 }

@@ -63,7 +63,11 @@ pub struct LatestManifestChooser<T> {
 impl<T> LatestManifestChooser<T> {
     /// A chooser that has seen nothing yet.
     pub fn new() -> Self {
-        Self { best: None, naming: None, mixed: false }
+        Self {
+            best: None,
+            naming: None,
+            mixed: false,
+        }
     }
 
     /// Offer one listed file. Returns true when the listing can stop: the store lists in
@@ -107,8 +111,14 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(ManifestNaming::V2.file_name(1), "18446744073709551614.manifest");
-        assert_eq!(ManifestNaming::V2.file_name(3), "18446744073709551612.manifest");
+        assert_eq!(
+            ManifestNaming::V2.file_name(1),
+            "18446744073709551614.manifest"
+        );
+        assert_eq!(
+            ManifestNaming::V2.file_name(3),
+            "18446744073709551612.manifest"
+        );
         assert_eq!(ManifestNaming::V1.file_name(12), "12.manifest");
         for v in [0u64, 1, 2, 99, 1 << 40] {
             for n in [ManifestNaming::V1, ManifestNaming::V2] {
@@ -119,9 +129,15 @@ mod tests {
 
     #[test]
     fn skips_non_manifests() {
-        for name in ["latest_version_hint.json", "d5.manifest", "5.manifest-tmp", ".manifest",
-            "x5.manifest", "-1.manifest", "99999999999999999999999.manifest"]
-        {
+        for name in [
+            "latest_version_hint.json",
+            "d5.manifest",
+            "5.manifest-tmp",
+            ".manifest",
+            "x5.manifest",
+            "-1.manifest",
+            "99999999999999999999999.manifest",
+        ] {
             assert_eq!(parse_manifest_name(name), None, "{name}");
         }
     }

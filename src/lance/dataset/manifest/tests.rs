@@ -55,10 +55,14 @@ fn sample() -> (pb::Manifest, pb::IndexSection) {
         ..Default::default()
     };
     let mut bitmap = Vec::new();
-    RoaringBitmap::from_iter([3u32]).serialize_into(&mut bitmap).unwrap();
+    RoaringBitmap::from_iter([3u32])
+        .serialize_into(&mut bitmap)
+        .unwrap();
     let section = pb::IndexSection {
         indices: vec![pb::IndexMetadata {
-            uuid: Some(pb::Uuid { uuid: (0u8..16).collect() }),
+            uuid: Some(pb::Uuid {
+                uuid: (0u8..16).collect(),
+            }),
             fields: vec![0],
             name: "x_idx".into(),
             dataset_version: 2,
@@ -68,7 +72,10 @@ fn sample() -> (pb::Manifest, pb::IndexSection) {
                 value: vec![],
             }),
             index_version: None,
-            files: vec![pb::IndexFile { path: "page_lookup.lance".into(), size_bytes: 77 }],
+            files: vec![pb::IndexFile {
+                path: "page_lookup.lance".into(),
+                size_bytes: 77,
+            }],
             ..Default::default()
         }],
     };
@@ -108,15 +115,28 @@ fn asks_for_what_the_tail_misses() {
     let size = bytes.len() as u64;
     // Only the footer: asks for the manifest message.
     let mut known = KnownBytes::new(size);
-    known.add(size - 16, Bytes::copy_from_slice(&bytes[bytes.len() - 16..]));
-    let ManifestStep::NeedRange(r) = decode_manifest_file(&known).unwrap() else { panic!() };
+    known.add(
+        size - 16,
+        Bytes::copy_from_slice(&bytes[bytes.len() - 16..]),
+    );
+    let ManifestStep::NeedRange(r) = decode_manifest_file(&known).unwrap() else {
+        panic!()
+    };
     assert_eq!(r.end, size - 16);
     // Footer + manifest but not the index section at 0: asks for [0, position).
-    known.add(r.start, Bytes::copy_from_slice(&bytes[r.start as usize..r.end as usize]));
-    let ManifestStep::NeedRange(r2) = decode_manifest_file(&known).unwrap() else { panic!() };
+    known.add(
+        r.start,
+        Bytes::copy_from_slice(&bytes[r.start as usize..r.end as usize]),
+    );
+    let ManifestStep::NeedRange(r2) = decode_manifest_file(&known).unwrap() else {
+        panic!()
+    };
     assert_eq!(r2, 0..r.start);
     known.add(0, Bytes::copy_from_slice(&bytes[..r2.end as usize]));
-    assert!(matches!(decode_manifest_file(&known).unwrap(), ManifestStep::Done(_)));
+    assert!(matches!(
+        decode_manifest_file(&known).unwrap(),
+        ManifestStep::Done(_)
+    ));
 }
 
 #[test]
@@ -133,7 +153,10 @@ fn rejects_corrupt_framing() {
     let mut neg_pos = good.clone();
     neg_pos[n - 16..n - 8].copy_from_slice(&(-5i64).to_le_bytes());
     assert!(matches!(decode_all(&neg_pos), Err(Error::Corrupt { .. })));
-    assert!(matches!(decode_all(&good[..10]), Err(Error::Corrupt { .. })));
+    assert!(matches!(
+        decode_all(&good[..10]),
+        Err(Error::Corrupt { .. })
+    ));
     // Garbage protobuf of the right length.
     let mut garbage = good.clone();
     let pos = i64::from_le_bytes(good[n - 16..n - 8].try_into().unwrap()) as usize;
@@ -147,23 +170,41 @@ fn rejects_corrupt_framing() {
 fn refuses_unknown_reader_flags_and_bad_uuids() {
     let (mut m, s) = sample();
     m.reader_feature_flags = 1 << 6;
-    assert!(matches!(decode_all(&frame(m, Some(s.clone()))), Err(Error::Unsupported { .. })));
+    assert!(matches!(
+        decode_all(&frame(m, Some(s.clone()))),
+        Err(Error::Unsupported { .. })
+    ));
     let (m, mut s) = sample();
-    s.indices[0].uuid = Some(pb::Uuid { uuid: vec![1, 2, 3] });
-    assert!(matches!(decode_all(&frame(m, Some(s))), Err(Error::Corrupt { .. })));
+    s.indices[0].uuid = Some(pb::Uuid {
+        uuid: vec![1, 2, 3],
+    });
+    assert!(matches!(
+        decode_all(&frame(m, Some(s))),
+        Err(Error::Corrupt { .. })
+    ));
 }
 
 #[test]
 fn decodes_the_fixture_manifests() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/types.lance/_versions");
-    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/datasets/types.lance/_versions");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     names.sort();
     let latest = names.iter().find(|n| n.ends_with(".manifest")).unwrap();
     let bytes = std::fs::read(dir.join(latest)).unwrap();
     let m = decode_all(&bytes).unwrap();
-    assert_eq!(Some(m.version), crate::lance::dataset::versions::parse_manifest_name(latest).map(|v| v.0));
+    assert_eq!(
+        Some(m.version),
+        crate::lance::dataset::versions::parse_manifest_name(latest).map(|v| v.0)
+    );
     assert!(m.schema.field_by_path("s").is_some());
     assert!(m.indices.iter().any(|i| i.name == "s_idx"));
-    assert!(m.fragments.iter().all(|f| f.id != 1), "fragment 1 was deleted entirely");
+    assert!(
+        m.fragments.iter().all(|f| f.id != 1),
+        "fragment 1 was deleted entirely"
+    );
     assert!(m.fragments.iter().any(|f| f.deletion.is_some()));
 }
