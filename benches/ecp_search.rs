@@ -32,26 +32,46 @@ struct Workload {
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn load_workload() -> Workload {
     let nq = env_usize("ECP_BENCH_NQ", 20);
     if let Ok(dir) = std::env::var("ECP_BENCH_DIR") {
         let dir = PathBuf::from(dir);
-        let queries = parse_npy(&std::fs::read(dir.join("queries.npy")).expect("queries.npy")).expect("npy");
+        let queries =
+            parse_npy(&std::fs::read(dir.join("queries.npy")).expect("queries.npy")).expect("npy");
         let truth: Vec<Vec<u32>> =
-            serde_json::from_slice(&std::fs::read(dir.join("truth.json")).expect("truth.json")).expect("json");
+            serde_json::from_slice(&std::fs::read(dir.join("truth.json")).expect("truth.json"))
+                .expect("json");
         let n = nq.min(queries.len());
-        return Workload { index_dir: dir.join("index"), queries: queries[..n].to_vec(), truth: truth[..n].to_vec() };
+        return Workload {
+            index_dir: dir.join("index"),
+            queries: queries[..n].to_vec(),
+            truth: truth[..n].to_vec(),
+        };
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ecp");
     let exp: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join("expected/l3_l2n_f16.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(root.join("expected/l3_l2n_f16.json")).unwrap())
+            .unwrap();
     let cases = exp["cases"].as_array().unwrap();
-    let queries = cases.iter().map(|c| serde_json::from_value(c["query"].clone()).unwrap()).collect();
-    let truth = cases.iter().map(|c| serde_json::from_value(c["brute_force_ids"].clone()).unwrap()).collect();
-    Workload { index_dir: root.join("l3_l2n_f16"), queries, truth }
+    let queries = cases
+        .iter()
+        .map(|c| serde_json::from_value(c["query"].clone()).unwrap())
+        .collect();
+    let truth = cases
+        .iter()
+        .map(|c| serde_json::from_value(c["brute_force_ids"].clone()).unwrap())
+        .collect();
+    Workload {
+        index_dir: root.join("l3_l2n_f16"),
+        queries,
+        truth,
+    }
 }
 
 #[derive(Default)]
@@ -69,15 +89,28 @@ fn recall(got: &[u32], truth: &[u32]) -> f64 {
     hits as f64 / truth.len().max(1) as f64
 }
 
-async fn run_queries(index: &EcpIndex, w: &Workload, search_exp: u32, prefetch: usize, cold: bool) -> Row {
+async fn run_queries(
+    index: &EcpIndex,
+    w: &Workload,
+    search_exp: u32,
+    prefetch: usize,
+    cold: bool,
+) -> Row {
     let mut row = Row::default();
     let n = w.queries.len() as f64;
     for (q, truth) in w.queries.iter().zip(&w.truth) {
         if cold {
             index.clear_cache();
         }
-        let params = SearchParams { search_exp, max_increments: -1 };
-        let opts = QueryOptions { params, exclude: vec![], prefetch: Some(prefetch) };
+        let params = SearchParams {
+            search_exp,
+            max_increments: -1,
+        };
+        let opts = QueryOptions {
+            params,
+            exclude: vec![],
+            prefetch: Some(prefetch),
+        };
         let start = Instant::now();
         let mut query = index.query(q.clone(), opts).unwrap();
         let got = query.next_k(10).await.unwrap();
@@ -110,13 +143,22 @@ async fn s3_report(w: &Workload) {
     let s3 = common::S3TestServer::start().await;
     let t = Instant::now();
     let keys = s3.upload_dir(&w.index_dir, "bench/index").await;
-    eprintln!("uploaded {} objects in {:.1}s", keys.len(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "uploaded {} objects in {:.1}s",
+        keys.len(),
+        t.elapsed().as_secs_f64()
+    );
     s3.counting().set_latency(Duration::from_millis(latency));
     let opened = s3.open("bench/index");
     let t = Instant::now();
-    let index = EcpIndex::open_store(opened.store, opened.path, "s3://test-bucket/bench/index", OpenOptions::default())
-        .await
-        .unwrap();
+    let index = EcpIndex::open_store(
+        opened.store,
+        opened.path,
+        "s3://test-bucket/bench/index",
+        OpenOptions::default(),
+    )
+    .await
+    .unwrap();
     let open = index.total_stats();
     let info = index.info();
     println!(
@@ -134,7 +176,9 @@ async fn s3_report(w: &Workload) {
         open.bytes as f64 / 1024.0,
         t.elapsed().as_secs_f64() * 1e3
     );
-    println!("| configuration | visited nodes | requests | round trips | KiB | latency ms | recall@10 |");
+    println!(
+        "| configuration | visited nodes | requests | round trips | KiB | latency ms | recall@10 |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for search_exp in [4u32, 16] {
         for prefetch in [1usize, wide] {
@@ -151,7 +195,10 @@ async fn s3_report(w: &Workload) {
     for (q, truth) in w.queries.iter().zip(&w.truth).take(scan_nq) {
         let stats = Arc::new(IoStats::new());
         let start = Instant::now();
-        let got = index.exhaustive_search(q.clone(), 10, &[], 64, stats.clone()).await.unwrap();
+        let got = index
+            .exhaustive_search(q.clone(), 10, &[], 64, stats.clone())
+            .await
+            .unwrap();
         let n = scan_nq as f64;
         scan.latency_ms += start.elapsed().as_secs_f64() * 1e3 / n;
         let s: IoStatsSnapshot = stats.snapshot();
@@ -160,15 +207,25 @@ async fn s3_report(w: &Workload) {
         scan.round_trips += s.round_trips as f64 / n;
         scan.recall += recall(&got.ids, truth) / n;
     }
-    print_row(&format!("exhaustive scan, 64 concurrent ({scan_nq} q)"), &scan);
+    print_row(
+        &format!("exhaustive scan, 64 concurrent ({scan_nq} q)"),
+        &scan,
+    );
     let http = s3.http_counts();
-    println!("\nHTTP layer over the whole run: {} GET, {} HEAD", http.gets, http.heads);
+    println!(
+        "\nHTTP layer over the whole run: {} GET, {} HEAD",
+        http.gets, http.heads
+    );
 }
 
 async fn local_report(w: &Workload) -> EcpIndex {
-    let index = EcpIndex::open(&w.index_dir.to_string_lossy(), &[], OpenOptions::default()).await.unwrap();
+    let index = EcpIndex::open(&w.index_dir.to_string_lossy(), &[], OpenOptions::default())
+        .await
+        .unwrap();
     println!("\nlocal files (warm = all visited nodes cached)\n");
-    println!("| configuration | visited nodes | requests | round trips | KiB | latency ms | recall@10 |");
+    println!(
+        "| configuration | visited nodes | requests | round trips | KiB | latency ms | recall@10 |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for search_exp in [4u32, 16] {
         let cold = run_queries(&index, w, search_exp, 8, true).await;
@@ -182,28 +239,49 @@ async fn local_report(w: &Workload) -> EcpIndex {
 
 fn main() {
     let w = load_workload();
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let skip_s3 = std::env::var("ECP_BENCH_SKIP_S3").is_ok();
     if !skip_s3 {
         rt.block_on(s3_report(&w));
     }
     let index = rt.block_on(local_report(&w));
     // criterion: warm local search latency, k=10, search_exp 4 and 16
-    let mut c = Criterion::default().configure_from_args().sample_size(20).warm_up_time(Duration::from_secs(1));
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1));
     for search_exp in [4u32, 16] {
         let mut i = 0usize;
-        c.bench_function(&format!("ecp warm local k=10 search_exp={search_exp}"), |b| {
-            b.to_async(&rt).iter(|| {
-                i = (i + 1) % w.queries.len();
-                let q = w.queries[i].clone();
-                let index = index.clone();
-                async move {
-                    let params = SearchParams { search_exp, max_increments: -1 };
-                    let mut query = index.query(q, QueryOptions { params, ..Default::default() }).unwrap();
-                    query.next_k(10).await.unwrap()
-                }
-            })
-        });
+        c.bench_function(
+            &format!("ecp warm local k=10 search_exp={search_exp}"),
+            |b| {
+                b.to_async(&rt).iter(|| {
+                    i = (i + 1) % w.queries.len();
+                    let q = w.queries[i].clone();
+                    let index = index.clone();
+                    async move {
+                        let params = SearchParams {
+                            search_exp,
+                            max_increments: -1,
+                        };
+                        let mut query = index
+                            .query(
+                                q,
+                                QueryOptions {
+                                    params,
+                                    ..Default::default()
+                                },
+                            )
+                            .unwrap();
+                        query.next_k(10).await.unwrap()
+                    }
+                })
+            },
+        );
     }
     c.final_summary();
 }

@@ -28,7 +28,12 @@ fn wide_queries() -> Vec<(String, u64)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|q| (q["filter"].as_str().unwrap().to_string(), q["count"].as_u64().unwrap()))
+        .map(|q| {
+            (
+                q["filter"].as_str().unwrap().to_string(),
+                q["count"].as_u64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -40,28 +45,46 @@ struct Recorded {
 async fn open_recorded(session: Arc<DatasetSession>, stats: &IoStats) -> Recorded {
     let opened = open_url(wide_dir().to_str().unwrap(), &[]).unwrap();
     let recorder = Arc::new(RecordingSource::new(opened.source.clone()));
-    let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(opened.store.clone(), &opened.scheme));
+    let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
+        opened.store.clone(),
+        &opened.scheme,
+    ));
     let store = DatasetStore::new(recorder.clone() as Arc<dyn RangeSource>, lister);
-    let dataset = Dataset::open(store, opened.path.clone(), None, session, stats).await.unwrap();
+    let dataset = Dataset::open(store, opened.path.clone(), None, session, stats)
+        .await
+        .unwrap();
     Recorded { dataset, recorder }
 }
 
 /// For every BTree page (4096 rows) of page_data.lance: the byte ranges of the mini-block
 /// chunks holding its rows, in both columns (computed independently from the file).
-async fn chunk_ranges_per_page(page_data: &std::path::Path, pages: u64) -> (String, BTreeMap<u64, Vec<Range<u64>>>) {
+async fn chunk_ranges_per_page(
+    page_data: &std::path::Path,
+    pages: u64,
+) -> (String, BTreeMap<u64, Vec<Range<u64>>>) {
     let opened = open_url(page_data.to_str().unwrap(), &[]).unwrap();
     let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
     let stats = IoStats::new();
-    let reader = LanceFileReader::open(fetcher, opened.path.clone(), None, Arc::new(ReaderCaches::default()), &stats)
-        .await
-        .unwrap();
+    let reader = LanceFileReader::open(
+        fetcher,
+        opened.path.clone(),
+        None,
+        Arc::new(ReaderCaches::default()),
+        &stats,
+    )
+    .await
+    .unwrap();
     let bytes = std::fs::read(page_data).unwrap();
     let mut out: BTreeMap<u64, Vec<Range<u64>>> = BTreeMap::new();
     for column in &reader.metadata().columns {
         assert!(!column.pages.is_empty());
         for page in &column.pages {
-            let init_bytes: Vec<Bytes> =
-                page.layout.init_ranges().iter().map(|r| Bytes::copy_from_slice(&bytes[r.start as usize..r.end as usize])).collect();
+            let init_bytes: Vec<Bytes> = page
+                .layout
+                .init_ranges()
+                .iter()
+                .map(|r| Bytes::copy_from_slice(&bytes[r.start as usize..r.end as usize]))
+                .collect();
             let init = page.layout.decode_init(&init_bytes).unwrap();
             for p in 0..pages {
                 let rows = p * 4096..((p + 1) * 4096).min(reader.num_rows());
@@ -88,20 +111,51 @@ async fn point_query_reads_only_its_pages_chunks_and_lookup_with_tail_in_one_wav
     let open_stats = IoStats::new();
     let rec = open_recorded(session.clone(), &open_stats).await;
     assert_eq!(open_stats.snapshot().round_trips, 2, "list + manifest");
-    let segment = rec.dataset.manifest().indices.iter().find(|s| s.name == "key_idx").unwrap().clone();
-    let page_data = wide_dir().join("_indices").join(segment.uuid_string()).join("page_data.lance");
+    let segment = rec
+        .dataset
+        .manifest()
+        .indices
+        .iter()
+        .find(|s| s.name == "key_idx")
+        .unwrap()
+        .clone();
+    let page_data = wide_dir()
+        .join("_indices")
+        .join(segment.uuid_string())
+        .join("page_data.lance");
     let (data_path, chunks) = chunk_ranges_per_page(&page_data, 15).await;
-    let distinct: std::collections::BTreeSet<_> = chunks.values().flatten().map(|r| (r.start, r.end)).collect();
-    assert!(distinct.len() >= 10, "fixture must have many chunks, has {}", distinct.len());
+    let distinct: std::collections::BTreeSet<_> = chunks
+        .values()
+        .flatten()
+        .map(|r| (r.start, r.end))
+        .collect();
+    assert!(
+        distinct.len() >= 10,
+        "fixture must have many chunks, has {}",
+        distinct.len()
+    );
 
     // key on BTree page 7 (row 7 * 4096 + 100 of the sorted keys).
     let (filter, count) = wide_queries()[1].clone();
     rec.recorder.clear();
     let stats = IoStats::new();
-    let plan = plan_query(&rec.dataset, &filter, QueryOptions::default(), &stats).await.unwrap();
-    assert_eq!(stats.snapshot().round_trips, 1, "lookup and page-data tail in one wave");
+    let plan = plan_query(&rec.dataset, &filter, QueryOptions::default(), &stats)
+        .await
+        .unwrap();
+    assert_eq!(
+        stats.snapshot().round_trips,
+        1,
+        "lookup and page-data tail in one wave"
+    );
     assert_eq!(stats.snapshot().requests, 2);
-    assert_eq!(plan.segments[0].selection.keys().copied().collect::<Vec<_>>(), vec![7]);
+    assert_eq!(
+        plan.segments[0]
+            .selection
+            .keys()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![7]
+    );
     let answer = execute_plan(&rec.dataset, &plan, &stats).await.unwrap();
     assert_eq!(answer.row_addresses.len(), count);
     assert_eq!(stats.snapshot().round_trips, 3, "+ page init + chunks");
@@ -116,7 +170,10 @@ async fn point_query_reads_only_its_pages_chunks_and_lookup_with_tail_in_one_wav
         .filter_map(|r| r.bytes)
         .collect();
     let mine: Vec<Range<u64>> = chunks[&7].clone();
-    assert!(fetched.iter().any(|f| mine.iter().any(|m| overlaps(f, m))), "page 7's chunks were read");
+    assert!(
+        fetched.iter().any(|f| mine.iter().any(|m| overlaps(f, m))),
+        "page 7's chunks were read"
+    );
     for (page, ranges) in &chunks {
         if (6..=8).contains(page) {
             continue;
@@ -130,18 +187,34 @@ async fn point_query_reads_only_its_pages_chunks_and_lookup_with_tail_in_one_wav
     }
     let total: u64 = fetched.iter().map(|r| r.end - r.start).sum();
     let size = std::fs::metadata(&page_data).unwrap().len();
-    assert!(total < size / 3, "read {total} of {size} bytes of page_data");
+    assert!(
+        total < size / 3,
+        "read {total} of {size} bytes of page_data"
+    );
 
     // Warm: lookup, metadata and page init cached -> one wave of chunk reads.
     let (filter, count) = wide_queries()[2].clone();
     let warm = IoStats::new();
-    let a = query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &warm).await.unwrap();
+    let a = query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &warm)
+        .await
+        .unwrap();
     assert_eq!(a.row_addresses.len(), count);
-    assert!(warm.snapshot().round_trips <= 2, "warm query on a new disk page: init + chunks, got {:?}", warm.snapshot());
+    assert!(
+        warm.snapshot().round_trips <= 2,
+        "warm query on a new disk page: init + chunks, got {:?}",
+        warm.snapshot()
+    );
     let again = IoStats::new();
     rec.recorder.clear();
-    query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &again).await.unwrap();
-    assert_eq!(again.snapshot().round_trips, 1, "warm query, page init cached: one wave: {:#?}", rec.recorder.reads());
+    query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &again)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.snapshot().round_trips,
+        1,
+        "warm query, page init cached: one wave: {:#?}",
+        rec.recorder.reads()
+    );
 }
 
 #[tokio::test]
@@ -151,18 +224,29 @@ async fn page_cache_answers_repeated_pages_without_requests() {
     let rec = open_recorded(session, &stats).await;
     for (filter, count) in wide_queries() {
         let first = IoStats::new();
-        let a = query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &first).await.unwrap();
+        let a = query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &first)
+            .await
+            .unwrap();
         assert_eq!(a.row_addresses.len(), count, "{filter}");
         let second = IoStats::new();
-        let b = query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &second).await.unwrap();
+        let b = query_row_addresses(&rec.dataset, &filter, QueryOptions::default(), &second)
+            .await
+            .unwrap();
         assert_eq!(a.row_addresses, b.row_addresses);
-        assert_eq!(second.snapshot().requests, 0, "{filter}: {:?}", second.snapshot());
+        assert_eq!(
+            second.snapshot().requests,
+            0,
+            "{filter}: {:?}",
+            second.snapshot()
+        );
         assert_eq!(b.cached_pages, rec_pages(&rec.dataset, &filter).await);
     }
 }
 
 async fn rec_pages(dataset: &Dataset, filter: &str) -> usize {
-    let plan = plan_query(dataset, filter, QueryOptions::default(), &IoStats::new()).await.unwrap();
+    let plan = plan_query(dataset, filter, QueryOptions::default(), &IoStats::new())
+        .await
+        .unwrap();
     plan.segments.iter().map(|s| s.selection.len()).sum()
 }
 
@@ -173,11 +257,17 @@ async fn in_list_reads_all_its_pages_in_one_chunk_wave() {
     let rec = open_recorded(session, &stats).await;
     let (filter, count) = wide_queries()[5].clone();
     let q = IoStats::new();
-    let plan = plan_query(&rec.dataset, &filter, QueryOptions::default(), &q).await.unwrap();
+    let plan = plan_query(&rec.dataset, &filter, QueryOptions::default(), &q)
+        .await
+        .unwrap();
     let pages: Vec<u32> = plan.segments[0].selection.keys().copied().collect();
     assert_eq!(pages.len(), 3, "three keys on three pages: {pages:?}");
     let a = execute_plan(&rec.dataset, &plan, &q).await.unwrap();
     assert_eq!(a.row_addresses.len(), count);
-    assert_eq!(q.snapshot().round_trips, 3, "lookup+tail, init, chunks: {:?}", q.snapshot());
+    assert_eq!(
+        q.snapshot().round_trips,
+        3,
+        "lookup+tail, init, chunks: {:?}",
+        q.snapshot()
+    );
 }
-

@@ -21,10 +21,15 @@ fn answers() -> Value {
 
 fn expected(q: &Value) -> Vec<u64> {
     let mut acc = 0u64;
-    q["addr_deltas"].as_array().unwrap().iter().map(|d| {
-        acc += d.as_u64().unwrap();
-        acc
-    }).collect()
+    q["addr_deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            acc += d.as_u64().unwrap();
+            acc
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,23 +40,31 @@ async fn every_recorded_predicate_matches_pylance_locally() {
     for (name, ds) in doc["datasets"].as_object().unwrap() {
         let url = fixtures().join(format!("{name}.lance"));
         let url = url.to_str().unwrap();
-        let unindexed: Vec<&str> = ds["unindexed_filters"].as_array().map(|v| v.iter().map(|x| x.as_str().unwrap()).collect()).unwrap_or_default();
+        let unindexed: Vec<&str> = ds["unindexed_filters"]
+            .as_array()
+            .map(|v| v.iter().map(|x| x.as_str().unwrap()).collect())
+            .unwrap_or_default();
         let session = Arc::new(DatasetSession::default());
         for q in ds["queries"].as_array().unwrap() {
             let filter = q["filter"].as_str().unwrap();
             let version = q["version"].as_u64();
             let stats = IoStats::new();
-            let dataset = Dataset::open_url(url, &[], version, session.clone(), &stats).await.unwrap();
+            let dataset = Dataset::open_url(url, &[], version, session.clone(), &stats)
+                .await
+                .unwrap();
             let allow_scan = unindexed.contains(&filter);
-            let got = query_row_addresses(&dataset, filter, QueryOptions { allow_scan }, &stats).await;
+            let got =
+                query_row_addresses(&dataset, filter, QueryOptions { allow_scan }, &stats).await;
             checked += 1;
             match got {
                 Ok(a) => {
                     let got: Vec<u64> = a.row_addresses.iter().collect();
                     let want = expected(q);
                     if got != want {
-                        let extra: Vec<_> = got.iter().filter(|x| !want.contains(x)).take(5).collect();
-                        let missing: Vec<_> = want.iter().filter(|x| !got.contains(x)).take(5).collect();
+                        let extra: Vec<_> =
+                            got.iter().filter(|x| !want.contains(x)).take(5).collect();
+                        let missing: Vec<_> =
+                            want.iter().filter(|x| !got.contains(x)).take(5).collect();
                         failures.push(format!("{name} v{version:?} {filter:?}: got {} want {} (extra {extra:?}, missing {missing:?})", got.len(), want.len()));
                     }
                 }
@@ -61,13 +74,22 @@ async fn every_recorded_predicate_matches_pylance_locally() {
         for e in ds["errors"].as_array().unwrap() {
             let filter = e["filter"].as_str().unwrap();
             let stats = IoStats::new();
-            let dataset = Dataset::open_url(url, &[], None, session.clone(), &stats).await.unwrap();
+            let dataset = Dataset::open_url(url, &[], None, session.clone(), &stats)
+                .await
+                .unwrap();
             match query_row_addresses(&dataset, filter, QueryOptions::default(), &stats).await {
                 Err(Error::InvalidArgument(_)) => {}
-                other => failures.push(format!("{name} {filter:?}: pylance rejects it, we returned {other:?}")),
+                other => failures.push(format!(
+                    "{name} {filter:?}: pylance rejects it, we returned {other:?}"
+                )),
             }
         }
     }
     assert!(checked >= 240, "only {checked} queries checked");
-    assert!(failures.is_empty(), "{} of {checked} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

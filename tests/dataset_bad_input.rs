@@ -12,7 +12,9 @@ use lakeseek::{Error, Result};
 use prost::Message;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets").join(format!("{name}.lance"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/datasets")
+        .join(format!("{name}.lance"))
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -73,7 +75,14 @@ fn edit_manifest(root: &Path, edit: impl FnOnce(&mut pb::Manifest, &mut pb::Inde
 
 async fn query(root: &Path, filter: &str, allow_scan: bool) -> Result<Vec<u64>> {
     let stats = IoStats::new();
-    let ds = Dataset::open_url(root.to_str().unwrap(), &[], None, Arc::new(DatasetSession::default()), &stats).await?;
+    let ds = Dataset::open_url(
+        root.to_str().unwrap(),
+        &[],
+        None,
+        Arc::new(DatasetSession::default()),
+        &stats,
+    )
+    .await?;
     let a = query_row_addresses(&ds, filter, QueryOptions { allow_scan }, &stats).await?;
     Ok(a.row_addresses.iter().collect())
 }
@@ -83,31 +92,58 @@ fn index_file(root: &Path, column: &str, file: &str) -> PathBuf {
     let n = bytes.len();
     let pos = i64::from_le_bytes(bytes[n - 16..n - 8].try_into().unwrap()) as usize;
     let manifest = pb::Manifest::decode(&bytes[pos + 4..n - 16]).unwrap();
-    let field = manifest.fields.iter().find(|f| f.name == column).unwrap().id;
+    let field = manifest
+        .fields
+        .iter()
+        .find(|f| f.name == column)
+        .unwrap()
+        .id;
     let at = manifest.index_section.unwrap() as usize;
     let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
     let section = pb::IndexSection::decode(&bytes[at + 4..at + 4 + len]).unwrap();
-    let seg = section.indices.iter().find(|i| i.fields == [field]).unwrap();
+    let seg = section
+        .indices
+        .iter()
+        .find(|i| i.fields == [field])
+        .unwrap();
     let u = &seg.uuid.as_ref().unwrap().uuid;
     let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-    let uuid = format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]);
+    let uuid = format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    );
     root.join("_indices").join(uuid).join(file)
 }
 
 fn assert_mentions(e: &Error, needle: &str) {
-    assert!(e.to_string().contains(needle), "error {e} should mention {needle:?}");
+    assert!(
+        e.to_string().contains(needle),
+        "error {e} should mention {needle:?}"
+    );
 }
 
 #[tokio::test]
 async fn missing_dataset_and_missing_version_are_not_found() {
     let dir = tempfile::tempdir().unwrap();
-    let e = query(&dir.path().join("nothing.lance"), "i = 1", false).await.unwrap_err();
+    let e = query(&dir.path().join("nothing.lance"), "i = 1", false)
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "{e}");
     assert_mentions(&e, "_versions");
     let stats = IoStats::new();
-    let e = Dataset::open_url(fixture("types").to_str().unwrap(), &[], Some(999), Arc::new(DatasetSession::default()), &stats)
-        .await
-        .unwrap_err();
+    let e = Dataset::open_url(
+        fixture("types").to_str().unwrap(),
+        &[],
+        Some(999),
+        Arc::new(DatasetSession::default()),
+        &stats,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "{e}");
     assert_mentions(&e, "version 999");
 }
@@ -115,9 +151,23 @@ async fn missing_dataset_and_missing_version_are_not_found() {
 #[tokio::test]
 async fn corrupt_and_truncated_manifests_are_corrupt_with_their_path() {
     let (_d, root) = scratch("v1_names");
-    let names: Vec<PathBuf> = std::fs::read_dir(root.join("_versions")).unwrap().map(|e| e.unwrap().path()).collect();
+    let names: Vec<PathBuf> = std::fs::read_dir(root.join("_versions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     // V1 naming: the latest is the highest number.
-    let latest = names.iter().max_by_key(|p| p.file_stem().unwrap().to_str().unwrap().parse::<u64>().unwrap_or(0)).unwrap().clone();
+    let latest = names
+        .iter()
+        .max_by_key(|p| {
+            p.file_stem()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap_or(0)
+        })
+        .unwrap()
+        .clone();
     let good = std::fs::read(&latest).unwrap();
     std::fs::write(&latest, &good[..good.len() - 5]).unwrap();
     let e = query(&root, "s = 'w005'", false).await.unwrap_err();
@@ -132,12 +182,20 @@ async fn corrupt_and_truncated_manifests_are_corrupt_with_their_path() {
     let e = query(&root, "s = 'w005'", false).await.unwrap_err();
     assert!(matches!(e, Error::Corrupt { .. }), "{e}");
     std::fs::write(&latest, b"tiny").unwrap();
-    assert!(matches!(query(&root, "s = 'w005'", false).await.unwrap_err(), Error::Corrupt { .. }));
+    assert!(matches!(
+        query(&root, "s = 'w005'", false).await.unwrap_err(),
+        Error::Corrupt { .. }
+    ));
 }
 
 #[tokio::test]
 async fn missing_or_truncated_index_files_are_reported() {
-    for (file, truncate) in [("page_lookup.lance", false), ("page_data.lance", false), ("page_lookup.lance", true), ("page_data.lance", true)] {
+    for (file, truncate) in [
+        ("page_lookup.lance", false),
+        ("page_data.lance", false),
+        ("page_lookup.lance", true),
+        ("page_data.lance", true),
+    ] {
         let (_d, root) = scratch("fmt_v21");
         let path = index_file(&root, "k", file);
         if truncate {
@@ -172,13 +230,17 @@ async fn unknown_index_types_and_versions_are_refused_clearly() {
     assert_eq!(query(&root, "k = 5", true).await.unwrap(), want);
 
     let (_d, root) = scratch("fmt_v21");
-    edit_manifest(&root, |_, s| s.indices.iter_mut().for_each(|i| i.index_version = Some(7)));
+    edit_manifest(&root, |_, s| {
+        s.indices.iter_mut().for_each(|i| i.index_version = Some(7))
+    });
     let e = query(&root, "k = 5", false).await.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     assert_mentions(&e, "version 7");
 
     let (_d, root) = scratch("stable_ids");
-    edit_manifest(&root, |_, s| s.indices.iter_mut().for_each(|i| i.index_version = Some(0)));
+    edit_manifest(&root, |_, s| {
+        s.indices.iter_mut().for_each(|i| i.index_version = Some(0))
+    });
     let e = query(&root, "k = 5", false).await.unwrap_err();
     assert_mentions(&e, "stable row ids");
 }
@@ -199,7 +261,12 @@ async fn unindexed_columns_need_allow_scan_and_bad_literals_are_invalid() {
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     assert_mentions(&e, "--allow-scan");
     assert_eq!(query(&root, "id < 10", true).await.unwrap().len(), 9);
-    for (filter, needle) in [("i = 'x'", "cannot be compared"), ("nope = 1", "no column"), ("i = 1 AND s = 'a'", "exactly one column"), ("i +", "filter")] {
+    for (filter, needle) in [
+        ("i = 'x'", "cannot be compared"),
+        ("nope = 1", "no column"),
+        ("i = 1 AND s = 'a'", "exactly one column"),
+        ("i +", "filter"),
+    ] {
         let e = query(&root, filter, false).await.unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{filter}: {e}");
         assert_mentions(&e, needle);
@@ -209,7 +276,10 @@ async fn unindexed_columns_need_allow_scan_and_bad_literals_are_invalid() {
 #[tokio::test]
 async fn broken_deletion_files_are_reported() {
     let (_d, root) = scratch("bitmap_del");
-    let files: Vec<PathBuf> = std::fs::read_dir(root.join("_deletions")).unwrap().map(|e| e.unwrap().path()).collect();
+    let files: Vec<PathBuf> = std::fs::read_dir(root.join("_deletions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     for f in &files {
         std::fs::write(f, b"garbage garbage garbage").unwrap();
     }

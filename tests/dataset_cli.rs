@@ -36,7 +36,10 @@ fn query_args(dataset: &str, filter: &str) -> QueryArgs {
 async fn run(args: &QueryArgs) -> (String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     run_query_to(args, &mut out, &mut err).await.unwrap();
-    (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    (
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
 }
 
 fn recorded(dataset: &str, filter: &str) -> Vec<u64> {
@@ -49,10 +52,15 @@ fn recorded(dataset: &str, filter: &str) -> Vec<u64> {
         .unwrap()
         .clone();
     let mut acc = 0;
-    q["addr_deltas"].as_array().unwrap().iter().map(|d| {
-        acc += d.as_u64().unwrap();
-        acc
-    }).collect()
+    q["addr_deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            acc += d.as_u64().unwrap();
+            acc
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -61,7 +69,12 @@ async fn query_prints_ascending_row_addresses_and_stats() {
     args.stats = true;
     let (out, err) = run(&args).await;
     let v: Value = serde_json::from_str(out.trim()).unwrap();
-    let got: Vec<u64> = v["row_addresses"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    let got: Vec<u64> = v["row_addresses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
     assert_eq!(got, recorded("types", "s = 'ab'"));
     assert!(got.windows(2).all(|w| w[0] < w[1]));
     let stats: Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
@@ -75,7 +88,10 @@ async fn query_with_columns_prints_rows() {
     let mut args = query_args("types", "i = 8");
     args.columns = vec!["id".into(), "i".into()];
     let (out, _) = run(&args).await;
-    let rows: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let want = recorded("types", "i = 8");
     assert_eq!(rows.len(), want.len());
     for (row, addr) in rows.iter().zip(&want) {
@@ -99,10 +115,18 @@ async fn explain_lists_pages_and_byte_ranges_and_allow_scan_says_so() {
     let mut args = query_args("types", "id < 10");
     args.allow_scan = true;
     let (out, err) = run(&args).await;
-    assert!(err.contains("no usable BTree index on column \"id\""), "{err}");
+    assert!(
+        err.contains("no usable BTree index on column \"id\""),
+        "{err}"
+    );
     assert!(err.contains("--allow-scan"), "{err}");
     let v: Value = serde_json::from_str(out.trim()).unwrap();
-    let got: Vec<u64> = v["row_addresses"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    let got: Vec<u64> = v["row_addresses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
     assert_eq!(got, recorded("types", "id < 10"));
 
     // Without --allow-scan: an error, nothing on stdout.
@@ -115,7 +139,9 @@ async fn explain_lists_pages_and_byte_ranges_and_allow_scan_says_so() {
 #[tokio::test]
 async fn pinned_version_answers_like_pylance() {
     let doc = answers();
-    let indexed = doc["datasets"]["types"]["versions"]["indexed"].as_u64().unwrap();
+    let indexed = doc["datasets"]["types"]["versions"]["indexed"]
+        .as_u64()
+        .unwrap();
     let q = doc["datasets"]["types"]["queries"]
         .as_array()
         .unwrap()
@@ -127,7 +153,10 @@ async fn pinned_version_answers_like_pylance() {
     args.version = Some(indexed);
     let (out, _) = run(&args).await;
     let v: Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(v["row_addresses"].as_array().unwrap().len() as u64, q["count"].as_u64().unwrap());
+    assert_eq!(
+        v["row_addresses"].as_array().unwrap().len() as u64,
+        q["count"].as_u64().unwrap()
+    );
 }
 
 #[tokio::test]
@@ -136,15 +165,29 @@ async fn take_matches_pylance_take_rows() {
     for t in doc["datasets"]["types"]["takes"].as_array().unwrap() {
         let args = TakeArgs {
             dataset: fixture("types"),
-            rows: t["rows"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect(),
-            columns: t["columns"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect(),
+            rows: t["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .collect(),
+            columns: t["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect(),
             version: None,
             stats: false,
             storage_options: vec![],
         };
         let (mut out, mut err) = (Vec::new(), Vec::new());
         run_take_to(&args, &mut out, &mut err).await.unwrap();
-        let rows: Vec<Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let rows: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let want = t["result"].as_array().unwrap();
         assert_eq!(rows.len(), want.len(), "{t}");
         for (got, want) in rows.iter().zip(want) {

@@ -19,28 +19,46 @@ fn fixtures() -> PathBuf {
 }
 
 fn answers() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixtures().join("answers.json")).unwrap()).unwrap()
+    serde_json::from_str(&std::fs::read_to_string(fixtures().join("answers.json")).unwrap())
+        .unwrap()
 }
 
 fn expected(q: &Value) -> Vec<u64> {
     let mut acc = 0u64;
-    q["addr_deltas"].as_array().unwrap().iter().map(|d| {
-        acc += d.as_u64().unwrap();
-        acc
-    }).collect()
+    q["addr_deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            acc += d.as_u64().unwrap();
+            acc
+        })
+        .collect()
 }
 
 async fn server_with(names: &[&str]) -> S3TestServer {
     let s3 = S3TestServer::start().await;
     for name in names {
-        s3.upload_dir(&fixtures().join(format!("{name}.lance")), &format!("ds/{name}.lance")).await;
+        s3.upload_dir(
+            &fixtures().join(format!("{name}.lance")),
+            &format!("ds/{name}.lance"),
+        )
+        .await;
     }
     s3
 }
 
-async fn open(s3: &S3TestServer, name: &str, version: Option<u64>, session: Arc<DatasetSession>, stats: &IoStats) -> Dataset {
+async fn open(
+    s3: &S3TestServer,
+    name: &str,
+    version: Option<u64>,
+    session: Arc<DatasetSession>,
+    stats: &IoStats,
+) -> Dataset {
     let opened = s3.open(&format!("ds/{name}.lance"));
-    Dataset::open_opened(&opened, version, session, stats).await.unwrap()
+    Dataset::open_opened(&opened, version, session, stats)
+        .await
+        .unwrap()
 }
 
 fn is_list(r: &lakeseek::io::wrappers::HttpRequestRecord) -> bool {
@@ -50,27 +68,40 @@ fn is_list(r: &lakeseek::io::wrappers::HttpRequestRecord) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_recorded_predicate_matches_pylance_over_s3() {
     let doc = answers();
-    let names: Vec<String> = doc["datasets"].as_object().unwrap().keys().cloned().collect();
+    let names: Vec<String> = doc["datasets"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
     let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
     let s3 = server_with(&refs).await;
     let mut failures = Vec::new();
     let mut checked = 0;
     for (name, ds) in doc["datasets"].as_object().unwrap() {
-        let unindexed: Vec<&str> =
-            ds["unindexed_filters"].as_array().map(|v| v.iter().map(|x| x.as_str().unwrap()).collect()).unwrap_or_default();
+        let unindexed: Vec<&str> = ds["unindexed_filters"]
+            .as_array()
+            .map(|v| v.iter().map(|x| x.as_str().unwrap()).collect())
+            .unwrap_or_default();
         // One session per dataset: later queries run warm, as in a long-lived process.
         let session = Arc::new(DatasetSession::default());
         for q in ds["queries"].as_array().unwrap() {
             let filter = q["filter"].as_str().unwrap();
             let stats = IoStats::new();
             let dataset = open(&s3, name, q["version"].as_u64(), session.clone(), &stats).await;
-            let options = QueryOptions { allow_scan: unindexed.contains(&filter) };
+            let options = QueryOptions {
+                allow_scan: unindexed.contains(&filter),
+            };
             checked += 1;
             match query_row_addresses(&dataset, filter, options, &stats).await {
                 Ok(a) => {
                     let got: Vec<u64> = a.row_addresses.iter().collect();
                     if got != expected(q) {
-                        failures.push(format!("{name} {filter:?}: got {} rows, want {}", got.len(), expected(q).len()));
+                        failures.push(format!(
+                            "{name} {filter:?}: got {} rows, want {}",
+                            got.len(),
+                            expected(q).len()
+                        ));
                     }
                 }
                 Err(e) => failures.push(format!("{name} {filter:?}: {e}")),
@@ -88,11 +119,23 @@ async fn opening_the_latest_v2_version_is_one_list_and_one_get() {
     s3.counting().counters().reset_log_and_peak();
     let stats = IoStats::new();
     let before = s3.http_counts();
-    let ds = open(&s3, "types", None, Arc::new(DatasetSession::default()), &stats).await;
+    let ds = open(
+        &s3,
+        "types",
+        None,
+        Arc::new(DatasetSession::default()),
+        &stats,
+    )
+    .await;
     let http = s3.http_counts().since(&before);
     let log = s3.counting().counters().log();
     assert_eq!(ds.manifest_location().naming, ManifestNaming::V2);
-    assert_eq!(ds.version(), answers()["datasets"]["types"]["describe"]["latest_version"].as_u64().unwrap());
+    assert_eq!(
+        ds.version(),
+        answers()["datasets"]["types"]["describe"]["latest_version"]
+            .as_u64()
+            .unwrap()
+    );
     assert_eq!((http.requests, http.heads), (2, 0), "{log:?}");
     assert_eq!(log.iter().filter(|r| is_list(r)).count(), 1, "{log:?}");
     assert_eq!(stats.snapshot().round_trips, 2);
@@ -101,25 +144,62 @@ async fn opening_the_latest_v2_version_is_one_list_and_one_get() {
     s3.counting().counters().reset_log_and_peak();
     let before = s3.http_counts();
     let stats = IoStats::new();
-    let indexed = answers()["datasets"]["types"]["versions"]["indexed"].as_u64().unwrap();
-    let ds = open(&s3, "types", Some(indexed), Arc::new(DatasetSession::default()), &stats).await;
+    let indexed = answers()["datasets"]["types"]["versions"]["indexed"]
+        .as_u64()
+        .unwrap();
+    let ds = open(
+        &s3,
+        "types",
+        Some(indexed),
+        Arc::new(DatasetSession::default()),
+        &stats,
+    )
+    .await;
     assert_eq!(ds.version(), indexed);
     let http = s3.http_counts().since(&before);
-    assert_eq!((http.requests, http.gets, http.heads), (1, 1, 0), "{:?}", s3.counting().counters().log());
+    assert_eq!(
+        (http.requests, http.gets, http.heads),
+        (1, 1, 0),
+        "{:?}",
+        s3.counting().counters().log()
+    );
 
     // V1 names: the whole listing (one page here) then the manifest; a pinned V1 version
     // tries the V2 name first.
     s3.counting().counters().reset_log_and_peak();
     let before = s3.http_counts();
     let stats = IoStats::new();
-    let ds = open(&s3, "v1_names", None, Arc::new(DatasetSession::default()), &stats).await;
+    let ds = open(
+        &s3,
+        "v1_names",
+        None,
+        Arc::new(DatasetSession::default()),
+        &stats,
+    )
+    .await;
     assert_eq!(ds.manifest_location().naming, ManifestNaming::V1);
-    assert_eq!(ds.version(), answers()["datasets"]["v1_names"]["describe"]["latest_version"].as_u64().unwrap());
+    assert_eq!(
+        ds.version(),
+        answers()["datasets"]["v1_names"]["describe"]["latest_version"]
+            .as_u64()
+            .unwrap()
+    );
     assert_eq!(s3.http_counts().since(&before).requests, 2);
     let before = s3.http_counts();
     let stats = IoStats::new();
-    open(&s3, "v1_names", Some(1), Arc::new(DatasetSession::default()), &stats).await;
-    assert_eq!(s3.http_counts().since(&before).requests, 2, "404 on the V2 name, then the V1 name");
+    open(
+        &s3,
+        "v1_names",
+        Some(1),
+        Arc::new(DatasetSession::default()),
+        &stats,
+    )
+    .await;
+    assert_eq!(
+        s3.http_counts().since(&before).requests,
+        2,
+        "404 on the V2 name, then the V1 name"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,22 +214,49 @@ async fn cold_point_query_is_five_round_trips_and_warm_is_one() {
     let before = s3.http_counts();
     let ds = open(&s3, "wide", None, session.clone(), &stats).await;
     let q = &queries[1];
-    let a = query_row_addresses(&ds, q["filter"].as_str().unwrap(), QueryOptions::default(), &stats).await.unwrap();
+    let a = query_row_addresses(
+        &ds,
+        q["filter"].as_str().unwrap(),
+        QueryOptions::default(),
+        &stats,
+    )
+    .await
+    .unwrap();
     assert_eq!(a.row_addresses.iter().collect::<Vec<_>>(), expected(q));
     let cold = stats.snapshot();
     let http = s3.http_counts().since(&before);
-    assert_eq!(cold.round_trips, 5, "list, manifest, lookup+tail, page init, chunks: {cold:?}");
-    assert_eq!(http.requests, cold.requests, "IoStats agrees with the HTTP layer");
+    assert_eq!(
+        cold.round_trips, 5,
+        "list, manifest, lookup+tail, page init, chunks: {cold:?}"
+    );
+    assert_eq!(
+        http.requests, cold.requests,
+        "IoStats agrees with the HTTP layer"
+    );
     assert_eq!(http.heads, 0);
 
     // Warm, another key on another page: chunk metadata of that disk page may be new.
     let warm = IoStats::new();
     let q = &queries[0];
-    let a = query_row_addresses(&ds, q["filter"].as_str().unwrap(), QueryOptions::default(), &warm).await.unwrap();
+    let a = query_row_addresses(
+        &ds,
+        q["filter"].as_str().unwrap(),
+        QueryOptions::default(),
+        &warm,
+    )
+    .await
+    .unwrap();
     assert_eq!(a.row_addresses.iter().collect::<Vec<_>>(), expected(q));
     assert!(warm.snapshot().round_trips <= 2, "{:?}", warm.snapshot());
     // Warm again on a page whose chunk metadata is cached: one round trip.
     let again = IoStats::new();
-    query_row_addresses(&ds, q["filter"].as_str().unwrap(), QueryOptions::default(), &again).await.unwrap();
+    query_row_addresses(
+        &ds,
+        q["filter"].as_str().unwrap(),
+        QueryOptions::default(),
+        &again,
+    )
+    .await
+    .unwrap();
     assert_eq!(again.snapshot().round_trips, 1, "{:?}", again.snapshot());
 }

@@ -35,24 +35,46 @@ fn write_plain_u32_chunk(root: &FsPath, array: &str, values: &[u32]) {
 
 fn chunk_rows(root: &FsPath, array: &str) -> usize {
     let v: Value = serde_json::from_slice(&std::fs::read(meta_path(root, array)).unwrap()).unwrap();
-    v["chunk_grid"]["configuration"]["chunk_shape"][0].as_u64().unwrap() as usize
+    v["chunk_grid"]["configuration"]["chunk_shape"][0]
+        .as_u64()
+        .unwrap() as usize
 }
 
 async fn open(root: &FsPath) -> lakeseek::Result<EcpIndex> {
-    EcpIndex::open(&root.to_string_lossy(), &[], OpenOptions { prefetch: 1, ..OpenOptions::default() }).await
+    EcpIndex::open(
+        &root.to_string_lossy(),
+        &[],
+        OpenOptions {
+            prefetch: 1,
+            ..OpenOptions::default()
+        },
+    )
+    .await
 }
 
 /// Run case q0's first page (visits lvl_1/node_1 then lvl_2/node_1).
 async fn search_q0(index: &EcpIndex) -> lakeseek::Result<Vec<u32>> {
     let case = &expected(NAME).cases[0];
-    let params = SearchParams { search_exp: case.search_exp, max_increments: case.max_increments };
-    let mut q = index.query(case.query.clone(), QueryOptions { params, ..Default::default() })?;
+    let params = SearchParams {
+        search_exp: case.search_exp,
+        max_increments: case.max_increments,
+    };
+    let mut q = index.query(
+        case.query.clone(),
+        QueryOptions {
+            params,
+            ..Default::default()
+        },
+    )?;
     Ok(q.next_k(case.k).await?.ids)
 }
 
 fn assert_corrupt(e: &Error, array: &str) {
     match e {
-        Error::Corrupt { path, .. } => assert!(path.ends_with(array), "error names {path}, expected {array}: {e}"),
+        Error::Corrupt { path, .. } => assert!(
+            path.ends_with(array),
+            "error names {path}, expected {array}: {e}"
+        ),
         other => panic!("expected Corrupt naming {array}, got {other}"),
     }
 }
@@ -62,7 +84,10 @@ async fn unknown_format_version_is_unsupported() {
     let tmp = temp_copy(NAME);
     std::fs::write(tmp.path().join("info/format_version/c"), 2u32.to_le_bytes()).unwrap();
     let e = open(tmp.path()).await.unwrap_err();
-    assert!(matches!(&e, Error::Unsupported { path, .. } if path.ends_with("info/format_version")), "{e}");
+    assert!(
+        matches!(&e, Error::Unsupported { path, .. } if path.ends_with("info/format_version")),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -74,13 +99,18 @@ async fn unknown_metric_is_unsupported() {
     chunk.extend_from_slice(b"COS");
     std::fs::write(tmp.path().join("info/metric/c"), chunk).unwrap();
     let e = open(tmp.path()).await.unwrap_err();
-    assert!(matches!(&e, Error::Unsupported { path, what } if path.ends_with("info/metric") && what.contains("COS")), "{e}");
+    assert!(
+        matches!(&e, Error::Unsupported { path, what } if path.ends_with("info/metric") && what.contains("COS")),
+        "{e}"
+    );
 }
 
 #[tokio::test]
 async fn wrong_scalar_dtype_is_corrupt() {
     let tmp = temp_copy(NAME);
-    edit_meta(tmp.path(), "info/levels", |v| v["data_type"] = "int32".into());
+    edit_meta(tmp.path(), "info/levels", |v| {
+        v["data_type"] = "int32".into()
+    });
     assert_corrupt(&open(tmp.path()).await.unwrap_err(), "info/levels");
     let tmp = temp_copy(NAME);
     edit_meta(tmp.path(), "info/is_normalized", |v| {
@@ -108,9 +138,14 @@ async fn wrong_embedding_dtype_is_corrupt() {
 #[tokio::test]
 async fn wrong_id_dtype_is_corrupt() {
     let tmp = temp_copy(NAME);
-    edit_meta(tmp.path(), "lvl_2/node_1/item_ids", |v| v["data_type"] = "int32".into());
+    edit_meta(tmp.path(), "lvl_2/node_1/item_ids", |v| {
+        v["data_type"] = "int32".into()
+    });
     let index = open(tmp.path()).await.unwrap();
-    assert_corrupt(&search_q0(&index).await.unwrap_err(), "lvl_2/node_1/item_ids");
+    assert_corrupt(
+        &search_q0(&index).await.unwrap_err(),
+        "lvl_2/node_1/item_ids",
+    );
 }
 
 #[tokio::test]
@@ -121,7 +156,10 @@ async fn ids_rows_must_match_embedding_rows() {
         v["shape"][0] = (n - 1).into();
     });
     let index = open(tmp.path()).await.unwrap();
-    assert_corrupt(&search_q0(&index).await.unwrap_err(), "lvl_2/node_1/item_ids");
+    assert_corrupt(
+        &search_q0(&index).await.unwrap_err(),
+        "lvl_2/node_1/item_ids",
+    );
 }
 
 #[tokio::test]
@@ -140,12 +178,20 @@ async fn node_dimension_must_match_root() {
 #[tokio::test]
 async fn query_dimension_and_values_are_checked() {
     let index = open(&fixture_dir(NAME)).await.unwrap();
-    let e = index.query(vec![0.0; 15], QueryOptions::default()).unwrap_err();
-    assert!(matches!(&e, Error::InvalidArgument(m) if m.contains("dimension")), "{e}");
+    let e = index
+        .query(vec![0.0; 15], QueryOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("dimension")),
+        "{e}"
+    );
     let mut q = vec![0.0; 16];
     q[3] = f32::NAN;
     let e = index.query(q, QueryOptions::default()).unwrap_err();
-    assert!(matches!(&e, Error::InvalidArgument(m) if m.contains("not finite")), "{e}");
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("not finite")),
+        "{e}"
+    );
     let mut q = vec![0.0; 16];
     q[0] = f32::INFINITY;
     assert!(index.query(q, QueryOptions::default()).is_err());
@@ -154,10 +200,34 @@ async fn query_dimension_and_values_are_checked() {
 #[tokio::test]
 async fn parameters_are_checked() {
     let index = open(&fixture_dir(NAME)).await.unwrap();
-    let bad = SearchParams { search_exp: 0, max_increments: -1 };
-    assert!(matches!(index.query(vec![0.0; 16], QueryOptions { params: bad, ..Default::default() }), Err(Error::InvalidArgument(_))));
-    let bad = SearchParams { search_exp: 1, max_increments: -5 };
-    assert!(matches!(index.query(vec![0.0; 16], QueryOptions { params: bad, ..Default::default() }), Err(Error::InvalidArgument(_))));
+    let bad = SearchParams {
+        search_exp: 0,
+        max_increments: -1,
+    };
+    assert!(matches!(
+        index.query(
+            vec![0.0; 16],
+            QueryOptions {
+                params: bad,
+                ..Default::default()
+            }
+        ),
+        Err(Error::InvalidArgument(_))
+    ));
+    let bad = SearchParams {
+        search_exp: 1,
+        max_increments: -5,
+    };
+    assert!(matches!(
+        index.query(
+            vec![0.0; 16],
+            QueryOptions {
+                params: bad,
+                ..Default::default()
+            }
+        ),
+        Err(Error::InvalidArgument(_))
+    ));
     let mut q = index.query(vec![0.0; 16], QueryOptions::default()).unwrap();
     assert!(matches!(q.next_k(0).await, Err(Error::InvalidArgument(_))));
 }
@@ -189,7 +259,11 @@ async fn item_id_out_of_range_is_corrupt() {
 
 #[tokio::test]
 async fn truncated_chunks_are_corrupt() {
-    for (array, chunk) in [("lvl_2/node_1/embeddings", "c/0/0"), ("lvl_2/node_1/item_ids", "c/0"), ("index_root/embeddings", "c/0/0")] {
+    for (array, chunk) in [
+        ("lvl_2/node_1/embeddings", "c/0/0"),
+        ("lvl_2/node_1/item_ids", "c/0"),
+        ("index_root/embeddings", "c/0/0"),
+    ] {
         let tmp = temp_copy(NAME);
         let p = tmp.path().join(array).join(chunk);
         let bytes = std::fs::read(&p).unwrap();
@@ -206,9 +280,18 @@ async fn truncated_chunks_are_corrupt() {
 async fn garbage_chunks_are_corrupt() {
     let tmp = temp_copy(NAME);
     let p = tmp.path().join("lvl_1/node_1/embeddings/c/0/0");
-    std::fs::write(&p, (0..200u32).map(|i| (i * 37 % 251) as u8).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(
+        &p,
+        (0..200u32)
+            .map(|i| (i * 37 % 251) as u8)
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
     let index = open(tmp.path()).await.unwrap();
-    assert_corrupt(&search_q0(&index).await.unwrap_err(), "lvl_1/node_1/embeddings");
+    assert_corrupt(
+        &search_q0(&index).await.unwrap_err(),
+        "lvl_1/node_1/embeddings",
+    );
 }
 
 #[tokio::test]
@@ -234,20 +317,37 @@ async fn internal_node_without_node_ids_is_corrupt() {
 #[tokio::test]
 async fn broken_metadata_is_corrupt() {
     let tmp = temp_copy(NAME);
-    std::fs::write(meta_path(tmp.path(), "lvl_1/node_1/embeddings"), b"{not json").unwrap();
+    std::fs::write(
+        meta_path(tmp.path(), "lvl_1/node_1/embeddings"),
+        b"{not json",
+    )
+    .unwrap();
     let index = open(tmp.path()).await.unwrap();
-    assert_corrupt(&search_q0(&index).await.unwrap_err(), "lvl_1/node_1/embeddings");
+    assert_corrupt(
+        &search_q0(&index).await.unwrap_err(),
+        "lvl_1/node_1/embeddings",
+    );
 }
 
 #[tokio::test]
 async fn missing_required_arrays_are_not_found() {
-    for array in ["info/levels", "info/metric", "rep_item_ids", "index_root/embeddings"] {
+    for array in [
+        "info/levels",
+        "info/metric",
+        "rep_item_ids",
+        "index_root/embeddings",
+    ] {
         let tmp = temp_copy(NAME);
         std::fs::remove_dir_all(tmp.path().join(array)).unwrap();
         let e = open(tmp.path()).await.unwrap_err();
-        assert!(matches!(&e, Error::NotFound { path, .. } if path.ends_with(array)), "{array}: {e}");
+        assert!(
+            matches!(&e, Error::NotFound { path, .. } if path.ends_with(array)),
+            "{array}: {e}"
+        );
     }
-    let e = open(FsPath::new("/nonexistent/ecp/index")).await.unwrap_err();
+    let e = open(FsPath::new("/nonexistent/ecp/index"))
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "{e}");
 }
 
@@ -258,7 +358,10 @@ async fn root_must_be_two_dimensional() {
         v["shape"] = serde_json::json!([112]);
         v["chunk_grid"]["configuration"]["chunk_shape"] = serde_json::json!([16]);
     });
-    assert_corrupt(&open(tmp.path()).await.unwrap_err(), "index_root/embeddings");
+    assert_corrupt(
+        &open(tmp.path()).await.unwrap_err(),
+        "index_root/embeddings",
+    );
 }
 
 #[tokio::test]
@@ -267,12 +370,16 @@ async fn bad_saved_queries_are_corrupt() {
     let tmp = temp_copy(NAME);
     let array = "queries/3/tree_pq_level";
     let n = {
-        let v: Value = serde_json::from_slice(&std::fs::read(meta_path(tmp.path(), array)).unwrap()).unwrap();
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(meta_path(tmp.path(), array)).unwrap()).unwrap();
         v["shape"][0].as_u64().unwrap() as usize
     };
     write_plain_u32_chunk(tmp.path(), array, &vec![9u32; n]);
     let index = open(tmp.path()).await.unwrap();
-    let e = index.load_query(3, QueryOptions::default()).await.unwrap_err();
+    let e = index
+        .load_query(3, QueryOptions::default())
+        .await
+        .unwrap_err();
     assert_corrupt(&e, array);
     // heap arrays of different lengths
     let tmp = temp_copy(NAME);
@@ -281,7 +388,13 @@ async fn bad_saved_queries_are_corrupt() {
         v["shape"][0] = (n + 1).into();
     });
     let index = open(tmp.path()).await.unwrap();
-    assert_corrupt(&index.load_query(3, QueryOptions::default()).await.unwrap_err(), "queries/3/tree_pq_node_id");
+    assert_corrupt(
+        &index
+            .load_query(3, QueryOptions::default())
+            .await
+            .unwrap_err(),
+        "queries/3/tree_pq_node_id",
+    );
     // wrong query dimension
     let tmp = temp_copy(NAME);
     edit_meta(tmp.path(), "queries/3/query", |v| {
@@ -289,8 +402,17 @@ async fn bad_saved_queries_are_corrupt() {
         v["chunk_grid"]["configuration"]["chunk_shape"][0] = 8.into();
     });
     let index = open(tmp.path()).await.unwrap();
-    assert_corrupt(&index.load_query(3, QueryOptions::default()).await.unwrap_err(), "queries/3/query");
+    assert_corrupt(
+        &index
+            .load_query(3, QueryOptions::default())
+            .await
+            .unwrap_err(),
+        "queries/3/query",
+    );
     // unknown query id
     let index = open(&fixture_dir(NAME)).await.unwrap();
-    assert!(matches!(index.load_query(99, QueryOptions::default()).await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        index.load_query(99, QueryOptions::default()).await,
+        Err(Error::NotFound { .. })
+    ));
 }

@@ -10,17 +10,33 @@ use lakeseek::Error;
 const NAME: &str = "l3_l2n_f16";
 
 async fn open(path: &std::path::Path, writable: bool) -> EcpIndex {
-    EcpIndex::open(&path.to_string_lossy(), &[], OpenOptions { writable, ..OpenOptions::default() }).await.unwrap()
+    EcpIndex::open(
+        &path.to_string_lossy(),
+        &[],
+        OpenOptions {
+            writable,
+            ..OpenOptions::default()
+        },
+    )
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
 async fn saved_state_resumes_like_uninterrupted_search() {
     let exp = expected(NAME);
     let tmp = temp_copy(NAME);
-    let params = SearchParams { search_exp: 2, max_increments: 0 };
+    let params = SearchParams {
+        search_exp: 2,
+        max_increments: 0,
+    };
     for (i, case) in exp.cases.iter().enumerate() {
         let exclude = vec![case.brute_force_ids[1], case.brute_force_ids[3]];
-        let options = QueryOptions { params, exclude: exclude.clone(), prefetch: None };
+        let options = QueryOptions {
+            params,
+            exclude: exclude.clone(),
+            prefetch: None,
+        };
         // uninterrupted: 1 + 4 pages
         let index = open(tmp.path(), true).await;
         let mut full = index.query(case.query.clone(), options.clone()).unwrap();
@@ -34,7 +50,16 @@ async fn saved_state_resumes_like_uninterrupted_search() {
         let qid = 100 + i as u64;
         first.save(qid).await.unwrap();
         let reopened = open(tmp.path(), false).await;
-        let mut resumed = reopened.load_query(qid, QueryOptions { params, ..Default::default() }).await.unwrap();
+        let mut resumed = reopened
+            .load_query(
+                qid,
+                QueryOptions {
+                    params,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
         for (p, want) in pages.iter().enumerate().skip(1) {
             let got = resumed.next_k(3).await.unwrap();
             assert_eq!(got.ids, want.ids, "case {i} page {p}");
@@ -49,10 +74,18 @@ async fn saved_state_resumes_like_uninterrupted_search() {
 #[tokio::test]
 async fn read_only_index_refuses_to_save() {
     let index = open(&fixture_dir(NAME), false).await;
-    let mut q = index.query(expected(NAME).cases[0].query.clone(), QueryOptions::default()).unwrap();
+    let mut q = index
+        .query(
+            expected(NAME).cases[0].query.clone(),
+            QueryOptions::default(),
+        )
+        .unwrap();
     q.next_k(5).await.unwrap();
     let e = q.save(1).await.unwrap_err();
-    assert!(matches!(&e, Error::InvalidArgument(m) if m.contains("read-only") && m.contains("queries/1")), "{e}");
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("read-only") && m.contains("queries/1")),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -60,12 +93,17 @@ async fn exhausted_query_is_erased_instead_of_saved() {
     let tmp = temp_copy("l1_ip_f32");
     let index = open(tmp.path(), true).await;
     let case = &expected("l1_ip_f32").cases[0];
-    let mut q = index.query(case.query.clone(), QueryOptions::default()).unwrap();
+    let mut q = index
+        .query(case.query.clone(), QueryOptions::default())
+        .unwrap();
     q.next_k(5).await.unwrap();
     q.save(5).await.unwrap();
     assert!(index.load_query(5, QueryOptions::default()).await.is_ok());
     // drain everything (300 items) so heap and buffer are empty
     while !q.next_k(100).await.unwrap().ids.is_empty() {}
     q.save(5).await.unwrap();
-    assert!(matches!(index.load_query(5, QueryOptions::default()).await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        index.load_query(5, QueryOptions::default()).await,
+        Err(Error::NotFound { .. })
+    ));
 }

@@ -12,14 +12,31 @@ use lakeseek::io::IoStats;
 
 async fn open_local(name: &str, prefetch: usize) -> EcpIndex {
     let url = fixture_dir(name).to_string_lossy().to_string();
-    EcpIndex::open(&url, &[], OpenOptions { prefetch, ..OpenOptions::default() }).await.unwrap()
+    EcpIndex::open(
+        &url,
+        &[],
+        OpenOptions {
+            prefetch,
+            ..OpenOptions::default()
+        },
+    )
+    .await
+    .unwrap()
 }
 
 async fn open_memory(name: &str, prefetch: usize) -> EcpIndex {
     let (store, prefix) = in_memory(name).await;
-    EcpIndex::open_store(store, prefix, &format!("memory:///idx/{name}"), OpenOptions { prefetch, ..OpenOptions::default() })
-        .await
-        .unwrap()
+    EcpIndex::open_store(
+        store,
+        prefix,
+        &format!("memory:///idx/{name}"),
+        OpenOptions {
+            prefetch,
+            ..OpenOptions::default()
+        },
+    )
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
@@ -64,12 +81,18 @@ async fn gaps_are_skipped_and_cost_one_wave() {
     let gap = index.node(0, 0).await.unwrap();
     assert!(gap.is_none());
     let stats = Arc::new(IoStats::new());
-    let present = index.with_stats(stats.clone(), index.node(0, 1)).await.unwrap();
+    let present = index
+        .with_stats(stats.clone(), index.node(0, 1))
+        .await
+        .unwrap();
     assert!(present.is_some());
     let s = stats.snapshot();
     // embeddings zarr.json + chunk 0, ids zarr.json + chunk 0 (+ more chunks in a 2nd wave)
     assert!(s.requests >= 4, "{s:?}");
-    let again = index.with_stats(stats.clone(), index.node(0, 1)).await.unwrap();
+    let again = index
+        .with_stats(stats.clone(), index.node(0, 1))
+        .await
+        .unwrap();
     assert!(again.is_some());
     assert_eq!(stats.snapshot(), s, "cached node costs nothing");
 }

@@ -13,7 +13,13 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Deserialize;
 
-pub const FIXTURES: [&str; 5] = ["l1_ip_f32", "l2_l2_f32", "l3_l2n_f16", "l2_ip_u8", "l3_l2_i8"];
+pub const FIXTURES: [&str; 5] = [
+    "l1_ip_f32",
+    "l2_l2_f32",
+    "l3_l2n_f16",
+    "l2_ip_u8",
+    "l3_l2_i8",
+];
 
 #[derive(Debug, Deserialize)]
 pub struct Page {
@@ -66,11 +72,14 @@ pub struct Expected {
 }
 
 pub fn fixture_dir(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ecp").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ecp")
+        .join(name)
 }
 
 pub fn expected(name: &str) -> Expected {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/ecp/expected/{name}.json"));
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/ecp/expected/{name}.json"));
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
 
@@ -80,7 +89,10 @@ pub fn assert_scores_close(what: &str, got: &[f32], want: &[f64]) {
     assert_eq!(got.len(), want.len(), "{what}: score count");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let tol = 3e-3 + 1e-4 * w.abs();
-        assert!((*g as f64 - w).abs() <= tol, "{what}: score {i}: got {g}, want {w}");
+        assert!(
+            (*g as f64 - w).abs() <= tol,
+            "{what}: score {i}: got {g}, want {w}"
+        );
     }
 }
 
@@ -94,7 +106,11 @@ pub fn files_under(dir: &FsPath) -> Vec<(String, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 out.push((rel, std::fs::read(&p).unwrap()));
             }
         }
@@ -105,8 +121,15 @@ pub fn files_under(dir: &FsPath) -> Vec<(String, Vec<u8>)> {
 /// Upload a fixture into `store` under `prefix`.
 pub async fn upload(store: &Arc<dyn ObjectStore>, prefix: &str, dir: &FsPath) {
     for (rel, bytes) in files_under(dir) {
-        let key = if prefix.is_empty() { rel } else { format!("{prefix}/{rel}") };
-        store.put(&Path::from(key), PutPayload::from(bytes)).await.unwrap();
+        let key = if prefix.is_empty() {
+            rel
+        } else {
+            format!("{prefix}/{rel}")
+        };
+        store
+            .put(&Path::from(key), PutPayload::from(bytes))
+            .await
+            .unwrap();
     }
 }
 
@@ -147,16 +170,29 @@ pub async fn check_info(index: &EcpIndex, exp: &Expected) {
     assert_eq!(info.next_item_id, exp.next_item_id);
     assert_eq!(info.format_version, 1);
     assert_eq!(info.format_version_present, exp.format_version_written);
-    assert_eq!(format!("{:?}", info.embedding_dtype).to_lowercase(), exp.dtype);
+    assert_eq!(
+        format!("{:?}", info.embedding_dtype).to_lowercase(),
+        exp.dtype
+    );
 }
 
 pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool) {
     for case in &exp.cases {
         let what = format!("{} {}", exp.name, case.name);
         index.clear_cache();
-        let params = SearchParams { search_exp: case.search_exp, max_increments: case.max_increments };
+        let params = SearchParams {
+            search_exp: case.search_exp,
+            max_increments: case.max_increments,
+        };
         let mut q = index
-            .query(case.query.clone(), QueryOptions { params, exclude: case.exclude.clone(), prefetch: None })
+            .query(
+                case.query.clone(),
+                QueryOptions {
+                    params,
+                    exclude: case.exclude.clone(),
+                    prefetch: None,
+                },
+            )
             .unwrap();
         for (p, page) in case.pages.iter().enumerate() {
             index.store_probe().start_log();
@@ -164,7 +200,11 @@ pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool)
             let log = index.store_probe().take_log();
             assert_eq!(got.ids, page.ids, "{what} page {p}: ids");
             assert_scores_close(&format!("{what} page {p}"), &got.scores, &page.scores);
-            assert_eq!(q.visited(), page.visited.as_slice(), "{what} page {p}: visiting order");
+            assert_eq!(
+                q.visited(),
+                page.visited.as_slice(),
+                "{what} page {p}: visiting order"
+            );
             if check_requests {
                 // No prefetch and a cold cache on page 0: exactly the visited nodes were fetched.
                 let fetched: BTreeSet<(u32, u32)> = log.iter().filter_map(|l| node_of(l)).collect();
@@ -172,21 +212,44 @@ pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool)
                 if p == 0 {
                     assert_eq!(fetched, visited, "{what} page {p}: nodes fetched");
                 } else {
-                    assert!(fetched.is_subset(&visited), "{what} page {p}: fetched beyond visited");
+                    assert!(
+                        fetched.is_subset(&visited),
+                        "{what} page {p}: fetched beyond visited"
+                    );
                 }
-                assert!(log.iter().all(|l| l.starts_with("lvl_")), "{what}: unexpected requests {log:?}");
+                assert!(
+                    log.iter().all(|l| l.starts_with("lvl_")),
+                    "{what}: unexpected requests {log:?}"
+                );
             }
         }
     }
     let kinds = index.store_probe().kinds();
-    assert_eq!((kinds.heads, kinds.lists, kinds.puts), (0, 0, 0), "{}: no HEAD/LIST/PUT", exp.name);
+    assert_eq!(
+        (kinds.heads, kinds.lists, kinds.puts),
+        (0, 0, 0),
+        "{}: no HEAD/LIST/PUT",
+        exp.name
+    );
 }
 
 pub async fn check_saved(index: &EcpIndex, exp: &Expected) {
     for saved in &exp.saved {
         let what = format!("{} saved query {}", exp.name, saved.query_id);
-        let params = SearchParams { search_exp: saved.search_exp, max_increments: saved.max_increments };
-        let mut q = index.load_query(saved.query_id, QueryOptions { params, ..Default::default() }).await.unwrap();
+        let params = SearchParams {
+            search_exp: saved.search_exp,
+            max_increments: saved.max_increments,
+        };
+        let mut q = index
+            .load_query(
+                saved.query_id,
+                QueryOptions {
+                    params,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
         for (p, page) in saved.pages.iter().enumerate() {
             let got = q.next_k(page.k).await.unwrap();
             assert_eq!(got.ids, page.ids, "{what} page {p}");
@@ -194,12 +257,23 @@ pub async fn check_saved(index: &EcpIndex, exp: &Expected) {
         }
         // The uninterrupted search gives the same pages after the first.
         let mut fresh = index
-            .query(saved.query.clone(), QueryOptions { params, exclude: saved.exclude.clone(), prefetch: None })
+            .query(
+                saved.query.clone(),
+                QueryOptions {
+                    params,
+                    exclude: saved.exclude.clone(),
+                    prefetch: None,
+                },
+            )
             .unwrap();
         let first = fresh.next_k(saved.first_page.k).await.unwrap();
         assert_eq!(first.ids, saved.first_page.ids, "{what} first page");
         for page in &saved.pages {
-            assert_eq!(fresh.next_k(page.k).await.unwrap().ids, page.ids, "{what} uninterrupted");
+            assert_eq!(
+                fresh.next_k(page.k).await.unwrap().ids,
+                page.ids,
+                "{what} uninterrupted"
+            );
         }
     }
 }
@@ -207,10 +281,16 @@ pub async fn check_saved(index: &EcpIndex, exp: &Expected) {
 pub async fn check_exhaustive(index: &EcpIndex, exp: &Expected) {
     for case in &exp.cases {
         let stats = Arc::new(IoStats::new());
-        let got = index.exhaustive_search(case.query.clone(), 10, &[], 8, stats.clone()).await.unwrap();
-        assert_eq!(got.ids, case.brute_force_ids, "{} {} exhaustive", exp.name, case.name);
+        let got = index
+            .exhaustive_search(case.query.clone(), 10, &[], 8, stats.clone())
+            .await
+            .unwrap();
+        assert_eq!(
+            got.ids, case.brute_force_ids,
+            "{} {} exhaustive",
+            exp.name, case.name
+        );
         assert_scores_close("exhaustive", &got.scores, &case.brute_force_scores);
         assert!(stats.snapshot().requests > 0);
     }
 }
-
