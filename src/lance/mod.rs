@@ -3,6 +3,7 @@
 //! * [`proto`]: the protobuf messages lakeseek needs, defined here with prost derives.
 //! * [`file`]: the container — footer, offset tables, schema, column metadata.
 //! * [`schema`]: the field tree, Arrow types and physical column numbers.
+//! * [`inspect`]: what `lakeseek inspect` shows about a file.
 //! * [`reader`]: [`reader::LanceFileReader`] — open a file, read rows, inspect it.
 //! * [`compression`]: pure decoders of the compressive encodings (Flat, Variable,
 //!   bitpacking, RLE, dictionary, FSST, general LZ4/zstd, ...).
@@ -12,6 +13,7 @@
 pub mod compression;
 pub mod dataset;
 pub mod file;
+pub mod inspect;
 pub mod page;
 pub mod proto;
 pub mod reader;
