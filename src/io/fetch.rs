@@ -148,7 +148,7 @@ impl Default for FetchOptions {
         Self {
             coalesce_gap: None,
             max_merged_bytes: 16 << 20,
-            max_concurrency: 16,
+            max_concurrency: 64,
         }
     }
 }
