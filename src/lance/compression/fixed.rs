@@ -11,7 +11,7 @@
 use bytes::Bytes;
 
 use super::common::{packed_len, repeat_scalar, require_no_payload};
-use super::DecodedValues;
+use super::{DecodedValues, MAX_DECODED_BYTES};
 use crate::error::{Error, Result};
 use crate::lance::proto::encodings::compressive_encoding::Compression;
 use crate::lance::proto::encodings::{ByteStreamSplit, Constant, FixedSizeList, Flat};
@@ -161,6 +161,23 @@ impl FslLayers {
         Ok(dims)
     }
 
+    /// Validity bytes of each layer per row (0 without validity) and the bits of one row.
+    fn row_bits(&self, dims: &[u64]) -> Result<(Vec<usize>, u128)> {
+        let validity_bytes: Vec<usize> = self
+            .layers
+            .iter()
+            .zip(dims)
+            .map(|((_, v), cum)| if *v { cum.div_ceil(8) as usize } else { 0 })
+            .collect();
+        let validity_bits: u128 = validity_bytes.iter().map(|b| *b as u128 * 8).sum();
+        let items_per_row = *dims.last().unwrap_or(&1) as u128;
+        let row_bits = (self.item_bits as u128)
+            .checked_mul(items_per_row)
+            .and_then(|bits| bits.checked_add(validity_bits))
+            .ok_or_else(|| Error::corrupt("FixedSizeList row size overflows"))?;
+        Ok((validity_bytes, row_bits))
+    }
+
     fn validity_count(&self) -> usize {
         self.layers.iter().filter(|(_, v)| *v).count()
     }
@@ -265,37 +282,44 @@ pub(super) fn decode_fsl_per_value(
     let layers = FslLayers::parse(fsl)?;
     let dims = layers.cumulative_dims()?;
     let items_per_row = *dims.last().unwrap_or(&1);
-    let validity_bytes: Vec<usize> = layers
-        .layers
-        .iter()
-        .zip(&dims)
-        .map(|((_, v), cum)| if *v { cum.div_ceil(8) as usize } else { 0 })
-        .collect();
-    let row_validity: usize = validity_bytes.iter().sum();
     let items = count_mul(num_values, items_per_row)?;
-    let row_bits =
-        (row_validity as u128) * 8 + (layers.item_bits as u128) * (items_per_row as u128);
-    let expected = (row_bits * num_values as u128).div_ceil(8);
+    let (validity_bytes, row_bits) = layers.row_bits(&dims)?;
+    let expected = row_bits
+        .checked_mul(num_values as u128)
+        .map(|bits| bits.div_ceil(8))
+        .filter(|bytes| *bytes <= MAX_DECODED_BYTES as u128)
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "FixedSizeList rows of {row_bits} bits x {num_values} are too large"
+            ))
+        })?;
     crate::ensure_corrupt!(
         data.len() as u128 == expected,
         "FixedSizeList values have {} bytes, expected {expected} for {num_values} rows",
         data.len()
     );
-    if row_validity == 0 {
+    if num_values == 0 || validity_bytes.iter().all(|b| *b == 0) {
         let leaf = DecodedValues::Fixed {
             bits_per_value: layers.item_bits,
             num_values: items,
             data,
         };
-        return Ok(layers.assemble(leaf, vec![None; layers.layers.len()]));
+        let validity = layers
+            .layers
+            .iter()
+            .map(|(_, v)| v.then(Bytes::new))
+            .collect();
+        return Ok(layers.assemble(leaf, validity));
     }
     crate::ensure_corrupt!(
         layers.item_bits % 8 == 0,
         "nullable FixedSizeList items must be whole bytes, got {} bits",
         layers.item_bits
     );
-    let row_value_bytes = (layers.item_bits / 8) as usize * items_per_row as usize;
-    let row_bytes = row_validity + row_value_bytes;
+    // At least one row fits in `data` (checked above), so these sizes fit in usize.
+    let row_validity: usize = validity_bytes.iter().sum();
+    let row_bytes = (row_bits / 8) as usize;
+    let row_value_bytes = row_bytes - row_validity;
     let mut builders: Vec<BitmapBuilder> = validity_bytes
         .iter()
         .map(|_| BitmapBuilder {
@@ -325,6 +349,22 @@ pub(super) fn decode_fsl_per_value(
         data: Bytes::from(values),
     };
     Ok(layers.assemble(leaf, validity))
+}
+
+/// Bytes of a per-value FSL block of `num_values` rows (validity bytes included).
+pub(super) fn fsl_per_value_bytes(fsl: &FixedSizeList, num_values: usize) -> Result<usize> {
+    let layers = FslLayers::parse(fsl)?;
+    let (_, row_bits) = layers.row_bits(&layers.cumulative_dims()?)?;
+    row_bits
+        .checked_mul(num_values as u128)
+        .map(|bits| bits.div_ceil(8))
+        .filter(|bytes| *bytes <= MAX_DECODED_BYTES as u128)
+        .map(|bytes| bytes as usize)
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "FixedSizeList block of {num_values} rows is too large"
+            ))
+        })
 }
 
 /// Number of mini-block buffers of an FSL encoding.

@@ -229,7 +229,7 @@ pub fn decode_block(
             let payload = require_payload(payload, "General")?;
             let raw = match &inner.compression {
                 Some(Compression::FixedSizeList(fsl)) => {
-                    let expected = fsl_block_bytes(fsl, num_values)?;
+                    let expected = fixed::fsl_per_value_bytes(fsl, num_values)?;
                     general::decompress_exact(scheme, &payload, expected)?
                 }
                 _ => general::decompress(scheme, &payload)?,
@@ -255,38 +255,6 @@ pub fn decode_block(
             describe::node_name(other)
         ))),
     }
-}
-
-/// Bytes of a per-value FSL block of `num_values` rows (validity bytes included).
-fn fsl_block_bytes(
-    fsl: &crate::lance::proto::encodings::FixedSizeList,
-    num_values: usize,
-) -> Result<usize> {
-    // Decoding an empty block of the same shape yields the row layout; compute directly instead.
-    let mut cum = 1u128;
-    let mut row_bits = 0u128;
-    let mut current = fsl;
-    loop {
-        crate::ensure_corrupt!(current.items_per_value > 0, "FixedSizeList dimension is 0");
-        cum = cum.saturating_mul(current.items_per_value as u128);
-        if current.has_validity {
-            row_bits = row_bits.saturating_add(cum.div_ceil(8) * 8);
-        }
-        match variant(common::child(&current.values, "FixedSizeList")?)? {
-            Compression::FixedSizeList(next) => current = next,
-            Compression::Flat(flat) => {
-                row_bits = row_bits.saturating_add(cum.saturating_mul(flat.bits_per_value as u128));
-                break;
-            }
-            _ => break,
-        }
-    }
-    let bytes = row_bits.saturating_mul(num_values as u128).div_ceil(8);
-    crate::ensure_corrupt!(
-        bytes <= MAX_DECODED_BYTES as u128,
-        "FixedSizeList block of {bytes} bytes is above the limit"
-    );
-    Ok(bytes as usize)
 }
 
 /// Rep/def levels as u16 (block form).

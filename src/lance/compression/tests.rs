@@ -633,3 +633,36 @@ proptest! {
         prop_assert_eq!(strings(&decoded), words);
     }
 }
+
+/// Regression (found by the `decompress` fuzz target): FSL row sizes with absurd dimensions
+/// overflowed while sizing a general-compressed block.
+#[test]
+fn fsl_with_absurd_dimensions_is_corrupt_not_overflow() {
+    let inner = Compression::FixedSizeList(FixedSizeList {
+        items_per_value: u64::MAX,
+        has_validity: true,
+        values: boxed(flat(64)),
+    });
+    let outer = Compression::FixedSizeList(FixedSizeList {
+        items_per_value: u64::MAX,
+        has_validity: true,
+        values: boxed(inner),
+    });
+    let wrapped = enc(general(1, outer.clone()));
+    assert!(decode_block(&wrapped, Some(Bytes::from(lz4_frame(b"x"))), 3).is_err());
+    let nested = enc(outer);
+    for n in [0, 1, usize::MAX] {
+        assert!(decode_fullzip_fixed(&nested, Bytes::new(), n).is_err());
+    }
+    let wide = enc(Compression::FixedSizeList(FixedSizeList {
+        items_per_value: 1 << 62,
+        has_validity: true,
+        values: boxed(flat(u64::MAX)),
+    }));
+    // Zero rows need no bytes and decode to an empty list; any row is impossibly large.
+    assert_eq!(decode_fullzip_fixed(&wide, Bytes::new(), 0).unwrap().num_values(), 0);
+    for n in [1, 7] {
+        assert!(decode_fullzip_fixed(&wide, Bytes::new(), n).is_err());
+        assert!(decode_miniblock(&wide, &[Bytes::new(), Bytes::new()], n).is_err());
+    }
+}

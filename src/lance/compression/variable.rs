@@ -303,7 +303,7 @@ pub(super) fn miniblock_buffer_count(variable: &Variable) -> Result<usize> {
     })
 }
 
-/// Converts a u64 count read from a file for a full-zip offset check.
+/// Full-zip `Variable`: the caller's offsets and bytes, checked.
 pub(super) fn fullzip_passthrough(offsets: Vec<u64>, data: Bytes) -> Result<DecodedValues> {
     check_offsets(&offsets, data.len(), false)?;
     Ok(DecodedValues::Variable { offsets, data })
