@@ -106,7 +106,8 @@ impl EmbeddingDtype {
 }
 
 /// Check `array` is 2-d `(n, dim)` and read it widened to f32. Returns `(n, values)`.
-pub async fn read_embeddings(array: &FetchedArray, dim: Option<usize>) -> Result<(usize, usize, Vec<f32>)> {
+/// At most `max_rows` rows are accepted.
+pub async fn read_embeddings(array: &FetchedArray, dim: Option<usize>, max_rows: u64) -> Result<(usize, usize, Vec<f32>)> {
     let shape = array.shape();
     let [rows, width] = shape else {
         return Err(Error::corrupt(format!("embeddings must be 2-d, shape is {shape:?}")).at(&array.label, None));
@@ -121,10 +122,10 @@ pub async fn read_embeddings(array: &FetchedArray, dim: Option<usize>) -> Result
         return Err(Error::corrupt("embeddings have dimension 0").at(&array.label, None));
     }
     let values = match EmbeddingDtype::of(array)? {
-        EmbeddingDtype::Float32 => array.read_rows::<f32>().await?,
-        EmbeddingDtype::Float16 => array.read_rows::<f16>().await?.into_iter().map(f16::to_f32).collect(),
-        EmbeddingDtype::Uint8 => array.read_rows::<u8>().await?.into_iter().map(f32::from).collect(),
-        EmbeddingDtype::Int8 => array.read_rows::<i8>().await?.into_iter().map(f32::from).collect(),
+        EmbeddingDtype::Float32 => array.read_rows::<f32>(max_rows).await?,
+        EmbeddingDtype::Float16 => array.read_rows::<f16>(max_rows).await?.into_iter().map(f16::to_f32).collect(),
+        EmbeddingDtype::Uint8 => array.read_rows::<u8>(max_rows).await?.into_iter().map(f32::from).collect(),
+        EmbeddingDtype::Int8 => array.read_rows::<i8>(max_rows).await?.into_iter().map(f32::from).collect(),
     };
     Ok((rows, width, values))
 }
@@ -142,7 +143,7 @@ pub async fn read_u32_ids(array: &FetchedArray, expected_len: usize) -> Result<V
                 .at(&array.label, None))
         }
     }
-    array.read_rows::<u32>().await
+    array.read_rows::<u32>(expected_len as u64).await
 }
 
 /// Bounds a node's child ids must respect.
@@ -176,11 +177,16 @@ pub async fn load_node(store: &ZarrStore, limits: NodeLimits, level: u32, node_i
         return Err(Error::corrupt(format!("node has embeddings but no {ids_name} (interrupted write?)"))
             .at(&store.label_of(&ids_path), None));
     };
+    // A leaf holds at most every item; an internal node at most every representative.
+    let max_rows = if is_leaf { limits.max_item_id } else { limits.max_node_id.unwrap_or(u64::from(u32::MAX)) };
     let rows = match emb.shape() {
         [rows, _] => *rows as usize,
         shape => return Err(Error::corrupt(format!("embeddings must be 2-d, shape is {shape:?}")).at(&emb.label, None)),
     };
-    let (embedded, children) = futures::join!(read_embeddings(&emb, Some(limits.dim)), read_u32_ids(&ids, rows));
+    if rows as u64 > max_rows {
+        return Err(Error::corrupt(format!("{rows} rows, more than the index allows ({max_rows})")).at(&emb.label, None));
+    }
+    let (embedded, children) = futures::join!(read_embeddings(&emb, Some(limits.dim), max_rows), read_u32_ids(&ids, rows));
     let (_, _, values) = embedded?;
     let children = children?;
     let (limit, what) = if is_leaf {

@@ -25,6 +25,10 @@ use zarrs::storage::{AsyncReadableWritableListableStorageTraits, StorageError, S
 
 use crate::error::{Error, Result};
 
+/// Largest chunk (in elements) the reader decodes: 2^26 (256 MiB of f32). ecp-core's defaults
+/// are 512 KiB node chunks and 8 MiB representative chunks.
+pub const MAX_CHUNK_ELEMENTS: u64 = 1 << 26;
+
 /// The zarrs storage the reader talks to.
 pub type Storage = dyn AsyncReadableWritableListableStorageTraits;
 
@@ -192,8 +196,10 @@ impl FetchedArray {
     /// Read the whole array as a flat row-major `Vec<T>` of `shape.iter().product()` elements.
     ///
     /// Supports rank 0, 1 and 2; a rank-2 array must be chunked along rows only. `T` must match
-    /// the data type (the caller checks the data type first for a clear message).
-    pub async fn read_rows<T>(&self) -> Result<Vec<T>>
+    /// the data type (the caller checks the data type first for a clear message). Arrays with
+    /// more than `max_rows` rows, or chunks of more than [`MAX_CHUNK_ELEMENTS`] elements, are
+    /// `Corrupt` (checked before anything is allocated).
+    pub async fn read_rows<T>(&self, max_rows: u64) -> Result<Vec<T>>
     where
         T: ElementOwned + Clone,
         Vec<T>: FromArrayBytes,
@@ -211,8 +217,23 @@ impl FetchedArray {
         let width = shape.get(1).copied().unwrap_or(1);
         let total = rows.checked_mul(width).ok_or_else(|| self.corrupt("shape overflows"))?;
         let chunk_count = grid.first().copied().unwrap_or(1);
+        if rows > max_rows {
+            return Err(self.corrupt(format!("{rows} rows, more than the index allows ({max_rows})")));
+        }
         if rows == 0 || width == 0 {
             return Ok(Vec::new());
+        }
+        let zeros = vec![0u64; rank];
+        let chunk_elements: u64 = self
+            .array
+            .chunk_shape(&zeros)
+            .map_err(|e| self.corrupt(format!("chunk shape: {e}")))?
+            .iter()
+            .map(|d| d.get())
+            .try_fold(1u64, |acc, d| acc.checked_mul(d))
+            .ok_or_else(|| self.corrupt("chunk shape overflows"))?;
+        if chunk_elements > MAX_CHUNK_ELEMENTS {
+            return Err(self.corrupt(format!("chunks of {chunk_elements} elements exceed the limit {MAX_CHUNK_ELEMENTS}")));
         }
         let chunk_indices: Vec<Vec<u64>> =
             (0..chunk_count).map(|i| if rank == 0 { vec![] } else if rank == 1 { vec![i] } else { vec![i, 0] }).collect();
