@@ -107,3 +107,43 @@ async fn exhausted_query_is_erased_instead_of_saved() {
         Err(Error::NotFound { .. })
     ));
 }
+
+/// zarr-python reads what `save` wrote (skipped with a notice when the pinned venv of
+/// tests/fixtures/ecp/requirements.txt is not installed; set LAKESEEK_ZARR_PYTHON to its python).
+#[tokio::test]
+async fn zarr_python_reads_saved_state() {
+    let python = std::env::var("LAKESEEK_ZARR_PYTHON").unwrap_or_else(|_| "/work/.venv-zarr/bin/python".into());
+    if !std::path::Path::new(&python).exists() {
+        eprintln!("SKIPPED: {python} not found (create the venv from tests/fixtures/ecp/requirements.txt)");
+        return;
+    }
+    let tmp = temp_copy(NAME);
+    let index = open(tmp.path(), true).await;
+    let case = &expected(NAME).cases[1];
+    let options = QueryOptions { exclude: vec![3, 1], ..Default::default() };
+    let mut q = index.query(case.query.clone(), options).unwrap();
+    q.next_k(4).await.unwrap();
+    q.save(11).await.unwrap();
+    let script = r#"
+import sys, json, zarr, numpy as np
+s = zarr.storage.LocalStore(sys.argv[1], read_only=True)
+g = lambda n: zarr.open_array(s, path="queries/11/" + n, mode="r")
+out = {n: g(n)[...].tolist() for n in ["query", "tree_pq_score", "tree_pq_is_leaf", "tree_pq_level", "tree_pq_node_id", "items_score", "items_id", "exclude"]}
+out["dtypes"] = {n: str(g(n).dtype) for n in ["tree_pq_is_leaf", "tree_pq_level", "items_id", "exclude"]}
+out["persisted_at"] = int(g("persisted_at")[()])
+print(json.dumps(out))
+"#;
+    let output = std::process::Command::new(&python).arg("-c").arg(script).arg(tmp.path()).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let query: Vec<f32> = serde_json::from_value(v["query"].clone()).unwrap();
+    assert_eq!(query, case.query);
+    assert_eq!(v["exclude"], serde_json::json!([1, 3]));
+    assert_eq!(v["dtypes"]["tree_pq_is_leaf"], "int32");
+    assert_eq!(v["dtypes"]["tree_pq_level"], "uint32");
+    let heap_len = v["tree_pq_score"].as_array().unwrap().len();
+    assert!(heap_len > 0);
+    assert_eq!(v["tree_pq_node_id"].as_array().unwrap().len(), heap_len);
+    assert_eq!(v["items_id"].as_array().unwrap().len(), q.buffered());
+    assert!(v["persisted_at"].as_u64().unwrap() > 1_700_000_000);
+}

@@ -122,7 +122,7 @@ fn expect_rank0(array: &FetchedArray) -> Result<()> {
 pub(crate) async fn scalar_u32(array: &FetchedArray) -> Result<u32> {
     expect_type::<UInt32DataType>(array, "uint32")?;
     expect_rank0(array)?;
-    first(array.read_rows::<u32>().await?, array)
+    first(array.read_rows::<u32>(1).await?, array)
 }
 
 fn first<T>(values: Vec<T>, array: &FetchedArray) -> Result<T> {
@@ -292,13 +292,13 @@ async fn read_info(store: &ZarrStore) -> Result<(IndexInfo, Node)> {
     }
     expect_type::<StringDataType>(&metric_array, "string")?;
     expect_rank0(&metric_array)?;
-    let metric_text = first(metric_array.read_rows::<String>().await?, &metric_array)?;
+    let metric_text = first(metric_array.read_rows::<String>(1).await?, &metric_array)?;
     let metric = Metric::parse(&metric_text).map_err(|e| e.at(&metric_array.label, None))?;
     let is_normalized = match normalized? {
         Some(array) => {
             expect_type::<BoolDataType>(&array, "bool")?;
             expect_rank0(&array)?;
-            first(array.read_rows::<bool>().await?, &array)?
+            first(array.read_rows::<bool>(1).await?, &array)?
         }
         None => false,
     };
@@ -314,7 +314,7 @@ async fn read_info(store: &ZarrStore) -> Result<(IndexInfo, Node)> {
         }
     };
     let embedding_dtype = EmbeddingDtype::of(&root)?;
-    let (node_size, dim, values) = read_embeddings(&root, None).await?;
+    let (node_size, dim, values) = read_embeddings(&root, None, total_representatives.max(1)).await?;
     if node_size == 0 {
         return Err(Error::corrupt("the root node has no rows").at(&root.label, None));
     }

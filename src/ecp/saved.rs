@@ -22,6 +22,9 @@ use super::search::{ScoredItem, SearchState};
 use super::zarr_io::FetchedArray;
 use crate::error::{Error, Result};
 
+/// Largest saved exclude set accepted.
+const MAX_EXCLUDE: u64 = 1 << 26;
+
 const ARRAYS: [&str; 8] = [
     "query",
     "tree_pq_score",
@@ -136,18 +139,21 @@ impl EcpIndex {
         if let Some(e) = &exclude {
             check_1d::<UInt32DataType>(e, "uint32")?;
         }
+        // Every node is pushed at most once; every item is buffered at most once.
+        let max_heap = (info.node_size as u64).saturating_add(info.total_representatives.saturating_mul(u64::from(info.levels)));
+        let max_items = u64::from(info.next_item_id);
         let (q, s, l, lv, n, is, ii) = futures::join!(
-            query.read_rows::<f32>(),
-            score.read_rows::<f32>(),
-            is_leaf.read_rows::<i32>(),
-            level.read_rows::<u32>(),
-            node_id.read_rows::<u32>(),
-            items_score.read_rows::<f32>(),
-            items_id.read_rows::<u32>(),
+            query.read_rows::<f32>(dim as u64),
+            score.read_rows::<f32>(max_heap),
+            is_leaf.read_rows::<i32>(max_heap),
+            level.read_rows::<u32>(max_heap),
+            node_id.read_rows::<u32>(max_heap),
+            items_score.read_rows::<f32>(max_items),
+            items_id.read_rows::<u32>(max_items),
         );
         let (q, s, l, lv, n, is, ii) = (q?, s?, l?, lv?, n?, is?, ii?);
         let excluded = match &exclude {
-            Some(e) => e.read_rows::<u32>().await?,
+            Some(e) => e.read_rows::<u32>(MAX_EXCLUDE).await?,
             None => Vec::new(),
         };
         let scorer = Scorer::new(info.metric, info.is_normalized, q).map_err(|e| match e {
