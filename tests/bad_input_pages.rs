@@ -17,6 +17,8 @@ use prost::Message;
 use support::{column_protos, open_and_read_all, with_columns};
 
 const NAME: &str = "bad.lance";
+/// Mutations per file in `random_byte_flips_never_panic` (override with LAKESEEK_FUZZ_ROUNDS).
+const FUZZ_ROUNDS_DEFAULT: usize = 60;
 
 fn fixture(relative: &str) -> Vec<u8> {
     std::fs::read(support::fixtures_dir().join(relative)).expect("fixture")
@@ -313,12 +315,20 @@ async fn random_byte_flips_never_panic() {
         "v2_2/long_strings.lance",
         "v2_3/vectors.lance",
         "v2_2/rle.lance",
+        "nested/v2_2/nested.lance",
+        "nested/v2_3/nested.lance",
+        "nested/v2_3_sparse/nested.lance",
+        "nested/v2_3_sparse/detections.lance",
     ];
     let mut outcomes = [0usize; 2];
+    let rounds: usize = std::env::var("LAKESEEK_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(FUZZ_ROUNDS_DEFAULT);
     for relative in files {
         let file = fixture(relative);
         let footer = support::raw_footer(&file);
-        for round in 0..60 {
+        for round in 0..rounds {
             let mut f = file.clone();
             // Half the rounds hit the metadata region, half the data.
             let (lo, hi) = if round % 2 == 0 {
@@ -348,4 +358,65 @@ async fn random_byte_flips_never_panic() {
         }
     }
     assert!(outcomes[1] > 0, "no mutation was detected: {outcomes:?}");
+}
+
+#[tokio::test]
+async fn repetition_indexes_that_do_not_add_up_are_corrupt() {
+    for relative in ["nested/v2_2/nested.lance", "nested/v2_3/nested.lance"] {
+        let file = fixture(relative);
+        let (_, buffers, layout) = page_of(&file, "li_nulls").await;
+        let PageLayout::MiniBlock(mini) = &layout else {
+            panic!("li_nulls is mini-block")
+        };
+        let index = mini.repetition_index.clone().expect("repetition index");
+        assert_eq!(index, *buffers.last().expect("buffers"));
+        // One more row "ends" in the first chunk than the page has.
+        let mut f = file.clone();
+        let at = index.start as usize;
+        let ends = u64::from_le_bytes(f[at..at + 8].try_into().unwrap());
+        f[at..at + 8].copy_from_slice(&(ends + 1).to_le_bytes());
+        assert_corrupt(open_and_read_all(NAME, f).await, "rows");
+        // A repetition level above the maximum in the first chunk's rep payload is caught
+        // by the level decoder or the unraveller, never a panic.
+        let mut f = file.clone();
+        let meta = buffers[1].start as usize;
+        f[meta + 8..meta + 24].fill(0xff);
+        assert!(matches!(
+            open_and_read_all(NAME, f).await,
+            Err(Error::Corrupt { .. })
+        ));
+    }
+}
+
+#[tokio::test]
+async fn sparse_counts_that_do_not_match_the_child_slots_are_corrupt() {
+    let file = fixture("nested/v2_3_sparse/nested.lance");
+    let (column, _, _) = page_of(&file, "li_nulls").await;
+    let mut columns = column_protos(&file);
+    let page = &mut columns[column].pages[0];
+    let Some(pb::encoding::Location::Direct(direct)) =
+        page.encoding.as_ref().and_then(|e| e.location.clone())
+    else {
+        panic!("direct encoding")
+    };
+    let mut any = prost_types::Any::decode(direct.encoding).expect("any");
+    let mut layout = enc::PlanarLayout::decode(any.value.as_slice()).expect("planar");
+    let Some(enc::structural_plane::Codec::Sparse(sparse)) =
+        layout.structure.as_mut().and_then(|s| s.codec.as_mut())
+    else {
+        panic!("sparse")
+    };
+    let Some(enc::sparse_structural_layer::Layer::List(list)) = sparse.layers[0].layer.as_mut()
+    else {
+        panic!("list layer")
+    };
+    list.num_child_slots += 3;
+    any.value = layout.encode_to_vec();
+    page.encoding = Some(pb::Encoding {
+        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
+            encoding: any.encode_to_vec().into(),
+        })),
+    });
+    let result = open_and_read_all(NAME, with_columns(&file, &columns)).await;
+    assert!(matches!(result, Err(Error::Corrupt { .. })), "{result:?}");
 }

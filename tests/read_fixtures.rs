@@ -460,3 +460,96 @@ async fn inspect_matches_the_catalog_page_by_page() {
     }
     assert!(pages_checked > 400, "{pages_checked}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_row_of_a_list_column_fetches_only_the_chunks_holding_it() {
+    let mut checked = 0;
+    for file in catalog()
+        .iter()
+        .filter(|f| f.path.starts_with("nested/v2_2") || f.path.starts_with("nested/v2_3/"))
+    {
+        let bytes = std::fs::read(support::fixtures_dir().join(&file.path)).expect("bytes");
+        let (recording, path) = support::recording(Backend::Local, &file.path).await;
+        let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
+        let stats = IoStats::new();
+        let reader = LanceFileReader::open(
+            fetcher,
+            path,
+            None,
+            Arc::new(ReaderCaches::default()),
+            &stats,
+        )
+        .await
+        .expect("open");
+        for (field_index, field) in reader.schema().fields.iter().enumerate() {
+            if field.is_flat_leaf() {
+                continue;
+            }
+            // The field's first leaf column, page 0, when it is a multi-chunk list page.
+            let column = field.first_column;
+            let page = &reader.metadata().columns[column].pages[0];
+            let PageLayout::MiniBlock(mini) = &page.layout else {
+                continue;
+            };
+            let init_bytes: Vec<bytes::Bytes> = page
+                .layout
+                .init_ranges()
+                .iter()
+                .map(|r| bytes::Bytes::copy_from_slice(&bytes[r.start as usize..r.end as usize]))
+                .collect();
+            let PageInit::MiniBlock(init) = page.layout.decode_init(&init_bytes).expect("init")
+            else {
+                continue;
+            };
+            let Some(chunk_rows) = &init.rows else {
+                continue;
+            };
+            if chunk_rows.len() < 3 {
+                continue;
+            }
+            let row = page.rows.start + (page.rows.end - page.rows.start) / 2;
+            let local = row - page.rows.start;
+            let holding: Vec<usize> = (0..chunk_rows.len())
+                .filter(|&c| chunk_rows[c].touching().contains(&local))
+                .collect();
+            let first = &init.chunks.chunks[holding[0]];
+            let last = &init.chunks.chunks[*holding.last().expect("a chunk")];
+            let expected = mini.chunk_data.start + first.byte_start
+                ..mini.chunk_data.start + last.byte_start + last.bytes;
+            // Warm the page init, then read the row alone.
+            reader
+                .read_rows(&[field_index], &RowSelection::Rows(vec![row]), &stats)
+                .await
+                .expect("read");
+            recording.clear();
+            let before = stats.snapshot();
+            let batch = reader
+                .read_rows(&[field_index], &RowSelection::Rows(vec![row]), &stats)
+                .await
+                .expect("read");
+            assert_eq!(batch.num_rows(), 1);
+            let delta = stats.snapshot().since(&before);
+            assert_eq!(delta.round_trips, 1, "{} {}", file.path, field.name);
+            let data = mini.chunk_data.clone();
+            let touched: Vec<Range<u64>> = recording
+                .take()
+                .into_iter()
+                .filter_map(|r| match r.kind {
+                    ReadKind::Range(range) if range.start < data.end && data.start < range.end => {
+                        Some(range)
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                touched,
+                vec![expected],
+                "{} {}: only the chunks of row {row}",
+                file.path,
+                field.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "only {checked} multi-chunk list pages");
+}

@@ -184,30 +184,13 @@ impl LanceFileReader {
         let mut tasks = Vec::new();
         let mut leaf_types: Vec<Vec<DataType>> = Vec::with_capacity(fields.len());
         for (output, field) in fields.iter().enumerate() {
-            if field.is_blob() || field.is_packed_struct() {
-                return Err(Error::unsupported(format!(
-                    "reading blob or packed field {:?}",
-                    field.name
-                ))
-                .at(self.path.as_ref(), None));
-            }
-            let types = if field.is_flat_leaf() {
-                vec![storage_type(&field.data_type).clone()]
-            } else {
-                leaf_types_of(field)
-            };
-            crate::ensure_corrupt!(
-                types.len() == field.num_columns,
-                "field {:?} has {} leaves but {} columns",
-                field.name,
-                types.len(),
-                field.num_columns
-            );
+            let types = self.leaf_types(field)?;
             for leaf in 0..field.num_columns {
                 tasks.extend(self.page_tasks(output, leaf, field.first_column + leaf, &ranges)?);
             }
             leaf_types.push(types);
         }
+        // Wave 1: page init of pages not cached yet. Wave 2: the value bytes.
         let inits = self.load_page_inits(&tasks, stats).await?;
         let plans = tasks
             .iter()
@@ -223,75 +206,30 @@ impl LanceFileReader {
             .flat_map(|p| p.ranges.iter().cloned())
             .collect();
         let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
-        let mut flat_parts: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
-        let mut nested_parts: Vec<Vec<Option<LeafData>>> = fields
-            .iter()
-            .map(|f| vec![None; if f.is_flat_leaf() { 0 } else { f.num_columns }])
-            .collect();
+        let mut parts: Vec<FieldParts> = fields.iter().map(|f| FieldParts::new(f)).collect();
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
             let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
-            let field = fields[task.output];
+            let layout = &self.page(task)?.layout;
             let leaf_type = &leaf_types[task.output][task.leaf];
-            let page = self.page(task)?;
-            if field.is_flat_leaf() {
-                let array = page
-                    .layout
-                    .decode(init, &task.rows, plan, &bytes, leaf_type)
-                    .map_err(|e| self.page_error(e, task))?;
-                flat_parts[task.output].push(array);
-            } else {
-                let data = page
-                    .layout
-                    .decode_nested(init, &task.rows, plan, &bytes, leaf_type)
-                    .map_err(|e| self.page_error(e, task))?;
-                let slot = &mut nested_parts[task.output][task.leaf];
-                match slot {
-                    Some(existing) => append_leaf(existing, data)?,
-                    None => *slot = Some(data),
-                }
+            match &mut parts[task.output] {
+                FieldParts::Flat(arrays) => arrays.push(
+                    layout
+                        .decode(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
+                ),
+                FieldParts::Nested(leaves) => leaves[task.leaf].push(
+                    layout
+                        .decode_nested(init, &task.rows, plan, &bytes, leaf_type)
+                        .map_err(|e| self.page_error(e, task))?,
+                ),
             }
         }
-        let mut arrays = Vec::with_capacity(fields.len());
-        for (((field, parts), nested), types) in fields
+        let arrays = fields
             .iter()
-            .zip(flat_parts)
-            .zip(nested_parts)
+            .zip(parts)
             .zip(&leaf_types)
-        {
-            let array = if field.is_flat_leaf() {
-                match parts.len() {
-                    0 => arrow_array::new_empty_array(&types[0]),
-                    1 => parts
-                        .into_iter()
-                        .next()
-                        .ok_or_else(|| Error::corrupt("no page arrays"))?,
-                    _ => {
-                        let refs: Vec<&dyn arrow_array::Array> =
-                            parts.iter().map(|a| a.as_ref()).collect();
-                        arrow_select::concat::concat(&refs)?
-                    }
-                }
-            } else {
-                let leaves: Vec<LeafData> = nested
-                    .into_iter()
-                    .zip(types)
-                    .map(|(leaf, t)| leaf.unwrap_or_else(|| empty_leaf(field, t)))
-                    .collect();
-                assemble(&field.to_arrow(), &leaves, 0)
-                    .map_err(|e| e.at(self.path.as_ref(), None))?
-            };
-            let array = match &repeat {
-                Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
-                None => array,
-            };
-            // Dictionary fields are stored as their values; re-encode.
-            let array = if array.data_type() == &field.data_type {
-                array
-            } else {
-                arrow_cast::cast(array.as_ref(), &field.data_type)?
-            };
-            arrays.push(array);
-        }
+            .map(|((field, parts), types)| self.finish_field(field, parts, types, repeat.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
         let schema = Arc::new(ArrowSchema::new(
             fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
         ));
@@ -301,6 +239,75 @@ impl LanceFileReader {
         };
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
+    }
+
+    /// Arrow types of a field's leaf columns (the stored value type for dictionaries).
+    fn leaf_types(&self, field: &LanceField) -> Result<Vec<DataType>> {
+        if field.is_blob() || field.is_packed_struct() {
+            return Err(Error::unsupported(format!(
+                "reading blob or packed field {:?}",
+                field.name
+            ))
+            .at(self.path.as_ref(), None));
+        }
+        let types = if field.is_flat_leaf() {
+            vec![storage_type(&field.data_type).clone()]
+        } else {
+            leaf_types_of(field)
+        };
+        if types.len() != field.num_columns {
+            return Err(Error::corrupt(format!(
+                "field {:?} has {} leaves but {} columns",
+                field.name,
+                types.len(),
+                field.num_columns
+            ))
+            .at(self.path.as_ref(), None));
+        }
+        Ok(types)
+    }
+
+    /// One field's array from its decoded pages, repeated rows and dictionary re-encoding
+    /// applied.
+    fn finish_field(
+        &self,
+        field: &LanceField,
+        parts: FieldParts,
+        types: &[DataType],
+        repeat: Option<&UInt64Array>,
+    ) -> Result<ArrayRef> {
+        let array = match parts {
+            FieldParts::Flat(arrays) => match arrays.len() {
+                0 => arrow_array::new_empty_array(&types[0]),
+                1 => arrays
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::corrupt("no page arrays"))?,
+                _ => {
+                    let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)?
+                }
+            },
+            FieldParts::Nested(pages) => {
+                let leaves = pages
+                    .into_iter()
+                    .zip(types)
+                    .map(|(pages, t)| merge_leaf_pages(field, pages, t))
+                    .collect::<Result<Vec<_>>>()?;
+                assemble(&field.to_arrow(), &leaves, 0)
+                    .map_err(|e| e.at(self.path.as_ref(), None))?
+            }
+        };
+        let array = match repeat {
+            Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
+            None => array,
+        };
+        // Dictionary fields are stored as their values; re-encode.
+        Ok(if array.data_type() == &field.data_type {
+            array
+        } else {
+            arrow_cast::cast(array.as_ref(), &field.data_type)?
+        })
     }
 
     fn page(&self, task: &PageTask) -> Result<&crate::lance::file::PageInfo> {
@@ -489,20 +496,52 @@ fn leaf_types_of(field: &LanceField) -> Vec<DataType> {
     field.children.iter().flat_map(leaf_types_of).collect()
 }
 
-/// Append a later page's slots and values to a leaf's.
-fn append_leaf(existing: &mut LeafData, more: LeafData) -> Result<()> {
-    crate::ensure_corrupt!(
-        existing.layers.len() == more.layers.len(),
-        "pages of one column have {} and {} layers",
-        existing.layers.len(),
-        more.layers.len()
-    );
-    for (mine, theirs) in existing.layers.iter_mut().zip(&more.layers) {
-        mine.append(theirs);
+/// Decoded pages of one output field.
+enum FieldParts {
+    /// One array per page.
+    Flat(Vec<ArrayRef>),
+    /// Per leaf column, one [`LeafData`] per page.
+    Nested(Vec<Vec<LeafData>>),
+}
+
+impl FieldParts {
+    fn new(field: &LanceField) -> Self {
+        if field.is_flat_leaf() {
+            FieldParts::Flat(Vec::new())
+        } else {
+            FieldParts::Nested(vec![Vec::new(); field.num_columns])
+        }
     }
-    existing.values =
-        arrow_select::concat::concat(&[existing.values.as_ref(), more.values.as_ref()])?;
-    Ok(())
+}
+
+/// Join a leaf's pages (whole rows each) into one [`LeafData`].
+fn merge_leaf_pages(
+    field: &LanceField,
+    pages: Vec<LeafData>,
+    leaf_type: &DataType,
+) -> Result<LeafData> {
+    let mut pages = pages.into_iter();
+    let Some(mut merged) = pages.next() else {
+        return Ok(empty_leaf(field, leaf_type));
+    };
+    let mut values = vec![merged.values.clone()];
+    for page in pages {
+        crate::ensure_corrupt!(
+            merged.layers.len() == page.layers.len(),
+            "pages of one column have {} and {} layers",
+            merged.layers.len(),
+            page.layers.len()
+        );
+        for (mine, theirs) in merged.layers.iter_mut().zip(&page.layers) {
+            mine.append(theirs);
+        }
+        values.push(page.values);
+    }
+    if values.len() > 1 {
+        let refs: Vec<&dyn Array> = values.iter().map(|a| a.as_ref()).collect();
+        merged.values = arrow_select::concat::concat(&refs)?;
+    }
+    Ok(merged)
 }
 
 /// A leaf with no rows (empty selection).

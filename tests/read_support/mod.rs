@@ -270,15 +270,12 @@ pub fn with_columns(
     out
 }
 
-/// Open `bytes` from the in-memory store and read every flat column fully; the first error.
+/// Open `bytes` from the in-memory store and read every field fully; the first error.
 pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> lakeseek::Result<()> {
     let (source, path) = memory_source(name, bytes).await;
     let reader = open(source, path).await?;
-    let flat: Vec<usize> = (0..reader.schema().fields.len())
-        .filter(|&i| reader.schema().fields[i].is_flat_leaf())
-        .collect();
     let stats = IoStats::new();
-    for &i in &flat {
+    for i in 0..reader.schema().fields.len() {
         reader
             .read_rows(
                 &[i],

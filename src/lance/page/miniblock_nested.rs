@@ -420,7 +420,8 @@ mod tests {
 
     #[test]
     fn repetition_index_rows_and_touching_runs() {
-        // One 5000-item row over 5 chunks, as in the format notes: [1,1021],[0,1024]x3,[4,0].
+        // The format notes' 5000-item row: [1,1021],[0,1024]x3,[4,0]. Row 0 ends in chunk 0,
+        // row 1 starts there and runs through chunk 4, where rows 2..5 follow.
         let rows = parse_repetition_index(
             &index(&[(1, 1021), (0, 1024), (0, 1024), (0, 1024), (4, 0)]),
             5,
@@ -432,23 +433,32 @@ mod tests {
             rows[0],
             ChunkRows {
                 first_row: 0,
-                starts: 1,
+                starts: 2,
                 has_preamble: false,
                 has_trailer: true
             }
         );
-        assert_eq!(rows[1].starts, 0);
+        assert_eq!(
+            rows[1],
+            ChunkRows {
+                first_row: 2,
+                starts: 0,
+                has_preamble: true,
+                has_trailer: true
+            }
+        );
         assert_eq!(
             rows[4],
             ChunkRows {
-                first_row: 1,
-                starts: 4,
+                first_row: 2,
+                starts: 3,
                 has_preamble: true,
                 has_trailer: false
             }
         );
-        assert_eq!(touching_runs(&rows, &[0..1]).unwrap(), vec![0..5]);
-        assert_eq!(touching_runs(&rows, &[1..2]).unwrap(), vec![4..5]);
+        assert_eq!(rows[2].touching(), 1..2);
+        assert_eq!(touching_runs(&rows, &[0..1]).unwrap(), vec![0..1]);
+        assert_eq!(touching_runs(&rows, &[1..2]).unwrap(), vec![0..5]);
         assert_eq!(touching_runs(&rows, &[2..3, 4..5]).unwrap(), vec![4..5]);
         assert!(
             parse_repetition_index(&index(&[(1, 0)]), 1, 1, 2).is_err(),

@@ -6,14 +6,20 @@
 //!    small per-page data every read needs (mini-block chunk metadata and dictionary,
 //!    full-zip row offsets, constant scalars, 2.3 sparse structure). The result,
 //!    [`PageInit`], is cached per (path, version, column, page).
-//! 2. **values** ([`PageLayout::plan`] → fetch → [`PageLayout::decode_into`]): only the
+//! 2. **values** ([`PageLayout::plan`] → fetch → [`PageLayout::decode`] / [`PageLayout::decode_nested`]): only the
 //!    chunks / byte spans that hold the wanted rows, decoded into a
 //!    [`values::LeafBuilder`].
 //!
 //! 2.1/2.2 `PageLayout` messages and 2.3 `PlanarLayout` messages decode into one
 //! [`PageLayout`] here (dense planar pages are the 2.2 engines; sparse pages have their
-//! own). Structural (rep/def) layers are kept so nested reads can be added; for now
-//! only flat pages (one item layer) are read.
+//! own).
+//!
+//! Flat leaves (one item layer) decode straight to an Arrow array ([`PageLayout::decode`]).
+//! Leaves of nested fields decode to their per-layer slots and values
+//! ([`PageLayout::decode_nested`] → [`structure::LeafData`]): dense pages through their
+//! rep/def levels ([`miniblock_nested`], [`fullzip`], [`constant`]), 2.3 sparse pages
+//! through their positions/counts ([`sparse_nested`]); the reader assembles the leaves of
+//! a field into struct / list / map arrays ([`structure::assemble`]).
 
 pub mod constant;
 pub mod fullzip;
@@ -160,7 +166,7 @@ pub fn flat_nullability(layers: &[RepDefLayer]) -> Result<FlatNullability> {
         [RepDefLayer::RepdefNullableItem] => Ok(FlatNullability::Nullable),
         [] => Err(Error::corrupt("page has no rep/def layers")),
         other => Err(Error::unsupported(format!(
-            "nested page structure {other:?} (only flat columns are read so far)"
+            "nested page structure {other:?} read as a flat column"
         ))),
     }
 }
@@ -384,10 +390,17 @@ impl PageLayout {
 
     /// Human-readable compression tree(s) of the page for `inspect`.
     pub fn describe_compression(&self) -> String {
+        let with_layers = |text: String, layers: &[RepDefLayer]| {
+            if layers.len() > 1 {
+                format!("{text}; {}", describe_layers(layers))
+            } else {
+                text
+            }
+        };
         match self {
-            PageLayout::MiniBlock(m) => m.describe(),
-            PageLayout::FullZip(f) => f.describe(),
-            PageLayout::Constant(c) => c.describe(),
+            PageLayout::MiniBlock(m) => with_layers(m.describe(), &m.layers),
+            PageLayout::FullZip(f) => with_layers(f.describe(), &f.layers),
+            PageLayout::Constant(c) => with_layers(c.describe(), &c.layers),
             PageLayout::Sparse(s) => s.describe(),
             PageLayout::Unsupported { reason, .. } => format!("unsupported: {reason}"),
         }
@@ -585,6 +598,23 @@ fn unsupported(name: &str, reason: &str) -> PageLayout {
         name: name.into(),
         reason: reason.into(),
     }
+}
+
+/// Short names of dense layers (inner → outer), for `inspect`.
+pub(crate) fn describe_layers(layers: &[RepDefLayer]) -> String {
+    let names: Vec<&str> = layers
+        .iter()
+        .map(|l| match l {
+            RepDefLayer::RepdefAllValidItem => "item",
+            RepDefLayer::RepdefNullableItem => "nullable item",
+            RepDefLayer::RepdefAllValidList => "list",
+            RepDefLayer::RepdefNullableList => "nullable list",
+            RepDefLayer::RepdefEmptyableList => "emptyable list",
+            RepDefLayer::RepdefNullAndEmptyList => "nullable emptyable list",
+            RepDefLayer::RepdefUnspecified => "?",
+        })
+        .collect();
+    format!("layers (inner→outer) [{}]", names.join(", "))
 }
 
 /// Describe an optional encoding for `inspect`.

@@ -7,10 +7,10 @@
 //! sequence whose codec has a payload, in layer order (list: non-empty positions, counts,
 //! validity; validity / FSL: validity).
 //!
-//! Flat pages (a single validity layer) are read: all-null pages (`values none`),
+//! Flat pages (a single validity layer) are read here: all-null pages (`values none`),
 //! chunked values over every row (null rows hold placeholders), zipped values of the valid
-//! rows only, and constants. List and fixed-size-list layers are decoded for `inspect` but
-//! reading them is not implemented yet.
+//! rows only, and constants. Pages with list / fixed-size-list / struct layers are read by
+//! [`super::sparse_nested`]. Indexed values (large string dictionaries) are not read yet.
 
 use std::ops::Range;
 
@@ -381,18 +381,37 @@ impl SparsePage {
 
     /// Description for `inspect`.
     pub fn describe(&self) -> String {
+        fn set(v: &SparseValidity) -> String {
+            let kind = if v.null_positions { "null" } else { "valid" };
+            format!(
+                "{} {kind} {}",
+                v.positions.len,
+                compression::describe(&v.positions.encoding)
+            )
+        }
         let layers: Vec<String> = self
-            .structure
             .layers
             .iter()
-            .map(|l| match &l.layer {
-                Some(Layer::Validity(v)) => format!("validity({} positions)", v.num_positions),
-                Some(Layer::List(l)) => format!(
-                    "list({} non-empty, {} child slots)",
-                    l.num_non_empty_positions, l.num_child_slots
+            .map(|l| match l {
+                SparseLayerDesc::Validity(v) => format!("validity({})", set(v)),
+                SparseLayerDesc::List {
+                    num_child_slots,
+                    non_empty,
+                    counts,
+                    validity,
+                } => format!(
+                    "list({} non-empty {}, counts {}, {num_child_slots} child slots, {})",
+                    non_empty.len,
+                    compression::describe(&non_empty.encoding),
+                    compression::describe(&counts.encoding),
+                    set(validity)
                 ),
-                Some(Layer::FixedSizeList(f)) => format!("fixed_size_list({})", f.dimension),
-                None => "?".into(),
+                SparseLayerDesc::FixedSizeList {
+                    dimension,
+                    validity,
+                } => {
+                    format!("fixed_size_list({dimension}, {})", set(validity))
+                }
             })
             .collect();
         let values = match &self.values {

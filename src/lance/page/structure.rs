@@ -513,6 +513,26 @@ mod tests {
     }
 
     #[test]
+    fn unravelling_pages_separately_and_appending_equals_unravelling_them_together() {
+        let s = DenseStructure::new(&[
+            RepdefNullableItem,
+            RepdefNullableItem,
+            RepdefNullAndEmptyList,
+        ])
+        .unwrap();
+        let rep = [1u16, 1, 1, 1, 0, 0, 1, 0];
+        let def = [3u16, 4, 0, 1, 2, 0, 0, 1];
+        let whole = s.unravel(Some(&rep), Some(&def), 8).unwrap();
+        let mut first = s.unravel(Some(&rep[..3]), Some(&def[..3]), 3).unwrap();
+        let second = s.unravel(Some(&rep[3..]), Some(&def[3..]), 5).unwrap();
+        for (a, b) in first.layers.iter_mut().zip(&second.layers) {
+            a.append(b);
+        }
+        assert_eq!(first.layers, whole.layers);
+        assert_eq!(first.leaf_slots + second.leaf_slots, whole.leaf_slots);
+    }
+
+    #[test]
     fn bad_levels_are_corrupt() {
         let s = DenseStructure::new(&[RepdefAllValidItem, RepdefNullableList]).unwrap();
         assert!(
