@@ -53,7 +53,16 @@ impl Input<'_> {
             4 => [0, 1, 3, 8, 16, 32, 64, 128][hi],
             5 => self.u64(2),
             6 => self.u64(8),
-            _ => [u64::MAX, u32::MAX as u64, 1 << 40, 1024, 4096, 255, 256, 65535][hi],
+            _ => [
+                u64::MAX,
+                u32::MAX as u64,
+                1 << 40,
+                1024,
+                4096,
+                255,
+                256,
+                65535,
+            ][hi],
         }
     }
 
@@ -67,7 +76,10 @@ impl Input<'_> {
 
     fn buffer_compression(&mut self) -> Option<BufferCompression> {
         let b = self.byte();
-        (b & 3 == 3).then(|| BufferCompression { scheme: ((b >> 2) % 4) as i32, level: None })
+        (b & 3 == 3).then(|| BufferCompression {
+            scheme: ((b >> 2) % 4) as i32,
+            level: None,
+        })
     }
 
     fn child(&mut self, depth: u32) -> Option<Box<CompressiveEncoding>> {
@@ -103,7 +115,10 @@ impl Input<'_> {
         let tag = self.byte() % if depth >= 5 { 6 } else { 17 };
         let compression = match tag {
             0 => None,
-            1 => Some(Compression::Flat(Flat { bits_per_value: self.bits(), data: self.buffer_compression() })),
+            1 => Some(Compression::Flat(Flat {
+                bits_per_value: self.bits(),
+                data: self.buffer_compression(),
+            })),
             2 => {
                 let value = (self.byte() & 1 == 1).then(|| {
                     let n = self.byte() as usize % 34;
@@ -123,24 +138,41 @@ impl Input<'_> {
             5 => Some(Compression::OutOfLineBitpacking(OutOfLineBitpacking {
                 uncompressed_bits_per_value: self.bits(),
                 values: Some(Box::new(CompressiveEncoding {
-                    compression: Some(Compression::Flat(Flat { bits_per_value: self.bits(), data: None })),
+                    compression: Some(Compression::Flat(Flat {
+                        bits_per_value: self.bits(),
+                        data: None,
+                    })),
                 })),
             })),
-            6 => Some(Compression::Variable(Variable { offsets: self.child(depth), values: self.buffer_compression() })),
+            6 => Some(Compression::Variable(Variable {
+                offsets: self.child(depth),
+                values: self.buffer_compression(),
+            })),
             7 => Some(Compression::OutOfLineBitpacking(OutOfLineBitpacking {
                 uncompressed_bits_per_value: self.bits(),
                 values: self.child(depth),
             })),
-            8 => Some(Compression::Fsst(Fsst { symbol_table: self.fsst_table(), values: self.child(depth) })),
+            8 => Some(Compression::Fsst(Fsst {
+                symbol_table: self.fsst_table(),
+                values: self.child(depth),
+            })),
             9 => Some(Compression::Dictionary(Dictionary {
                 indices: self.child(depth),
                 items: self.child(depth),
                 num_dictionary_items: self.number() as u32,
             })),
-            10 => Some(Compression::Rle(Rle { values: self.child(depth), run_lengths: self.child(depth) })),
-            11 => Some(Compression::ByteStreamSplit(ByteStreamSplit { values: self.child(depth) })),
+            10 => Some(Compression::Rle(Rle {
+                values: self.child(depth),
+                run_lengths: self.child(depth),
+            })),
+            11 => Some(Compression::ByteStreamSplit(ByteStreamSplit {
+                values: self.child(depth),
+            })),
             12 => Some(Compression::General(General {
-                compression: Some(BufferCompression { scheme: (self.byte() % 4) as i32, level: None }),
+                compression: Some(BufferCompression {
+                    scheme: (self.byte() % 4) as i32,
+                    level: None,
+                }),
                 values: self.child(depth),
             })),
             13 => Some(Compression::FixedSizeList(FixedSizeList {
@@ -153,8 +185,13 @@ impl Input<'_> {
                 base: self.number(),
                 deltas: self.child(depth),
             })),
-            15 => Some(Compression::PackedStruct(PackedStruct { bits_per_value: vec![self.bits()], values: self.child(depth) })),
-            _ => Some(Compression::VariablePackedStruct(VariablePackedStruct { fields: vec![] })),
+            15 => Some(Compression::PackedStruct(PackedStruct {
+                bits_per_value: vec![self.bits()],
+                values: self.child(depth),
+            })),
+            _ => Some(Compression::VariablePackedStruct(VariablePackedStruct {
+                fields: vec![],
+            })),
         };
         CompressiveEncoding { compression }
     }
@@ -173,7 +210,11 @@ impl Input<'_> {
         let n = (self.byte() % 5) as usize;
         (0..n)
             .map(|i| {
-                let len = if i + 1 == n { self.data.len() } else { self.u64(2) as usize };
+                let len = if i + 1 == n {
+                    self.data.len()
+                } else {
+                    self.u64(2) as usize
+                };
                 Bytes::from(self.take(len))
             })
             .collect()
@@ -183,20 +224,38 @@ impl Input<'_> {
 /// The output contract of `DecodedValues`.
 fn check(values: &DecodedValues) {
     match values {
-        DecodedValues::Fixed { bits_per_value, num_values, data } => {
+        DecodedValues::Fixed {
+            bits_per_value,
+            num_values,
+            data,
+        } => {
             let expected = (*num_values as u128 * *bits_per_value as u128).div_ceil(8);
             assert_eq!(data.len() as u128, expected, "fixed data length");
         }
         DecodedValues::Variable { offsets, data } => {
             assert!(!offsets.is_empty(), "variable values have offsets");
-            assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "offsets non-decreasing");
-            assert!(*offsets.last().unwrap() <= data.len() as u64, "offsets within data");
+            assert!(
+                offsets.windows(2).all(|w| w[0] <= w[1]),
+                "offsets non-decreasing"
+            );
+            assert!(
+                *offsets.last().unwrap() <= data.len() as u64,
+                "offsets within data"
+            );
         }
-        DecodedValues::FixedSizeList { dimension, items, item_validity } => {
+        DecodedValues::FixedSizeList {
+            dimension,
+            items,
+            item_validity,
+        } => {
             assert!(*dimension > 0);
             assert_eq!(items.num_values() as u64 % dimension, 0, "whole lists");
             if let Some(validity) = item_validity {
-                assert_eq!(validity.len(), items.num_values().div_ceil(8), "validity bitmap length");
+                assert_eq!(
+                    validity.len(),
+                    items.num_values().div_ceil(8),
+                    "validity bitmap length"
+                );
             }
             check(items);
         }
@@ -260,7 +319,9 @@ fuzz_target!(|data: &[u8]| {
         6 => {
             let data = first.unwrap_or_default();
             let offsets: Vec<u64> = buffers.get(1).map_or(vec![0], |b| {
-                b.chunks(2).map(|c| c.iter().rev().fold(0u64, |acc, x| acc << 8 | *x as u64)).collect()
+                b.chunks(2)
+                    .map(|c| c.iter().rev().fold(0u64, |acc, x| acc << 8 | *x as u64))
+                    .collect()
             });
             let expected = offsets.len().saturating_sub(1);
             if let Ok(values) = decode_fullzip_variable(&encoding, offsets, data) {
