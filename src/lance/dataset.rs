@@ -29,13 +29,11 @@ use object_store::path::Path;
 use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
-use crate::index::btree::exec::BTreePageData;
-use crate::index::btree::BTreePageLookup;
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
-use crate::io::{
-    open_url, FetchOptions, IoStats, ObjectVersion, OpenedUrl, RangeFetcher, RangeSource,
-};
+use crate::index::btree::exec::BTreePageData;
+use crate::index::btree::BTreePageLookup;
+use crate::io::{open_url, FetchOptions, OpenedUrl, IoStats, ObjectVersion, RangeFetcher, RangeSource};
 use crate::lance::reader::ReaderCaches;
 
 pub use deletion::DeletionVector;
@@ -47,6 +45,9 @@ pub use versions::ManifestNaming;
 
 use manifest::{decode_manifest_file, KnownBytes, ManifestStep, MANIFEST_TAIL_BYTES};
 use versions::{LatestManifestChooser, VERSIONS_DIR};
+
+/// Requests of one wave a dataset keeps in flight (lance uses 64 for object stores too).
+pub const DATASET_FETCH_CONCURRENCY: usize = 64;
 
 /// Default capacity of a [`DatasetSession`]'s caches.
 pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
@@ -105,14 +106,13 @@ pub struct DatasetStore {
 }
 
 impl DatasetStore {
-    /// Handles over `source` and `lister` with default fetch options.
+    /// Handles over `source` and `lister`; up to [`DATASET_FETCH_CONCURRENCY`] requests of
+    /// one wave in flight (an IN list touches two chunks per page, plus chunk metadata:
+    /// with fewer slots one wave would take two round trips).
     pub fn new(source: Arc<dyn RangeSource>, lister: Arc<dyn ObjectLister>) -> Self {
-        let fetcher = RangeFetcher::new(source.clone(), FetchOptions::default());
-        Self {
-            source,
-            lister,
-            fetcher,
-        }
+        let options = FetchOptions { max_concurrency: DATASET_FETCH_CONCURRENCY, ..FetchOptions::default() };
+        let fetcher = RangeFetcher::new(source.clone(), options);
+        Self { source, lister, fetcher }
     }
 }
 
@@ -160,10 +160,8 @@ impl Dataset {
         session: Arc<DatasetSession>,
         stats: &IoStats,
     ) -> Result<Self> {
-        let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-            opened.store.clone(),
-            &opened.scheme,
-        ));
+        let lister: Arc<dyn ObjectLister> =
+            Arc::new(ObjectStoreLister::for_scheme(opened.store.clone(), &opened.scheme));
         let store = DatasetStore::new(opened.source.clone(), lister);
         Self::open(store, opened.path.clone(), version, session, stats).await
     }
@@ -188,19 +186,10 @@ impl Dataset {
             return Err(Error::Corrupt {
                 path: location.path.to_string(),
                 range: None,
-                what: format!(
-                    "manifest says version {} but its name says {}",
-                    manifest.version, location.version
-                ),
+                what: format!("manifest says version {} but its name says {}", manifest.version, location.version),
             });
         }
-        Ok(Self {
-            root,
-            store,
-            session,
-            manifest,
-            location,
-        })
+        Ok(Self { root, store, session, manifest, location })
     }
 
     /// The decoded manifest.
@@ -262,30 +251,22 @@ impl Dataset {
         fragments: &[&Fragment],
         stats: &IoStats,
     ) -> Result<HashMap<u64, Arc<DeletionVector>>> {
-        let loads = fragments
-            .iter()
-            .filter_map(|f| f.deletion.as_ref().map(|d| (f.id, d)))
-            .map(|(id, d)| {
-                let path = self.child(&d.relative_path(id));
-                let key = CacheKey {
-                    path: path.to_string(),
-                    version: immutable_object(),
-                    item: (),
-                };
-                let kind = d.kind;
-                async move {
-                    let v = self
-                        .session
-                        .deletions
-                        .get_or_try_load(key, async {
-                            let tail = self.store.fetcher.whole(&path, stats).await?;
-                            deletion::decode_deletion_file(kind, &tail.bytes)
-                                .map_err(|e| e.at(path.as_ref(), None))
-                        })
-                        .await?;
-                    Ok::<_, Error>((id, v))
-                }
-            });
+        let loads = fragments.iter().filter_map(|f| f.deletion.as_ref().map(|d| (f.id, d))).map(|(id, d)| {
+            let path = self.child(&d.relative_path(id));
+            let key = CacheKey { path: path.to_string(), version: immutable_object(), item: () };
+            let kind = d.kind;
+            async move {
+                let v = self
+                    .session
+                    .deletions
+                    .get_or_try_load(key, async {
+                        let tail = self.store.fetcher.whole(&path, stats).await?;
+                        deletion::decode_deletion_file(kind, &tail.bytes).map_err(|e| e.at(path.as_ref(), None))
+                    })
+                    .await?;
+                Ok::<_, Error>((id, v))
+            }
+        });
         Ok(try_join_all(loads).await?.into_iter().collect())
     }
 
@@ -297,10 +278,7 @@ impl Dataset {
 
 /// Cache version marker for objects whose names are never reused with other content.
 fn immutable_object() -> ObjectVersion {
-    ObjectVersion {
-        size: 0,
-        etag: None,
-    }
+    ObjectVersion { size: 0, etag: None }
 }
 
 fn join(root: &Path, relative: &str) -> Path {
@@ -311,11 +289,7 @@ fn join(root: &Path, relative: &str) -> Path {
     p
 }
 
-async fn find_latest(
-    store: &DatasetStore,
-    root: &Path,
-    stats: &IoStats,
-) -> Result<ManifestLocation> {
+async fn find_latest(store: &DatasetStore, root: &Path, stats: &IoStats) -> Result<ManifestLocation> {
     let dir = join(root, VERSIONS_DIR);
     let ordered = store.lister.lexically_ordered();
     let mut chooser = LatestManifestChooser::new();
@@ -335,10 +309,7 @@ async fn find_latest(
         path: listed.path,
         version,
         naming,
-        object: Some(ObjectVersion {
-            size: listed.size,
-            etag: listed.etag,
-        }),
+        object: Some(ObjectVersion { size: listed.size, etag: listed.etag }),
     })
 }
 
@@ -352,10 +323,7 @@ async fn load_pinned(
     let mut last_err = None;
     for naming in [ManifestNaming::V2, ManifestNaming::V1] {
         let location = ManifestLocation {
-            path: join(
-                root,
-                &format!("{VERSIONS_DIR}/{}", naming.file_name(version)),
-            ),
+            path: join(root, &format!("{VERSIONS_DIR}/{}", naming.file_name(version))),
             version,
             naming,
             object: None,
@@ -405,11 +373,7 @@ async fn load_manifest(
                     }
                 }
             }
-            Err(Error::Corrupt {
-                path: path.to_string(),
-                range: None,
-                what: "manifest framing loops".into(),
-            })
+            Err(Error::Corrupt { path: path.to_string(), range: None, what: "manifest framing loops".into() })
         })
         .await
 }
