@@ -26,6 +26,11 @@ enum Command {
     Inspect(file_commands::InspectArgs),
     /// Read rows of a Lance file as JSON lines.
     Read(file_commands::ReadArgs),
+    /// Row addresses of a dataset's rows matching a filter (BTree and list element
+    /// indices, `any_element(list_col, '...')`), with `--explain` and `--stats`.
+    Query(lakeseek::index::cli::QueryArgs),
+    /// Read columns of rows of a dataset by row address.
+    Take(lakeseek::index::cli::TakeArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +52,12 @@ fn main() -> ExitCode {
             Command::Demo => demo::run_demo(&mut out).await,
             Command::Inspect(args) => file_commands::run_inspect(args, &mut out).await,
             Command::Read(args) => file_commands::run_read(args, &mut out).await,
+            Command::Query(args) => {
+                lakeseek::index::cli::run_query_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Take(args) => {
+                lakeseek::index::cli::run_take_to(args, &mut out, &mut std::io::stderr()).await
+            }
         }
     });
     let flushed = out.flush();
