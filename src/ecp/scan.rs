@@ -45,9 +45,9 @@ impl EcpIndex {
                 while let Some(node) = loads.try_next().await? {
                     let Some(node) = node else { continue };
                     if is_leaf {
-                        for (row, &id) in node.rows().zip(node.children()) {
+                        for ((row, norm), &id) in node.rows_with_norms().zip(node.children()) {
                             if !exclude.contains(&id) {
-                                items.push(ScoredItem { score: scorer.item_score(row), id });
+                                items.push(ScoredItem { score: scorer.item_score_with_norm(row, norm), id });
                             }
                         }
                     } else {

@@ -213,8 +213,8 @@ impl SearchState {
         if !self.seeded {
             self.seeded = true;
             let root_is_leaf = self.levels == 1;
-            for (i, row) in root.rows().enumerate() {
-                self.push(scorer.heap_score(row), root_is_leaf, 0, i as u32);
+            for (i, (row, norm)) in root.rows_with_norms().enumerate() {
+                self.push(scorer.heap_score_with_norm(row, norm), root_is_leaf, 0, i as u32);
             }
         }
         CallState {
@@ -248,17 +248,17 @@ impl SearchState {
         call.visited.push((entry.level, entry.node_id));
         let Some(node) = node else { return Step::Continue };
         if entry.is_leaf {
-            for (row, &id) in node.rows().zip(node.children()) {
+            for ((row, norm), &id) in node.rows_with_norms().zip(node.children()) {
                 if !self.exclude.contains(&id) && !call.extra_exclude.contains(&id) {
-                    self.items.push(ScoredItem { score: scorer.item_score(row), id });
+                    self.items.push(ScoredItem { score: scorer.item_score_with_norm(row, norm), id });
                 }
             }
             call.leaf_count += 1;
         } else {
             let child_level = entry.level + 1;
             let child_is_leaf = child_level + 1 == self.levels;
-            for (row, &id) in node.rows().zip(node.children()) {
-                self.push(scorer.heap_score(row), child_is_leaf, child_level, id);
+            for ((row, norm), &id) in node.rows_with_norms().zip(node.children()) {
+                self.push(scorer.heap_score_with_norm(row, norm), child_is_leaf, child_level, id);
             }
         }
         if call.leaf_count == call.exp {
