@@ -96,3 +96,22 @@ async fn gaps_are_skipped_and_cost_one_wave() {
     assert!(again.is_some());
     assert_eq!(stats.snapshot(), s, "cached node costs nothing");
 }
+
+#[tokio::test]
+async fn warm_search_sends_no_requests_even_with_prefetch() {
+    let exp = expected("l3_l2n_f16");
+    let index = open_local("l3_l2n_f16", 8).await;
+    for case in &exp.cases {
+        index.clear_cache();
+        let run = |index: EcpIndex| async move {
+            let mut q = index.query(case.query.clone(), lakeseek::ecp::QueryOptions::default()).unwrap();
+            let got = q.next_k(10).await.unwrap();
+            (got, q.stats())
+        };
+        let (cold, cold_stats) = run(index.clone()).await;
+        let (warm, warm_stats) = run(index.clone()).await;
+        assert_eq!(cold, warm);
+        assert!(cold_stats.requests > 0);
+        assert_eq!(warm_stats.requests, 0, "{}: warm search fetched {warm_stats:?}", case.name);
+    }
+}

@@ -240,6 +240,12 @@ impl EcpIndex {
             .await
     }
 
+    /// Node from the cache only (no I/O).
+    pub async fn cached_node(&self, level: u32, node_id: u32) -> Option<Arc<Option<Node>>> {
+        let key = CacheKey { path: String::new(), version: ObjectVersion { size: 0, etag: None }, item: (level, node_id) };
+        self.inner.cache.get(&key).await
+    }
+
     /// Load a node bypassing the cache (used by the exhaustive scan).
     pub async fn node_uncached(&self, level: u32, node_id: u32) -> Result<Option<Node>> {
         load_node(&self.inner.store, self.inner.limits, level, node_id).await

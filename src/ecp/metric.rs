@@ -93,11 +93,16 @@ impl Scorer {
 
     /// The metric's distance of one row (IP: the dot product).
     pub fn dist(&self, row: &[f32]) -> f32 {
+        self.dist_with_norm(row, dot(row, row))
+    }
+
+    /// [`Scorer::dist`] with the row's squared norm precomputed (`dot(row, row)`).
+    pub fn dist_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
         let d = dot(row, &self.query);
         match self.metric {
             Metric::IP => d,
             Metric::L2 => {
-                let row_norm_sq = if self.normalized { 1.0 } else { dot(row, row) };
+                let row_norm_sq = if self.normalized { 1.0 } else { row_norm_sq };
                 (row_norm_sq - 2.0 * d + self.query_norm_sq).max(0.0).sqrt()
             }
         }
@@ -105,7 +110,12 @@ impl Scorer {
 
     /// Heap score (higher is better) of a node whose representative is `row`.
     pub fn heap_score(&self, row: &[f32]) -> f32 {
-        let s = self.metric.sign() * self.dist(row);
+        self.heap_score_with_norm(row, dot(row, row))
+    }
+
+    /// [`Scorer::heap_score`] with the row's squared norm precomputed.
+    pub fn heap_score_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
+        let s = self.metric.sign() * self.dist_with_norm(row, row_norm_sq);
         if s.is_nan() {
             f32::NEG_INFINITY
         } else {
@@ -115,7 +125,12 @@ impl Scorer {
 
     /// Item score (lower is better) of an item with embedding `row`.
     pub fn item_score(&self, row: &[f32]) -> f32 {
-        let s = -self.metric.sign() * self.dist(row);
+        self.item_score_with_norm(row, dot(row, row))
+    }
+
+    /// [`Scorer::item_score`] with the row's squared norm precomputed.
+    pub fn item_score_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
+        let s = -self.metric.sign() * self.dist_with_norm(row, row_norm_sq);
         if s.is_nan() {
             f32::INFINITY
         } else {

@@ -4,6 +4,7 @@
 use half::f16;
 use zarrs::array::data_type::{Float16DataType, Float32DataType, Int8DataType, UInt32DataType, UInt8DataType};
 
+use super::metric::dot;
 use super::zarr_io::{FetchedArray, ZarrStore};
 use crate::error::{Error, Result};
 use crate::io::cache::DeepSize;
@@ -14,6 +15,7 @@ use crate::io::cache::DeepSize;
 pub struct Node {
     dim: usize,
     embeddings: Vec<f32>,
+    norms_sq: Vec<f32>,
     children: Vec<u32>,
 }
 
@@ -21,14 +23,15 @@ impl Node {
     /// Build a node; `embeddings.len()` must be a multiple of `dim` and, unless `children` is
     /// empty, `children.len()` must equal the row count.
     pub fn new(dim: usize, embeddings: Vec<f32>, children: Vec<u32>) -> Result<Self> {
-        if dim == 0 || embeddings.len() % dim != 0 {
+        if dim == 0 || !embeddings.len().is_multiple_of(dim) {
             return Err(Error::corrupt(format!("{} values do not form rows of dimension {dim}", embeddings.len())));
         }
         let rows = embeddings.len() / dim;
         if !children.is_empty() && children.len() != rows {
             return Err(Error::corrupt(format!("{} ids for {rows} embedding rows", children.len())));
         }
-        Ok(Self { dim, embeddings, children })
+        let norms_sq = embeddings.chunks_exact(dim).map(|r| dot(r, r)).collect();
+        Ok(Self { dim, embeddings, norms_sq, children })
     }
 
     /// Number of rows.
@@ -51,6 +54,11 @@ impl Node {
         self.embeddings.chunks_exact(self.dim)
     }
 
+    /// Rows with their squared norms (precomputed once per node).
+    pub fn rows_with_norms(&self) -> impl Iterator<Item = (&[f32], f32)> {
+        self.embeddings.chunks_exact(self.dim).zip(self.norms_sq.iter().copied())
+    }
+
     /// Child ids (node ids or item ids), one per row.
     pub fn children(&self) -> &[u32] {
         &self.children
@@ -59,7 +67,7 @@ impl Node {
 
 impl DeepSize for Node {
     fn deep_size(&self) -> usize {
-        self.embeddings.len() * 4 + self.children.len() * 4 + 64
+        self.embeddings.len() * 4 + self.norms_sq.len() * 4 + self.children.len() * 4 + 64
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! The driver pops heap entries in exactly the order of [`SearchState`]; prefetching only
 //! starts loading the next `prefetch - 1` entries of the heap concurrently (into the node
-//! cache), so results are identical with or without it. Prefetches still in flight when a call
+//! cache), so results are identical with or without it. Prefetching starts only when the popped
+//! node is not cached (a warm search sends nothing). Prefetches still in flight when a call
 //! returns are cancelled.
 
 use std::collections::{HashMap, HashSet};
@@ -179,6 +180,16 @@ impl EcpQuery {
         let mut inflight_keys: HashSet<(u32, u32)> = HashSet::new();
         let mut ready: HashMap<(u32, u32), Result<Arc<Option<Node>>>> = HashMap::new();
         while let Some(entry) = self.state.pop() {
+            let key = (entry.level, entry.node_id);
+            // Warm path: a cached node needs no I/O, so nothing is prefetched for it.
+            if !ready.contains_key(&key) && !inflight_keys.contains(&key) {
+                if let Some(node) = self.index.cached_node(key.0, key.1).await {
+                    if self.state.visit(entry, node.as_ref().as_ref(), &self.scorer, call) == Step::Stop {
+                        break;
+                    }
+                    continue;
+                }
+            }
             if self.prefetch > 1 {
                 for next in self.state.upcoming(self.prefetch - 1) {
                     let key = (next.level, next.node_id);
@@ -188,7 +199,6 @@ impl EcpQuery {
                     }
                 }
             }
-            let key = (entry.level, entry.node_id);
             let loaded = if let Some(done) = ready.remove(&key) {
                 done
             } else if inflight_keys.contains(&key) {
