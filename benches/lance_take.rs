@@ -25,7 +25,9 @@ fn rows(seed: u64, n: usize, total: u64) -> Vec<u64> {
     let mut state = seed;
     let mut set = std::collections::BTreeSet::new();
     while set.len() < n.min(total as usize) {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         set.insert((state >> 33) % total);
     }
     set.into_iter().collect()
@@ -33,7 +35,10 @@ fn rows(seed: u64, n: usize, total: u64) -> Vec<u64> {
 
 fn bench_file(c: &mut Criterion, rt: &tokio::runtime::Runtime, relative: &str, column: &str) {
     let store = Arc::new(LocalFileSystem::new_with_prefix(fixtures()).expect("fixtures dir"));
-    let fetcher = RangeFetcher::new(Arc::new(ObjectStoreSource::new(store, 0, "file")), FetchOptions::default());
+    let fetcher = RangeFetcher::new(
+        Arc::new(ObjectStoreSource::new(store, 0, "file")),
+        FetchOptions::default(),
+    );
     let reader = rt
         .block_on(LanceFileReader::open(
             fetcher,
@@ -46,22 +51,33 @@ fn bench_file(c: &mut Criterion, rt: &tokio::runtime::Runtime, relative: &str, c
     let col = reader.field_indices(&[column]).expect("column");
     let n = reader.num_rows();
     // Warm every page's init once.
-    rt.block_on(reader.read_rows(&col, &RowSelection::Range(0..n), &IoStats::new())).expect("warm-up");
+    rt.block_on(reader.read_rows(&col, &RowSelection::Range(0..n), &IoStats::new()))
+        .expect("warm-up");
     let mut seed = 1u64;
     c.bench_function(&format!("take 100 random rows: {relative} {column}"), |b| {
         b.iter(|| {
             seed += 1;
             let selection = RowSelection::Rows(rows(seed, 100, n));
-            rt.block_on(reader.read_rows(&col, &selection, &IoStats::new())).expect("take")
+            rt.block_on(reader.read_rows(&col, &selection, &IoStats::new()))
+                .expect("take")
         })
     });
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let mut c = Criterion::default().configure_from_args();
     bench_file(&mut c, &rt, "v2_2/ints.lance", "i64_small");
     bench_file(&mut c, &rt, "v2_2/strings.lance", "s_fsst");
-    bench_file(&mut c, &rt, "nested/v2_3_sparse/detections.lance", "detections");
+    bench_file(
+        &mut c,
+        &rt,
+        "nested/v2_3_sparse/detections.lance",
+        "detections",
+    );
     c.final_summary();
 }

@@ -66,8 +66,15 @@ fn summarize(stats: &Value) -> (u64, u64, u64) {
         }
         depth.push(d);
     }
-    let bytes = log.iter().map(|e| e["resp_bytes"].as_u64().unwrap_or(0)).sum();
-    (log.len() as u64, bytes, depth.into_iter().max().unwrap_or(0))
+    let bytes = log
+        .iter()
+        .map(|e| e["resp_bytes"].as_u64().unwrap_or(0))
+        .sum();
+    (
+        log.len() as u64,
+        bytes,
+        depth.into_iter().max().unwrap_or(0),
+    )
 }
 
 fn storage_options() -> Vec<(String, String)> {
@@ -82,13 +89,21 @@ fn storage_options() -> Vec<(String, String)> {
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
-    .chain(std::env::var("LAKESEEK_BENCH_GAP").ok().map(|g| ("coalesce_gap".to_string(), g)))
+    .chain(
+        std::env::var("LAKESEEK_BENCH_GAP")
+            .ok()
+            .map(|g| ("coalesce_gap".to_string(), g)),
+    )
     .collect()
 }
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+    if v.is_empty() {
+        0.0
+    } else {
+        v[v.len() / 2]
+    }
 }
 
 fn expected_rows(kind: &str) -> u64 {
@@ -103,16 +118,23 @@ fn expected_rows(kind: &str) -> u64 {
 #[ignore = "needs the peer-bench S3 servers; see the module docs"]
 async fn bench_btree_against_proxy() {
     let url = env("LAKESEEK_BENCH_URL", "s3://anchors/btree_1000000.lance");
-    let filters: Value =
-        serde_json::from_str(&std::fs::read_to_string(env("LAKESEEK_BENCH_FILTERS", "")).expect("LAKESEEK_BENCH_FILTERS"))
-            .unwrap();
+    let filters: Value = serde_json::from_str(
+        &std::fs::read_to_string(env("LAKESEEK_BENCH_FILTERS", ""))
+            .expect("LAKESEEK_BENCH_FILTERS"),
+    )
+    .unwrap();
     let runs: usize = env("LAKESEEK_BENCH_RUNS", "5").parse().unwrap();
     let warm_n: usize = env("LAKESEEK_BENCH_WARM", "20").parse().unwrap();
     let delay = proxy("/__proxy__/config")["delay_ms"].clone();
     let opts = storage_options();
     let mut results = json!({ "url": url, "delay_ms": delay, "cold": {}, "warm": {} });
     for kind in ["eq", "in10", "range20"] {
-        let list: Vec<String> = filters[kind].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+        let list: Vec<String> = filters[kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .collect();
         // Cold: new client + session per run, key set r.
         let mut cold = Vec::new();
         for (r, filter) in list.iter().take(runs).enumerate() {
@@ -120,12 +142,16 @@ async fn bench_btree_against_proxy() {
             proxy("/__proxy__/reset");
             let t0 = Instant::now();
             let stats = IoStats::new();
-            let ds = Dataset::open_url(&url, &opts, None, session, &stats).await.unwrap();
+            let ds = Dataset::open_url(&url, &opts, None, session, &stats)
+                .await
+                .unwrap();
             let open_ms = t0.elapsed().as_secs_f64() * 1e3;
             let open = summarize(&proxy("/__proxy__/stats"));
             proxy("/__proxy__/reset");
             let t1 = Instant::now();
-            let a = query_row_addresses(&ds, filter, QueryOptions::default(), &stats).await.unwrap();
+            let a = query_row_addresses(&ds, filter, QueryOptions::default(), &stats)
+                .await
+                .unwrap();
             let query_ms = t1.elapsed().as_secs_f64() * 1e3;
             let q_stats = proxy("/__proxy__/stats");
             if std::env::var("LAKESEEK_BENCH_LOG").is_ok() && r == 0 {
@@ -134,7 +160,12 @@ async fn bench_btree_against_proxy() {
                         "  {kind} {:>8.1}..{:>8.1} ms {:<20} {:<28} {}",
                         e["start_ms"].as_f64().unwrap_or(0.0),
                         e["t_ms"].as_f64().unwrap_or(0.0),
-                        e["path"].as_str().unwrap_or("").rsplit('/').next().unwrap_or(""),
+                        e["path"]
+                            .as_str()
+                            .unwrap_or("")
+                            .rsplit('/')
+                            .next()
+                            .unwrap_or(""),
                         e["range"].as_str().unwrap_or("-"),
                         e["resp_bytes"]
                     );
@@ -151,11 +182,18 @@ async fn bench_btree_against_proxy() {
         // with the page cache on.
         for (label, session) in [
             ("warm", DatasetSession::default()),
-            ("warm_page_cache", DatasetSession::default().with_page_cache(256 << 20)),
+            (
+                "warm_page_cache",
+                DatasetSession::default().with_page_cache(256 << 20),
+            ),
         ] {
             let stats = IoStats::new();
-            let ds = Dataset::open_url(&url, &opts, None, Arc::new(session), &stats).await.unwrap();
-            query_row_addresses(&ds, &list[0], QueryOptions::default(), &stats).await.unwrap();
+            let ds = Dataset::open_url(&url, &opts, None, Arc::new(session), &stats)
+                .await
+                .unwrap();
+            query_row_addresses(&ds, &list[0], QueryOptions::default(), &stats)
+                .await
+                .unwrap();
             let passes = if label == "warm" { 1 } else { 2 };
             let mut per = Vec::new();
             for pass in 0..passes {
@@ -163,7 +201,10 @@ async fn bench_btree_against_proxy() {
                 for filter in list.iter().skip(1).take(warm_n) {
                     proxy("/__proxy__/reset");
                     let t = Instant::now();
-                    let a = query_row_addresses(&ds, filter, QueryOptions::default(), &IoStats::new()).await.unwrap();
+                    let a =
+                        query_row_addresses(&ds, filter, QueryOptions::default(), &IoStats::new())
+                            .await
+                            .unwrap();
                     ms.push(t.elapsed().as_secs_f64() * 1e3);
                     assert_eq!(a.row_addresses.len(), expected_rows(kind));
                     let s = summarize(&proxy("/__proxy__/stats"));
@@ -171,7 +212,10 @@ async fn bench_btree_against_proxy() {
                     byt.push(s.1 as f64);
                     rts.push(s.2 as f64);
                 }
-                let (rmin, rmax) = (req.iter().cloned().fold(f64::MAX, f64::min), req.iter().cloned().fold(0.0, f64::max));
+                let (rmin, rmax) = (
+                    req.iter().cloned().fold(f64::MAX, f64::min),
+                    req.iter().cloned().fold(0.0, f64::max),
+                );
                 per.push(json!({"pass": pass, "median_ms": median(&mut ms), "median_requests": median(&mut req.clone()),
                                 "min_requests": rmin, "max_requests": rmax, "median_bytes": median(&mut byt),
                                 "median_round_trips": median(&mut rts)}));
@@ -182,17 +226,38 @@ async fn bench_btree_against_proxy() {
     // Human-readable summary.
     for kind in ["eq", "in10", "range20"] {
         let cold = results["cold"][kind].as_array().unwrap();
-        let mut total: Vec<f64> = cold.iter().map(|c| c["total_ms"].as_f64().unwrap()).collect();
-        let reqs: Vec<u64> = cold.iter().map(|c| c["query"]["requests"].as_u64().unwrap()).collect();
-        let rts: Vec<u64> = cold.iter().map(|c| c["query"]["round_trips"].as_u64().unwrap()).collect();
-        let bytes: Vec<u64> = cold.iter().map(|c| c["query"]["bytes"].as_u64().unwrap()).collect();
+        let mut total: Vec<f64> = cold
+            .iter()
+            .map(|c| c["total_ms"].as_f64().unwrap())
+            .collect();
+        let reqs: Vec<u64> = cold
+            .iter()
+            .map(|c| c["query"]["requests"].as_u64().unwrap())
+            .collect();
+        let rts: Vec<u64> = cold
+            .iter()
+            .map(|c| c["query"]["round_trips"].as_u64().unwrap())
+            .collect();
+        let bytes: Vec<u64> = cold
+            .iter()
+            .map(|c| c["query"]["bytes"].as_u64().unwrap())
+            .collect();
         let open = &cold[0]["open"];
         println!(
             "cold {kind}: open {}req/{}RT/{}B + query {:?}req {:?}RT {:?}B, total median {:.1} ms",
-            open["requests"], open["round_trips"], open["bytes"], reqs, rts, bytes, median(&mut total)
+            open["requests"],
+            open["round_trips"],
+            open["bytes"],
+            reqs,
+            rts,
+            bytes,
+            median(&mut total)
         );
         for label in ["warm", "warm_page_cache"] {
-            println!("{label} {kind}: {}", results["warm"][format!("{kind}/{label}")]);
+            println!(
+                "{label} {kind}: {}",
+                results["warm"][format!("{kind}/{label}")]
+            );
         }
     }
     if let Ok(out) = std::env::var("LAKESEEK_BENCH_OUT") {

@@ -420,12 +420,21 @@ async fn bad_saved_queries_are_corrupt() {
 #[tokio::test]
 async fn absurd_shapes_are_corrupt_not_allocated() {
     let tmp = temp_copy(NAME);
-    edit_meta(tmp.path(), "lvl_2/node_1/embeddings", |v| v["shape"][0] = 1_000_000_000_000u64.into());
-    edit_meta(tmp.path(), "lvl_2/node_1/item_ids", |v| v["shape"][0] = 1_000_000_000_000u64.into());
+    edit_meta(tmp.path(), "lvl_2/node_1/embeddings", |v| {
+        v["shape"][0] = 1_000_000_000_000u64.into()
+    });
+    edit_meta(tmp.path(), "lvl_2/node_1/item_ids", |v| {
+        v["shape"][0] = 1_000_000_000_000u64.into()
+    });
     let index = open(tmp.path()).await.unwrap();
-    assert_corrupt(&search_q0(&index).await.unwrap_err(), "lvl_2/node_1/embeddings");
+    assert_corrupt(
+        &search_q0(&index).await.unwrap_err(),
+        "lvl_2/node_1/embeddings",
+    );
     let tmp = temp_copy(NAME);
-    edit_meta(tmp.path(), "lvl_1/node_1/embeddings", |v| v["chunk_grid"]["configuration"]["chunk_shape"][0] = 100_000_000u64.into());
+    edit_meta(tmp.path(), "lvl_1/node_1/embeddings", |v| {
+        v["chunk_grid"]["configuration"]["chunk_shape"][0] = 100_000_000u64.into()
+    });
     let index = open(tmp.path()).await.unwrap();
     let e = search_q0(&index).await.unwrap_err();
     assert_corrupt(&e, "lvl_1/node_1/embeddings");

@@ -112,7 +112,8 @@ async fn exhausted_query_is_erased_instead_of_saved() {
 /// tests/fixtures/ecp/requirements.txt is not installed; set LAKESEEK_ZARR_PYTHON to its python).
 #[tokio::test]
 async fn zarr_python_reads_saved_state() {
-    let python = std::env::var("LAKESEEK_ZARR_PYTHON").unwrap_or_else(|_| "/work/.venv-zarr/bin/python".into());
+    let python = std::env::var("LAKESEEK_ZARR_PYTHON")
+        .unwrap_or_else(|_| "/work/.venv-zarr/bin/python".into());
     if !std::path::Path::new(&python).exists() {
         eprintln!("SKIPPED: {python} not found (create the venv from tests/fixtures/ecp/requirements.txt)");
         return;
@@ -120,7 +121,10 @@ async fn zarr_python_reads_saved_state() {
     let tmp = temp_copy(NAME);
     let index = open(tmp.path(), true).await;
     let case = &expected(NAME).cases[1];
-    let options = QueryOptions { exclude: vec![3, 1], ..Default::default() };
+    let options = QueryOptions {
+        exclude: vec![3, 1],
+        ..Default::default()
+    };
     let mut q = index.query(case.query.clone(), options).unwrap();
     q.next_k(4).await.unwrap();
     q.save(11).await.unwrap();
@@ -133,8 +137,17 @@ out["dtypes"] = {n: str(g(n).dtype) for n in ["tree_pq_is_leaf", "tree_pq_level"
 out["persisted_at"] = int(g("persisted_at")[()])
 print(json.dumps(out))
 "#;
-    let output = std::process::Command::new(&python).arg("-c").arg(script).arg(tmp.path()).output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let query: Vec<f32> = serde_json::from_value(v["query"].clone()).unwrap();
     assert_eq!(query, case.query);

@@ -104,7 +104,9 @@ async fn warm_search_sends_no_requests_even_with_prefetch() {
     for case in &exp.cases {
         index.clear_cache();
         let run = |index: EcpIndex| async move {
-            let mut q = index.query(case.query.clone(), lakeseek::ecp::QueryOptions::default()).unwrap();
+            let mut q = index
+                .query(case.query.clone(), lakeseek::ecp::QueryOptions::default())
+                .unwrap();
             let got = q.next_k(10).await.unwrap();
             (got, q.stats())
         };
@@ -112,6 +114,10 @@ async fn warm_search_sends_no_requests_even_with_prefetch() {
         let (warm, warm_stats) = run(index.clone()).await;
         assert_eq!(cold, warm);
         assert!(cold_stats.requests > 0);
-        assert_eq!(warm_stats.requests, 0, "{}: warm search fetched {warm_stats:?}", case.name);
+        assert_eq!(
+            warm_stats.requests, 0,
+            "{}: warm search fetched {warm_stats:?}",
+            case.name
+        );
     }
 }

@@ -242,7 +242,14 @@ impl EcpIndex {
 
     /// Node from the cache only (no I/O).
     pub async fn cached_node(&self, level: u32, node_id: u32) -> Option<Arc<Option<Node>>> {
-        let key = CacheKey { path: String::new(), version: ObjectVersion { size: 0, etag: None }, item: (level, node_id) };
+        let key = CacheKey {
+            path: String::new(),
+            version: ObjectVersion {
+                size: 0,
+                etag: None,
+            },
+            item: (level, node_id),
+        };
         self.inner.cache.get(&key).await
     }
 
@@ -320,7 +327,8 @@ async fn read_info(store: &ZarrStore) -> Result<(IndexInfo, Node)> {
         }
     };
     let embedding_dtype = EmbeddingDtype::of(&root)?;
-    let (node_size, dim, values) = read_embeddings(&root, None, total_representatives.max(1)).await?;
+    let (node_size, dim, values) =
+        read_embeddings(&root, None, total_representatives.max(1)).await?;
     if node_size == 0 {
         return Err(Error::corrupt("the root node has no rows").at(&root.label, None));
     }

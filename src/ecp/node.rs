@@ -2,7 +2,9 @@
 //! embeddings to f32.
 
 use half::f16;
-use zarrs::array::data_type::{Float16DataType, Float32DataType, Int8DataType, UInt32DataType, UInt8DataType};
+use zarrs::array::data_type::{
+    Float16DataType, Float32DataType, Int8DataType, UInt32DataType, UInt8DataType,
+};
 
 use super::metric::dot;
 use super::zarr_io::{FetchedArray, ZarrStore};
@@ -24,14 +26,25 @@ impl Node {
     /// empty, `children.len()` must equal the row count.
     pub fn new(dim: usize, embeddings: Vec<f32>, children: Vec<u32>) -> Result<Self> {
         if dim == 0 || !embeddings.len().is_multiple_of(dim) {
-            return Err(Error::corrupt(format!("{} values do not form rows of dimension {dim}", embeddings.len())));
+            return Err(Error::corrupt(format!(
+                "{} values do not form rows of dimension {dim}",
+                embeddings.len()
+            )));
         }
         let rows = embeddings.len() / dim;
         if !children.is_empty() && children.len() != rows {
-            return Err(Error::corrupt(format!("{} ids for {rows} embedding rows", children.len())));
+            return Err(Error::corrupt(format!(
+                "{} ids for {rows} embedding rows",
+                children.len()
+            )));
         }
         let norms_sq = embeddings.chunks_exact(dim).map(|r| dot(r, r)).collect();
-        Ok(Self { dim, embeddings, norms_sq, children })
+        Ok(Self {
+            dim,
+            embeddings,
+            norms_sq,
+            children,
+        })
     }
 
     /// Number of rows.
@@ -56,7 +69,9 @@ impl Node {
 
     /// Rows with their squared norms (precomputed once per node).
     pub fn rows_with_norms(&self) -> impl Iterator<Item = (&[f32], f32)> {
-        self.embeddings.chunks_exact(self.dim).zip(self.norms_sq.iter().copied())
+        self.embeddings
+            .chunks_exact(self.dim)
+            .zip(self.norms_sq.iter().copied())
     }
 
     /// Child ids (node ids or item ids), one per row.
@@ -115,15 +130,25 @@ impl EmbeddingDtype {
 
 /// Check `array` is 2-d `(n, dim)` and read it widened to f32. Returns `(n, values)`.
 /// At most `max_rows` rows are accepted.
-pub async fn read_embeddings(array: &FetchedArray, dim: Option<usize>, max_rows: u64) -> Result<(usize, usize, Vec<f32>)> {
+pub async fn read_embeddings(
+    array: &FetchedArray,
+    dim: Option<usize>,
+    max_rows: u64,
+) -> Result<(usize, usize, Vec<f32>)> {
     let shape = array.shape();
     let [rows, width] = shape else {
-        return Err(Error::corrupt(format!("embeddings must be 2-d, shape is {shape:?}")).at(&array.label, None));
+        return Err(
+            Error::corrupt(format!("embeddings must be 2-d, shape is {shape:?}"))
+                .at(&array.label, None),
+        );
     };
     let (rows, width) = (*rows as usize, *width as usize);
     if let Some(dim) = dim {
         if width != dim {
-            return Err(Error::corrupt(format!("embeddings have dimension {width}, the index has {dim}")).at(&array.label, None));
+            return Err(Error::corrupt(format!(
+                "embeddings have dimension {width}, the index has {dim}"
+            ))
+            .at(&array.label, None));
         }
     }
     if width == 0 {
@@ -131,9 +156,24 @@ pub async fn read_embeddings(array: &FetchedArray, dim: Option<usize>, max_rows:
     }
     let values = match EmbeddingDtype::of(array)? {
         EmbeddingDtype::Float32 => array.read_rows::<f32>(max_rows).await?,
-        EmbeddingDtype::Float16 => array.read_rows::<f16>(max_rows).await?.into_iter().map(f16::to_f32).collect(),
-        EmbeddingDtype::Uint8 => array.read_rows::<u8>(max_rows).await?.into_iter().map(f32::from).collect(),
-        EmbeddingDtype::Int8 => array.read_rows::<i8>(max_rows).await?.into_iter().map(f32::from).collect(),
+        EmbeddingDtype::Float16 => array
+            .read_rows::<f16>(max_rows)
+            .await?
+            .into_iter()
+            .map(f16::to_f32)
+            .collect(),
+        EmbeddingDtype::Uint8 => array
+            .read_rows::<u8>(max_rows)
+            .await?
+            .into_iter()
+            .map(f32::from)
+            .collect(),
+        EmbeddingDtype::Int8 => array
+            .read_rows::<i8>(max_rows)
+            .await?
+            .into_iter()
+            .map(f32::from)
+            .collect(),
     };
     Ok((rows, width, values))
 }
@@ -141,14 +181,19 @@ pub async fn read_embeddings(array: &FetchedArray, dim: Option<usize>, max_rows:
 /// Check `array` is a 1-d uint32 array of `expected_len` and read it.
 pub async fn read_u32_ids(array: &FetchedArray, expected_len: usize) -> Result<Vec<u32>> {
     if !array.data_type().is::<UInt32DataType>() {
-        return Err(Error::corrupt(format!("ids have data type {}, expected uint32", array.data_type_name()))
-            .at(&array.label, None));
+        return Err(Error::corrupt(format!(
+            "ids have data type {}, expected uint32",
+            array.data_type_name()
+        ))
+        .at(&array.label, None));
     }
     match array.shape() {
         [n] if *n as usize == expected_len => {}
         shape => {
-            return Err(Error::corrupt(format!("ids have shape {shape:?}, the embeddings have {expected_len} rows"))
-                .at(&array.label, None))
+            return Err(Error::corrupt(format!(
+                "ids have shape {shape:?}, the embeddings have {expected_len} rows"
+            ))
+            .at(&array.label, None))
         }
     }
     array.read_rows::<u32>(expected_len as u64).await
@@ -173,28 +218,53 @@ pub fn node_path(level: u32, node_id: u32) -> String {
 }
 
 /// Load a node: `Ok(None)` when its embeddings array does not exist (a gap).
-pub async fn load_node(store: &ZarrStore, limits: NodeLimits, level: u32, node_id: u32) -> Result<Option<Node>> {
+pub async fn load_node(
+    store: &ZarrStore,
+    limits: NodeLimits,
+    level: u32,
+    node_id: u32,
+) -> Result<Option<Node>> {
     let base = node_path(level, node_id);
     let is_leaf = level + 1 == limits.levels;
     let ids_name = if is_leaf { "item_ids" } else { "node_ids" };
     let emb_path = format!("{base}/embeddings");
     let ids_path = format!("{base}/{ids_name}");
-    let (emb, ids) = futures::join!(store.fetch(&emb_path, Some(2)), store.fetch(&ids_path, Some(1)));
+    let (emb, ids) = futures::join!(
+        store.fetch(&emb_path, Some(2)),
+        store.fetch(&ids_path, Some(1))
+    );
     let Some(emb) = emb? else { return Ok(None) };
     let Some(ids) = ids? else {
-        return Err(Error::corrupt(format!("node has embeddings but no {ids_name} (interrupted write?)"))
-            .at(&store.label_of(&ids_path), None));
+        return Err(Error::corrupt(format!(
+            "node has embeddings but no {ids_name} (interrupted write?)"
+        ))
+        .at(&store.label_of(&ids_path), None));
     };
     // A leaf holds at most every item; an internal node at most every representative.
-    let max_rows = if is_leaf { limits.max_item_id } else { limits.max_node_id.unwrap_or(u64::from(u32::MAX)) };
+    let max_rows = if is_leaf {
+        limits.max_item_id
+    } else {
+        limits.max_node_id.unwrap_or(u64::from(u32::MAX))
+    };
     let rows = match emb.shape() {
         [rows, _] => *rows as usize,
-        shape => return Err(Error::corrupt(format!("embeddings must be 2-d, shape is {shape:?}")).at(&emb.label, None)),
+        shape => {
+            return Err(
+                Error::corrupt(format!("embeddings must be 2-d, shape is {shape:?}"))
+                    .at(&emb.label, None),
+            )
+        }
     };
     if rows as u64 > max_rows {
-        return Err(Error::corrupt(format!("{rows} rows, more than the index allows ({max_rows})")).at(&emb.label, None));
+        return Err(Error::corrupt(format!(
+            "{rows} rows, more than the index allows ({max_rows})"
+        ))
+        .at(&emb.label, None));
     }
-    let (embedded, children) = futures::join!(read_embeddings(&emb, Some(limits.dim), max_rows), read_u32_ids(&ids, rows));
+    let (embedded, children) = futures::join!(
+        read_embeddings(&emb, Some(limits.dim), max_rows),
+        read_u32_ids(&ids, rows)
+    );
     let (_, _, values) = embedded?;
     let children = children?;
     let (limit, what) = if is_leaf {
@@ -204,8 +274,13 @@ pub async fn load_node(store: &ZarrStore, limits: NodeLimits, level: u32, node_i
     };
     if let Some(limit) = limit {
         if let Some(bad) = children.iter().find(|&&c| u64::from(c) >= limit) {
-            return Err(Error::corrupt(format!("{what} {bad} is out of range (must be < {limit})")).at(&ids.label, None));
+            return Err(Error::corrupt(format!(
+                "{what} {bad} is out of range (must be < {limit})"
+            ))
+            .at(&ids.label, None));
         }
     }
-    Node::new(limits.dim, values, children).map(Some).map_err(|e| e.at(&emb.label, None))
+    Node::new(limits.dim, values, children)
+        .map(Some)
+        .map_err(|e| e.at(&emb.label, None))
 }

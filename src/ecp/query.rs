@@ -184,7 +184,11 @@ impl EcpQuery {
             // Warm path: a cached node needs no I/O, so nothing is prefetched for it.
             if !ready.contains_key(&key) && !inflight_keys.contains(&key) {
                 if let Some(node) = self.index.cached_node(key.0, key.1).await {
-                    if self.state.visit(entry, node.as_ref().as_ref(), &self.scorer, call) == Step::Stop {
+                    if self
+                        .state
+                        .visit(entry, node.as_ref().as_ref(), &self.scorer, call)
+                        == Step::Stop
+                    {
                         break;
                     }
                     continue;

@@ -140,7 +140,10 @@ impl EcpIndex {
             check_1d::<UInt32DataType>(e, "uint32")?;
         }
         // Every node is pushed at most once; every item is buffered at most once.
-        let max_heap = (info.node_size as u64).saturating_add(info.total_representatives.saturating_mul(u64::from(info.levels)));
+        let max_heap = (info.node_size as u64).saturating_add(
+            info.total_representatives
+                .saturating_mul(u64::from(info.levels)),
+        );
         let max_items = u64::from(info.next_item_id);
         let (q, s, l, lv, n, is, ii) = futures::join!(
             query.read_rows::<f32>(dim as u64),

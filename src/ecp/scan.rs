@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-
 use super::counting_store::with_query_stats;
 use super::index::EcpIndex;
 use super::metric::Scorer;
@@ -27,7 +26,11 @@ impl EcpIndex {
     ) -> Result<SearchResult> {
         let info = self.info().clone();
         if query.len() != info.dim {
-            return Err(Error::InvalidArgument(format!("query has dimension {}, the index has {}", query.len(), info.dim)));
+            return Err(Error::InvalidArgument(format!(
+                "query has dimension {}, the index has {}",
+                query.len(),
+                info.dim
+            )));
         }
         if k == 0 {
             return Err(Error::InvalidArgument("k must be at least 1".into()));
@@ -40,14 +43,21 @@ impl EcpIndex {
             for level in 0..info.levels {
                 let is_leaf = level + 1 == info.levels;
                 let mut next = Vec::new();
-                let mut loads = futures::stream::iter(std::mem::take(&mut frontier).into_iter().map(|id| self.node_uncached(level, id)))
-                    .buffer_unordered(concurrency.max(1));
+                let mut loads = futures::stream::iter(
+                    std::mem::take(&mut frontier)
+                        .into_iter()
+                        .map(|id| self.node_uncached(level, id)),
+                )
+                .buffer_unordered(concurrency.max(1));
                 while let Some(node) = loads.try_next().await? {
                     let Some(node) = node else { continue };
                     if is_leaf {
                         for ((row, norm), &id) in node.rows_with_norms().zip(node.children()) {
                             if !exclude.contains(&id) {
-                                items.push(ScoredItem { score: scorer.item_score_with_norm(row, norm), id });
+                                items.push(ScoredItem {
+                                    score: scorer.item_score_with_norm(row, norm),
+                                    id,
+                                });
                             }
                         }
                     } else {

@@ -83,7 +83,10 @@ pub struct SearchParams {
 
 impl Default for SearchParams {
     fn default() -> Self {
-        Self { search_exp: 4, max_increments: -1 }
+        Self {
+            search_exp: 4,
+            max_increments: -1,
+        }
     }
 }
 
@@ -91,7 +94,9 @@ impl SearchParams {
     /// Check `search_exp >= 1` and `max_increments >= -1`.
     pub fn validate(&self) -> Result<()> {
         if self.search_exp == 0 {
-            return Err(Error::InvalidArgument("search_exp must be at least 1".into()));
+            return Err(Error::InvalidArgument(
+                "search_exp must be at least 1".into(),
+            ));
         }
         if self.max_increments < -1 {
             return Err(Error::InvalidArgument(format!(
@@ -172,7 +177,13 @@ impl SearchState {
     fn push(&mut self, score: f32, is_leaf: bool, level: u32, node_id: u32) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.insert(HeapEntry { score, is_leaf, level, node_id, seq });
+        self.heap.insert(HeapEntry {
+            score,
+            is_leaf,
+            level,
+            node_id,
+            seq,
+        });
     }
 
     /// Whether the root has been scored into the heap.
@@ -214,7 +225,12 @@ impl SearchState {
             self.seeded = true;
             let root_is_leaf = self.levels == 1;
             for (i, (row, norm)) in root.rows_with_norms().enumerate() {
-                self.push(scorer.heap_score_with_norm(row, norm), root_is_leaf, 0, i as u32);
+                self.push(
+                    scorer.heap_score_with_norm(row, norm),
+                    root_is_leaf,
+                    0,
+                    i as u32,
+                );
             }
         }
         CallState {
@@ -244,13 +260,24 @@ impl SearchState {
     }
 
     /// Process a popped entry with its node (`None`: the node does not exist).
-    pub fn visit(&mut self, entry: HeapEntry, node: Option<&Node>, scorer: &Scorer, call: &mut CallState) -> Step {
+    pub fn visit(
+        &mut self,
+        entry: HeapEntry,
+        node: Option<&Node>,
+        scorer: &Scorer,
+        call: &mut CallState,
+    ) -> Step {
         call.visited.push((entry.level, entry.node_id));
-        let Some(node) = node else { return Step::Continue };
+        let Some(node) = node else {
+            return Step::Continue;
+        };
         if entry.is_leaf {
             for ((row, norm), &id) in node.rows_with_norms().zip(node.children()) {
                 if !self.exclude.contains(&id) && !call.extra_exclude.contains(&id) {
-                    self.items.push(ScoredItem { score: scorer.item_score_with_norm(row, norm), id });
+                    self.items.push(ScoredItem {
+                        score: scorer.item_score_with_norm(row, norm),
+                        id,
+                    });
                 }
             }
             call.leaf_count += 1;
@@ -258,7 +285,12 @@ impl SearchState {
             let child_level = entry.level + 1;
             let child_is_leaf = child_level + 1 == self.levels;
             for ((row, norm), &id) in node.rows_with_norms().zip(node.children()) {
-                self.push(scorer.heap_score_with_norm(row, norm), child_is_leaf, child_level, id);
+                self.push(
+                    scorer.heap_score_with_norm(row, norm),
+                    child_is_leaf,
+                    child_level,
+                    id,
+                );
             }
         }
         if call.leaf_count == call.exp {
@@ -293,7 +325,12 @@ mod tests {
     use crate::ecp::metric::Metric;
 
     fn node(rows: &[[f32; 1]], children: &[u32]) -> Node {
-        Node::new(1, rows.iter().flatten().copied().collect(), children.to_vec()).unwrap()
+        Node::new(
+            1,
+            rows.iter().flatten().copied().collect(),
+            children.to_vec(),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -303,7 +340,9 @@ mod tests {
         s.push(1.0, false, 0, 9);
         s.push(1.0, false, 0, 3);
         s.push(2.0, false, 1, 7);
-        let order: Vec<(u32, u32)> = std::iter::from_fn(|| s.pop()).map(|e| (e.level, e.node_id)).collect();
+        let order: Vec<(u32, u32)> = std::iter::from_fn(|| s.pop())
+            .map(|e| (e.level, e.node_id))
+            .collect();
         assert_eq!(order, vec![(1, 7), (0, 3), (0, 9), (1, 5)]);
     }
 
@@ -312,9 +351,16 @@ mod tests {
         // root: 3 leaves; query at 0 (IP with query [1]: higher value = better)
         let root = node(&[[3.0], [2.0], [1.0]], &[]);
         let scorer = Scorer::new(Metric::IP, false, vec![1.0]).unwrap();
-        let leaves = [node(&[[3.0]], &[30]), node(&[[2.0]], &[20]), node(&[[1.0], [0.5]], &[10, 11])];
+        let leaves = [
+            node(&[[3.0]], &[30]),
+            node(&[[2.0]], &[20]),
+            node(&[[1.0], [0.5]], &[10, 11]),
+        ];
         let mut s = SearchState::new(1, []);
-        let params = SearchParams { search_exp: 1, max_increments: -1 };
+        let params = SearchParams {
+            search_exp: 1,
+            max_increments: -1,
+        };
         let mut call = s.begin(3, params, &[], &root, &scorer);
         while let Some(e) = s.pop() {
             let leaf = &leaves[e.node_id as usize];
@@ -333,8 +379,23 @@ mod tests {
 
     #[test]
     fn params_are_validated() {
-        assert!(SearchParams { search_exp: 0, max_increments: -1 }.validate().is_err());
-        assert!(SearchParams { search_exp: 1, max_increments: -2 }.validate().is_err());
-        assert!(SearchParams { search_exp: 1, max_increments: 0 }.validate().is_ok());
+        assert!(SearchParams {
+            search_exp: 0,
+            max_increments: -1
+        }
+        .validate()
+        .is_err());
+        assert!(SearchParams {
+            search_exp: 1,
+            max_increments: -2
+        }
+        .validate()
+        .is_err());
+        assert!(SearchParams {
+            search_exp: 1,
+            max_increments: 0
+        }
+        .validate()
+        .is_ok());
     }
 }

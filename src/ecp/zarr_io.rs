@@ -41,7 +41,9 @@ pub struct ZarrStore {
 
 impl std::fmt::Debug for ZarrStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZarrStore").field("label", &self.label).finish()
+        f.debug_struct("ZarrStore")
+            .field("label", &self.label)
+            .finish()
     }
 }
 
@@ -61,7 +63,10 @@ fn storage_error(label: &str, e: StorageError) -> Error {
     Error::Store {
         path: label.to_string(),
         range: None,
-        source: Box::new(object_store::Error::Generic { store: "zarrs", source: Box::new(e) }),
+        source: Box::new(object_store::Error::Generic {
+            store: "zarrs",
+            source: Box::new(e),
+        }),
     }
 }
 
@@ -77,7 +82,10 @@ fn default_first_chunk_key(path: &str, rank: usize) -> String {
 impl ZarrStore {
     /// Wrap a zarrs storage; `label` names the index root in errors.
     pub fn new(storage: Arc<Storage>, label: impl Into<String>) -> Self {
-        Self { storage, label: label.into() }
+        Self {
+            storage,
+            label: label.into(),
+        }
     }
 
     /// The zarrs storage.
@@ -93,12 +101,19 @@ impl ZarrStore {
     async fn get(&self, key: &str) -> Result<Option<Bytes>> {
         let store_key = StoreKey::new(key)
             .map_err(|e| Error::InvalidArgument(format!("bad zarr key {key}: {e}")))?;
-        self.storage.get(&store_key).await.map_err(|e| storage_error(&self.label_of(key), e))
+        self.storage
+            .get(&store_key)
+            .await
+            .map_err(|e| storage_error(&self.label_of(key), e))
     }
 
     /// GET `path/zarr.json` and (when `speculative_rank` is given) the first chunk of an array
     /// of that rank, concurrently. `Ok(None)` when the array does not exist.
-    pub async fn fetch(&self, path: &str, speculative_rank: Option<usize>) -> Result<Option<FetchedArray>> {
+    pub async fn fetch(
+        &self,
+        path: &str,
+        speculative_rank: Option<usize>,
+    ) -> Result<Option<FetchedArray>> {
         let label = self.label_of(path);
         let meta_key = format!("{path}/zarr.json");
         let guess = speculative_rank.map(|rank| default_first_chunk_key(path, rank));
@@ -115,8 +130,14 @@ impl ZarrStore {
         if !metadata.storage_transformers.is_empty() {
             return Err(Error::unsupported("arrays with storage transformers").at(&label, None));
         }
-        let array = Array::new_with_metadata(self.storage.clone(), &format!("/{path}"), ArrayMetadata::V3(metadata))
-            .map_err(|e| Error::unsupported(format!("zarrs cannot open the array: {e}")).at(&label, None))?;
+        let array = Array::new_with_metadata(
+            self.storage.clone(),
+            &format!("/{path}"),
+            ArrayMetadata::V3(metadata),
+        )
+        .map_err(|e| {
+            Error::unsupported(format!("zarrs cannot open the array: {e}")).at(&label, None)
+        })?;
         // Keep the speculative chunk only if it really is chunk 0 of this array.
         let first_chunk = match (guess, chunk) {
             (Some(key), Some(bytes)) => {
@@ -125,12 +146,24 @@ impl ZarrStore {
             }
             _ => None,
         };
-        Ok(Some(FetchedArray { path: path.to_string(), label, array, first_chunk, storage: self.storage.clone() }))
+        Ok(Some(FetchedArray {
+            path: path.to_string(),
+            label,
+            array,
+            first_chunk,
+            storage: self.storage.clone(),
+        }))
     }
 
     /// Write a 1-d array (`shape (n,)`, one chunk of `max(n,1)` rows, no compression) or a
     /// rank-0 scalar (`values.len() == 1`, `rank0`), the way ecp-core writes query state.
-    pub async fn write_plain<T>(&self, path: &str, data_type: DataType, values: &[T], rank0: bool) -> Result<()>
+    pub async fn write_plain<T>(
+        &self,
+        path: &str,
+        data_type: DataType,
+        values: &[T],
+        rank0: bool,
+    ) -> Result<()>
     where
         T: zarrs::array::Element + Default + Clone + Send + Sync + 'static,
     {
@@ -144,20 +177,32 @@ impl ZarrStore {
         let array = ArrayBuilder::new(shape, chunks, data_type, zarrs::array::FillValue::new(fill))
             .build(self.storage.clone(), &format!("/{path}"))
             .map_err(|e| Error::InvalidArgument(format!("cannot build array {label}: {e}")))?;
-        array.async_store_metadata().await.map_err(|e| storage_error(&label, e))?;
+        array
+            .async_store_metadata()
+            .await
+            .map_err(|e| storage_error(&label, e))?;
         if !values.is_empty() {
             let zeros = vec![0u64; if rank0 { 0 } else { 1 }];
-            array.async_store_chunk(&zeros, values.to_vec()).await.map_err(|e| write_error(&label, e))?;
+            array
+                .async_store_chunk(&zeros, values.to_vec())
+                .await
+                .map_err(|e| write_error(&label, e))?;
         }
         Ok(())
     }
 
     /// Delete an array's metadata and first chunk (query state is single-chunk).
     pub async fn erase_plain(&self, path: &str, rank: usize) -> Result<()> {
-        for key in [format!("{path}/zarr.json"), default_first_chunk_key(path, rank)] {
+        for key in [
+            format!("{path}/zarr.json"),
+            default_first_chunk_key(path, rank),
+        ] {
             let store_key = StoreKey::new(key.as_str())
                 .map_err(|e| Error::InvalidArgument(format!("bad zarr key {key}: {e}")))?;
-            self.storage.erase(&store_key).await.map_err(|e| storage_error(&self.label_of(&key), e))?;
+            self.storage
+                .erase(&store_key)
+                .await
+                .map_err(|e| storage_error(&self.label_of(&key), e))?;
         }
         Ok(())
     }
@@ -211,14 +256,21 @@ impl FetchedArray {
         }
         let grid = self.array.chunk_grid_shape().to_vec();
         if rank == 2 && grid.get(1).copied().unwrap_or(1) != 1 {
-            return Err(Error::unsupported("embeddings chunked along the vector dimension").at(&self.label, None));
+            return Err(
+                Error::unsupported("embeddings chunked along the vector dimension")
+                    .at(&self.label, None),
+            );
         }
         let rows = shape.first().copied().unwrap_or(1);
         let width = shape.get(1).copied().unwrap_or(1);
-        let total = rows.checked_mul(width).ok_or_else(|| self.corrupt("shape overflows"))?;
+        let total = rows
+            .checked_mul(width)
+            .ok_or_else(|| self.corrupt("shape overflows"))?;
         let chunk_count = grid.first().copied().unwrap_or(1);
         if rows > max_rows {
-            return Err(self.corrupt(format!("{rows} rows, more than the index allows ({max_rows})")));
+            return Err(self.corrupt(format!(
+                "{rows} rows, more than the index allows ({max_rows})"
+            )));
         }
         if rows == 0 || width == 0 {
             return Ok(Vec::new());
@@ -233,12 +285,26 @@ impl FetchedArray {
             .try_fold(1u64, |acc, d| acc.checked_mul(d))
             .ok_or_else(|| self.corrupt("chunk shape overflows"))?;
         if chunk_elements > MAX_CHUNK_ELEMENTS {
-            return Err(self.corrupt(format!("chunks of {chunk_elements} elements exceed the limit {MAX_CHUNK_ELEMENTS}")));
+            return Err(self.corrupt(format!(
+                "chunks of {chunk_elements} elements exceed the limit {MAX_CHUNK_ELEMENTS}"
+            )));
         }
-        let chunk_indices: Vec<Vec<u64>> =
-            (0..chunk_count).map(|i| if rank == 0 { vec![] } else if rank == 1 { vec![i] } else { vec![i, 0] }).collect();
-        let decoded = try_join_all(chunk_indices.iter().map(|idx| self.read_chunk::<T>(idx))).await?;
-        let mut out: Vec<T> = Vec::with_capacity(usize::try_from(total).map_err(|_| self.corrupt("array too large"))?);
+        let chunk_indices: Vec<Vec<u64>> = (0..chunk_count)
+            .map(|i| {
+                if rank == 0 {
+                    vec![]
+                } else if rank == 1 {
+                    vec![i]
+                } else {
+                    vec![i, 0]
+                }
+            })
+            .collect();
+        let decoded =
+            try_join_all(chunk_indices.iter().map(|idx| self.read_chunk::<T>(idx))).await?;
+        let mut out: Vec<T> = Vec::with_capacity(
+            usize::try_from(total).map_err(|_| self.corrupt("array too large"))?,
+        );
         for values in decoded {
             let remaining = (total as usize).saturating_sub(out.len());
             out.extend(values.into_iter().take(remaining));
@@ -259,7 +325,10 @@ impl FetchedArray {
             (Some(bytes), true) => bytes.clone(),
             _ => {
                 let key = self.array.chunk_key(indices);
-                self.storage.get(&key).await.map_err(|e| storage_error(&self.label, e))?
+                self.storage
+                    .get(&key)
+                    .await
+                    .map_err(|e| storage_error(&self.label, e))?
             }
         };
         let chunk_shape = self
@@ -285,8 +354,12 @@ impl FetchedArray {
                     .map_err(|e| self.corrupt(format!("chunk {indices:?}: {e}")))?;
                 decoded.into_owned()
             }
-            None => ArrayBytes::new_fill_value(self.array.data_type(), elements, self.array.fill_value())
-                .map_err(|e| self.corrupt(format!("fill value: {e}")))?,
+            None => ArrayBytes::new_fill_value(
+                self.array.data_type(),
+                elements,
+                self.array.fill_value(),
+            )
+            .map_err(|e| self.corrupt(format!("fill value: {e}")))?,
         };
         let shape_u64: Vec<u64> = chunk_shape.iter().map(|d| d.get()).collect();
         Vec::<T>::from_array_bytes(bytes, &shape_u64, self.array.data_type())

@@ -29,11 +29,13 @@ use object_store::path::Path;
 use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
-use crate::io::cache::{CacheKey, SizedCache};
-use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
 use crate::index::btree::exec::BTreePageData;
 use crate::index::btree::BTreePageLookup;
-use crate::io::{open_url, FetchOptions, OpenedUrl, IoStats, ObjectVersion, RangeFetcher, RangeSource};
+use crate::io::cache::{CacheKey, SizedCache};
+use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
+use crate::io::{
+    open_url, FetchOptions, IoStats, ObjectVersion, OpenedUrl, RangeFetcher, RangeSource,
+};
 use crate::lance::reader::ReaderCaches;
 
 pub use deletion::DeletionVector;
@@ -110,9 +112,16 @@ impl DatasetStore {
     /// one wave in flight (an IN list touches two chunks per page, plus chunk metadata:
     /// with fewer slots one wave would take two round trips).
     pub fn new(source: Arc<dyn RangeSource>, lister: Arc<dyn ObjectLister>) -> Self {
-        let options = FetchOptions { max_concurrency: DATASET_FETCH_CONCURRENCY, ..FetchOptions::default() };
+        let options = FetchOptions {
+            max_concurrency: DATASET_FETCH_CONCURRENCY,
+            ..FetchOptions::default()
+        };
         let fetcher = RangeFetcher::new(source.clone(), options);
-        Self { source, lister, fetcher }
+        Self {
+            source,
+            lister,
+            fetcher,
+        }
     }
 }
 
@@ -160,8 +169,10 @@ impl Dataset {
         session: Arc<DatasetSession>,
         stats: &IoStats,
     ) -> Result<Self> {
-        let lister: Arc<dyn ObjectLister> =
-            Arc::new(ObjectStoreLister::for_scheme(opened.store.clone(), &opened.scheme));
+        let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
+            opened.store.clone(),
+            &opened.scheme,
+        ));
         let store = DatasetStore::new(opened.source.clone(), lister);
         Self::open(store, opened.path.clone(), version, session, stats).await
     }
@@ -186,10 +197,19 @@ impl Dataset {
             return Err(Error::Corrupt {
                 path: location.path.to_string(),
                 range: None,
-                what: format!("manifest says version {} but its name says {}", manifest.version, location.version),
+                what: format!(
+                    "manifest says version {} but its name says {}",
+                    manifest.version, location.version
+                ),
             });
         }
-        Ok(Self { root, store, session, manifest, location })
+        Ok(Self {
+            root,
+            store,
+            session,
+            manifest,
+            location,
+        })
     }
 
     /// The decoded manifest.
@@ -251,22 +271,30 @@ impl Dataset {
         fragments: &[&Fragment],
         stats: &IoStats,
     ) -> Result<HashMap<u64, Arc<DeletionVector>>> {
-        let loads = fragments.iter().filter_map(|f| f.deletion.as_ref().map(|d| (f.id, d))).map(|(id, d)| {
-            let path = self.child(&d.relative_path(id));
-            let key = CacheKey { path: path.to_string(), version: immutable_object(), item: () };
-            let kind = d.kind;
-            async move {
-                let v = self
-                    .session
-                    .deletions
-                    .get_or_try_load(key, async {
-                        let tail = self.store.fetcher.whole(&path, stats).await?;
-                        deletion::decode_deletion_file(kind, &tail.bytes).map_err(|e| e.at(path.as_ref(), None))
-                    })
-                    .await?;
-                Ok::<_, Error>((id, v))
-            }
-        });
+        let loads = fragments
+            .iter()
+            .filter_map(|f| f.deletion.as_ref().map(|d| (f.id, d)))
+            .map(|(id, d)| {
+                let path = self.child(&d.relative_path(id));
+                let key = CacheKey {
+                    path: path.to_string(),
+                    version: immutable_object(),
+                    item: (),
+                };
+                let kind = d.kind;
+                async move {
+                    let v = self
+                        .session
+                        .deletions
+                        .get_or_try_load(key, async {
+                            let tail = self.store.fetcher.whole(&path, stats).await?;
+                            deletion::decode_deletion_file(kind, &tail.bytes)
+                                .map_err(|e| e.at(path.as_ref(), None))
+                        })
+                        .await?;
+                    Ok::<_, Error>((id, v))
+                }
+            });
         Ok(try_join_all(loads).await?.into_iter().collect())
     }
 
@@ -278,7 +306,10 @@ impl Dataset {
 
 /// Cache version marker for objects whose names are never reused with other content.
 fn immutable_object() -> ObjectVersion {
-    ObjectVersion { size: 0, etag: None }
+    ObjectVersion {
+        size: 0,
+        etag: None,
+    }
 }
 
 fn join(root: &Path, relative: &str) -> Path {
@@ -289,7 +320,11 @@ fn join(root: &Path, relative: &str) -> Path {
     p
 }
 
-async fn find_latest(store: &DatasetStore, root: &Path, stats: &IoStats) -> Result<ManifestLocation> {
+async fn find_latest(
+    store: &DatasetStore,
+    root: &Path,
+    stats: &IoStats,
+) -> Result<ManifestLocation> {
     let dir = join(root, VERSIONS_DIR);
     let ordered = store.lister.lexically_ordered();
     let mut chooser = LatestManifestChooser::new();
@@ -309,7 +344,10 @@ async fn find_latest(store: &DatasetStore, root: &Path, stats: &IoStats) -> Resu
         path: listed.path,
         version,
         naming,
-        object: Some(ObjectVersion { size: listed.size, etag: listed.etag }),
+        object: Some(ObjectVersion {
+            size: listed.size,
+            etag: listed.etag,
+        }),
     })
 }
 
@@ -323,7 +361,10 @@ async fn load_pinned(
     let mut last_err = None;
     for naming in [ManifestNaming::V2, ManifestNaming::V1] {
         let location = ManifestLocation {
-            path: join(root, &format!("{VERSIONS_DIR}/{}", naming.file_name(version))),
+            path: join(
+                root,
+                &format!("{VERSIONS_DIR}/{}", naming.file_name(version)),
+            ),
             version,
             naming,
             object: None,
@@ -373,7 +414,11 @@ async fn load_manifest(
                     }
                 }
             }
-            Err(Error::Corrupt { path: path.to_string(), range: None, what: "manifest framing loops".into() })
+            Err(Error::Corrupt {
+                path: path.to_string(),
+                range: None,
+                what: "manifest framing loops".into(),
+            })
         })
         .await
 }
