@@ -70,12 +70,19 @@ fn fmt_range(range: &Option<Range<u64>>) -> String {
 impl Error {
     /// A `Corrupt` error with no path yet; callers attach context with [`Error::at`].
     pub fn corrupt(what: impl Into<String>) -> Self {
-        Error::Corrupt { path: String::new(), range: None, what: what.into() }
+        Error::Corrupt {
+            path: String::new(),
+            range: None,
+            what: what.into(),
+        }
     }
 
     /// An `Unsupported` error with no path yet.
     pub fn unsupported(what: impl Into<String>) -> Self {
-        Error::Unsupported { path: String::new(), what: what.into() }
+        Error::Unsupported {
+            path: String::new(),
+            what: what.into(),
+        }
     }
 
     /// Fill in the object path and byte range of a `Corrupt`/`Unsupported`/`Store` error

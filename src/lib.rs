@@ -10,6 +10,8 @@
 //! See `README.md` and `docs/architecture.md` for the picture.
 #![warn(missing_docs)]
 
+pub mod cli;
+pub mod ecp;
 pub mod error;
 pub mod index;
 pub mod io;

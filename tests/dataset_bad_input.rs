@@ -83,7 +83,7 @@ async fn query(root: &Path, filter: &str, allow_scan: bool) -> Result<Vec<u64>> 
         &stats,
     )
     .await?;
-    let a = query_row_addresses(&ds, filter, QueryOptions::with_scan(allow_scan), &stats).await?;
+    let a = query_row_addresses(&ds, filter, QueryOptions { allow_scan }, &stats).await?;
     Ok(a.row_addresses.iter().collect())
 }
 

@@ -89,7 +89,9 @@ async fn every_recorded_predicate_matches_pylance_over_s3() {
             let filter = q["filter"].as_str().unwrap();
             let stats = IoStats::new();
             let dataset = open(&s3, name, q["version"].as_u64(), session.clone(), &stats).await;
-            let options = QueryOptions::with_scan(unindexed.contains(&filter));
+            let options = QueryOptions {
+                allow_scan: unindexed.contains(&filter),
+            };
             checked += 1;
             match query_row_addresses(&dataset, filter, options, &stats).await {
                 Ok(a) => {

@@ -14,7 +14,11 @@ const SIZE: usize = 700_001;
 fn seed() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(BUCKET).join("ds/data")).unwrap();
-    std::fs::write(dir.path().join(BUCKET).join("ds/data/file.lance"), pattern(SIZE)).unwrap();
+    std::fs::write(
+        dir.path().join(BUCKET).join("ds/data/file.lance"),
+        pattern(SIZE),
+    )
+    .unwrap();
     std::fs::write(dir.path().join(BUCKET).join("small.bin"), b"tiny").unwrap();
     dir
 }
@@ -22,11 +26,17 @@ fn seed() -> tempfile::TempDir {
 #[tokio::test]
 async fn gcs_tail_ranges_and_counts() {
     let seed = seed();
-    let Some(gcs) = GcsTestServer::start(seed.path()).await else { return };
+    let Some(gcs) = GcsTestServer::start(seed.path()).await else {
+        return;
+    };
     let data = pattern(SIZE);
     let opened = gcs.open(BUCKET, "ds/data/file.lance");
     assert_eq!(opened.path.as_ref(), "ds/data/file.lance");
-    let options = FetchOptions { coalesce_gap: Some(10_000), max_merged_bytes: 1 << 20, max_concurrency: 4 };
+    let options = FetchOptions {
+        coalesce_gap: Some(10_000),
+        max_merged_bytes: 1 << 20,
+        max_concurrency: 4,
+    };
     let f = RangeFetcher::new(opened.source, options);
     let stats = IoStats::new();
 
@@ -52,7 +62,10 @@ async fn gcs_tail_ranges_and_counts() {
     let out = f.fetch(&requests, &stats).await.unwrap();
     let http = gcs.http_counts().since(&before);
     for (r, b) in requests.iter().zip(&out) {
-        assert_eq!(b.as_ref(), &data[r.range.start as usize..r.range.end as usize]);
+        assert_eq!(
+            b.as_ref(),
+            &data[r.range.start as usize..r.range.end as usize]
+        );
     }
     assert_eq!(stats.snapshot().requests, plan.len() as u64);
     assert_eq!(http.requests, plan.len() as u64);
@@ -61,15 +74,24 @@ async fn gcs_tail_ranges_and_counts() {
 
     // Past EOF with a known size: nothing sent.
     let before = gcs.http_counts();
-    let bad = ReadRequest::sized(opened.path.clone(), SIZE as u64 - 1..SIZE as u64 + 1, SIZE as u64);
-    assert!(matches!(f.fetch(&[bad], &stats).await, Err(Error::Corrupt { .. })));
+    let bad = ReadRequest::sized(
+        opened.path.clone(),
+        SIZE as u64 - 1..SIZE as u64 + 1,
+        SIZE as u64,
+    );
+    assert!(matches!(
+        f.fetch(&[bad], &stats).await,
+        Err(Error::Corrupt { .. })
+    ));
     assert_eq!(gcs.http_counts().since(&before).requests, 0);
 }
 
 #[tokio::test]
 async fn gcs_small_objects_missing_objects_and_retries() {
     let seed = seed();
-    let Some(gcs) = GcsTestServer::start(seed.path()).await else { return };
+    let Some(gcs) = GcsTestServer::start(seed.path()).await else {
+        return;
+    };
     let stats = IoStats::new();
 
     let small = gcs.open(BUCKET, "small.bin");
@@ -81,14 +103,21 @@ async fn gcs_small_objects_missing_objects_and_retries() {
     let missing = gcs.open(BUCKET, "nope.lance");
     let f = RangeFetcher::new(missing.source, FetchOptions::default());
     let err = f.tail(&missing.path, 10, &stats).await.unwrap_err();
-    assert!(matches!(err, Error::NotFound { ref path, .. } if path == "nope.lance"), "{err}");
+    assert!(
+        matches!(err, Error::NotFound { ref path, .. } if path == "nope.lance"),
+        "{err}"
+    );
 
     // A 503 injected at the HTTP layer is retried.
     let opened = gcs.open(BUCKET, "ds/data/file.lance");
     let f = RangeFetcher::new(opened.source, FetchOptions::default());
     let before = gcs.http_counts();
-    gcs.counting().fail_next_requests(1, http::StatusCode::SERVICE_UNAVAILABLE);
-    let got = f.fetch(&[ReadRequest::new(opened.path.clone(), 10..20)], &stats).await.unwrap();
+    gcs.counting()
+        .fail_next_requests(1, http::StatusCode::SERVICE_UNAVAILABLE);
+    let got = f
+        .fetch(&[ReadRequest::new(opened.path.clone(), 10..20)], &stats)
+        .await
+        .unwrap();
     assert_eq!(got[0].as_ref(), &pattern(SIZE)[10..20]);
     let http = gcs.http_counts().since(&before);
     assert_eq!((http.requests, http.injected_faults), (2, 1));

@@ -16,14 +16,24 @@ async fn local_files_read_by_path_and_file_url() {
     let data = pattern(50_000);
     std::fs::write(&file, &data).unwrap();
 
-    for url in [file.to_str().unwrap().to_string(), url::Url::from_file_path(&file).unwrap().to_string()] {
+    for url in [
+        file.to_str().unwrap().to_string(),
+        url::Url::from_file_path(&file).unwrap().to_string(),
+    ] {
         let opened = open_url(&url, &[]).unwrap();
-        assert_eq!(opened.source.coalesce_gap(), 0, "no gap bytes for local files");
+        assert_eq!(
+            opened.source.coalesce_gap(),
+            0,
+            "no gap bytes for local files"
+        );
         let rec = Arc::new(RecordingSource::new(opened.source.clone()));
         let f = RangeFetcher::new(rec.clone(), FetchOptions::default());
         let stats = IoStats::new();
         let tail = f.tail(&opened.path, 1000, &stats).await.unwrap();
-        assert_eq!((tail.version.size, tail.bytes.as_ref()), (50_000, &data[49_000..]));
+        assert_eq!(
+            (tail.version.size, tail.bytes.as_ref()),
+            (50_000, &data[49_000..])
+        );
         let reqs = [
             ReadRequest::sized(opened.path.clone(), 0..10, 50_000),
             ReadRequest::sized(opened.path.clone(), 10..30, 50_000),

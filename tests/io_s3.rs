@@ -36,7 +36,11 @@ async fn tail_read_is_one_get_and_reports_the_object_size() {
 
     let tail = f.tail(&path, 4096, &stats).await.unwrap();
     let http = s3.http_counts().since(&before);
-    assert_eq!((http.requests, http.gets, http.heads), (1, 1, 0), "one GET, no HEAD");
+    assert_eq!(
+        (http.requests, http.gets, http.heads),
+        (1, 1, 0),
+        "one GET, no HEAD"
+    );
     assert_eq!(tail.version.size, SIZE as u64, "size from Content-Range");
     assert!(tail.version.etag.is_some());
     assert_eq!(tail.bytes.as_ref(), &data[SIZE - 4096..]);
@@ -61,7 +65,11 @@ async fn tail_read_is_one_get_and_reports_the_object_size() {
 async fn merged_requests_and_bytes_agree_with_the_http_layer() {
     let s3 = server_with_object().await;
     let data = pattern(SIZE);
-    let options = FetchOptions { coalesce_gap: Some(64 * 1024), max_merged_bytes: 512 * 1024, max_concurrency: 8 };
+    let options = FetchOptions {
+        coalesce_gap: Some(64 * 1024),
+        max_merged_bytes: 512 * 1024,
+        max_concurrency: 8,
+    };
     let (f, path) = fetcher(&s3, OBJECT, options);
     // 60 ranges: clusters of close ranges (merge) separated by far gaps (do not).
     let ranges: Vec<Range<u64>> = (0..60u64)
@@ -70,10 +78,16 @@ async fn merged_requests_and_bytes_agree_with_the_http_layer() {
             start..start + 1000 + i * 37
         })
         .collect();
-    let requests: Vec<ReadRequest> =
-        ranges.iter().map(|r| ReadRequest::sized(path.clone(), r.clone(), SIZE as u64)).collect();
+    let requests: Vec<ReadRequest> = ranges
+        .iter()
+        .map(|r| ReadRequest::sized(path.clone(), r.clone(), SIZE as u64))
+        .collect();
     let plan = f.plan(&requests).unwrap();
-    assert!(plan.len() < ranges.len() && plan.len() >= 10, "plan has {} reads", plan.len());
+    assert!(
+        plan.len() < ranges.len() && plan.len() >= 10,
+        "plan has {} reads",
+        plan.len()
+    );
 
     let stats = IoStats::new();
     s3.counting().counters().reset_log_and_peak();
@@ -86,7 +100,10 @@ async fn merged_requests_and_bytes_agree_with_the_http_layer() {
         assert_eq!(b.as_ref(), &data[r.start as usize..r.end as usize]);
     }
     assert_eq!(io.requests, plan.len() as u64);
-    assert_eq!(http.requests, io.requests, "every planned read is one HTTP request");
+    assert_eq!(
+        http.requests, io.requests,
+        "every planned read is one HTTP request"
+    );
     assert_eq!(http.gets, io.requests);
     let planned_bytes: u64 = plan.iter().map(|r| r.range.end - r.range.start).sum();
     assert_eq!(io.bytes, planned_bytes);
@@ -94,8 +111,17 @@ async fn merged_requests_and_bytes_agree_with_the_http_layer() {
     assert_eq!(io.round_trips, 1);
 
     // The wire carries exactly the planned single-range headers.
-    let mut sent: Vec<String> = s3.counting().counters().log().into_iter().filter_map(|r| r.range).collect();
-    let mut want: Vec<String> = plan.iter().map(|r| format!("bytes={}-{}", r.range.start, r.range.end - 1)).collect();
+    let mut sent: Vec<String> = s3
+        .counting()
+        .counters()
+        .log()
+        .into_iter()
+        .filter_map(|r| r.range)
+        .collect();
+    let mut want: Vec<String> = plan
+        .iter()
+        .map(|r| format!("bytes={}-{}", r.range.start, r.range.end - 1))
+        .collect();
     sent.sort();
     want.sort();
     assert_eq!(sent, want);
@@ -109,17 +135,29 @@ async fn ranges_past_eof_are_rejected_before_sending_when_the_size_is_known() {
     let before = s3.http_counts();
     let requests = [
         ReadRequest::sized(path.clone(), 0..10, SIZE as u64),
-        ReadRequest::sized(path.clone(), SIZE as u64 - 10..SIZE as u64 + 100, SIZE as u64),
+        ReadRequest::sized(
+            path.clone(),
+            SIZE as u64 - 10..SIZE as u64 + 100,
+            SIZE as u64,
+        ),
     ];
     let err = f.fetch(&requests, &stats).await.unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains(OBJECT) && msg.contains(&format!("{}..{}", SIZE - 10, SIZE + 100)), "{msg}");
+    assert!(
+        msg.contains(OBJECT) && msg.contains(&format!("{}..{}", SIZE - 10, SIZE + 100)),
+        "{msg}"
+    );
     assert_eq!(s3.http_counts().since(&before).requests, 0, "nothing sent");
     assert_eq!(stats.snapshot().requests, 0);
 
     // Clamping instead keeps the in-bounds part.
-    let clamped = ReadRequest::clamped(path.clone(), SIZE as u64 - 10..SIZE as u64 + 100, SIZE as u64).unwrap();
+    let clamped = ReadRequest::clamped(
+        path.clone(),
+        SIZE as u64 - 10..SIZE as u64 + 100,
+        SIZE as u64,
+    )
+    .unwrap();
     let out = f.fetch(&[clamped], &stats).await.unwrap();
     assert_eq!(out[0].as_ref(), &pattern(SIZE)[SIZE - 10..]);
 }
@@ -131,32 +169,57 @@ async fn unknown_size_past_eof_is_an_error_never_a_short_decode() {
     let stats = IoStats::new();
     // Straddling the end: the server returns fewer bytes than asked.
     let straddle = SIZE as u64 - 10..SIZE as u64 + 100;
-    let err = f.fetch(&[ReadRequest::new(path.clone(), straddle)], &stats).await.unwrap_err();
+    let err = f
+        .fetch(&[ReadRequest::new(path.clone(), straddle)], &stats)
+        .await
+        .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains(OBJECT) && msg.contains(&format!("{}..{}", SIZE - 10, SIZE + 100)), "{msg}");
+    assert!(
+        msg.contains(OBJECT) && msg.contains(&format!("{}..{}", SIZE - 10, SIZE + 100)),
+        "{msg}"
+    );
     // Wholly past the end: 416 from the server.
     let past = SIZE as u64 + 10..SIZE as u64 + 20;
-    let err = f.fetch(&[ReadRequest::new(path.clone(), past)], &stats).await.unwrap_err();
-    assert!(matches!(err, Error::Store { ref range, .. } if range == &Some(SIZE as u64 + 10..SIZE as u64 + 20)), "{err}");
+    let err = f
+        .fetch(&[ReadRequest::new(path.clone(), past)], &stats)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Store { ref range, .. } if range == &Some(SIZE as u64 + 10..SIZE as u64 + 20)),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn concurrency_bound_is_respected_on_the_wire() {
     let s3 = server_with_object().await;
-    let options = FetchOptions { coalesce_gap: Some(0), max_merged_bytes: u64::MAX, max_concurrency: 4 };
+    let options = FetchOptions {
+        coalesce_gap: Some(0),
+        max_merged_bytes: u64::MAX,
+        max_concurrency: 4,
+    };
     let (f, path) = fetcher(&s3, OBJECT, options);
     // 24 separate ranges, each held 20 ms before it is sent, so requests overlap.
-    s3.counting().set_latency(std::time::Duration::from_millis(20));
-    let requests: Vec<ReadRequest> =
-        (0..24u64).map(|i| ReadRequest::new(path.clone(), i * 50_000..i * 50_000 + 100)).collect();
+    s3.counting()
+        .set_latency(std::time::Duration::from_millis(20));
+    let requests: Vec<ReadRequest> = (0..24u64)
+        .map(|i| ReadRequest::new(path.clone(), i * 50_000..i * 50_000 + 100))
+        .collect();
     let stats = IoStats::new();
     s3.counting().counters().reset_log_and_peak();
     let before = s3.http_counts();
     f.fetch(&requests, &stats).await.unwrap();
     let http = s3.http_counts().since(&before);
     assert_eq!(http.requests, 24);
-    assert!(http.max_in_flight <= 4, "at most 4 in flight, saw {}", http.max_in_flight);
-    assert_eq!(http.max_in_flight, 4, "the bound is reached: the fetch does run requests concurrently");
+    assert!(
+        http.max_in_flight <= 4,
+        "at most 4 in flight, saw {}",
+        http.max_in_flight
+    );
+    assert_eq!(
+        http.max_in_flight, 4,
+        "the bound is reached: the fetch does run requests concurrently"
+    );
     assert_eq!(stats.snapshot().round_trips, 1);
 }
 
@@ -165,8 +228,14 @@ async fn missing_objects_are_not_found() {
     let s3 = S3TestServer::start().await;
     let (f, path) = fetcher(&s3, "no/such.lance", FetchOptions::default());
     let stats = IoStats::new();
-    let err = f.fetch(&[ReadRequest::new(path.clone(), 0..10)], &stats).await.unwrap_err();
-    assert!(matches!(err, Error::NotFound { ref path, .. } if path == "no/such.lance"), "{err}");
+    let err = f
+        .fetch(&[ReadRequest::new(path.clone(), 0..10)], &stats)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::NotFound { ref path, .. } if path == "no/such.lance"),
+        "{err}"
+    );
     let err = f.tail(&path, 10, &stats).await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     let err = f.whole(&path, &stats).await.unwrap_err();
@@ -180,25 +249,40 @@ async fn a_server_503_is_retried_by_object_store() {
     let stats = IoStats::new();
     let (before, server_before) = (s3.http_counts(), s3.server_requests());
     s3.fail_next_server_requests(1);
-    let out = f.fetch(&[ReadRequest::new(path.clone(), 100..200)], &stats).await.unwrap();
+    let out = f
+        .fetch(&[ReadRequest::new(path.clone(), 100..200)], &stats)
+        .await
+        .unwrap();
     assert_eq!(out[0].as_ref(), &pattern(SIZE)[100..200]);
     let http = s3.http_counts().since(&before);
     assert_eq!(http.requests, 2, "the 503 and its retry");
     assert_eq!(s3.server_requests() - server_before, 2);
-    assert_eq!(stats.snapshot().requests, 1, "IoStats counts the logical request once");
+    assert_eq!(
+        stats.snapshot().requests,
+        1,
+        "IoStats counts the logical request once"
+    );
 
     // More failures than retries (storage_options sets max_retries=2): a Store error.
     let before = s3.http_counts();
     s3.fail_next_server_requests(100);
-    let err = f.fetch(&[ReadRequest::new(path.clone(), 100..200)], &stats).await.unwrap_err();
+    let err = f
+        .fetch(&[ReadRequest::new(path.clone(), 100..200)], &stats)
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::Store { .. }), "{err}");
     assert!(err.to_string().contains(OBJECT), "{err}");
-    assert_eq!(s3.http_counts().since(&before).requests, 3, "1 try + 2 retries");
+    assert_eq!(
+        s3.http_counts().since(&before).requests,
+        3,
+        "1 try + 2 retries"
+    );
     s3.fail_next_server_requests(0);
 
     // Client-side injected fault (CountingConnector): same retry path.
     let before = s3.http_counts();
-    s3.counting().fail_next_requests(1, http::StatusCode::SERVICE_UNAVAILABLE);
+    s3.counting()
+        .fail_next_requests(1, http::StatusCode::SERVICE_UNAVAILABLE);
     let tail = f.tail(&path, 16, &stats).await.unwrap();
     assert_eq!(tail.version.size, SIZE as u64);
     let http = s3.http_counts().since(&before);
@@ -223,7 +307,10 @@ async fn whole_reads_and_small_objects() {
     let (f, path) = fetcher(&s3, "small", FetchOptions::default());
     let stats = IoStats::new();
     let whole = f.whole(&path, &stats).await.unwrap();
-    assert_eq!((whole.bytes.as_ref(), whole.version.size), (&b"hello"[..], 5));
+    assert_eq!(
+        (whole.bytes.as_ref(), whole.version.size),
+        (&b"hello"[..], 5)
+    );
     let tail = f.tail(&path, 3, &stats).await.unwrap();
     assert_eq!((tail.bytes.as_ref(), tail.start()), (&b"llo"[..], 2));
     assert_eq!(tail.slice(3..5).unwrap().as_ref(), b"lo");
@@ -235,7 +322,10 @@ async fn whole_reads_and_small_objects() {
     let whole = f.whole(&path, &stats).await.unwrap();
     assert_eq!((whole.bytes.len(), whole.version.size), (0, 0));
     let err = f.tail(&path, 10, &stats).await.unwrap_err();
-    assert!(matches!(err, Error::Store { ref path, .. } if path == "empty"), "{err}");
+    assert!(
+        matches!(err, Error::Store { ref path, .. } if path == "empty"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -246,7 +336,10 @@ async fn upload_dir_and_plain_http_urls() {
     std::fs::write(dir.path().join("two.bin"), b"second").unwrap();
     let s3 = S3TestServer::start_public().await;
     let keys = s3.upload_dir(dir.path(), "ds/").await;
-    assert_eq!(keys, vec!["ds/a/b/one.bin".to_string(), "ds/two.bin".to_string()]);
+    assert_eq!(
+        keys,
+        vec!["ds/a/b/one.bin".to_string(), "ds/two.bin".to_string()]
+    );
 
     // An http:// URL of the object (anonymous GETs; no S3 signing).
     let url = format!("{}/{}/ds/a/b/one.bin", s3.endpoint(), common::s3::BUCKET);
@@ -260,7 +353,13 @@ async fn upload_dir_and_plain_http_urls() {
     let tail = f.tail(&opened.path, 100, &stats).await.unwrap();
     assert_eq!(tail.version.size, 3000);
     assert_eq!(tail.bytes.as_ref(), &pattern(3000)[2900..]);
-    let got = f.fetch(&[ReadRequest::sized(opened.path.clone(), 10..20, 3000)], &stats).await.unwrap();
+    let got = f
+        .fetch(
+            &[ReadRequest::sized(opened.path.clone(), 10..20, 3000)],
+            &stats,
+        )
+        .await
+        .unwrap();
     assert_eq!(got[0].as_ref(), &pattern(3000)[10..20]);
     assert_eq!(s3.http_counts().since(&before).requests, 2);
 }

@@ -23,7 +23,9 @@ use object_store::{ObjectStoreExt, PutPayload};
 #[tokio::test]
 async fn external_s3_server_behaves_as_the_io_layer_expects() {
     let Ok(endpoint) = std::env::var("LAKESEEK_S3_ENDPOINT") else {
-        eprintln!("SKIPPED: set LAKESEEK_S3_ENDPOINT (see localstack/start-s3.sh) to run this test");
+        eprintln!(
+            "SKIPPED: set LAKESEEK_S3_ENDPOINT (see localstack/start-s3.sh) to run this test"
+        );
         return;
     };
     let bucket = std::env::var("LAKESEEK_S3_BUCKET").unwrap_or_else(|_| "test-bucket".into());
@@ -47,7 +49,11 @@ async fn external_s3_server_behaves_as_the_io_layer_expects() {
     const SIZE: usize = 1_000_003;
     let data = pattern(SIZE);
     let opened = open("lakeseek-io-check/obj.bin");
-    opened.store.put(&opened.path, PutPayload::from(data.clone())).await.unwrap();
+    opened
+        .store
+        .put(&opened.path, PutPayload::from(data.clone()))
+        .await
+        .unwrap();
     let f = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
     let stats = IoStats::new();
 
@@ -61,10 +67,19 @@ async fn external_s3_server_behaves_as_the_io_layer_expects() {
     let before = counting.snapshot();
     let all = f.tail(&opened.path, 2 * SIZE as u64, &stats).await.unwrap();
     assert_eq!(counting.snapshot().since(&before).requests, 1);
-    assert!(all.is_whole_object(), "suffix longer than the object returns all of it");
+    assert!(
+        all.is_whole_object(),
+        "suffix longer than the object returns all of it"
+    );
 
     let requests: Vec<ReadRequest> = (0..20u64)
-        .map(|i| ReadRequest::sized(opened.path.clone(), i * 45_000..i * 45_000 + 777, SIZE as u64))
+        .map(|i| {
+            ReadRequest::sized(
+                opened.path.clone(),
+                i * 45_000..i * 45_000 + 777,
+                SIZE as u64,
+            )
+        })
         .collect();
     let plan = f.plan(&requests).unwrap();
     let before = counting.snapshot();
@@ -72,13 +87,22 @@ async fn external_s3_server_behaves_as_the_io_layer_expects() {
     let out = f.fetch(&requests, &stats).await.unwrap();
     let http = counting.snapshot().since(&before);
     for (r, b) in requests.iter().zip(&out) {
-        assert_eq!(b.as_ref(), &data[r.range.start as usize..r.range.end as usize]);
+        assert_eq!(
+            b.as_ref(),
+            &data[r.range.start as usize..r.range.end as usize]
+        );
     }
-    assert_eq!((http.requests, stats.snapshot().requests), (plan.len() as u64, plan.len() as u64));
+    assert_eq!(
+        (http.requests, stats.snapshot().requests),
+        (plan.len() as u64, plan.len() as u64)
+    );
     assert_eq!(http.bytes_in, stats.snapshot().bytes);
 
     let past = ReadRequest::new(opened.path.clone(), SIZE as u64 + 5..SIZE as u64 + 9);
-    assert!(matches!(f.fetch(&[past], &stats).await, Err(Error::Store { .. })));
+    assert!(matches!(
+        f.fetch(&[past], &stats).await,
+        Err(Error::Store { .. })
+    ));
     let missing = open("lakeseek-io-check/missing.bin");
     let err = f.tail(&missing.path, 10, &stats).await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err}");

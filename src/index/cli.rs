@@ -9,6 +9,12 @@
 //! * `lakeseek take <DATASET_URL> --rows a,b,c --columns x,y` prints one JSON object per
 //!   row, in the order given (deleted rows are skipped, as lance does).
 //!
+//! A filter holding `any_element(list_col, '...')` calls (alone, under `NOT`, or combined
+//! with other predicates by `AND`) is answered by [`crate::index::list_element::filter`];
+//! `--explain` then shows, per conjunct, whether the list element index answered exactly,
+//! as a superset with recheck, as a complement (NOT), or not at all, and the encoded
+//! ranges searched.
+//!
 //! `--stats` prints `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
 
 use std::io::Write;
@@ -17,17 +23,13 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 
 use crate::error::{Error, Result};
+use crate::index::list_element;
 use crate::index::query::{execute_plan, explain, plan_query, QueryOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{Dataset, DatasetSession};
 
-/// Parse `key=value`.
-fn parse_key_value(s: &str) -> std::result::Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .ok_or_else(|| format!("expected key=value, got {s:?}"))
-}
+use crate::cli::parse_key_value;
 
 /// `lakeseek query`.
 #[derive(Debug, Clone, clap::Args)]
@@ -118,10 +120,25 @@ async fn query_inner(
         stats,
     )
     .await?;
+    if let Some(parts) = list_element::filter::split_any_element_filter(&args.filter)? {
+        let options = list_element::query::AnyElementOptions::default();
+        let planned =
+            list_element::filter::plan_parts(&dataset, &parts, args.allow_scan, options, stats)
+                .await?;
+        if args.explain {
+            let text = serde_json::to_string_pretty(&list_element::filter::explain_parts(&planned))
+                .map_err(json_error)?;
+            writeln!(err, "{text}")?;
+        }
+        let addresses = list_element::filter::execute_parts(&dataset, &planned, stats).await?;
+        return write_answer(args, &dataset, addresses.iter().collect(), stats, out).await;
+    }
     let plan = plan_query(
         &dataset,
         &args.filter,
-        QueryOptions::with_scan(args.allow_scan),
+        QueryOptions {
+            allow_scan: args.allow_scan,
+        },
         stats,
     )
     .await?;
@@ -140,13 +157,29 @@ async fn query_inner(
         )?;
     }
     let answer = execute_plan(&dataset, &plan, stats).await?;
+    write_answer(
+        args,
+        &dataset,
+        answer.row_addresses.iter().collect(),
+        stats,
+        out,
+    )
+    .await
+}
+
+/// Print row addresses, or the requested columns of those rows.
+async fn write_answer(
+    args: &QueryArgs,
+    dataset: &Dataset,
+    addresses: Vec<u64>,
+    stats: &IoStats,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.columns.is_empty() {
-        let addresses: Vec<u64> = answer.row_addresses.iter().collect();
         let line = serde_json::json!({ "row_addresses": addresses });
         writeln!(out, "{line}")?;
     } else {
-        let addresses: Vec<u64> = answer.row_addresses.iter().collect();
-        let batch = take_rows(&dataset, &addresses, &args.columns, stats).await?;
+        let batch = take_rows(dataset, &addresses, &args.columns, stats).await?;
         write_json_lines(&batch, out)?;
     }
     Ok(())

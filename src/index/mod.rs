@@ -4,9 +4,11 @@
 //! * [`key`]: the total order BTree keys sort in, and typed key access to Arrow arrays.
 //! * [`btree`]: page lookup decoding, page selection exactly as lance 14 does it, and
 //!   reading only the touched pages.
+//! * [`list_element`]: the experimental list element index (`any_element`).
 
 pub mod btree;
 pub mod cli;
 pub mod key;
+pub mod list_element;
 pub mod predicate;
 pub mod query;

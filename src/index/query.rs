@@ -32,38 +32,11 @@ pub const BTREE_DETAILS_TYPES: [&str; 2] = [
 /// Highest BTree index version lance 14 (and lakeseek) reads.
 pub const MAX_BTREE_VERSION: i32 = 1;
 
-/// Up to this many deletion files are read in the same wave as the index pages; beyond
-/// it only those of fragments with results are read, after the pages.
-pub const EAGER_DELETION_FILES: usize = 64;
-
 /// Options of a query.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct QueryOptions {
     /// Scan every fragment when the column has no usable BTree index.
     pub allow_scan: bool,
-    /// Read all deletion files with the pages when there are at most this many; otherwise
-    /// only those of fragments with results, after the pages. Default
-    /// [`EAGER_DELETION_FILES`].
-    pub eager_deletion_files: usize,
-}
-
-impl Default for QueryOptions {
-    fn default() -> Self {
-        Self {
-            allow_scan: false,
-            eager_deletion_files: EAGER_DELETION_FILES,
-        }
-    }
-}
-
-impl QueryOptions {
-    /// Default options, scanning when there is no usable index if `allow_scan`.
-    pub fn with_scan(allow_scan: bool) -> Self {
-        Self {
-            allow_scan,
-            ..Self::default()
-        }
-    }
 }
 
 /// One BTree segment in a plan.
@@ -337,26 +310,12 @@ pub async fn execute_plan(
     plan: &QueryPlan,
     stats: &IoStats,
 ) -> Result<QueryAnswer> {
-    execute_plan_with(dataset, plan, QueryOptions::default(), stats).await
-}
-
-/// [`execute_plan`] with options.
-pub async fn execute_plan_with(
-    dataset: &Dataset,
-    plan: &QueryPlan,
-    options: QueryOptions,
-    stats: &IoStats,
-) -> Result<QueryAnswer> {
     let manifest = dataset.manifest().clone();
     let with_deletions: Vec<&Fragment> = manifest
         .fragments
         .iter()
         .filter(|f| f.deletion.is_some())
         .collect();
-    // Few deletion files: read them all alongside the pages (no extra round trip). Many:
-    // read only those of fragments that have results, afterwards (one more round trip,
-    // but not thousands of requests for a point query).
-    let eager = with_deletions.len() <= options.eager_deletion_files;
     let answers = plan
         .segments
         .iter()
@@ -365,18 +324,10 @@ pub async fn execute_plan_with(
         .scans
         .iter()
         .map(|t| scan_fragment(dataset, t, plan, stats));
-    let no_fragments: Vec<&Fragment> = Vec::new();
-    let (answers, scans, mut deletions) = futures::try_join!(
+    let (answers, scans, deletions) = futures::try_join!(
         futures::future::try_join_all(answers),
         futures::future::try_join_all(scans),
-        dataset.deletion_vectors(
-            if eager {
-                &with_deletions
-            } else {
-                &no_fragments
-            },
-            stats
-        )
+        dataset.deletion_vectors(&with_deletions, stats)
     )?;
     let rows: HashMap<u64, u64> = manifest
         .fragments
@@ -401,18 +352,6 @@ pub async fn execute_plan_with(
             .entry(fragment as u32)
             .or_default()
             .extend(offsets);
-    }
-    if !eager {
-        let touched: Vec<&Fragment> = with_deletions
-            .iter()
-            .copied()
-            .filter(|f| {
-                per_fragment
-                    .get(&(f.id as u32))
-                    .is_some_and(|o| !o.is_empty())
-            })
-            .collect();
-        deletions = dataset.deletion_vectors(&touched, stats).await?;
     }
     let mut row_addresses = RoaringTreemap::new();
     for (fragment, mut offsets) in per_fragment {
@@ -469,7 +408,7 @@ pub async fn query_row_addresses(
     stats: &IoStats,
 ) -> Result<QueryAnswer> {
     let plan = plan_query(dataset, filter, options, stats).await?;
-    execute_plan_with(dataset, &plan, options, stats).await
+    execute_plan(dataset, &plan, stats).await
 }
 
 /// A JSON description of a plan (`--explain`): segments, coverage, chosen pages with their

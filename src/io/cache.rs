@@ -36,7 +36,9 @@ pub struct SizedCache<K, V> {
 
 impl<K, V> std::fmt::Debug for SizedCache<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SizedCache").field("entries", &self.inner.entry_count()).finish()
+        f.debug_struct("SizedCache")
+            .field("entries", &self.inner.entry_count())
+            .finish()
     }
 }
 
@@ -100,16 +102,31 @@ where
 /// path and range (store sources cannot be cloned, so they are described).
 fn clone_error(e: &Error) -> Error {
     match e {
-        Error::NotFound { path, what } => Error::NotFound { path: path.clone(), what: what.clone() },
-        Error::Corrupt { path, range, what } => {
-            Error::Corrupt { path: path.clone(), range: range.clone(), what: what.clone() }
-        }
-        Error::Unsupported { path, what } => Error::Unsupported { path: path.clone(), what: what.clone() },
-        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
-        Error::Store { path, range, source } => Error::Store {
+        Error::NotFound { path, what } => Error::NotFound {
+            path: path.clone(),
+            what: what.clone(),
+        },
+        Error::Corrupt { path, range, what } => Error::Corrupt {
             path: path.clone(),
             range: range.clone(),
-            source: Box::new(object_store::Error::Generic { store: "cached", source: source.to_string().into() }),
+            what: what.clone(),
+        },
+        Error::Unsupported { path, what } => Error::Unsupported {
+            path: path.clone(),
+            what: what.clone(),
+        },
+        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
+        Error::Store {
+            path,
+            range,
+            source,
+        } => Error::Store {
+            path: path.clone(),
+            range: range.clone(),
+            source: Box::new(object_store::Error::Generic {
+                store: "cached",
+                source: source.to_string().into(),
+            }),
         },
         other => Error::Io(std::io::Error::other(other.to_string())),
     }

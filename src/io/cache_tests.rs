@@ -13,7 +13,14 @@ impl DeepSize for Blob {
 }
 
 fn key(path: &str, size: u64, etag: Option<&str>) -> CacheKey<u32> {
-    CacheKey { path: path.into(), version: ObjectVersion { size, etag: etag.map(String::from) }, item: 0 }
+    CacheKey {
+        path: path.into(),
+        version: ObjectVersion {
+            size,
+            etag: etag.map(String::from),
+        },
+        item: 0,
+    }
 }
 
 #[tokio::test]
@@ -39,7 +46,10 @@ async fn concurrent_misses_collapse_into_one_load() {
         assert_eq!(*r.unwrap(), Blob(vec![1, 2, 3]));
     }
     // A later hit does not load.
-    let again = cache.get_or_try_load(key("f", 10, None), load()).await.unwrap();
+    let again = cache
+        .get_or_try_load(key("f", 10, None), load())
+        .await
+        .unwrap();
     assert_eq!(again.0, vec![1, 2, 3]);
     assert_eq!(loads.load(Ordering::SeqCst), 1);
 }
@@ -55,13 +65,41 @@ async fn replaced_object_is_a_new_key() {
             Ok(Blob(vec![v]))
         }
     };
-    assert_eq!(cache.get_or_try_load(key("f", 10, Some("a")), load(1)).await.unwrap().0, vec![1]);
+    assert_eq!(
+        cache
+            .get_or_try_load(key("f", 10, Some("a")), load(1))
+            .await
+            .unwrap()
+            .0,
+        vec![1]
+    );
     // Same path, new etag: the old decoded value must not be returned.
-    assert_eq!(cache.get_or_try_load(key("f", 10, Some("b")), load(2)).await.unwrap().0, vec![2]);
+    assert_eq!(
+        cache
+            .get_or_try_load(key("f", 10, Some("b")), load(2))
+            .await
+            .unwrap()
+            .0,
+        vec![2]
+    );
     // Same path, new size.
-    assert_eq!(cache.get_or_try_load(key("f", 11, Some("a")), load(3)).await.unwrap().0, vec![3]);
+    assert_eq!(
+        cache
+            .get_or_try_load(key("f", 11, Some("a")), load(3))
+            .await
+            .unwrap()
+            .0,
+        vec![3]
+    );
     // Same version again: hit.
-    assert_eq!(cache.get_or_try_load(key("f", 10, Some("a")), load(4)).await.unwrap().0, vec![1]);
+    assert_eq!(
+        cache
+            .get_or_try_load(key("f", 10, Some("a")), load(4))
+            .await
+            .unwrap()
+            .0,
+        vec![1]
+    );
     assert_eq!(loads.load(Ordering::SeqCst), 3);
     // Different item of the same object is a different entry too.
     let mut other_item = key("f", 10, Some("a"));
@@ -78,13 +116,19 @@ async fn entries_are_weighed_by_deep_size() {
         cache.insert(k, Arc::new(Blob(vec![0; 400]))).await;
     }
     cache.run_pending_tasks().await;
-    assert!(cache.weighted_size() <= 1000, "weighted {}", cache.weighted_size());
+    assert!(
+        cache.weighted_size() <= 1000,
+        "weighted {}",
+        cache.weighted_size()
+    );
     assert!(cache.entry_count() <= 2, "entries {}", cache.entry_count());
     assert!(cache.entry_count() >= 1);
     // Something bigger than the whole capacity is not kept.
     cache.clear();
     cache.run_pending_tasks().await;
-    cache.insert(key("big", 1, None), Arc::new(Blob(vec![0; 5000]))).await;
+    cache
+        .insert(key("big", 1, None), Arc::new(Blob(vec![0; 5000])))
+        .await;
     cache.run_pending_tasks().await;
     assert!(cache.get(&key("big", 1, None)).await.is_none());
     assert_eq!(cache.weighted_size(), 0);
@@ -95,14 +139,24 @@ async fn failed_loads_are_not_cached_and_keep_their_details() {
     let cache: SizedCache<u32, Blob> = SizedCache::new(1 << 20);
     let err = cache
         .get_or_try_load(key("f", 10, None), async {
-            Err(Error::Corrupt { path: "f".into(), range: Some(3..9), what: "bad footer".into() })
+            Err(Error::Corrupt {
+                path: "f".into(),
+                range: Some(3..9),
+                what: "bad footer".into(),
+            })
         })
         .await
         .unwrap_err();
     match err {
-        Error::Corrupt { path, range, what } => assert_eq!((path.as_str(), range, what.as_str()), ("f", Some(3..9), "bad footer")),
+        Error::Corrupt { path, range, what } => assert_eq!(
+            (path.as_str(), range, what.as_str()),
+            ("f", Some(3..9), "bad footer")
+        ),
         other => panic!("unexpected {other}"),
     }
-    let ok = cache.get_or_try_load(key("f", 10, None), async { Ok(Blob(vec![9])) }).await.unwrap();
+    let ok = cache
+        .get_or_try_load(key("f", 10, None), async { Ok(Blob(vec![9])) })
+        .await
+        .unwrap();
     assert_eq!(ok.0, vec![9]);
 }

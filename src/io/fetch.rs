@@ -34,21 +34,31 @@ pub struct ReadRequest {
 impl ReadRequest {
     /// A request for `range` of an object of unknown size.
     pub fn new(path: Path, range: Range<u64>) -> Self {
-        Self { path, range, object_size: None }
+        Self {
+            path,
+            range,
+            object_size: None,
+        }
     }
 
     /// A request for `range` of an object known to be `object_size` bytes long.
     pub fn sized(path: Path, range: Range<u64>, object_size: u64) -> Self {
-        Self { path, range, object_size: Some(object_size) }
+        Self {
+            path,
+            range,
+            object_size: Some(object_size),
+        }
     }
 
     /// A request for `range` cut to the end of an `object_size`-byte object (for speculative
     /// reads such as "the next 64 KiB"). Fails when nothing of the range is inside the object.
     pub fn clamped(path: Path, range: Range<u64>, object_size: u64) -> Result<Self> {
-        let clamped = clamp_range(&range, object_size).ok_or_else(|| Error::InvalidArgument(format!(
-            "range {}..{} of {path} has no bytes inside the {object_size}-byte object",
-            range.start, range.end
-        )))?;
+        let clamped = clamp_range(&range, object_size).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "range {}..{} of {path} has no bytes inside the {object_size}-byte object",
+                range.start, range.end
+            ))
+        })?;
         Ok(Self::sized(path, clamped, object_size))
     }
 
@@ -135,7 +145,11 @@ pub struct FetchOptions {
 
 impl Default for FetchOptions {
     fn default() -> Self {
-        Self { coalesce_gap: None, max_merged_bytes: 16 << 20, max_concurrency: 16 }
+        Self {
+            coalesce_gap: None,
+            max_merged_bytes: 16 << 20,
+            max_concurrency: 64,
+        }
     }
 }
 
@@ -177,16 +191,23 @@ pub fn plan_fetch(requests: &[ReadRequest], gap: u64, max_merged: u64) -> Result
     for r in requests {
         r.validate()?;
     }
-    let mut by_path: Vec<(&Path, Range<u64>)> = requests.iter().map(|r| (&r.path, r.range.clone())).collect();
+    let mut by_path: Vec<(&Path, Range<u64>)> = requests
+        .iter()
+        .map(|r| (&r.path, r.range.clone()))
+        .collect();
     by_path.sort_by(|a, b| a.0.cmp(b.0));
     let mut plan = Vec::new();
     for group in by_path.chunk_by(|a, b| a.0 == b.0) {
         let ranges: Vec<Range<u64>> = group.iter().map(|(_, r)| r.clone()).collect();
         let path = group[0].0;
-        plan.extend(merge_ranges(&ranges, gap, max_merged).into_iter().map(|range| PlannedRead {
-            path: path.clone(),
-            range,
-        }));
+        plan.extend(
+            merge_ranges(&ranges, gap, max_merged)
+                .into_iter()
+                .map(|range| PlannedRead {
+                    path: path.clone(),
+                    range,
+                }),
+        );
     }
     Ok(plan)
 }
@@ -216,14 +237,18 @@ impl RangeFetcher {
 
     /// The coalescing gap in effect (the options' or the source's).
     pub fn coalesce_gap(&self) -> u64 {
-        self.options.coalesce_gap.unwrap_or_else(|| self.source.coalesce_gap())
+        self.options
+            .coalesce_gap
+            .unwrap_or_else(|| self.source.coalesce_gap())
     }
 
     /// Suffix read of the last `n` bytes (one request, no HEAD); the object's size comes from
     /// the same response.
     pub async fn tail(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
         if n == 0 {
-            return Err(Error::InvalidArgument(format!("empty suffix read of {path}")));
+            return Err(Error::InvalidArgument(format!(
+                "empty suffix read of {path}"
+            )));
         }
         let _guard = stats.start_request();
         let (bytes, version) = self.source.get_suffix(path, n).await?;
@@ -255,16 +280,17 @@ impl RangeFetcher {
         }
         let _wave = stats.start_wave();
         let source = &self.source;
-        let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| async move {
-            let _guard = stats.start_request();
-            let bytes = source.get_range(&read.path, read.range.clone()).await?;
-            stats.add_bytes(bytes.len() as u64);
-            check_length(&read, &bytes)?;
-            Ok::<_, Error>((read, bytes))
-        }))
-        .buffer_unordered(self.options.max_concurrency.max(1))
-        .try_collect()
-        .await?;
+        let fetched: Vec<(PlannedRead, Bytes)> =
+            stream::iter(plan.into_iter().map(|read| async move {
+                let _guard = stats.start_request();
+                let bytes = source.get_range(&read.path, read.range.clone()).await?;
+                stats.add_bytes(bytes.len() as u64);
+                check_length(&read, &bytes)?;
+                Ok::<_, Error>((read, bytes))
+            }))
+            .buffer_unordered(self.options.max_concurrency.max(1))
+            .try_collect()
+            .await?;
         slice_results(requests, fetched)
     }
 }
@@ -283,13 +309,17 @@ fn check_length(read: &PlannedRead, bytes: &Bytes) -> Result<()> {
 }
 
 /// Hand each request its slice of the merged buffer that covers it.
-fn slice_results(requests: &[ReadRequest], mut fetched: Vec<(PlannedRead, Bytes)>) -> Result<Vec<Bytes>> {
+fn slice_results(
+    requests: &[ReadRequest],
+    mut fetched: Vec<(PlannedRead, Bytes)>,
+) -> Result<Vec<Bytes>> {
     fetched.sort_by(|a, b| (&a.0.path, a.0.range.start).cmp(&(&b.0.path, b.0.range.start)));
     requests
         .iter()
         .map(|r| {
             // The last merged read of this path starting at or before r.range.start covers it.
-            let idx = fetched.partition_point(|(m, _)| (&m.path, m.range.start) <= (&r.path, r.range.start));
+            let idx = fetched
+                .partition_point(|(m, _)| (&m.path, m.range.start) <= (&r.path, r.range.start));
             let (merged, bytes) = idx
                 .checked_sub(1)
                 .and_then(|i| fetched.get(i))

@@ -12,16 +12,26 @@ fn p(s: &str) -> Path {
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// An in-memory source holding `objects`, with the given coalescing gap.
 async fn memory_source(objects: &[(&str, Vec<u8>)], gap: u64) -> Arc<dyn RangeSource> {
     let store = Arc::new(InMemory::new());
     for (name, data) in objects {
-        store.put(&p(name), PutPayload::from(data.clone())).await.unwrap();
+        store
+            .put(&p(name), PutPayload::from(data.clone()))
+            .await
+            .unwrap();
     }
-    Arc::new(ObjectStoreSource::new(store as Arc<dyn ObjectStore>, gap, "memory"))
+    Arc::new(ObjectStoreSource::new(
+        store as Arc<dyn ObjectStore>,
+        gap,
+        "memory",
+    ))
 }
 
 fn pattern(len: usize) -> Vec<u8> {
@@ -38,17 +48,29 @@ fn merges_close_ranges_and_keeps_far_ones() {
 
 #[test]
 fn respects_max_merged_size_but_always_merges_overlaps() {
-    assert_eq!(merge_ranges(&[0..10, 10..20, 20..30], 0, 20), vec![0..20, 20..30]);
+    assert_eq!(
+        merge_ranges(&[0..10, 10..20, 20..30], 0, 20),
+        vec![0..20, 20..30]
+    );
     assert_eq!(merge_ranges(&[0..15, 10..30], 0, 5), vec![0..30]);
     assert_eq!(merge_ranges(&[0..100], 0, 5), vec![0..100]);
-    assert_eq!(merge_ranges(&[5..5, 7..3], 10, 10), Vec::<Range<u64>>::new());
+    assert_eq!(
+        merge_ranges(&[5..5, 7..3], 10, 10),
+        Vec::<Range<u64>>::new()
+    );
 }
 
 #[test]
 fn gap_edge_is_inclusive_and_saturates() {
     assert_eq!(merge_ranges(&[0..10, 15..20], 5, u64::MAX), vec![0..20]);
-    assert_eq!(merge_ranges(&[0..10, 16..20], 5, u64::MAX), vec![0..10, 16..20]);
-    assert_eq!(merge_ranges(&[0..10, u64::MAX - 1..u64::MAX], u64::MAX, u64::MAX), vec![0..u64::MAX]);
+    assert_eq!(
+        merge_ranges(&[0..10, 16..20], 5, u64::MAX),
+        vec![0..10, 16..20]
+    );
+    assert_eq!(
+        merge_ranges(&[0..10, u64::MAX - 1..u64::MAX], u64::MAX, u64::MAX),
+        vec![0..u64::MAX]
+    );
 }
 
 #[test]
@@ -57,10 +79,18 @@ fn check_range_rejects_empty_inverted_and_past_eof() {
     assert!(check_range(&path, &(0..1), Some(1)).is_ok());
     assert!(check_range(&path, &(5..u64::MAX), None).is_ok());
     let e = check_range(&path, &(3..3), Some(10)).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("dir/f.lance")), "{e}");
-    assert!(matches!(check_range(&path, &(4..2), None), Err(Error::InvalidArgument(_))));
+    assert!(
+        matches!(e, Error::InvalidArgument(ref m) if m.contains("dir/f.lance")),
+        "{e}"
+    );
+    assert!(matches!(
+        check_range(&path, &(4..2), None),
+        Err(Error::InvalidArgument(_))
+    ));
     match check_range(&path, &(5..11), Some(10)).unwrap_err() {
-        Error::Corrupt { path, range, .. } => assert_eq!((path.as_str(), range), ("dir/f.lance", Some(5..11))),
+        Error::Corrupt { path, range, .. } => {
+            assert_eq!((path.as_str(), range), ("dir/f.lance", Some(5..11)))
+        }
         other => panic!("unexpected {other}"),
     }
 }
@@ -73,7 +103,10 @@ fn clamping_cuts_to_the_object_and_rejects_outside() {
     assert_eq!(clamp_range(&(20..10), 50), None);
     let r = ReadRequest::clamped(p("a"), 40..1000, 64).unwrap();
     assert_eq!((r.range, r.object_size), (40..64, Some(64)));
-    assert!(matches!(ReadRequest::clamped(p("a"), 64..70, 64), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        ReadRequest::clamped(p("a"), 64..70, 64),
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 #[test]
@@ -85,18 +118,27 @@ fn plan_groups_by_path_and_validates_first() {
         ReadRequest::new(p("a"), 12..20),
     ];
     let plan = plan_fetch(&reqs, 4, u64::MAX).unwrap();
-    let got: Vec<(&str, Range<u64>)> = plan.iter().map(|r| (r.path.as_ref(), r.range.clone())).collect();
+    let got: Vec<(&str, Range<u64>)> = plan
+        .iter()
+        .map(|r| (r.path.as_ref(), r.range.clone()))
+        .collect();
     assert_eq!(got, vec![("a", 0..20), ("b", 0..10), ("b", 100..200)]);
     let mut bad = reqs.clone();
     bad.push(ReadRequest::sized(p("c"), 0..11, 10));
-    assert!(matches!(plan_fetch(&bad, 4, u64::MAX), Err(Error::Corrupt { .. })));
+    assert!(matches!(
+        plan_fetch(&bad, 4, u64::MAX),
+        Err(Error::Corrupt { .. })
+    ));
 }
 
 fn tail_of(data: &[u8], n: usize) -> Tail {
     let start = data.len().saturating_sub(n);
     Tail {
         bytes: Bytes::copy_from_slice(&data[start..]),
-        version: ObjectVersion { size: data.len() as u64, etag: None },
+        version: ObjectVersion {
+            size: data.len() as u64,
+            etag: None,
+        },
     }
 }
 
@@ -117,7 +159,13 @@ fn tail_slicing_uses_absolute_offsets() {
     assert_eq!(whole.start(), 0);
     assert_eq!(whole.slice(0..100).unwrap().as_ref(), &data[..]);
     // A malformed tail (more bytes than the object) never panics.
-    let bogus = Tail { bytes: Bytes::from_static(b"abcdef"), version: ObjectVersion { size: 3, etag: None } };
+    let bogus = Tail {
+        bytes: Bytes::from_static(b"abcdef"),
+        version: ObjectVersion {
+            size: 3,
+            etag: None,
+        },
+    };
     assert_eq!(bogus.start(), 0);
     assert!(bogus.slice(0..3).is_some());
 }
@@ -127,7 +175,13 @@ fn fetch_returns_slices_in_request_order_and_counts_merged_requests() {
     runtime().block_on(async {
         let data = pattern(10_000);
         let source = memory_source(&[("x", data.clone()), ("y", data[..500].to_vec())], 0).await;
-        let fetcher = RangeFetcher::new(source, FetchOptions { coalesce_gap: Some(100), ..Default::default() });
+        let fetcher = RangeFetcher::new(
+            source,
+            FetchOptions {
+                coalesce_gap: Some(100),
+                ..Default::default()
+            },
+        );
         let reqs = vec![
             ReadRequest::new(p("x"), 5000..5010),
             ReadRequest::new(p("y"), 0..500),
@@ -138,8 +192,15 @@ fn fetch_returns_slices_in_request_order_and_counts_merged_requests() {
         let stats = IoStats::new();
         let out = fetcher.fetch(&reqs, &stats).await.unwrap();
         for (r, b) in reqs.iter().zip(&out) {
-            let src = if r.path.as_ref() == "x" { &data[..] } else { &data[..500] };
-            assert_eq!(b.as_ref(), &src[r.range.start as usize..r.range.end as usize]);
+            let src = if r.path.as_ref() == "x" {
+                &data[..]
+            } else {
+                &data[..500]
+            };
+            assert_eq!(
+                b.as_ref(),
+                &src[r.range.start as usize..r.range.end as usize]
+            );
         }
         let s = stats.snapshot();
         assert_eq!(s.requests, 3, "x:0..60, x:5000..5010, y:0..500");
@@ -157,16 +218,28 @@ fn fetch_errors_name_path_and_range() {
         let fetcher = RangeFetcher::new(source, FetchOptions::default());
         let stats = IoStats::new();
         // Past EOF with unknown size: the store answers short or refuses; never decoded.
-        let e = fetcher.fetch(&[ReadRequest::new(p("x"), 90..110)], &stats).await.unwrap_err();
+        let e = fetcher
+            .fetch(&[ReadRequest::new(p("x"), 90..110)], &stats)
+            .await
+            .unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains('x') && msg.contains("90..110"), "{msg}");
         // Known size: rejected before sending.
         let before = stats.snapshot().requests;
-        assert!(fetcher.fetch(&[ReadRequest::sized(p("x"), 90..110, 100)], &stats).await.is_err());
+        assert!(fetcher
+            .fetch(&[ReadRequest::sized(p("x"), 90..110, 100)], &stats)
+            .await
+            .is_err());
         assert_eq!(stats.snapshot().requests, before);
         // Missing object.
-        let e = fetcher.fetch(&[ReadRequest::new(p("nope"), 0..1)], &stats).await.unwrap_err();
-        assert!(matches!(e, Error::NotFound { ref path, .. } if path == "nope"), "{e}");
+        let e = fetcher
+            .fetch(&[ReadRequest::new(p("nope"), 0..1)], &stats)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::NotFound { ref path, .. } if path == "nope"),
+            "{e}"
+        );
         let e = fetcher.tail(&p("nope"), 10, &stats).await.unwrap_err();
         assert!(matches!(e, Error::NotFound { .. }), "{e}");
     });
@@ -188,7 +261,10 @@ fn tail_and_whole_read_size_from_the_response() {
         assert_eq!(w.bytes.as_ref(), &data[..]);
         assert!(fetcher.tail(&p("x"), 0, &stats).await.is_err());
         let s = stats.snapshot();
-        assert_eq!((s.requests, s.bytes, s.round_trips), (3, 64 + 1000 + 1000, 3));
+        assert_eq!(
+            (s.requests, s.bytes, s.round_trips),
+            (3, 64 + 1000 + 1000, 3)
+        );
     });
 }
 

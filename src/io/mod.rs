@@ -46,7 +46,8 @@ pub mod wrappers;
 
 pub use cache::{CacheKey, DeepSize, SizedCache};
 pub use fetch::{
-    check_range, clamp_range, merge_ranges, plan_fetch, FetchOptions, PlannedRead, RangeFetcher, ReadRequest, Tail,
+    check_range, clamp_range, merge_ranges, plan_fetch, FetchOptions, PlannedRead, RangeFetcher,
+    ReadRequest, Tail,
 };
 pub use source::{ObjectStoreSource, ObjectVersion, RangeSource};
 pub use stats::{IoStats, IoStatsSnapshot};

@@ -53,7 +53,11 @@ impl ObjectStoreSource {
     /// Wrap a store. `gap` is the coalescing gap: large (e.g. 64 KiB–1 MiB) for remote
     /// stores where a request costs far more than the gap bytes, 0 for local files.
     pub fn new(store: Arc<dyn ObjectStore>, gap: u64, label: impl Into<String>) -> Self {
-        Self { store, gap, label: label.into() }
+        Self {
+            store,
+            gap,
+            label: label.into(),
+        }
     }
 
     /// The wrapped store.
@@ -64,10 +68,15 @@ impl ObjectStoreSource {
 
 fn store_error(path: &Path, range: Option<Range<u64>>, e: object_store::Error) -> Error {
     match e {
-        object_store::Error::NotFound { .. } => {
-            Error::NotFound { path: path.to_string(), what: "object does not exist".into() }
-        }
-        other => Error::Store { path: path.to_string(), range, source: Box::new(other) },
+        object_store::Error::NotFound { .. } => Error::NotFound {
+            path: path.to_string(),
+            what: "object does not exist".into(),
+        },
+        other => Error::Store {
+            path: path.to_string(),
+            range,
+            source: Box::new(other),
+        },
     }
 }
 
@@ -80,13 +89,19 @@ impl RangeSource for ObjectStoreSource {
                 range.start, range.end
             )));
         }
-        let opts = GetOptions { range: Some(GetRange::Bounded(range.clone())), ..Default::default() };
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            ..Default::default()
+        };
         let result = self
             .store
             .get_opts(path, opts)
             .await
             .map_err(|e| store_error(path, Some(range.clone()), e))?;
-        let bytes = result.bytes().await.map_err(|e| store_error(path, Some(range.clone()), e))?;
+        let bytes = result
+            .bytes()
+            .await
+            .map_err(|e| store_error(path, Some(range.clone()), e))?;
         if bytes.len() as u64 != range.end - range.start {
             return Err(Error::Corrupt {
                 path: path.to_string(),
@@ -103,13 +118,28 @@ impl RangeSource for ObjectStoreSource {
 
     async fn get_suffix(&self, path: &Path, n: u64) -> Result<(Bytes, ObjectVersion)> {
         if n == 0 {
-            return Err(Error::InvalidArgument(format!("empty suffix read of {path}")));
+            return Err(Error::InvalidArgument(format!(
+                "empty suffix read of {path}"
+            )));
         }
-        let opts = GetOptions { range: Some(GetRange::Suffix(n)), ..Default::default() };
-        let result = self.store.get_opts(path, opts).await.map_err(|e| store_error(path, None, e))?;
-        let version = ObjectVersion { size: result.meta.size, etag: result.meta.e_tag.clone() };
+        let opts = GetOptions {
+            range: Some(GetRange::Suffix(n)),
+            ..Default::default()
+        };
+        let result = self
+            .store
+            .get_opts(path, opts)
+            .await
+            .map_err(|e| store_error(path, None, e))?;
+        let version = ObjectVersion {
+            size: result.meta.size,
+            etag: result.meta.e_tag.clone(),
+        };
         let returned = result.range.clone();
-        let bytes = result.bytes().await.map_err(|e| store_error(path, Some(returned.clone()), e))?;
+        let bytes = result
+            .bytes()
+            .await
+            .map_err(|e| store_error(path, Some(returned.clone()), e))?;
         let expected = n.min(version.size);
         if bytes.len() as u64 != expected || returned.end != version.size {
             return Err(Error::Corrupt {
@@ -131,13 +161,23 @@ impl RangeSource for ObjectStoreSource {
             .get_opts(path, GetOptions::default())
             .await
             .map_err(|e| store_error(path, None, e))?;
-        let version = ObjectVersion { size: result.meta.size, etag: result.meta.e_tag.clone() };
-        let bytes = result.bytes().await.map_err(|e| store_error(path, None, e))?;
+        let version = ObjectVersion {
+            size: result.meta.size,
+            etag: result.meta.e_tag.clone(),
+        };
+        let bytes = result
+            .bytes()
+            .await
+            .map_err(|e| store_error(path, None, e))?;
         if bytes.len() as u64 != version.size {
             return Err(Error::Corrupt {
                 path: path.to_string(),
                 range: Some(0..version.size),
-                what: format!("whole-object read returned {} of {} bytes", bytes.len(), version.size),
+                what: format!(
+                    "whole-object read returned {} of {} bytes",
+                    bytes.len(),
+                    version.size
+                ),
             });
         }
         Ok((bytes, version))

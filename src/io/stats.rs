@@ -117,7 +117,18 @@ mod tests {
         drop(s.start_request());
         let snap = s.snapshot();
         assert_eq!((snap.requests, snap.round_trips, snap.bytes), (3, 2, 0));
-        let later = IoStatsSnapshot { requests: 5, bytes: 10, round_trips: 3 };
-        assert_eq!(later.since(&snap), IoStatsSnapshot { requests: 2, bytes: 10, round_trips: 1 });
+        let later = IoStatsSnapshot {
+            requests: 5,
+            bytes: 10,
+            round_trips: 3,
+        };
+        assert_eq!(
+            later.since(&snap),
+            IoStatsSnapshot {
+                requests: 2,
+                bytes: 10,
+                round_trips: 1
+            }
+        );
     }
 }

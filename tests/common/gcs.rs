@@ -28,7 +28,8 @@ impl GcsTestServer {
         if let Some(p) = std::env::var_os(BINARY_ENV) {
             return Some(PathBuf::from(p)).filter(|p| p.is_file());
         }
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("localstack/.state/bin/fake-gcs-server");
+        let p =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("localstack/.state/bin/fake-gcs-server");
         p.is_file().then_some(p)
     }
 
@@ -45,8 +46,20 @@ impl GcsTestServer {
             let port = free_port();
             let endpoint = format!("http://127.0.0.1:{port}");
             let mut child = Command::new(&binary)
-                .args(["-scheme", "http", "-host", "127.0.0.1", "-port", &port.to_string()])
-                .args(["-backend", "memory", "-public-host", &format!("127.0.0.1:{port}")])
+                .args([
+                    "-scheme",
+                    "http",
+                    "-host",
+                    "127.0.0.1",
+                    "-port",
+                    &port.to_string(),
+                ])
+                .args([
+                    "-backend",
+                    "memory",
+                    "-public-host",
+                    &format!("127.0.0.1:{port}"),
+                ])
                 .args(["-external-url", &endpoint, "-log-level", "error", "-data"])
                 .arg(seed_dir)
                 .stdin(Stdio::null())
@@ -61,7 +74,11 @@ impl GcsTestServer {
                     break;
                 }
                 if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Some(Self { child, endpoint, counting: CountingConnector::new() });
+                    return Some(Self {
+                        child,
+                        endpoint,
+                        counting: CountingConnector::new(),
+                    });
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -96,7 +113,8 @@ impl GcsTestServer {
 
     /// Open `gs://<bucket>/<key>` through the counting connector.
     pub fn open(&self, bucket: &str, key: &str) -> OpenedUrl {
-        let opts = OpenOptions::new(&self.storage_options()).with_http_connector(Arc::new(self.counting.clone()));
+        let opts = OpenOptions::new(&self.storage_options())
+            .with_http_connector(Arc::new(self.counting.clone()));
         open_url_with(&format!("gs://{bucket}/{key}"), &opts).expect("open test GCS URL")
     }
 

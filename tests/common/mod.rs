@@ -23,11 +23,13 @@ pub use s3::S3TestServer;
 /// `localstack/install.sh`.
 pub const REQUIRE_EMULATORS_ENV: &str = "LAKESEEK_REQUIRE_EMULATORS";
 
-/// Call when an emulator binary is missing: panics if [`REQUIRE_EMULATORS_ENV`] is `1`,
+/// Call when an emulator binary is missing: panics if [`REQUIRE_EMULATORS_ENV`] is `1` or
+/// `CI=true` (as CI sets it),
 /// otherwise prints a loud skip notice (so a local `cargo test` without the emulator
 /// still passes, and CI cannot skip silently).
 pub fn emulator_missing(what: &str) {
-    let required = std::env::var(REQUIRE_EMULATORS_ENV).map(|v| v == "1").unwrap_or(false);
+    let required = std::env::var(REQUIRE_EMULATORS_ENV).is_ok_and(|v| v == "1")
+        || std::env::var("CI").is_ok_and(|v| v == "true");
     if required {
         panic!("{what} is not installed but {REQUIRE_EMULATORS_ENV}=1; run localstack/install.sh");
     }
@@ -36,5 +38,7 @@ pub fn emulator_missing(what: &str) {
 
 /// Deterministic test bytes: `len` bytes that differ at every offset modulo 251.
 pub fn pattern(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i % 251) as u8 ^ ((i / 251) as u8).wrapping_mul(31)).collect()
+    (0..len)
+        .map(|i| (i % 251) as u8 ^ ((i / 251) as u8).wrapping_mul(31))
+        .collect()
 }

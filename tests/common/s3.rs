@@ -72,10 +72,13 @@ impl S3TestServer {
             requests: Arc::new(AtomicU64::new(0)),
             faults_left: Arc::new(AtomicU64::new(0)),
         };
-        let (server_requests, faults_left) = (service.requests.clone(), service.faults_left.clone());
+        let (server_requests, faults_left) =
+            (service.requests.clone(), service.faults_left.clone());
 
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        listener.set_nonblocking(true).expect("nonblocking listener");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
         let addr: SocketAddr = listener.local_addr().expect("local addr");
         let (tx, rx) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
@@ -182,7 +185,8 @@ impl S3TestServer {
         let mut keys = Vec::new();
         let mut stack = vec![local_dir.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display()));
+            let entries =
+                std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display()));
             for entry in entries {
                 let path = entry.expect("dir entry").path();
                 if path.is_dir() {
@@ -190,9 +194,18 @@ impl S3TestServer {
                     continue;
                 }
                 let rel = path.strip_prefix(local_dir).expect("under local_dir");
-                let rel = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
-                let key = if prefix.is_empty() { rel } else { format!("{}/{rel}", prefix.trim_end_matches('/')) };
-                let data = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+                let rel = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let key = if prefix.is_empty() {
+                    rel
+                } else {
+                    format!("{}/{rel}", prefix.trim_end_matches('/'))
+                };
+                let data =
+                    std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
                 self.put(&key, data).await;
                 keys.push(key);
             }
@@ -214,7 +227,11 @@ impl Drop for S3TestServer {
 }
 
 /// Accept connections until `stop` fires, on a small runtime of the server's own thread.
-fn serve(listener: std::net::TcpListener, service: FaultyService, mut stop: tokio::sync::oneshot::Receiver<()>) {
+fn serve(
+    listener: std::net::TcpListener,
+    service: FaultyService,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -231,7 +248,9 @@ fn serve(listener: std::net::TcpListener, service: FaultyService, mut stop: toki
                 },
                 _ = &mut stop => break,
             };
-            let conn = http.serve_connection(TokioIo::new(socket), service.clone()).into_owned();
+            let conn = http
+                .serve_connection(TokioIo::new(socket), service.clone())
+                .into_owned();
             tokio::spawn(async move {
                 let _ = conn.await;
             });
@@ -248,8 +267,9 @@ struct FaultyService {
     faults_left: Arc<AtomicU64>,
 }
 
-type BoxedResponse =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<s3s::HttpResponse, s3s::HttpError>> + Send>>;
+type BoxedResponse = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<s3s::HttpResponse, s3s::HttpError>> + Send>,
+>;
 
 impl hyper::service::Service<http::Request<hyper::body::Incoming>> for FaultyService {
     type Response = s3s::HttpResponse;
@@ -258,7 +278,10 @@ impl hyper::service::Service<http::Request<hyper::body::Incoming>> for FaultySer
 
     fn call(&self, req: http::Request<hyper::body::Incoming>) -> Self::Future {
         self.requests.fetch_add(1, Ordering::SeqCst);
-        let fault = self.faults_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+        let fault = self
+            .faults_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
         if fault {
             let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
                 <Error><Code>SlowDown</Code><Message>injected by the test server</Message></Error>";

@@ -28,7 +28,10 @@ impl FixedFileSystem {
 }
 
 impl FixedFileSystem {
-    async fn fixed_get_object(&self, mut req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
+    async fn fixed_get_object(
+        &self,
+        mut req: S3Request<GetObjectInput>,
+    ) -> S3Result<S3Response<GetObjectOutput>> {
         if let Some(range) = &req.input.range {
             let file = self.root.join(&req.input.bucket).join(&req.input.key);
             if let Ok(size) = std::fs::metadata(&file).map(|m| m.len()) {
@@ -36,7 +39,10 @@ impl FixedFileSystem {
                     return Err(s3s::s3_error!(InvalidRange));
                 }
                 if matches!(range, Range::Suffix { length } if *length > size) {
-                    req.input.range = Some(Range::Int { first: 0, last: None });
+                    req.input.range = Some(Range::Int {
+                        first: 0,
+                        last: None,
+                    });
                 }
             }
         }

@@ -122,7 +122,8 @@ impl HttpCounters {
     /// Forget the request log and restart `max_in_flight` from the current in-flight count.
     pub fn reset_log_and_peak(&self) {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.max_in_flight.store(self.in_flight.load(Ordering::SeqCst), Ordering::SeqCst);
+        self.max_in_flight
+            .store(self.in_flight.load(Ordering::SeqCst), Ordering::SeqCst);
     }
 
     fn count_request(&self, req: &HttpRequest) {
@@ -138,7 +139,8 @@ impl HttpCounters {
         if let Some(counter) = per_method {
             counter.fetch_add(1, Ordering::SeqCst);
         }
-        self.bytes_out.fetch_add(req.body().content_length() as u64, Ordering::SeqCst);
+        self.bytes_out
+            .fetch_add(req.body().content_length() as u64, Ordering::SeqCst);
     }
 
     fn push_record(&self, record: HttpRequestRecord) {
@@ -155,7 +157,11 @@ impl HttpRequestRecord {
         HttpRequestRecord {
             method: req.method().to_string(),
             path: req.uri().path().to_string(),
-            range: req.headers().get(http::header::RANGE).and_then(|v| v.to_str().ok()).map(String::from),
+            range: req
+                .headers()
+                .get(http::header::RANGE)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from),
             status: 0,
         }
     }
@@ -208,7 +214,10 @@ impl Default for CountingConnector {
 impl CountingConnector {
     /// A connector over object_store's reqwest client, no latency, no faults.
     pub fn new() -> Self {
-        Self { counters: Arc::new(HttpCounters::default()), knobs: Arc::new(Knobs::default()) }
+        Self {
+            counters: Arc::new(HttpCounters::default()),
+            knobs: Arc::new(Knobs::default()),
+        }
     }
 
     /// Add `latency` before each request is sent.
@@ -225,7 +234,9 @@ impl CountingConnector {
 
     /// Answer the next `count` requests with HTTP `status` (e.g. 503) instead of sending them.
     pub fn fail_next_requests(&self, count: u64, status: http::StatusCode) {
-        self.knobs.fault_status.store(u64::from(status.as_u16()), Ordering::SeqCst);
+        self.knobs
+            .fault_status
+            .store(u64::from(status.as_u16()), Ordering::SeqCst);
         self.knobs.faults_left.store(count, Ordering::SeqCst);
     }
 
@@ -243,7 +254,11 @@ impl CountingConnector {
 impl HttpConnector for CountingConnector {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
         let inner = ReqwestConnector::default().connect(options)?;
-        Ok(HttpClient::new(CountingService { inner, counters: self.counters.clone(), knobs: self.knobs.clone() }))
+        Ok(HttpClient::new(CountingService {
+            inner,
+            counters: self.counters.clone(),
+            knobs: self.knobs.clone(),
+        }))
     }
 }
 
@@ -257,7 +272,10 @@ struct CountingService {
 impl CountingService {
     /// Take one injected fault, if any are left.
     fn take_fault(&self) -> Option<http::StatusCode> {
-        let taken = self.knobs.faults_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        let taken = self
+            .knobs
+            .faults_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         taken.ok()?;
         let code = u16::try_from(self.knobs.fault_status.load(Ordering::SeqCst)).ok()?;
         http::StatusCode::from_u16(code).ok()
@@ -278,7 +296,8 @@ impl HttpService for CountingService {
             self.counters.injected_faults.fetch_add(1, Ordering::SeqCst);
             record.status = status.as_u16();
             self.counters.push_record(record);
-            let mut resp = HttpResponse::new(HttpResponseBody::from(format!("injected fault {status}")));
+            let mut resp =
+                HttpResponse::new(HttpResponseBody::from(format!("injected fault {status}")));
             *resp.status_mut() = status;
             return Ok(resp);
         }
@@ -286,7 +305,11 @@ impl HttpService for CountingService {
         record.status = result.as_ref().map(|r| r.status().as_u16()).unwrap_or(0);
         self.counters.push_record(record);
         let (parts, body) = result?.into_parts();
-        let body = CountingBody { inner: body, counters: self.counters.clone(), _in_flight: in_flight };
+        let body = CountingBody {
+            inner: body,
+            counters: self.counters.clone(),
+            _in_flight: in_flight,
+        };
         Ok(HttpResponse::from_parts(parts, HttpResponseBody::new(body)))
     }
 }
@@ -302,11 +325,16 @@ impl Body for CountingBody {
     type Data = Bytes;
     type Error = HttpError;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         if let Poll::Ready(Some(Ok(frame))) = &polled {
             if let Some(data) = frame.data_ref() {
-                self.counters.bytes_in.fetch_add(data.len() as u64, Ordering::SeqCst);
+                self.counters
+                    .bytes_in
+                    .fetch_add(data.len() as u64, Ordering::SeqCst);
             }
         }
         polled

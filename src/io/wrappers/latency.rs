@@ -60,6 +60,10 @@ impl RangeSource for LatencySource {
     }
 
     fn describe(&self) -> String {
-        format!("{} (+{} ms/request)", self.inner.describe(), self.delay.as_millis())
+        format!(
+            "{} (+{} ms/request)",
+            self.inner.describe(),
+            self.delay.as_millis()
+        )
     }
 }

@@ -24,7 +24,11 @@ impl ConcurrencyLimitSource {
     /// Wrap `inner`, allowing `limit` (at least 1) requests in flight.
     pub fn new(inner: Arc<dyn RangeSource>, limit: usize) -> Self {
         let limit = limit.max(1);
-        Self { inner, permits: Arc::new(Semaphore::new(limit)), limit }
+        Self {
+            inner,
+            permits: Arc::new(Semaphore::new(limit)),
+            limit,
+        }
     }
 
     /// The cap.
@@ -34,7 +38,10 @@ impl ConcurrencyLimitSource {
 
     async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
         // The semaphore is never closed; an error here would be a bug, not bad input.
-        self.permits.acquire().await.map_err(|e| Error::Io(std::io::Error::other(e)))
+        self.permits
+            .acquire()
+            .await
+            .map_err(|e| Error::Io(std::io::Error::other(e)))
     }
 }
 
@@ -60,7 +67,11 @@ impl RangeSource for ConcurrencyLimitSource {
     }
 
     fn describe(&self) -> String {
-        format!("{} (at most {} in flight)", self.inner.describe(), self.limit)
+        format!(
+            "{} (at most {} in flight)",
+            self.inner.describe(),
+            self.limit
+        )
     }
 }
 
@@ -105,10 +116,22 @@ mod tests {
     }
 
     async fn run_three_fetches(source: Arc<dyn RangeSource>) {
-        let f = RangeFetcher::new(source, FetchOptions { max_concurrency: 8, ..Default::default() });
-        let reqs: Vec<ReadRequest> = (0..16u64).map(|i| ReadRequest::new(Path::from("p"), i * 10..i * 10 + 5)).collect();
+        let f = RangeFetcher::new(
+            source,
+            FetchOptions {
+                max_concurrency: 8,
+                ..Default::default()
+            },
+        );
+        let reqs: Vec<ReadRequest> = (0..16u64)
+            .map(|i| ReadRequest::new(Path::from("p"), i * 10..i * 10 + 5))
+            .collect();
         let stats = IoStats::new();
-        let (a, b, c) = tokio::join!(f.fetch(&reqs, &stats), f.fetch(&reqs, &stats), f.fetch(&reqs, &stats));
+        let (a, b, c) = tokio::join!(
+            f.fetch(&reqs, &stats),
+            f.fetch(&reqs, &stats),
+            f.fetch(&reqs, &stats)
+        );
         assert!(a.is_ok() && b.is_ok() && c.is_ok());
         assert_eq!(stats.snapshot().requests, 48);
     }
@@ -117,7 +140,10 @@ mod tests {
     async fn caps_requests_across_concurrent_fetches() {
         let unlimited = Arc::new(Probe::default());
         run_three_fetches(unlimited.clone()).await;
-        assert!(unlimited.peak.load(Ordering::SeqCst) > 3, "without the cap requests overlap");
+        assert!(
+            unlimited.peak.load(Ordering::SeqCst) > 3,
+            "without the cap requests overlap"
+        );
 
         let probe = Arc::new(Probe::default());
         run_three_fetches(Arc::new(ConcurrencyLimitSource::new(probe.clone(), 3))).await;

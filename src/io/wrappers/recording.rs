@@ -49,17 +49,26 @@ pub struct RecordingSource {
 impl RecordingSource {
     /// Wrap `inner`.
     pub fn new(inner: Arc<dyn RangeSource>) -> Self {
-        Self { inner, log: Mutex::new(Vec::new()) }
+        Self {
+            inner,
+            log: Mutex::new(Vec::new()),
+        }
     }
 
     fn log(&self) -> MutexGuard<'_, Vec<RecordedRead>> {
         // A panic while holding the lock cannot leave the log half-written; keep going.
-        self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.log
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn start(&self, path: &Path, kind: ReadKind) -> usize {
         let mut log = self.log();
-        log.push(RecordedRead { path: path.to_string(), kind, bytes: None });
+        log.push(RecordedRead {
+            path: path.to_string(),
+            kind,
+            bytes: None,
+        });
         log.len() - 1
     }
 
@@ -96,17 +105,27 @@ impl RecordingSource {
 
     /// Absolute byte ranges returned for `path`, in issue order (failed reads left out).
     pub fn ranges_of(&self, path: &str) -> Vec<Range<u64>> {
-        self.log().iter().filter(|r| r.path == path).filter_map(|r| r.bytes.clone()).collect()
+        self.log()
+            .iter()
+            .filter(|r| r.path == path)
+            .filter_map(|r| r.bytes.clone())
+            .collect()
     }
 
     /// Whether any returned byte of `path` lies in `range`.
     pub fn touched(&self, path: &str, range: Range<u64>) -> bool {
-        self.ranges_of(path).iter().any(|r| r.start < range.end && range.start < r.end)
+        self.ranges_of(path)
+            .iter()
+            .any(|r| r.start < range.end && range.start < r.end)
     }
 
     /// Total bytes returned so far, over all paths.
     pub fn total_bytes(&self) -> u64 {
-        self.log().iter().filter_map(|r| r.bytes.as_ref()).map(|r| r.end - r.start).sum()
+        self.log()
+            .iter()
+            .filter_map(|r| r.bytes.as_ref())
+            .map(|r| r.end - r.start)
+            .sum()
     }
 }
 
@@ -122,7 +141,10 @@ impl RangeSource for RecordingSource {
     async fn get_suffix(&self, path: &Path, n: u64) -> Result<(Bytes, ObjectVersion)> {
         let index = self.start(path, ReadKind::Suffix(n));
         let (bytes, version) = self.inner.get_suffix(path, n).await?;
-        self.finish(index, version.size.saturating_sub(bytes.len() as u64)..version.size);
+        self.finish(
+            index,
+            version.size.saturating_sub(bytes.len() as u64)..version.size,
+        );
         Ok((bytes, version))
     }
 
@@ -156,11 +178,24 @@ mod tests {
     #[tokio::test]
     async fn records_merged_reads_and_answers_touched() {
         let store = Arc::new(InMemory::new());
-        store.put(&Path::from("f"), PutPayload::from(vec![7u8; 1000])).await.unwrap();
-        let base = Arc::new(ObjectStoreSource::new(store as Arc<dyn ObjectStore>, 0, "memory"));
+        store
+            .put(&Path::from("f"), PutPayload::from(vec![7u8; 1000]))
+            .await
+            .unwrap();
+        let base = Arc::new(ObjectStoreSource::new(
+            store as Arc<dyn ObjectStore>,
+            0,
+            "memory",
+        ));
         let slow = Arc::new(LatencySource::new(base, Duration::from_millis(1)));
         let rec = Arc::new(RecordingSource::new(slow));
-        let fetcher = RangeFetcher::new(rec.clone(), FetchOptions { coalesce_gap: Some(10), ..Default::default() });
+        let fetcher = RangeFetcher::new(
+            rec.clone(),
+            FetchOptions {
+                coalesce_gap: Some(10),
+                ..Default::default()
+            },
+        );
         let stats = IoStats::new();
         let reqs = [
             ReadRequest::new(Path::from("f"), 0..100),
@@ -169,17 +204,30 @@ mod tests {
         ];
         fetcher.fetch(&reqs, &stats).await.unwrap();
         fetcher.tail(&Path::from("f"), 50, &stats).await.unwrap();
-        assert!(fetcher.tail(&Path::from("missing"), 50, &stats).await.is_err());
+        assert!(fetcher
+            .tail(&Path::from("missing"), 50, &stats)
+            .await
+            .is_err());
         let mut ranges = rec.ranges_of("f");
         ranges.sort_by_key(|r| r.start);
         assert_eq!(ranges, vec![0..200, 500..600, 950..1000]);
-        assert!(rec.touched("f", 100..105), "coalescing filler counts as read");
+        assert!(
+            rec.touched("f", 100..105),
+            "coalescing filler counts as read"
+        );
         assert!(!rec.touched("f", 200..500));
         assert!(!rec.touched("f", 600..950));
         assert_eq!(rec.total_bytes(), 200 + 100 + 50);
         let all = rec.take();
         assert_eq!(all.len(), 4);
-        assert_eq!(all[3], RecordedRead { path: "missing".into(), kind: ReadKind::Suffix(50), bytes: None });
+        assert_eq!(
+            all[3],
+            RecordedRead {
+                path: "missing".into(),
+                kind: ReadKind::Suffix(50),
+                bytes: None
+            }
+        );
         assert!(rec.is_empty());
     }
 }

@@ -660,7 +660,12 @@ fn fsl_with_absurd_dimensions_is_corrupt_not_overflow() {
         values: boxed(flat(u64::MAX)),
     }));
     // Zero rows need no bytes and decode to an empty list; any row is impossibly large.
-    assert_eq!(decode_fullzip_fixed(&wide, Bytes::new(), 0).unwrap().num_values(), 0);
+    assert_eq!(
+        decode_fullzip_fixed(&wide, Bytes::new(), 0)
+            .unwrap()
+            .num_values(),
+        0
+    );
     for n in [1, 7] {
         assert!(decode_fullzip_fixed(&wide, Bytes::new(), n).is_err());
         assert!(decode_miniblock(&wide, &[Bytes::new(), Bytes::new()], n).is_err());

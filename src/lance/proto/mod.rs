@@ -2,4 +2,5 @@
 
 pub mod encodings;
 pub mod file;
+pub mod list_element;
 pub mod table;

@@ -1,0 +1,83 @@
+//! Warm in-process random take from local Lance files (criterion): 100 random rows of a flat
+//! int column, a string column, and the sparse 2.3 `detections` list<struct> column, with
+//! file metadata and page init cached (the steady state of a service doing random take).
+//!
+//! ```sh
+//! cargo bench --bench lance_take
+//! ```
+//! The S3 side-by-side comparison with pylance is `benches/peer/take_file_compare.py`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use criterion::Criterion;
+use lakeseek::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher};
+use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/files")
+}
+
+/// Deterministic distinct sorted rows.
+fn rows(seed: u64, n: usize, total: u64) -> Vec<u64> {
+    let mut state = seed;
+    let mut set = std::collections::BTreeSet::new();
+    while set.len() < n.min(total as usize) {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        set.insert((state >> 33) % total);
+    }
+    set.into_iter().collect()
+}
+
+fn bench_file(c: &mut Criterion, rt: &tokio::runtime::Runtime, relative: &str, column: &str) {
+    let store = Arc::new(LocalFileSystem::new_with_prefix(fixtures()).expect("fixtures dir"));
+    let fetcher = RangeFetcher::new(
+        Arc::new(ObjectStoreSource::new(store, 0, "file")),
+        FetchOptions::default(),
+    );
+    let reader = rt
+        .block_on(LanceFileReader::open(
+            fetcher,
+            Path::from(relative),
+            None,
+            Arc::new(ReaderCaches::default()),
+            &IoStats::new(),
+        ))
+        .expect("open fixture");
+    let col = reader.field_indices(&[column]).expect("column");
+    let n = reader.num_rows();
+    // Warm every page's init once.
+    rt.block_on(reader.read_rows(&col, &RowSelection::Range(0..n), &IoStats::new()))
+        .expect("warm-up");
+    let mut seed = 1u64;
+    c.bench_function(&format!("take 100 random rows: {relative} {column}"), |b| {
+        b.iter(|| {
+            seed += 1;
+            let selection = RowSelection::Rows(rows(seed, 100, n));
+            rt.block_on(reader.read_rows(&col, &selection, &IoStats::new()))
+                .expect("take")
+        })
+    });
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut c = Criterion::default().configure_from_args();
+    bench_file(&mut c, &rt, "v2_2/ints.lance", "i64_small");
+    bench_file(&mut c, &rt, "v2_2/strings.lance", "s_fsst");
+    bench_file(
+        &mut c,
+        &rt,
+        "nested/v2_3_sparse/detections.lance",
+        "detections",
+    );
+    c.final_summary();
+}

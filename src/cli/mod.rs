@@ -1,0 +1,143 @@
+//! Building blocks of the `lakeseek` command line: shared flags, row-selection parsing,
+//! JSON output, and the commands that read Lance files (`inspect`, `read`, `demo`).
+//!
+//! Output shapes are contracts other tools parse: `read` prints one JSON object per row
+//! (arrow-json line-delimited form) on stdout; `--stats` prints
+//! `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
+
+pub mod demo;
+pub mod file_commands;
+
+use std::io::Write;
+
+use arrow_array::RecordBatch;
+
+use crate::error::{Error, Result};
+use crate::io::IoStatsSnapshot;
+use crate::lance::reader::RowSelection;
+
+/// Flags every command that opens a store takes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StoreArgs {
+    /// Storage option `key=value` (repeatable), e.g. `aws_endpoint=http://127.0.0.1:4566`,
+    /// `allow_http=true`, `max_retries=2`. Environment variables are read as object_store does.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub storage_options: Vec<(String, String)>,
+    /// Print `{"requests":..,"bytes":..,"round_trips":..}` as JSON on stderr at the end.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// Parse `key=value`.
+pub fn parse_key_value(s: &str) -> std::result::Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
+    if k.is_empty() {
+        return Err(format!("empty key in {s:?}"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+/// Parse `--rows`: `a..b` (half-open range) or a comma-separated list `3,17,42`.
+/// A list is returned in the order given; see [`RequestedRows`].
+pub fn parse_rows(s: &str) -> Result<RequestedRows> {
+    let bad = |why: &str| Error::InvalidArgument(format!("bad --rows {s:?}: {why}"));
+    let s = s.trim();
+    if let Some((a, b)) = s.split_once("..") {
+        let a: u64 = a
+            .trim()
+            .parse()
+            .map_err(|_| bad("range start is not a number"))?;
+        let b: u64 = b
+            .trim()
+            .parse()
+            .map_err(|_| bad("range end is not a number"))?;
+        if a > b {
+            return Err(bad("range start is after its end"));
+        }
+        return Ok(RequestedRows::Range(a..b));
+    }
+    let rows = s
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<u64>()
+                .map_err(|_| bad("expected a..b or a list like 3,17,42"))
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    Ok(RequestedRows::List(rows))
+}
+
+/// Rows as the user asked for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestedRows {
+    /// A half-open range.
+    Range(std::ops::Range<u64>),
+    /// A list in the user's order (duplicates allowed).
+    List(Vec<u64>),
+}
+
+impl RequestedRows {
+    /// The selection to read (sorted rows) and, for lists, the output order as indices into
+    /// the sorted read.
+    pub fn to_selection(&self) -> (RowSelection, Option<Vec<u32>>) {
+        match self {
+            RequestedRows::Range(r) => (RowSelection::Range(r.clone()), None),
+            RequestedRows::List(rows) => {
+                let mut sorted = rows.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                let order = rows
+                    .iter()
+                    .map(|r| sorted.binary_search(r).unwrap_or_default() as u32)
+                    .collect();
+                (RowSelection::Rows(sorted), Some(order))
+            }
+        }
+    }
+}
+
+/// Write a batch as line-delimited JSON objects (one per row) with arrow-json.
+pub fn write_json_lines(out: &mut dyn Write, batch: &RecordBatch) -> Result<()> {
+    let mut writer = arrow_json::LineDelimitedWriter::new(out);
+    writer.write(batch)?;
+    writer.finish()?;
+    Ok(())
+}
+
+/// Print the `--stats` JSON line on stderr.
+pub fn print_stats(stats: &IoStatsSnapshot) {
+    match serde_json::to_string(stats) {
+        Ok(json) => eprintln!("{json}"),
+        Err(e) => eprintln!("{{\"error\":\"cannot serialize stats: {e}\"}}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_parse_as_range_or_list() {
+        assert_eq!(parse_rows("0..100").unwrap(), RequestedRows::Range(0..100));
+        let list = parse_rows("42,3,17,3").unwrap();
+        assert_eq!(list, RequestedRows::List(vec![42, 3, 17, 3]));
+        let (sel, order) = list.to_selection();
+        assert_eq!(sel, RowSelection::Rows(vec![3, 17, 42]));
+        assert_eq!(order, Some(vec![2, 0, 1, 0]));
+        assert!(parse_rows("5..2").is_err());
+        assert!(parse_rows("a,b").is_err());
+        assert!(parse_rows("").is_err());
+    }
+
+    #[test]
+    fn key_values_need_an_equals_sign() {
+        assert_eq!(
+            parse_key_value("a=b=c").unwrap(),
+            ("a".into(), "b=c".into())
+        );
+        assert!(parse_key_value("novalue").is_err());
+        assert!(parse_key_value("=x").is_err());
+    }
+}

@@ -1,0 +1,39 @@
+//! ecpfs (eCP) vector indices: open a Version 1 Zarr store on object storage and search it,
+//! fetching only the tree nodes a query visits.
+//!
+//! ```text
+//! EcpIndex::open(url) ──► info/* + index_root/embeddings (one wave of GETs)
+//! index.query(q, opts) ──► EcpQuery ──next_k(k)──► best-first over one mixed-level heap
+//!                                              └──► node = lvl_{l+1}/node_{id}/{embeddings, ids}
+//! ```
+//!
+//! * [`index`]: opening, settings, cached node loads.
+//! * [`search`]: the pure search state machine (heap, item buffer, search_exp doubling).
+//! * [`query`]: query handles, next-k pages, exclude, prefetch.
+//! * [`saved`]: saved query state under `queries/Q/`.
+//! * [`scan`]: the exhaustive scan (exact, every leaf).
+//! * [`zarr_io`], [`node`], [`metric`]: zarr array reads through zarrs, node decoding, scores.
+//! * [`counting_store`]: counts zarrs' requests into [`IoStats`](crate::io::IoStats).
+//! * [`cli`]: `lakeseek ecp info|search`.
+//!
+//! Request plan: a node visit is one wave of 4 GETs (the two arrays' `zarr.json` and the first
+//! chunk of each, fetched together), plus one more wave for leaves spanning several chunks.
+//! A missing node costs 2 GETs (both 404). No HEAD, no LIST, no group metadata.
+
+pub mod cli;
+pub mod counting_store;
+pub mod index;
+pub mod metric;
+pub mod node;
+pub mod npy;
+pub mod query;
+pub mod saved;
+pub mod scan;
+pub mod search;
+pub mod zarr_io;
+
+pub use index::{EcpIndex, IndexInfo, OpenOptions};
+pub use metric::Metric;
+pub use node::{EmbeddingDtype, Node};
+pub use query::{EcpQuery, QueryOptions, SearchResult};
+pub use search::{ScoredItem, SearchParams};
