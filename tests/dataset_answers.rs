@@ -45,6 +45,8 @@ async fn every_recorded_predicate_matches_pylance_locally() {
             .map(|v| v.iter().map(|x| x.as_str().unwrap()).collect())
             .unwrap_or_default();
         let session = Arc::new(DatasetSession::default());
+        // Deletion files read lazily (after the pages, only for fragments with results).
+        let lazy_session = Arc::new(DatasetSession::default().with_eager_deletion_files(0));
         for q in ds["queries"].as_array().unwrap() {
             let filter = q["filter"].as_str().unwrap();
             let version = q["version"].as_u64();
@@ -55,6 +57,16 @@ async fn every_recorded_predicate_matches_pylance_locally() {
             let allow_scan = unindexed.contains(&filter);
             let got =
                 query_row_addresses(&dataset, filter, QueryOptions { allow_scan }, &stats).await;
+            let lazy = Dataset::open_url(url, &[], version, lazy_session.clone(), &stats)
+                .await
+                .unwrap();
+            let got_lazy =
+                query_row_addresses(&lazy, filter, QueryOptions { allow_scan }, &stats).await;
+            if let (Ok(a), Ok(b)) = (&got, &got_lazy) {
+                if a.row_addresses != b.row_addresses {
+                    failures.push(format!("{name} {filter:?}: lazy deletion loading differs"));
+                }
+            }
             checked += 1;
             match got {
                 Ok(a) => {

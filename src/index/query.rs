@@ -316,6 +316,11 @@ pub async fn execute_plan(
         .iter()
         .filter(|f| f.deletion.is_some())
         .collect();
+    // Few deletion files: read them all alongside the pages (no extra round trip). Many:
+    // read only those of fragments that have results, afterwards (one more round trip,
+    // not a request per fragment for a point query).
+    let eager = with_deletions.len() <= dataset.session().eager_deletion_files;
+    let eager_files: &[&Fragment] = if eager { &with_deletions } else { &[] };
     let answers = plan
         .segments
         .iter()
@@ -324,10 +329,10 @@ pub async fn execute_plan(
         .scans
         .iter()
         .map(|t| scan_fragment(dataset, t, plan, stats));
-    let (answers, scans, deletions) = futures::try_join!(
+    let (answers, scans, mut deletions) = futures::try_join!(
         futures::future::try_join_all(answers),
         futures::future::try_join_all(scans),
-        dataset.deletion_vectors(&with_deletions, stats)
+        dataset.deletion_vectors(eager_files, stats)
     )?;
     let rows: HashMap<u64, u64> = manifest
         .fragments
@@ -352,6 +357,18 @@ pub async fn execute_plan(
             .entry(fragment as u32)
             .or_default()
             .extend(offsets);
+    }
+    if !eager {
+        let touched: Vec<&Fragment> = with_deletions
+            .iter()
+            .copied()
+            .filter(|f| {
+                per_fragment
+                    .get(&(f.id as u32))
+                    .is_some_and(|o| !o.is_empty())
+            })
+            .collect();
+        deletions = dataset.deletion_vectors(&touched, stats).await?;
     }
     let mut row_addresses = RoaringTreemap::new();
     for (fragment, mut offsets) in per_fragment {

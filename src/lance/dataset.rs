@@ -51,6 +51,9 @@ use versions::{LatestManifestChooser, VERSIONS_DIR};
 /// Requests of one wave a dataset keeps in flight (lance uses 64 for object stores too).
 pub const DATASET_FETCH_CONCURRENCY: usize = 64;
 
+/// Default of [`DatasetSession::eager_deletion_files`].
+pub const DEFAULT_EAGER_DELETION_FILES: usize = 64;
+
 /// Default capacity of a [`DatasetSession`]'s caches.
 pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
 
@@ -68,6 +71,10 @@ pub struct DatasetSession {
     /// Decoded BTree pages (values + ids) by page-data path + size + page number; `None`
     /// unless enabled with [`DatasetSession::with_page_cache`].
     pub btree_pages: Option<SizedCache<u32, BTreePageData>>,
+    /// Queries read every deletion file in the same wave as the index pages when the
+    /// version has at most this many; beyond it only those of fragments with results,
+    /// after the pages (one more round trip instead of a request per fragment).
+    pub eager_deletion_files: usize,
 }
 
 impl DatasetSession {
@@ -79,7 +86,14 @@ impl DatasetSession {
             reader_caches: Arc::new(ReaderCaches::new(capacity_bytes, capacity_bytes)),
             btree_lookups: SizedCache::new(capacity_bytes),
             btree_pages: None,
+            eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
         }
+    }
+
+    /// Set [`DatasetSession::eager_deletion_files`].
+    pub fn with_eager_deletion_files(mut self, max_files: usize) -> Self {
+        self.eager_deletion_files = max_files;
+        self
     }
 
     /// Also cache decoded BTree pages, up to about `capacity_bytes` (warm lookups of keys
