@@ -102,10 +102,14 @@ mod tests {
             Ok(Bytes::from(vec![0u8; (range.end - range.start) as usize]))
         }
         async fn get_suffix(&self, _path: &Path, _n: u64) -> Result<(Bytes, ObjectVersion)> {
-            Err(crate::error::Error::unsupported("the probe serves only ranged reads"))
+            Err(crate::error::Error::unsupported(
+                "the probe serves only ranged reads",
+            ))
         }
         async fn get_all(&self, _path: &Path) -> Result<(Bytes, ObjectVersion)> {
-            Err(crate::error::Error::unsupported("the probe serves only ranged reads"))
+            Err(crate::error::Error::unsupported(
+                "the probe serves only ranged reads",
+            ))
         }
         fn coalesce_gap(&self) -> u64 {
             0
