@@ -49,6 +49,8 @@ pub enum RefusalKind {
     SegmentsDisagree,
     /// A segment does not record which fragments it covers.
     NoCoverage,
+    /// A segment's files live under another base path, which lakeseek does not read.
+    UnsupportedLocation,
 }
 
 /// Why a list element index is not used; the reader evaluates the call on the data.

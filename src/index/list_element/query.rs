@@ -156,6 +156,12 @@ fn prepare_index(
                 "a segment does not record which fragments it covers",
             ));
         }
+        if s.base_id.is_some() {
+            return Err(refuse(
+                RefusalKind::UnsupportedLocation,
+                format!("segment {} lives under another base path", s.uuid_string()),
+            ));
+        }
     }
     check_segments_agree(&all)?;
     let mut resolved = None;
