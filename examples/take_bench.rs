@@ -18,16 +18,21 @@ use lakeseek::io::store::{open_url_with, OpenOptions};
 use lakeseek::io::{FetchOptions, IoStats, IoStatsSnapshot, RangeFetcher};
 use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 
-/// Deterministic distinct random rows (splitmix64), sorted.
+/// splitmix64's output function.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Deterministic distinct random rows (splitmix64 with the seed mixed first, so that
+/// neighbouring seeds give unrelated row sets), sorted.
 fn random_rows(seed: u64, n: usize, total: u64) -> Vec<u64> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
+    let mut state = mix(seed ^ 0x6A09_E667_F3BC_C909);
     let mut rows = std::collections::BTreeSet::new();
     while rows.len() < n.min(total as usize) {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        rows.insert((z ^ (z >> 31)) % total);
+        rows.insert(mix(state) % total);
     }
     rows.into_iter().collect()
 }

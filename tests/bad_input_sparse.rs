@@ -37,7 +37,10 @@ fn assert_rule(result: lakeseek::Result<()>, needles: &[&str]) {
                 "{what:?} does not name the column and page"
             );
             for needle in needles {
-                assert!(what.contains(needle), "{what:?} does not mention {needle:?}");
+                assert!(
+                    what.contains(needle),
+                    "{what:?} does not mention {needle:?}"
+                );
             }
         }
         other => panic!("expected Corrupt mentioning {needles:?}, got {other:?}"),
@@ -53,7 +56,10 @@ async fn label_page(file: &[u8]) -> (Vec<Range<u64>>, PageLayout) {
 }
 
 /// Re-encode the label page after `edit` on its stored planar layout and page record.
-fn edit_page(file: &[u8], edit: impl Fn(&mut enc::SparseStructure, &mut pb::column_metadata::Page)) -> Vec<u8> {
+fn edit_page(
+    file: &[u8],
+    edit: impl Fn(&mut enc::SparseStructure, &mut pb::column_metadata::Page),
+) -> Vec<u8> {
     let mut columns = column_protos(file);
     let page = &mut columns[LABEL].pages[0];
     let Some(pb::encoding::Location::Direct(direct)) =
@@ -85,7 +91,11 @@ async fn non_empty_payload(file: &[u8]) -> Range<usize> {
         panic!("not sparse")
     };
     let r = sparse.structural_buffers[0].clone();
-    assert_eq!(r.end - r.start, 54 * 8, "Flat(64) positions of 54 non-empty lists");
+    assert_eq!(
+        r.end - r.start,
+        54 * 8,
+        "Flat(64) positions of 54 non-empty lists"
+    );
     r.start as usize..r.end as usize
 }
 
@@ -95,7 +105,9 @@ fn u64_at(file: &[u8], at: usize) -> u64 {
 
 #[tokio::test]
 async fn the_unmodified_fixture_reads() {
-    open_and_read_all(NAME, fixture()).await.expect("fixture reads");
+    open_and_read_all(NAME, fixture())
+        .await
+        .expect("fixture reads");
 }
 
 #[tokio::test]
@@ -107,7 +119,10 @@ async fn positions_not_increasing_are_corrupt() {
     file[p.start + 8..p.start + 16].copy_from_slice(&a.to_le_bytes());
     assert_rule(
         open_and_read_all(NAME, file).await,
-        &["positions strictly increasing", "layer 0 non-empty positions"],
+        &[
+            "positions strictly increasing",
+            "layer 0 non-empty positions",
+        ],
     );
 }
 
@@ -118,15 +133,17 @@ async fn a_position_outside_its_domain_is_corrupt() {
     file[p.end - 8..p.end].copy_from_slice(&5000u64.to_le_bytes());
     assert_rule(
         open_and_read_all(NAME, file).await,
-        &["positions inside the domain", "position 5000 in a domain of 5000 slots"],
+        &[
+            "positions inside the domain",
+            "position 5000 in a domain of 5000 slots",
+        ],
     );
 }
 
 #[tokio::test]
 async fn counts_that_do_not_sum_to_the_child_slots_are_corrupt() {
     let file = edit_page(&fixture(), |sparse, _| {
-        let Some(enc::sparse_structural_layer::Layer::List(list)) =
-            sparse.layers[0].layer.as_mut()
+        let Some(enc::sparse_structural_layer::Layer::List(list)) = sparse.layers[0].layer.as_mut()
         else {
             panic!("list layer")
         };
@@ -180,7 +197,11 @@ async fn a_layer_whose_domain_does_not_chain_is_corrupt() {
     });
     assert_rule(
         open_and_read_all(NAME, file).await,
-        &["positions inside the domain", "layer 1", "domain of 167 slots"],
+        &[
+            "positions inside the domain",
+            "layer 1",
+            "domain of 167 slots",
+        ],
     );
     // A leaf validity that is not the inner-most layer.
     let file = edit_page(&fixture(), |sparse, _| {

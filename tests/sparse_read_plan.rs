@@ -1,4 +1,5 @@
 //! Read plans of 2.3 sparse nested pages (pylance fixtures `nested/v2_3_sparse/*`): a take
+#![allow(clippy::single_range_in_vec_init)]
 //! of rows that reach no leaf value (empty or null lists) fetches no value bytes at all and,
 //! with the structural plan cached, sends no request; a take of rows that do reach values
 //! fetches, in one round trip, exactly the value ranges the plan names for their leaf slots.
@@ -151,7 +152,9 @@ async fn empty_rows_read_no_values_and_reaching_rows_read_only_their_chunks() {
                     let all_values = layout.plan(init, &[rows.clone()]).expect("plan").ranges;
                     for value in &all_values {
                         assert!(
-                            !read.iter().any(|r| r.start < value.end && value.start < r.end),
+                            !read
+                                .iter()
+                                .any(|r| r.start < value.end && value.start < r.end),
                             "{what}: rows {take:?} reach no value, yet {read:?} touches {value:?}"
                         );
                     }
@@ -193,6 +196,12 @@ async fn empty_rows_read_no_values_and_reaching_rows_read_only_their_chunks() {
             }
         }
     }
-    assert!(checked_empty >= 5, "only {checked_empty} fields with empty rows");
-    assert!(checked_reaching >= 5, "only {checked_reaching} fields with reaching rows");
+    assert!(
+        checked_empty >= 5,
+        "only {checked_empty} fields with empty rows"
+    );
+    assert!(
+        checked_reaching >= 5,
+        "only {checked_reaching} fields with reaching rows"
+    );
 }

@@ -374,6 +374,31 @@ impl LanceFileReader {
         Ok(tasks)
     }
 
+    /// Decoded page init of each `(column, page)`: from the cache, the rest read in one wave
+    /// (e.g. to report the structural plans of sparse pages).
+    pub async fn page_inits(
+        &self,
+        pages: &[(usize, usize)],
+        stats: &IoStats,
+    ) -> Result<Vec<Arc<PageInit>>> {
+        let tasks = pages
+            .iter()
+            .map(|&(column, page)| {
+                let task = PageTask {
+                    output: 0,
+                    leaf: 0,
+                    column,
+                    page,
+                    rows: Vec::new(),
+                };
+                self.page(&task).map(|_| task).map_err(|_| {
+                    Error::InvalidArgument(format!("no page {page} in column {column}"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.load_page_inits(&tasks, stats).await
+    }
+
     /// Page init for every task: cached ones from the cache, the rest in one wave.
     async fn load_page_inits(
         &self,

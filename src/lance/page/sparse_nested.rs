@@ -70,7 +70,8 @@ impl SparseStructuralPlan {
                     &mut out,
                 )?;
                 let materialized_values = out.finish()?;
-                let indices: UInt64Array = self.spread(&projection.leaf_ranges)?.into_iter().collect();
+                let indices: UInt64Array =
+                    self.spread(&projection.leaf_ranges)?.into_iter().collect();
                 crate::ensure_corrupt!(
                     indices.len() - indices.null_count() == materialized_values.len(),
                     "{} materialized slots but {} zipped values",
@@ -81,7 +82,8 @@ impl SparseStructuralPlan {
             }
             (SparseValues::Constant(scalar), _) => {
                 let value = super::constant::inline_scalar(scalar, leaf_type)?;
-                let indices: UInt64Array = self.spread(&projection.leaf_ranges)?.into_iter().collect();
+                let indices: UInt64Array =
+                    self.spread(&projection.leaf_ranges)?.into_iter().collect();
                 for i in 0..indices.len() {
                     if indices.is_valid(i) {
                         out.push_repeated(&value, 0, 1)?;

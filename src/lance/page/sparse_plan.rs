@@ -109,7 +109,10 @@ impl SlotValidity {
     pub fn valid_ordinal_ranges(&self, slots: &RowRanges) -> Vec<Range<u64>> {
         let mut out: Vec<Range<u64>> = Vec::new();
         for r in slots {
-            merge_into(&mut out, self.valid_before(r.start)..self.valid_before(r.end));
+            merge_into(
+                &mut out,
+                self.valid_before(r.start)..self.valid_before(r.end),
+            );
         }
         out
     }
@@ -177,7 +180,7 @@ pub enum PlanLayer {
 }
 
 /// Size summary of one plan layer (for `inspect` and the benchmark report).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PlanLayerSummary {
     /// `validity`, `list` or `fixed_size_list`.
     pub kind: &'static str,

@@ -1,4 +1,5 @@
 //! Unit tests of sparse structural plans: hand-built list pages, one per rule.
+#![allow(clippy::single_range_in_vec_init)]
 use super::*;
 use crate::lance::proto::encodings::{
     self as pb, compressive_encoding::Compression, sparse_structural_layer::Layer,
@@ -113,7 +114,8 @@ fn constant_values() -> pb::value_plane::Codec {
 fn build(p: &ListPage) -> Result<(SparsePage, Vec<Bytes>)> {
     let mut payloads = Payloads::default();
     let structure = structure(p, &mut payloads);
-    let page = SparsePage::new(structure, constant_values(), &payloads.ranges())?.with_rows(p.rows)?;
+    let page =
+        SparsePage::new(structure, constant_values(), &payloads.ranges())?.with_rows(p.rows)?;
     Ok((page, payloads.bytes))
 }
 
@@ -140,9 +142,18 @@ fn a_valid_list_page_decodes_and_projects_rows_to_leaf_slots() {
     assert_eq!(plan.leaf_slots(), 6);
     // Leaf slot 2 (row 3's item) is null; the null list (row 5) has no children.
     assert_eq!(plan.materialized.as_deref(), Some(&[0, 1, 3, 4, 5][..]));
-    assert_eq!(plan.project(&[0..1, 2..3]).unwrap().leaf_ranges, Vec::<Range<u64>>::new());
-    assert_eq!(plan.project(&[5..6]).unwrap().leaf_ranges, Vec::<Range<u64>>::new());
-    assert_eq!(plan.project(&[1..2, 4..5]).unwrap().leaf_ranges, vec![0..2, 3..6]);
+    assert_eq!(
+        plan.project(&[0..1, 2..3]).unwrap().leaf_ranges,
+        Vec::<Range<u64>>::new()
+    );
+    assert_eq!(
+        plan.project(&[5..6]).unwrap().leaf_ranges,
+        Vec::<Range<u64>>::new()
+    );
+    assert_eq!(
+        plan.project(&[1..2, 4..5]).unwrap().leaf_ranges,
+        vec![0..2, 3..6]
+    );
     let all = plan.project(&[0..6]).unwrap();
     assert_eq!(all.layers[0].offsets, Some(vec![0, 0, 2, 2, 3, 6, 6]));
     assert_eq!(
@@ -150,10 +161,7 @@ fn a_valid_list_page_decodes_and_projects_rows_to_leaf_slots() {
         Some(vec![true, true, true, true, true, false])
     );
     assert_eq!(plan.ordinals(&[2..6]).unwrap(), vec![2..5]);
-    assert_eq!(
-        plan.spread(&[1..4]).unwrap(),
-        vec![Some(0), None, Some(1)]
-    );
+    assert_eq!(plan.spread(&[1..4]).unwrap(), vec![Some(0), None, Some(1)]);
     // Dense levels: one per leaf slot plus one per empty or null list (rows 0, 2, 5).
     assert_eq!(plan.dense_level_entries(), 9);
     let summary = plan.summary();
@@ -244,7 +252,10 @@ fn missing_and_extra_buffers_break_the_rule() {
     // Fewer payload bytes handed to the decoder than the page lists.
     let (page, mut bytes) = build(&p).unwrap();
     bytes.pop();
-    assert_broken(SparseStructuralPlan::decode(&page, &bytes), PlanRule::BuffersMatch);
+    assert_broken(
+        SparseStructuralPlan::decode(&page, &bytes),
+        PlanRule::BuffersMatch,
+    );
 }
 
 #[test]
@@ -266,7 +277,10 @@ fn layers_that_do_not_chain_break_the_rule() {
     // A leaf-slot count that is not what the layers produce.
     let (mut page, bytes) = build(&example()).unwrap();
     page.leaf_slots = 5;
-    assert_broken(SparseStructuralPlan::decode(&page, &bytes), PlanRule::DomainsChain);
+    assert_broken(
+        SparseStructuralPlan::decode(&page, &bytes),
+        PlanRule::DomainsChain,
+    );
     // A child domain too large to hold.
     let mut p = example();
     p.num_child_slots = MAX_SPARSE_ENTRIES + 1;
