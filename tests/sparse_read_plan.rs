@@ -1,8 +1,8 @@
 //! Read plans of 2.3 sparse nested pages (pylance fixtures `nested/v2_3_sparse/*`): a take
-#![allow(clippy::single_range_in_vec_init)]
 //! of rows that reach no leaf value (empty or null lists) fetches no value bytes at all and,
 //! with the structural plan cached, sends no request; a take of rows that do reach values
 //! fetches, in one round trip, exactly the value ranges the plan names for their leaf slots.
+#![allow(clippy::single_range_in_vec_init)]
 
 #[path = "read_support/mod.rs"]
 mod support;
