@@ -24,19 +24,29 @@ struct SparseField {
     pages: Vec<(PageLayout, PageInit, Range<u64>)>,
 }
 
+/// A reader of the fixture whose file metadata comes from a warm cache (as after an open
+/// with the size from a manifest): no suffix bytes to serve pages from, so every page byte
+/// it needs is fetched and recorded.
 async fn open(relative: &str) -> (Arc<RecordingSource>, LanceFileReader, Vec<u8>) {
     let bytes = std::fs::read(support::fixtures_dir().join(relative)).expect("bytes");
     let (recording, path) = support::recording(Backend::Local, relative).await;
     let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
-    let reader = LanceFileReader::open(
-        fetcher,
-        path,
-        None,
-        Arc::new(ReaderCaches::default()),
+    let caches = Arc::new(ReaderCaches::default());
+    let size = Some(bytes.len() as u64);
+    LanceFileReader::open(
+        fetcher.clone(),
+        path.clone(),
+        size,
+        caches.clone(),
         &IoStats::new(),
     )
     .await
     .expect("open");
+    let stats = IoStats::new();
+    let reader = LanceFileReader::open(fetcher, path, size, caches, &stats)
+        .await
+        .expect("open");
+    assert_eq!(stats.snapshot().requests, 0, "metadata cached");
     (recording, reader, bytes)
 }
 
