@@ -5,7 +5,8 @@
 //! ```sh
 //! cargo bench --bench lance_take
 //! ```
-//! The S3 side-by-side comparison with pylance is `benches/peer/take_file_compare.py`.
+//! The S3 side-by-side comparison with pylance is `benches/peer/take_file_compare.py`
+//! (it drives `lakeseek bench take`).
 
 use std::path::PathBuf;
 use std::sync::Arc;

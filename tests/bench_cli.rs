@@ -219,9 +219,6 @@ async fn bad_input_is_a_clear_error() {
     let mut png = take_args(&file, &["i32"], 5, 2, false);
     png.common.plot = Some("out.png".into());
     expect_invalid(run_take_bench(&png).await, "PNG");
-    let mut warmup = take_args(&file, &["i32"], 5, 2, false);
-    warmup.common.warmup = 1;
-    expect_invalid(run_take_bench(&warmup).await, "--warmup");
 
     expect_invalid(run_query_bench(&query_args(&ds, "k = 5", "k", 3, false)).await, "{}");
     expect_invalid(run_query_bench(&query_args(&ds, "k = {}", "missing", 3, false)).await, "missing");

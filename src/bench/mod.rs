@@ -10,7 +10,8 @@
 //! **Cold** operations start from nothing: fresh caches and a fresh open (dataset manifest or
 //! file footer) each; the open's share is recorded apart in each operation. **Warm**
 //! operations share one open target and its caches (opened once before measuring, no
-//! prewarming; `--warmup N` runs N unmeasured operations first). Row selections are seeded:
+//! prewarming). `--warmup N` runs N unmeasured operations first (in cold mode they only
+//! leave open HTTP connections behind, which the client pool reuses). Row selections are seeded:
 //! operation `i` uses seed `seed + i` (splitmix64; the same generator as
 //! `benches/peer/take_file_compare.py`), warm-up operation `j` uses `seed - warmup + j`.
 //!
@@ -68,7 +69,8 @@ pub struct CommonBenchArgs {
     /// One open target and shared caches for all operations.
     #[arg(long)]
     pub warm: bool,
-    /// Unmeasured operations run before the measured ones (warm mode only).
+    /// Unmeasured operations run before the measured ones (warm: they fill the shared
+    /// caches; cold: they only open the HTTP connections the measured ones reuse).
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
     /// Add this many milliseconds to every request (LatencySource), e.g. to mimic S3's
@@ -125,11 +127,6 @@ impl CommonBenchArgs {
         if self.concurrency == 0 {
             return Err(Error::InvalidArgument(
                 "--concurrency must be at least 1".into(),
-            ));
-        }
-        if self.warmup > 0 && !self.warm {
-            return Err(Error::InvalidArgument(
-                "--warmup only applies to --warm runs".into(),
             ));
         }
         if let Some(p) = &self.plot {

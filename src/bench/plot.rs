@@ -6,6 +6,8 @@
 //! `ab_glyph` features need system fonts or a bundled font file), so SVG text is laid out
 //! by whatever displays it, and `.png` is refused with an error that says how to convert.
 
+use std::ops::Range;
+
 use plotters::prelude::*;
 
 use crate::bench::report::{cdf_points, histogram_in, BenchReport};
@@ -51,8 +53,8 @@ fn title(run: &BenchReport) -> String {
         "no injected latency".to_string()
     };
     format!(
-        "lakeseek bench {} ({}, {}, {} ops, concurrency {}, {latency})",
-        s.command, s.mode, s.target, run.operations_completed, s.concurrency
+        "lakeseek bench {} {} ({}, {}, {} ops, concurrency {}, {latency})",
+        s.command, s.url, s.mode, s.target, run.operations_completed, s.concurrency
     )
 }
 
@@ -82,15 +84,18 @@ pub fn write_latency_plot(path: &str, runs: &[BenchReport]) -> Result<()> {
         )));
     }
     let max = all.iter().copied().fold(0.0f64, f64::max);
+    let min = all.iter().copied().fold(f64::INFINITY, f64::min);
     let x_max = if max > 0.0 { max * 1.05 } else { 1.0 };
+    // Start the axis at 0 unless every latency sits far from it.
+    let x_min = if min > 0.2 * max { min * 0.9 } else { 0.0 };
     let root = SVGBackend::new(path, (1200, 520)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
     let root = root
         .titled(&title(&runs[0]), ("sans-serif", 20))
         .map_err(|e| plot_error(path, e))?;
     let (left, right) = root.split_horizontally(600);
-    draw_cdf(&left, runs, x_max).map_err(|e| plot_error(path, e))?;
-    draw_histogram(&right, runs, x_max).map_err(|e| plot_error(path, e))?;
+    draw_cdf(&left, runs, x_min..x_max).map_err(|e| plot_error(path, e))?;
+    draw_histogram(&right, runs, x_min..x_max).map_err(|e| plot_error(path, e))?;
     root.present().map_err(|e| plot_error(path, e))?;
     Ok(())
 }
@@ -98,13 +103,13 @@ pub fn write_latency_plot(path: &str, runs: &[BenchReport]) -> Result<()> {
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type DrawResult = std::result::Result<(), Box<dyn std::error::Error + 'static>>;
 
-fn draw_cdf(area: &Area<'_>, runs: &[BenchReport], x_max: f64) -> DrawResult {
+fn draw_cdf(area: &Area<'_>, runs: &[BenchReport], x: Range<f64>) -> DrawResult {
     let mut chart = ChartBuilder::on(area)
         .caption("latency CDF", ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0.0..x_max, 0.0..1.0)?;
+        .build_cartesian_2d(x, 0.0..1.0)?;
     chart
         .configure_mesh()
         .x_desc("latency per operation (ms)")
@@ -137,12 +142,12 @@ fn draw_cdf(area: &Area<'_>, runs: &[BenchReport], x_max: f64) -> DrawResult {
     Ok(())
 }
 
-fn draw_histogram(area: &Area<'_>, runs: &[BenchReport], x_max: f64) -> DrawResult {
+fn draw_histogram(area: &Area<'_>, runs: &[BenchReport], x: Range<f64>) -> DrawResult {
     let histograms: Vec<Vec<(f64, f64, f64)>> = runs
         .iter()
         .map(|run| {
             let n = run.operations.len().max(1) as f64;
-            histogram_in(&run.latencies_ms(), 0.0, x_max, HISTOGRAM_BINS)
+            histogram_in(&run.latencies_ms(), x.start, x.end, HISTOGRAM_BINS)
                 .into_iter()
                 .map(|(a, b, c)| (a, b, c as f64 / n))
                 .collect()
@@ -160,7 +165,7 @@ fn draw_histogram(area: &Area<'_>, runs: &[BenchReport], x_max: f64) -> DrawResu
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)?;
+        .build_cartesian_2d(x, 0.0..y_max)?;
     chart
         .configure_mesh()
         .x_desc("latency per operation (ms)")

@@ -205,7 +205,7 @@ pub struct BenchSettings {
     /// Column the query values were sampled from (query only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values_from: Option<String>,
-    /// Unmeasured warm-up operations before the measured ones (warm mode).
+    /// Unmeasured warm-up operations before the measured ones.
     pub warmup: u64,
 }
 
