@@ -210,6 +210,35 @@ pub struct BenchStore {
     pub lister: Arc<dyn ObjectLister>,
     /// The injected delay per request in milliseconds.
     pub injected_latency_ms: u64,
+    /// Custom endpoint from the storage options or the environment (shown in the report:
+    /// `s3://bucket` served by a local emulator is not S3).
+    pub endpoint: Option<String>,
+}
+
+/// Storage-option keys (lower case) that name a custom endpoint.
+const ENDPOINT_OPTION_KEYS: [&str; 5] = [
+    "aws_endpoint",
+    "aws_endpoint_url",
+    "endpoint",
+    "endpoint_url",
+    "google_base_url",
+];
+
+/// Environment variables object_store's builders read a custom endpoint from.
+const ENDPOINT_ENV_VARS: [&str; 3] = ["AWS_ENDPOINT", "AWS_ENDPOINT_URL", "AZURE_ENDPOINT"];
+
+/// The custom endpoint in `storage_options` (or, failing that, the environment).
+fn custom_endpoint(storage_options: &[(String, String)]) -> Option<String> {
+    storage_options
+        .iter()
+        .rev()
+        .find(|(k, _)| ENDPOINT_OPTION_KEYS.contains(&k.to_ascii_lowercase().as_str()))
+        .map(|(_, v)| v.clone())
+        .or_else(|| {
+            ENDPOINT_ENV_VARS
+                .iter()
+                .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        })
 }
 
 impl BenchStore {
@@ -232,16 +261,24 @@ impl BenchStore {
         } else {
             plain
         };
+        let remote = !matches!(
+            opened.scheme,
+            object_store::ObjectStoreScheme::Local | object_store::ObjectStoreScheme::Memory
+        );
         Ok(Self {
             opened,
             lister,
             injected_latency_ms: latency_ms,
+            endpoint: remote.then(|| custom_endpoint(storage_options)).flatten(),
         })
     }
 
     /// The store as described in the report.
     pub fn describe(&self) -> String {
-        self.opened.source.describe()
+        match &self.endpoint {
+            Some(e) => format!("{} at endpoint {e}", self.opened.source.describe()),
+            None => self.opened.source.describe(),
+        }
     }
 
     /// True when `path/_versions/` holds at least one object (a Lance dataset). One LIST
@@ -391,6 +428,14 @@ mod tests {
         // Values printed by take_file_compare.py's random_rows(5000, 3, 1_000_000).
         let rows = random_rows(5000, 3, 1_000_000).unwrap();
         assert_eq!(rows, vec![176811, 558961, 633573]);
+    }
+
+    #[test]
+    fn endpoints_come_from_options_first() {
+        let opts = vec![("AWS_ENDPOINT".to_string(), "http://a:1".to_string())];
+        assert_eq!(custom_endpoint(&opts).as_deref(), Some("http://a:1"));
+        let store = BenchStore::open("memory:///x", &[], 0).unwrap();
+        assert_eq!(store.endpoint, None);
     }
 
     #[test]
