@@ -48,9 +48,9 @@ const PALETTE: [RGBColor; 6] = [
 fn title(run: &BenchReport) -> String {
     let s = &run.settings;
     let latency = if s.injected_latency_ms > 0 {
-        format!("+{} ms/request injected", s.injected_latency_ms)
+        format!("--latency-ms {}: simulated delay", s.injected_latency_ms)
     } else {
-        "no injected latency".to_string()
+        "no --latency-ms".to_string()
     };
     format!(
         "lakeseek bench {} {} ({}, {}, {} ops, concurrency {}, {latency})",
