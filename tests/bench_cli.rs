@@ -59,7 +59,13 @@ fn take_args(url: &str, columns: &[&str], rows: u64, takes: u64, warm: bool) -> 
     }
 }
 
-fn query_args(url: &str, template: &str, values_from: &str, queries: u64, warm: bool) -> QueryBenchArgs {
+fn query_args(
+    url: &str,
+    template: &str,
+    values_from: &str,
+    queries: u64,
+    warm: bool,
+) -> QueryBenchArgs {
     QueryBenchArgs {
         dataset: url.to_string(),
         filter_template: template.to_string(),
@@ -132,7 +138,12 @@ async fn take_a_local_file_cold_and_warm() {
         assert!(o.round_trips <= 2, "warm file take: {o:?}");
     }
     // Probing for `_versions/` (1 LIST) and the shared open (the footer).
-    assert_eq!((warm.setup.requests, warm.setup.round_trips), (2, 2), "{:?}", warm.setup);
+    assert_eq!(
+        (warm.setup.requests, warm.setup.round_trips),
+        (2, 2),
+        "{:?}",
+        warm.setup
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,9 +179,18 @@ async fn take_a_local_dataset_with_deletions_cold_and_warm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_seed_reads_the_same_rows() {
     let url = dataset_fixture("types");
-    let a = run_take_bench(&take_args(&url, &["i"], 10, 5, false)).await.unwrap();
-    let b = run_take_bench(&take_args(&url, &["i"], 10, 5, false)).await.unwrap();
-    let rows = |r: &BenchReport| r.operations.iter().map(|o| (o.rows, o.bytes)).collect::<Vec<_>>();
+    let a = run_take_bench(&take_args(&url, &["i"], 10, 5, false))
+        .await
+        .unwrap();
+    let b = run_take_bench(&take_args(&url, &["i"], 10, 5, false))
+        .await
+        .unwrap();
+    let rows = |r: &BenchReport| {
+        r.operations
+            .iter()
+            .map(|o| (o.rows, o.bytes))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(rows(&a), rows(&b));
 }
 
@@ -178,9 +198,15 @@ async fn the_same_seed_reads_the_same_rows() {
 async fn query_a_local_dataset_cold_and_warm_finds_every_sampled_value() {
     for (name, template, column) in [("v1_names", "s = '{}'", "s"), ("fmt_v21", "k = {}", "k")] {
         for warm in [false, true] {
-            let r = run_query_bench(&query_args(&dataset_fixture(name), template, column, 10, warm))
-                .await
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let r = run_query_bench(&query_args(
+                &dataset_fixture(name),
+                template,
+                column,
+                10,
+                warm,
+            ))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
             check_consistent(&r, 10);
             for o in &r.operations {
                 // The value came from a live row, so the filter matches it.
@@ -195,10 +221,16 @@ async fn query_a_local_dataset_cold_and_warm_finds_every_sampled_value() {
 fn expect_invalid(result: lakeseek::Result<BenchReport>, needle: &str) {
     match result {
         Err(Error::InvalidArgument(msg)) => {
-            assert!(msg.contains(needle), "message {msg:?} should mention {needle:?}")
+            assert!(
+                msg.contains(needle),
+                "message {msg:?} should mention {needle:?}"
+            )
         }
         Err(e) => panic!("expected InvalidArgument mentioning {needle:?}, got {e:?}"),
-        Ok(r) => panic!("expected an error mentioning {needle:?}, got a report of {} ops", r.operations_completed),
+        Ok(r) => panic!(
+            "expected an error mentioning {needle:?}, got a report of {} ops",
+            r.operations_completed
+        ),
     }
 }
 
@@ -206,13 +238,41 @@ fn expect_invalid(result: lakeseek::Result<BenchReport>, needle: &str) {
 async fn bad_input_is_a_clear_error() {
     let file = file_fixture("v2_2/multipage.lance");
     let ds = dataset_fixture("fmt_v21");
-    expect_invalid(run_take_bench(&take_args(&file, &["nope"], 5, 2, false)).await, "nope");
-    expect_invalid(run_take_bench(&take_args(&ds, &["nope"], 5, 2, true)).await, "nope");
-    expect_invalid(run_take_bench(&take_args(&file, &["i32"], 3001, 2, false)).await, "larger than the 3000 rows");
-    expect_invalid(run_take_bench(&take_args(&file, &["i32"], 5, 0, false)).await, "--takes");
-    expect_invalid(run_take_bench(&take_args(&file, &["i32"], 0, 2, false)).await, "--rows-per-take");
-    expect_invalid(run_take_bench(&take_args(&bench_fixture("empty.lance"), &[], 1, 2, false)).await, "no rows");
-    expect_invalid(run_take_bench(&take_args(&bench_fixture("empty_file.lance"), &["id"], 1, 2, false)).await, "no rows");
+    expect_invalid(
+        run_take_bench(&take_args(&file, &["nope"], 5, 2, false)).await,
+        "nope",
+    );
+    expect_invalid(
+        run_take_bench(&take_args(&ds, &["nope"], 5, 2, true)).await,
+        "nope",
+    );
+    expect_invalid(
+        run_take_bench(&take_args(&file, &["i32"], 3001, 2, false)).await,
+        "larger than the 3000 rows",
+    );
+    expect_invalid(
+        run_take_bench(&take_args(&file, &["i32"], 5, 0, false)).await,
+        "--takes",
+    );
+    expect_invalid(
+        run_take_bench(&take_args(&file, &["i32"], 0, 2, false)).await,
+        "--rows-per-take",
+    );
+    expect_invalid(
+        run_take_bench(&take_args(&bench_fixture("empty.lance"), &[], 1, 2, false)).await,
+        "no rows",
+    );
+    expect_invalid(
+        run_take_bench(&take_args(
+            &bench_fixture("empty_file.lance"),
+            &["id"],
+            1,
+            2,
+            false,
+        ))
+        .await,
+        "no rows",
+    );
     let mut concurrency = take_args(&file, &["i32"], 5, 2, false);
     concurrency.common.concurrency = 0;
     expect_invalid(run_take_bench(&concurrency).await, "--concurrency");
@@ -220,21 +280,49 @@ async fn bad_input_is_a_clear_error() {
     png.common.plot = Some("out.png".into());
     expect_invalid(run_take_bench(&png).await, "PNG");
 
-    expect_invalid(run_query_bench(&query_args(&ds, "k = 5", "k", 3, false)).await, "{}");
-    expect_invalid(run_query_bench(&query_args(&ds, "k = {}", "missing", 3, false)).await, "missing");
-    expect_invalid(run_query_bench(&query_args(&ds, "k = {}", "k", 0, false)).await, "--queries");
-    expect_invalid(run_query_bench(&query_args(&file, "k = {}", "k", 3, false)).await, "not a Lance dataset");
-    expect_invalid(run_query_bench(&query_args(&bench_fixture("empty.lance"), "id = {}", "id", 3, false)).await, "no rows");
+    expect_invalid(
+        run_query_bench(&query_args(&ds, "k = 5", "k", 3, false)).await,
+        "{}",
+    );
+    expect_invalid(
+        run_query_bench(&query_args(&ds, "k = {}", "missing", 3, false)).await,
+        "missing",
+    );
+    expect_invalid(
+        run_query_bench(&query_args(&ds, "k = {}", "k", 0, false)).await,
+        "--queries",
+    );
+    expect_invalid(
+        run_query_bench(&query_args(&file, "k = {}", "k", 3, false)).await,
+        "not a Lance dataset",
+    );
+    expect_invalid(
+        run_query_bench(&query_args(
+            &bench_fixture("empty.lance"),
+            "id = {}",
+            "id",
+            3,
+            false,
+        ))
+        .await,
+        "no rows",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_s3_the_report_counts_every_request_the_server_saw() {
     let s3 = S3TestServer::start().await;
     let file_rel = "v2_2/multipage.lance";
-    s3.put("f/multipage.lance", std::fs::read(file_fixture(file_rel)).unwrap())
-        .await;
-    s3.upload_dir(&root().join("tests/fixtures/datasets/fmt_v21.lance"), "ds/fmt_v21.lance")
-        .await;
+    s3.put(
+        "f/multipage.lance",
+        std::fs::read(file_fixture(file_rel)).unwrap(),
+    )
+    .await;
+    s3.upload_dir(
+        &root().join("tests/fixtures/datasets/fmt_v21.lance"),
+        "ds/fmt_v21.lance",
+    )
+    .await;
     let with_s3 = |mut common: CommonBenchArgs| {
         common.storage_options = s3.storage_options();
         common
@@ -247,15 +335,25 @@ async fn over_s3_the_report_counts_every_request_the_server_saw() {
     let cold = run_take_bench(&args).await.unwrap();
     let seen = s3.server_requests() - before;
     check_consistent(&cold, 6);
-    assert_eq!(seen, cold.totals.requests + cold.setup.requests, "server vs report");
+    assert_eq!(
+        seen,
+        cold.totals.requests + cold.setup.requests,
+        "server vs report"
+    );
     for o in &cold.operations {
         assert!(o.requests > 0);
         assert!(o.round_trips <= 3, "cold S3 file take: {o:?}");
         assert_eq!(o.open.unwrap().round_trips, 1);
     }
-    assert!(cold.settings.store.contains("s3"), "{}", cold.settings.store);
     assert!(
-        cold.settings.store.contains(&format!("at endpoint {}", s3.endpoint())),
+        cold.settings.store.contains("s3"),
+        "{}",
+        cold.settings.store
+    );
+    assert!(
+        cold.settings
+            .store
+            .contains(&format!("at endpoint {}", s3.endpoint())),
         "the report names the emulator: {}",
         cold.settings.store
     );
@@ -265,7 +363,10 @@ async fn over_s3_the_report_counts_every_request_the_server_saw() {
     args.common.cold = false;
     let before = s3.server_requests();
     let warm = run_take_bench(&args).await.unwrap();
-    assert_eq!(s3.server_requests() - before, warm.totals.requests + warm.setup.requests);
+    assert_eq!(
+        s3.server_requests() - before,
+        warm.totals.requests + warm.setup.requests
+    );
     check_consistent(&warm, 6);
     for o in &warm.operations {
         assert!(o.round_trips <= 2, "warm S3 file take: {o:?}");
@@ -273,17 +374,27 @@ async fn over_s3_the_report_counts_every_request_the_server_saw() {
 
     // Cold dataset take of a one-file dataset: LIST + manifest GET (2 RT), then the data
     // file's footer, page init, chunks (3 RT).
-    s3.upload_dir(&root().join("tests/fixtures/datasets/wide.lance"), "ds/wide.lance")
-        .await;
+    s3.upload_dir(
+        &root().join("tests/fixtures/datasets/wide.lance"),
+        "ds/wide.lance",
+    )
+    .await;
     let mut args = take_args(&s3.url("ds/wide.lance"), &["key"], 50, 4, false);
     args.common = with_s3(args.common);
     let before = s3.server_requests();
     let ds = run_take_bench(&args).await.unwrap();
-    assert_eq!(s3.server_requests() - before, ds.totals.requests + ds.setup.requests);
+    assert_eq!(
+        s3.server_requests() - before,
+        ds.totals.requests + ds.setup.requests
+    );
     check_consistent(&ds, 4);
     for o in &ds.operations {
         let open = o.open.unwrap();
-        assert_eq!((open.requests, open.round_trips), (2, 2), "LIST + GET: {o:?}");
+        assert_eq!(
+            (open.requests, open.round_trips),
+            (2, 2),
+            "LIST + GET: {o:?}"
+        );
         assert!(o.round_trips <= 5, "cold S3 dataset take: {o:?}");
         assert_eq!(o.rows, 50);
     }
@@ -293,11 +404,17 @@ async fn over_s3_the_report_counts_every_request_the_server_saw() {
     args.common = with_s3(args.common);
     let before = s3.server_requests();
     let ds = run_take_bench(&args).await.unwrap();
-    assert_eq!(s3.server_requests() - before, ds.totals.requests + ds.setup.requests);
+    assert_eq!(
+        s3.server_requests() - before,
+        ds.totals.requests + ds.setup.requests
+    );
     check_consistent(&ds, 4);
     for o in &ds.operations {
         assert_eq!(o.open.unwrap().round_trips, 2, "{o:?}");
-        assert!(o.round_trips <= 2 + 1 + 2 * 2, "cold S3 dataset take, 2 files: {o:?}");
+        assert!(
+            o.round_trips <= 2 + 1 + 2 * 2,
+            "cold S3 dataset take, 2 files: {o:?}"
+        );
     }
 
     // Query, cold and warm.
@@ -306,7 +423,10 @@ async fn over_s3_the_report_counts_every_request_the_server_saw() {
         args.common = with_s3(args.common);
         let before = s3.server_requests();
         let q = run_query_bench(&args).await.unwrap();
-        assert_eq!(s3.server_requests() - before, q.totals.requests + q.setup.requests);
+        assert_eq!(
+            s3.server_requests() - before,
+            q.totals.requests + q.setup.requests
+        );
         check_consistent(&q, 5);
         assert!(q.operations.iter().all(|o| o.rows >= 1));
         if !warm {
@@ -322,11 +442,18 @@ async fn injected_latency_is_reported() {
     args.common.latency_ms = 3;
     let r = run_take_bench(&args).await.unwrap();
     assert_eq!(r.settings.injected_latency_ms, 3);
-    assert!(r.settings.store.contains("+3 ms/request"), "{}", r.settings.store);
+    assert!(
+        r.settings.store.contains("+3 ms/request"),
+        "{}",
+        r.settings.store
+    );
     let mut table = Vec::new();
     r.write_table(&mut table).unwrap();
     let table = String::from_utf8(table).unwrap();
-    assert!(table.contains("injected latency: 3 ms per request"), "{table}");
+    assert!(
+        table.contains("injected latency: 3 ms per request"),
+        "{table}"
+    );
     assert!(table.contains("multipage.lance"), "{table}");
 }
 
@@ -343,11 +470,30 @@ fn the_binary_prints_json_and_draws_an_overlaid_plot() {
     let file = file_fixture("v2_2/multipage.lance");
     let first_svg = dir.path().join("first.svg");
     let out = lakeseek(&[
-        "bench", "take", &file, "--columns", "i32,s", "--rows-per-take", "10", "--takes", "5",
-        "--concurrency", "2", "--seed", "3", "--json", "--plot", first_svg.to_str().unwrap(),
-        "--label", "first run",
+        "bench",
+        "take",
+        &file,
+        "--columns",
+        "i32,s",
+        "--rows-per-take",
+        "10",
+        "--takes",
+        "5",
+        "--concurrency",
+        "2",
+        "--seed",
+        "3",
+        "--json",
+        "--plot",
+        first_svg.to_str().unwrap(),
+        "--label",
+        "first run",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json = String::from_utf8(out.stdout).unwrap();
     let report: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     assert_eq!(report["settings"]["mode"], "cold");
@@ -357,7 +503,12 @@ fn the_binary_prints_json_and_draws_an_overlaid_plot() {
     for key in ["p50", "p90", "p99", "max"] {
         assert!(report["latency_ms"][key].is_f64(), "{key}");
     }
-    assert!(report["per_operation"]["round_trips"]["max"].as_f64().unwrap() <= 3.0);
+    assert!(
+        report["per_operation"]["round_trips"]["max"]
+            .as_f64()
+            .unwrap()
+            <= 3.0
+    );
     let svg = std::fs::read_to_string(&first_svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("latency CDF"));
     assert!(svg.contains("first run"));
@@ -366,26 +517,73 @@ fn the_binary_prints_json_and_draws_an_overlaid_plot() {
     std::fs::write(&report_path, &json).unwrap();
     let second_svg = dir.path().join("second.svg");
     let out = lakeseek(&[
-        "bench", "take", &file, "--columns", "i32", "--rows-per-take", "10", "--takes", "5",
-        "--warm", "--plot", second_svg.to_str().unwrap(), "--compare",
-        report_path.to_str().unwrap(), "--label", "second run",
+        "bench",
+        "take",
+        &file,
+        "--columns",
+        "i32",
+        "--rows-per-take",
+        "10",
+        "--takes",
+        "5",
+        "--warm",
+        "--plot",
+        second_svg.to_str().unwrap(),
+        "--compare",
+        report_path.to_str().unwrap(),
+        "--label",
+        "second run",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let table = String::from_utf8(out.stdout).unwrap();
-    assert!(table.contains("p50") && table.contains("round trips"), "{table}");
+    assert!(
+        table.contains("p50") && table.contains("round trips"),
+        "{table}"
+    );
     assert!(table.contains("injected latency: none"), "{table}");
     let svg = std::fs::read_to_string(&second_svg).unwrap();
-    assert!(svg.contains("first run") && svg.contains("second run"), "both runs in the legend");
+    assert!(
+        svg.contains("first run") && svg.contains("second run"),
+        "both runs in the legend"
+    );
 }
 
 #[test]
 fn the_binary_reports_bad_input_without_panicking() {
     let file = file_fixture("v2_2/multipage.lance");
     for args in [
-        vec!["bench", "take", file.as_str(), "--columns", "nope", "--takes", "1"],
+        vec![
+            "bench",
+            "take",
+            file.as_str(),
+            "--columns",
+            "nope",
+            "--takes",
+            "1",
+        ],
         vec!["bench", "take", file.as_str(), "--takes", "0"],
-        vec!["bench", "query", file.as_str(), "--filter-template", "k = 1", "--values-from", "k"],
-        vec!["bench", "take", file.as_str(), "--takes", "1", "--plot", "x.png"],
+        vec![
+            "bench",
+            "query",
+            file.as_str(),
+            "--filter-template",
+            "k = 1",
+            "--values-from",
+            "k",
+        ],
+        vec![
+            "bench",
+            "take",
+            file.as_str(),
+            "--takes",
+            "1",
+            "--plot",
+            "x.png",
+        ],
     ] {
         let out = lakeseek(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -17,8 +17,8 @@ use arrow_schema::DataType;
 use crate::bench::report::{BenchReport, BenchSettings, OperationRecord, PhaseRecord};
 use crate::bench::take::add;
 use crate::bench::{
-    drive_operations, elapsed_ms, operation_seed, random_rows, splitmix64, warmup_seed,
-    BenchStore, CommonBenchArgs,
+    drive_operations, elapsed_ms, operation_seed, random_rows, splitmix64, warmup_seed, BenchStore,
+    CommonBenchArgs,
 };
 use crate::error::{Error, Result};
 use crate::index::list_element;
@@ -67,7 +67,9 @@ pub async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport> {
         )));
     }
     if args.queries == 0 {
-        return Err(Error::InvalidArgument("--queries must be at least 1".into()));
+        return Err(Error::InvalidArgument(
+            "--queries must be at least 1".into(),
+        ));
     }
     let store = BenchStore::open(&args.dataset, &common.storage_options, common.latency_ms)?;
     let setup = IoStats::new();
@@ -120,7 +122,11 @@ pub async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport> {
     ))
 }
 
-async fn open_dataset(store: &BenchStore, version: Option<u64>, stats: &IoStats) -> Result<Dataset> {
+async fn open_dataset(
+    store: &BenchStore,
+    version: Option<u64>,
+    stats: &IoStats,
+) -> Result<Dataset> {
     let handles = DatasetStore::new(store.opened.source.clone(), store.lister.clone());
     let session = Arc::new(DatasetSession::default());
     Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
@@ -269,6 +275,9 @@ mod tests {
         assert_eq!(format_values(&s).unwrap(), vec!["a''b", "c"]);
         let i = Int64Array::from(vec![Some(-5), Some(7)]);
         assert_eq!(format_values(&i).unwrap(), vec!["-5", "7"]);
-        assert_eq!(fill_template("k = '{}' OR j = '{}'", "x"), "k = 'x' OR j = 'x'");
+        assert_eq!(
+            fill_template("k = '{}' OR j = '{}'", "x"),
+            "k = 'x' OR j = 'x'"
+        );
     }
 }

@@ -146,7 +146,11 @@ pub fn histogram_in(values: &[f64], lo: f64, hi: f64, bins: usize) -> Vec<(f64, 
     if finite.is_empty() || bins == 0 || !lo.is_finite() || !hi.is_finite() || hi < lo {
         return Vec::new();
     }
-    let width = if hi > lo { (hi - lo) / bins as f64 } else { 1.0 };
+    let width = if hi > lo {
+        (hi - lo) / bins as f64
+    } else {
+        1.0
+    };
     let mut counts = vec![0u64; bins];
     for v in finite {
         let bin = (((v - lo) / width).max(0.0) as usize).min(bins - 1);
@@ -436,9 +440,8 @@ impl BenchReport {
 
 /// A number in at most ~6 characters: integers as such, others with 1-2 decimals.
 fn short(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e9 {
-        format!("{v:.0}")
-    } else if v.abs() >= 100.0 {
+    let whole = v.fract() == 0.0 && v.abs() < 1e9;
+    if whole || v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
         format!("{v:.1}")
@@ -475,7 +478,10 @@ mod tests {
         assert_eq!(percentile_of_sorted(&[], 50.0), 0.0);
         // 3 values: the median is the second, p90 and p99 the third.
         let d = Distribution::of(&[30.0, 10.0, 20.0]);
-        assert_eq!((d.min, d.p50, d.p90, d.p99, d.max), (10.0, 20.0, 30.0, 30.0, 30.0));
+        assert_eq!(
+            (d.min, d.p50, d.p90, d.p99, d.max),
+            (10.0, 20.0, 30.0, 30.0, 30.0)
+        );
         assert_eq!(d.mean, 20.0);
     }
 
@@ -520,8 +526,14 @@ mod tests {
             2.0,
             IoStatsSnapshot::default(),
         );
-        assert_eq!(r.operations.iter().map(|o| o.index).collect::<Vec<_>>(), [0, 1, 2]);
-        assert_eq!((r.totals.requests, r.totals.bytes, r.totals.round_trips), (6, 600, 3));
+        assert_eq!(
+            r.operations.iter().map(|o| o.index).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            (r.totals.requests, r.totals.bytes, r.totals.round_trips),
+            (6, 600, 3)
+        );
         assert_eq!(r.operations_completed, 3);
         assert_eq!(r.throughput_ops_per_sec, 1.5);
         assert_eq!(r.latency_ms.p50, 20.0);

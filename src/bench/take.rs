@@ -159,7 +159,11 @@ fn settings(args: &TakeBenchArgs, target: &TakeTarget) -> BenchSettings {
 
 /// Probe whether the URL is a dataset, open it once (the warm target; in cold mode only
 /// used to validate the columns and count rows), resolve the columns.
-async fn open_target(store: BenchStore, args: &TakeBenchArgs, setup: &IoStats) -> Result<TakeTarget> {
+async fn open_target(
+    store: BenchStore,
+    args: &TakeBenchArgs,
+    setup: &IoStats,
+) -> Result<TakeTarget> {
     if store.is_dataset(setup).await {
         let session = Arc::new(DatasetSession::default());
         let dataset = open_dataset(&store, args.version, session, setup).await?;
