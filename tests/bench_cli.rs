@@ -594,3 +594,56 @@ fn the_binary_reports_bad_input_without_panicking() {
     let conflicting = lakeseek(&["bench", "take", &file, "--cold", "--warm"]);
     assert!(!conflicting.status.success());
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_prints_the_partial_report() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let file = file_fixture("v2_2/multipage.lance");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lakeseek"))
+        .args([
+            "bench",
+            "take",
+            &file,
+            "--columns",
+            "i32",
+            "--rows-per-take",
+            "5",
+            "--takes",
+            "100000",
+            "--latency-ms",
+            "20",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn lakeseek");
+    // The start line is printed after the Ctrl-C handler is installed.
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = stderr.read_line(&mut line).expect("read stderr");
+        assert!(n > 0, "lakeseek exited before starting");
+        if line.contains("Ctrl-C") {
+            break;
+        }
+    }
+    let pid = child.id().to_string();
+    let killed = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "exit {:?}", out.status);
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON report after Ctrl-C");
+    assert_eq!(report["interrupted"], true);
+    assert_eq!(report["operations_requested"], 100000);
+    let done = report["operations_completed"].as_u64().unwrap();
+    assert!(done < 100000);
+    assert_eq!(report["operations"].as_array().unwrap().len() as u64, done);
+}

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use object_store::path::Path;
 
 use crate::cli::parse_key_value;
@@ -365,9 +365,18 @@ where
         .buffer_unordered(concurrency.max(1));
     let mut records = Vec::new();
     let mut interrupts = 0u32;
-    let mut signals_work = true;
+    // Poll the Ctrl-C future once so the handler is installed before anything runs.
+    let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
+    let mut signals_work = !matches!((&mut ctrl_c).now_or_never(), Some(Err(_)));
+    progress.println(format!(
+        "lakeseek bench: {count} operations, {concurrency} in flight (Ctrl-C: partial report)"
+    ));
+    if progress.is_hidden() {
+        eprintln!(
+            "lakeseek bench: {count} operations, {concurrency} in flight (Ctrl-C: partial report)"
+        );
+    }
     loop {
-        let ctrl_c = tokio::signal::ctrl_c();
         tokio::select! {
             next = in_flight.next() => match next {
                 Some(Ok(record)) => {
@@ -380,7 +389,7 @@ where
                 }
                 None => break,
             },
-            signal = ctrl_c, if signals_work && interrupts < 2 => match signal {
+            signal = &mut ctrl_c, if signals_work && interrupts < 2 => match signal {
                 Ok(()) => {
                     interrupts += 1;
                     stop.store(true, Ordering::SeqCst);
@@ -388,6 +397,7 @@ where
                     if interrupts >= 2 {
                         break;
                     }
+                    ctrl_c = Box::pin(tokio::signal::ctrl_c());
                 }
                 Err(_) => signals_work = false,
             },
