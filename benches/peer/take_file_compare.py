@@ -35,16 +35,20 @@ import common  # noqa: E402
 MASK = (1 << 64) - 1
 
 
+def mix(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
 def random_rows(seed, n, total):
-    """Same generator as lakeseek::bench::random_rows (splitmix64)."""
-    state = (seed * 0x9E3779B97F4A7C15 + 1) & MASK
+    """Same generator as lakeseek::bench::random_rows (splitmix64, seed mixed first so that
+    neighbouring seeds give unrelated row sets)."""
+    state = mix(seed ^ 0x6A09E667F3BCC909)
     rows = set()
     while len(rows) < min(n, total):
         state = (state + 0x9E3779B97F4A7C15) & MASK
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        rows.add((z ^ (z >> 31)) % total)
+        rows.add(mix(state) % total)
     return sorted(rows)
 
 
