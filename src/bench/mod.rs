@@ -434,7 +434,10 @@ mod tests {
         assert_eq!(a, random_rows(7, 50, 1000).unwrap());
         // Neighbouring seeds give unrelated sets (not the same sequence shifted by one).
         let b = random_rows(8, 50, 1000).unwrap();
-        assert!(a.iter().filter(|r| b.contains(r)).count() < 15, "{a:?} {b:?}");
+        assert!(
+            a.iter().filter(|r| b.contains(r)).count() < 15,
+            "{a:?} {b:?}"
+        );
         assert_eq!(random_rows(1, 10, 10).unwrap(), (0..10).collect::<Vec<_>>());
         assert!(random_rows(1, 11, 10).is_err());
         assert!(random_rows(1, 0, 0).unwrap().is_empty());
