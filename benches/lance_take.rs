@@ -7,7 +7,8 @@
 //! # plus the 1,000,000-row `detections` files of the peer benchmark (2.2 dense, 2.3 sparse):
 //! LAKESEEK_BENCH_DATA=/path/to/lakeseek-anchors/data cargo bench --bench lance_take
 //! ```
-//! The S3 side-by-side comparison with pylance is `benches/peer/take_file_compare.py`.
+//! The S3 side-by-side comparison with pylance is `benches/peer/take_file_compare.py`
+//! (it drives `lakeseek bench take`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
