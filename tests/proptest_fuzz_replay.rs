@@ -61,7 +61,10 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("sparse_plan", with_prefix(&[0, 0], read(rel))));
         out.push(("sparse_plan", with_prefix(&[0, 3], read(rel))));
     }
-    out.push(("sparse_plan", vec![1, 4, 0, 0x0a, 0x02, 0x0a, 0x00, 8, 0, 0, 0, 1]));
+    out.push((
+        "sparse_plan",
+        vec![1, 4, 0, 0x0a, 0x02, 0x0a, 0x00, 8, 0, 0, 0, 1],
+    ));
     let mut manifests = Vec::new();
     for ds in ["types", "bitmap_del", "segments", "stable_ids"] {
         files_under(
@@ -104,7 +107,10 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     for (i, l) in lookups.iter().take(12).enumerate() {
         let probe: Vec<u8> = (0..16).map(|b| (b * 7 + i) as u8).collect();
-        out.push(("btree_lookup", with_prefix(&probe, std::fs::read(l).unwrap())));
+        out.push((
+            "btree_lookup",
+            with_prefix(&probe, std::fs::read(l).unwrap()),
+        ));
     }
     out.push(("ecp_node", b"\x00\x93NUMPY\x01\x00\x46\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }      \n\x00\x00\x80\x3f\x00\x00\x00\x40".to_vec()));
     out.push((

@@ -225,7 +225,10 @@ async fn list_element_segment_under_another_base_path_is_refused_and_data_answer
     let plan = plan_any_element_query(&ds, &call, AnyElementOptions::default(), &stats)
         .await
         .unwrap();
-    assert!(matches!(plan.strategy, CallStrategy::IndexExact), "{plan:?}");
+    assert!(
+        matches!(plan.strategy, CallStrategy::IndexExact),
+        "{plan:?}"
+    );
 
     edit_manifest(&root, |_, s| {
         for i in &mut s.indices {

@@ -192,8 +192,8 @@ async fn errors_never_show_credentials() {
     )
     .await;
     // Unparseable URL carrying a password and a signature.
-    let e = open_url("http://user:PASSd0n0tl3ak@[::bad/x?sig=SIGd0n0tl3ak", &[])
-        .expect_err("bad URL");
+    let e =
+        open_url("http://user:PASSd0n0tl3ak@[::bad/x?sig=SIGd0n0tl3ak", &[]).expect_err("bad URL");
     assert_error_clean("bad URL", &e);
 }
 
@@ -214,6 +214,9 @@ fn open_options_debug_hides_secret_values() {
         "keys and harmless values stay visible: {debug}"
     );
 }
+
+/// (what, arguments, storage options) of one CLI run.
+type CliCase<'a> = (&'a str, Vec<&'a str>, Vec<(String, String)>);
 
 fn lakeseek(args: &[&str], options: &[(String, String)]) -> (bool, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lakeseek"));
@@ -249,7 +252,12 @@ async fn cli_output_never_shows_credentials() {
     let good = s3_options(&ep, s3::SECRET_KEY, Some(AWS_TOKEN));
     let (ok, stdout, stderr) = lakeseek(
         &[
-            "query", &dataset, "--filter", "i = 7", "--explain", "--stats",
+            "query",
+            &dataset,
+            "--filter",
+            "i = 7",
+            "--explain",
+            "--stats",
         ],
         &good,
     );
@@ -263,7 +271,7 @@ async fn cli_output_never_shows_credentials() {
     let dead = s3_options("http://127.0.0.1:1", AWS_SECRET, Some(AWS_TOKEN));
     let missing = server.url("ds/nothing.lance");
     let file = server.url("f/strings.lance");
-    let cases: Vec<(&str, Vec<&str>, Vec<(String, String)>)> = vec![
+    let cases: Vec<CliCase> = vec![
         (
             "query 403",
             vec!["query", &dataset, "--filter", "i = 7", "--explain"],
@@ -308,7 +316,10 @@ async fn cli_output_never_shows_credentials() {
         (
             "query gcs key",
             vec!["query", "gs://b/t.lance", "--filter", "i = 7", "--explain"],
-            kv(&[("google_service_account_key", GCS_KEY), ("max_retries", "0")]),
+            kv(&[
+                ("google_service_account_key", GCS_KEY),
+                ("max_retries", "0"),
+            ]),
         ),
         (
             "query presigned URL",

@@ -115,7 +115,10 @@ pub fn file_metadata(data: &[u8]) {
     let tail = Bytes::copy_from_slice(&file[file.len() - suffix..]);
     match parse_file_metadata(&tail, size - suffix as u64, size) {
         Ok(MetadataParse::NeedMore(range)) => {
-            assert!(range.end <= size - suffix as u64 + 1, "asks before the tail");
+            assert!(
+                range.end <= size - suffix as u64 + 1,
+                "asks before the tail"
+            );
         }
         Ok(MetadataParse::Parsed(meta)) => {
             assert_eq!(meta.object_size, size);
@@ -192,7 +195,7 @@ fn exercise_page(page: &PageLayout, object: &[u8], length: u64, mode: u8) {
     };
     let rows = length.min(MAX_ROWS);
     let row_sets: [Vec<std::ops::Range<u64>>; 2] = [
-        vec![0..rows],
+        [0..rows].to_vec(),
         vec![0..1.min(rows), rows / 2..rows / 2 + 1.min(rows - rows / 2)],
     ];
     let types = [
@@ -234,7 +237,11 @@ pub fn manifest(data: &[u8]) {
             let size = bytes.len() as u64;
             let mut known = KnownBytes::new(size);
             // Mode 1: only a short tail first, as a reader would.
-            let first = if mode % 5 == 0 { 0 } else { size.saturating_sub(40) };
+            let first = if mode % 5 == 0 {
+                0
+            } else {
+                size.saturating_sub(40)
+            };
             known.add(first, bytes.slice(first as usize..));
             for _ in 0..4 {
                 match decode_manifest_file(&known) {
@@ -304,7 +311,11 @@ pub fn btree_lookup(data: &[u8]) {
         lookup.pages_equal(k.as_key_ref(), &mut out);
         lookup.pages_in_range(&Bound::Included(k.clone()), &Bound::Unbounded, &mut out);
         lookup.pages_in_range(&Bound::Unbounded, &Bound::Excluded(k.clone()), &mut out);
-        lookup.pages_in_range(&Bound::Excluded(k.clone()), &Bound::Included(k.clone()), &mut out);
+        lookup.pages_in_range(
+            &Bound::Excluded(k.clone()),
+            &Bound::Included(k.clone()),
+            &mut out,
+        );
         lookup.pages_null(&mut out);
         for page in out.keys() {
             assert!(lookup.page_numbers().contains(page), "selected page exists");
@@ -373,7 +384,9 @@ pub fn ecp_node(data: &[u8]) {
     let Some(root) = root else {
         return;
     };
-    let exclude: Vec<u32> = (0..input.byte() % 4).map(|_| input.byte() as u32 % 10).collect();
+    let exclude: Vec<u32> = (0..input.byte() % 4)
+        .map(|_| input.byte() as u32 % 10)
+        .collect();
     let mut state = SearchState::new(levels, exclude.clone());
     for _page in 0..3 {
         if state.needs_search(k) {
@@ -393,7 +406,10 @@ pub fn ecp_node(data: &[u8]) {
         }
         let items = state.drain(k);
         assert!(items.len() <= k);
-        assert!(items.iter().all(|i| !exclude.contains(&i.id)), "excluded id returned");
+        assert!(
+            items.iter().all(|i| !exclude.contains(&i.id)),
+            "excluded id returned"
+        );
     }
 }
 
@@ -428,9 +444,24 @@ fn schema() -> &'static Schema {
             })
         };
         let flat = [
-            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float",
-            "double", "string", "large_string", "binary", "bool", "date32:day",
-            "timestamp:us:-", "timestamp:ns:UTC", "decimal:128:10:2",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "float",
+            "double",
+            "string",
+            "large_string",
+            "binary",
+            "bool",
+            "date32:day",
+            "timestamp:us:-",
+            "timestamp:ns:UTC",
+            "decimal:128:10:2",
         ];
         for (i, t) in flat.iter().enumerate() {
             add(i as i32, -1, &format!("c{i}"), t);
