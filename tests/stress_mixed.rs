@@ -37,7 +37,7 @@ async fn concurrent_mixed_queries_over_shared_caches_match_single_threaded_answe
     let mut rng = Rng::new(seed);
     // Distinct operations; the schedule repeats them so concurrent queries share cache
     // entries (and their loads), and every op's answer is known from the baseline.
-    let distinct = (total / 5).clamp(1, 400);
+    let distinct = (total / 8).clamp(1, 400);
     let ops = Arc::new(workload.draw(&mut rng, distinct));
 
     // 1. Single-threaded answers, fresh client and caches, one query at a time.
