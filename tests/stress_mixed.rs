@@ -14,7 +14,10 @@
 //! ```
 //!
 //! `LAKESEEK_STRESS_CACHE_BYTES` sets each cache's capacity (default 2 MiB, so entries are
-//! evicted and reloaded while other queries use them).
+//! evicted and reloaded while other queries use them). Any answer that differs fails the
+//! test; errors under load (e.g. request timeouts when thousands of requests queue at the
+//! debug-build server) are counted apart from wrong data in the message. Peak memory under
+//! the same workload: `cargo run --example stress_rss` (see that file for recorded numbers).
 
 mod common;
 mod stress_support;
