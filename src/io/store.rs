@@ -70,8 +70,9 @@ pub struct OpenedUrl {
     pub scheme: ObjectStoreScheme,
 }
 
-/// Everything [`open_url_with`] accepts besides the URL.
-#[derive(Debug, Clone, Default)]
+/// Everything [`open_url_with`] accepts besides the URL. Its `Debug` shows option keys
+/// but hides the values of secret ones (see [`is_secret_option`]).
+#[derive(Clone, Default)]
 pub struct OpenOptions {
     /// `key=value` storage options (object_store config keys and [`LAKESEEK_OPTION_KEYS`]).
     pub storage_options: Vec<(String, String)>,
@@ -95,6 +96,48 @@ impl OpenOptions {
     }
 }
 
+impl std::fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let options: Vec<(&str, &str)> = self
+            .storage_options
+            .iter()
+            .map(|(k, v)| {
+                let shown = if is_secret_option(k) { "<redacted>" } else { v };
+                (k.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("OpenOptions")
+            .field("storage_options", &options)
+            .field("http_connector", &self.http_connector)
+            .finish()
+    }
+}
+
+/// Whether the value of storage option `key` may be a credential (keys, secrets, tokens,
+/// SAS, passwords): such values are never shown.
+pub fn is_secret_option(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["secret", "token", "key", "password", "sas", "signature", "credential"]
+        .iter()
+        .any(|word| key.contains(word))
+}
+
+/// `url` as it may appear in a message: without a `user:password@` part and without the
+/// query string or fragment (which can carry signatures or SAS tokens).
+pub fn redact_url(url: &str) -> String {
+    let cut = url.find(['?', '#']).unwrap_or(url.len());
+    let url = &url[..cut];
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}{}", &url[..scheme_end], &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
 /// Parse `url` (a URL or a plain local path) and open its store with `options`
 /// (`key=value` pairs, see the module docs).
 pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
@@ -105,7 +148,9 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
 pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
     let parsed = parse_url_or_path(url)?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed)
-        .map_err(|e| Error::InvalidArgument(format!("cannot parse store URL {url}: {e}")))?;
+        .map_err(|e| {
+            Error::InvalidArgument(format!("cannot parse store URL {}: {e}", redact_url(url)))
+        })?;
     let (tuning, passthrough) = split_options(&options.storage_options)?;
     let connector = options.http_connector.clone().map(SharedConnector);
     let store: Arc<dyn ObjectStore> = match scheme {
@@ -289,7 +334,7 @@ fn config_key<K: FromStr>(key: &str, store: &str) -> Result<K> {
 }
 
 fn builder_error(url: &str, e: object_store::Error) -> Error {
-    Error::InvalidArgument(format!("cannot open store for {url}: {e}"))
+    Error::InvalidArgument(format!("cannot open store for {}: {e}", redact_url(url)))
 }
 
 /// Adapts a shared `Arc<dyn HttpConnector>` to the builders' generic `with_http_connector`.
@@ -305,7 +350,24 @@ impl HttpConnector for SharedConnector {
 /// Accept `s3://...`, `file:///...` and plain (relative or absolute) local paths.
 fn parse_url_or_path(url: &str) -> Result<Url> {
     if url.contains("://") {
-        return Url::parse(url).map_err(|e| Error::InvalidArgument(format!("bad URL {url}: {e}")));
+        let parsed = Url::parse(url)
+            .map_err(|e| Error::InvalidArgument(format!("bad URL {}: {e}", redact_url(url))))?;
+        // Credentials in a URL would be echoed by error messages (object_store prints the
+        // request URL) and a query string would be dropped silently: refuse both.
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "URL {} carries credentials; pass them as storage options instead",
+                redact_url(url)
+            )));
+        }
+        if parsed.query().is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "URL {} has a query string (e.g. a signature or SAS token), which lakeseek does \
+                 not use; pass credentials as storage options instead",
+                redact_url(url)
+            )));
+        }
+        return Ok(parsed);
     }
     let abs = std::path::absolute(url)
         .map_err(|e| Error::InvalidArgument(format!("bad local path {url}: {e}")))?;

@@ -17,6 +17,7 @@
 
 pub mod deletion;
 pub mod manifest;
+pub mod paths;
 pub mod schema;
 pub mod take;
 pub mod versions;
@@ -275,6 +276,7 @@ impl Dataset {
                 segment.uuid_string()
             )));
         }
+        paths::check_relative_path(&format!("file of index {:?}", segment.name), name)?;
         Ok(self.child(&format!("_indices/{}/{name}", segment.uuid_string())))
     }
 

@@ -15,6 +15,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
 use crate::io::cache::DeepSize;
+use crate::lance::dataset::paths::check_relative_path;
 use crate::lance::dataset::schema::Schema;
 use crate::lance::proto::table as pb;
 
@@ -470,6 +471,7 @@ fn fragment_from_proto(f: pb::DataFragment) -> Result<Fragment> {
                 d.path, f.id
             )));
         }
+        check_relative_path(&format!("data file of fragment {}", f.id), &d.path)?;
         if d.fields.len() != d.column_indices.len() && !d.column_indices.is_empty() {
             return Err(Error::corrupt(format!(
                 "data file {}: {} fields but {} column indices",
@@ -538,6 +540,9 @@ fn segment_from_proto(m: pb::IndexMetadata) -> Result<IndexSegment> {
                 .map_err(|e| Error::corrupt(format!("index {:?}: fragment bitmap: {e}", m.name)))?,
         )
     };
+    for file in &m.files {
+        check_relative_path(&format!("file of index {:?}", m.name), &file.path)?;
+    }
     let (details_type_url, details) = match m.index_details {
         Some(any) => (Some(any.type_url), any.value),
         None => (None, Vec::new()),

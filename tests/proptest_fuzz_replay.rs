@@ -1,0 +1,189 @@
+//! The fuzz targets' bodies (`fuzz/harness/mod.rs`) on every `cargo test`: their seed
+//! inputs (built here from the real fixtures) and every saved crash input under
+//! `fuzz/regressions/<target>/`. A fixed decoder stays fixed without running libFuzzer.
+//!
+//! `cargo test --test proptest_fuzz_replay -- --ignored write_fuzz_seeds` writes the seeds
+//! to `fuzz/seeds/<target>/` for `cargo fuzz run` (see fuzz/README.md).
+
+#[path = "../fuzz/harness/mod.rs"]
+mod harness;
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> Vec<u8> {
+    std::fs::read(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn files_under(dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files_under(&p, suffix, out);
+        } else if p.to_string_lossy().ends_with(suffix) {
+            out.push(p);
+        }
+    }
+}
+
+fn with_prefix(prefix: &[u8], body: Vec<u8>) -> Vec<u8> {
+    let mut v = prefix.to_vec();
+    v.extend(body);
+    v
+}
+
+/// Seed inputs per target, from the fixtures.
+fn seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let mut out = Vec::new();
+    for rel in [
+        "tests/fixtures/files/v2_1/ints.lance",
+        "tests/fixtures/files/v2_2/strings.lance",
+        "tests/fixtures/files/v2_2/rle.lance",
+        "tests/fixtures/files/v2_3/nulls_constants.lance",
+        "tests/fixtures/files/v2_3/vectors.lance",
+        "tests/fixtures/files/nested/v2_2/detections.lance",
+        "tests/fixtures/files/nested/v2_3/detections.lance",
+    ] {
+        out.push(("file_metadata", with_prefix(&[0], read(rel))));
+        out.push(("file_metadata", with_prefix(&[1], read(rel))));
+    }
+    for rel in [
+        "tests/fixtures/files/nested/v2_3_sparse/detections.lance",
+        "tests/fixtures/files/nested/v2_3_sparse/nested.lance",
+    ] {
+        out.push(("sparse_plan", with_prefix(&[0, 0], read(rel))));
+        out.push(("sparse_plan", with_prefix(&[0, 3], read(rel))));
+    }
+    out.push((
+        "sparse_plan",
+        vec![1, 4, 0, 0x0a, 0x02, 0x0a, 0x00, 8, 0, 0, 0, 1],
+    ));
+    let mut manifests = Vec::new();
+    for ds in ["types", "bitmap_del", "segments", "stable_ids"] {
+        files_under(
+            &root().join(format!("tests/fixtures/datasets/{ds}.lance/_versions")),
+            ".manifest",
+            &mut manifests,
+        );
+    }
+    files_under(
+        &root().join("tests/fixtures/list_element/datasets/detections.lance/_versions"),
+        ".manifest",
+        &mut manifests,
+    );
+    for m in manifests.iter().rev().take(6) {
+        let bytes = std::fs::read(m).unwrap();
+        out.push(("manifest", with_prefix(&[0], bytes.clone())));
+        out.push(("manifest", with_prefix(&[1], bytes)));
+    }
+    let mut deletions = Vec::new();
+    files_under(
+        &root().join("tests/fixtures/datasets/bitmap_del.lance/_deletions"),
+        "",
+        &mut deletions,
+    );
+    for d in deletions {
+        let mode = if d.to_string_lossy().ends_with(".bin") {
+            2
+        } else {
+            3
+        };
+        out.push(("manifest", with_prefix(&[mode], std::fs::read(d).unwrap())));
+    }
+    let mut lookups = Vec::new();
+    for ds in ["types", "segments", "fmt_v23"] {
+        files_under(
+            &root().join(format!("tests/fixtures/datasets/{ds}.lance/_indices")),
+            "page_lookup.lance",
+            &mut lookups,
+        );
+    }
+    for (i, l) in lookups.iter().take(12).enumerate() {
+        let probe: Vec<u8> = (0..16).map(|b| (b * 7 + i) as u8).collect();
+        out.push((
+            "btree_lookup",
+            with_prefix(&probe, std::fs::read(l).unwrap()),
+        ));
+    }
+    out.push(("ecp_node", b"\x00\x93NUMPY\x01\x00\x46\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }      \n\x00\x00\x80\x3f\x00\x00\x00\x40".to_vec()));
+    out.push((
+        "ecp_node",
+        vec![
+            1, 0, 2, 2, 3, 4, 255, 0, 0, 128, 63, 0, 0, 0, 64, 3, 0, 0, 2, 0, 0, 128, 63, 0, 0,
+            128, 63, 0, 0, 0, 64, 0, 0, 0, 64, 0, 1, 0, 1, 1, 2, 0, 0, 0, 128, 63, 0, 0, 128, 63,
+            0, 0, 0, 64, 0, 0, 0, 64, 5, 6, 0, 0,
+        ],
+    ));
+    let mut filters = Vec::new();
+    for rel in [
+        "tests/fixtures/datasets/answers.json",
+        "tests/fixtures/list_element/answers.json",
+    ] {
+        let doc: serde_json::Value = serde_json::from_slice(&read(rel)).unwrap();
+        for ds in doc["datasets"].as_object().unwrap().values() {
+            for q in ds["queries"].as_array().unwrap() {
+                filters.push(q["filter"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    filters.sort();
+    filters.dedup();
+    for f in filters.iter().step_by(3).take(120) {
+        out.push(("predicate", f.as_bytes().to_vec()));
+    }
+    out
+}
+
+fn regressions() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for target in harness::TARGETS {
+        let mut files = Vec::new();
+        files_under(
+            &root().join("fuzz/regressions").join(target),
+            "",
+            &mut files,
+        );
+        out.extend(files.into_iter().map(|f| (target.to_string(), f)));
+    }
+    out
+}
+
+#[test]
+fn every_target_has_seeds() {
+    let seeds = seeds();
+    for target in harness::TARGETS {
+        assert!(
+            seeds.iter().filter(|(t, _)| t == target).count() >= 2,
+            "{target} has seeds"
+        );
+    }
+}
+
+#[test]
+fn seeds_and_saved_regressions_run_without_panics() {
+    for (target, input) in seeds() {
+        harness::run(target, &input);
+    }
+    for (target, path) in regressions() {
+        let input = std::fs::read(&path).unwrap();
+        eprintln!("replaying {}", path.display());
+        harness::run(&target, &input);
+    }
+}
+
+#[test]
+#[ignore = "writes fuzz/seeds/ for cargo fuzz; run explicitly"]
+fn write_fuzz_seeds() {
+    for (i, (target, input)) in seeds().into_iter().enumerate() {
+        let dir = root().join("fuzz/seeds").join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("seed-{i:03}")), input).unwrap();
+    }
+}
