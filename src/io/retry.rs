@@ -1,17 +1,22 @@
 //! Retries of transient read failures, for [`RangeFetcher`](crate::io::RangeFetcher).
 //!
-//! object_store's HTTP clients already retry 5xx, 429, 408, timeouts and dropped connections
-//! per request. lakeseek retries once more around each *read* (a range GET, a suffix GET or a
-//! whole-object GET), because some failures are only visible above object_store (a body that
-//! is shorter than the range asked for, a connection reset while the body streams, a backend
-//! without its own retries, an injected fault in tests).
+//! object_store's HTTP clients (S3, GCS, Azure, HTTP) already retry 5xx, 429, 408, timeouts
+//! and dropped connections per request, with their `RetryConfig`. lakeseek adds a retry loop
+//! around each *read* (a range GET, a suffix GET or a whole-object GET) for the failures
+//! object_store cannot see or does not retry: a body shorter than the range asked for
+//! ([`ShortBody`]), an attempt that exceeded [`RetryPolicy::attempt_timeout`], transient errors
+//! of backends without their own retry layer (local files, wrappers such as
+//! [`FaultSource`](crate::io::wrappers::FaultSource)). An error that comes out of
+//! object_store's HTTP retry layer has used that budget already and is final here
+//! ([`already_retried`]), so the two layers do not multiply for status and connection errors.
 //!
 //! ## Bounds
-//! * Attempts per read: `max_retries + 1` at this layer. Over an HTTP store whose own
-//!   `RetryConfig` allows `r` retries, one read therefore sends at most
-//!   `(max_retries + 1) * (r + 1)` HTTP requests. [`open_url`](crate::io::open_url) applies the
-//!   `max_retries` / `retry_timeout_secs` / `retry_init_backoff_ms` / `retry_max_backoff_ms`
-//!   storage options to both layers, so `max_retries = 2` means at most 9 requests per read.
+//! * HTTP requests per read: with object_store allowing `r` retries, a 5xx / connection
+//!   failure costs at most `r + 1` requests (object_store's loop; lakeseek does not retry it
+//!   again). Only the failures listed above start another attempt here, each of at most
+//!   `r + 1` requests, so one read sends at most `(max_retries + 1) * (r + 1)` requests.
+//!   [`open_url`](crate::io::open_url) applies the `max_retries` / `retry_timeout_secs` /
+//!   `retry_init_backoff_ms` / `retry_max_backoff_ms` storage options to both layers.
 //! * Time: no new attempt starts later than `retry_timeout` after the first one, a backoff
 //!   never sleeps past that deadline, and with `attempt_timeout` set each attempt is cut off
 //!   after that long (counted as a transient timeout). Total time is therefore at most
@@ -19,13 +24,14 @@
 //! * Backoff: exponential from `init_backoff`, capped at `max_backoff`, with "equal jitter"
 //!   (a uniformly random point in the upper half of the step).
 //!
-//! ## What is retried ([`is_transient`])
-//! Only [`Error::Store`] errors whose cause is transient: a 5xx / 408 / 429 status, an HTTP
-//! connect / request / timeout / interrupted error, an I/O error such as a reset connection
-//! or an unexpected EOF, or a short body ([`ShortBody`]). `NotFound`, `Corrupt` (decoders),
-//! `InvalidArgument`, other 4xx (403, 404, 412, ...) and a changed object
-//! ([`ObjectChanged`](crate::io::ObjectChanged)) are never retried. When the retries run out,
-//! the error is wrapped in [`RetriesExhausted`] (path and range stay on the [`Error::Store`]).
+//! ## What is retried ([`should_retry`])
+//! Only [`Error::Store`] errors whose cause is transient ([`is_transient`]: a 5xx / 408 / 429
+//! status, an HTTP connect / request / timeout / interrupted error, an I/O error such as a
+//! reset connection or an unexpected EOF, a short body) and that object_store did not retry
+//! already. `NotFound`, `Corrupt` (decoders), `InvalidArgument`, other 4xx (403, 404, 412, ...)
+//! and a changed object ([`ObjectChanged`](crate::io::ObjectChanged)) are never retried. When
+//! the retries run out, the error is wrapped in [`RetriesExhausted`] (path and range stay on
+//! the [`Error::Store`]).
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;
@@ -139,7 +145,24 @@ pub struct RetriesExhausted {
     pub last: Box<object_store::Error>,
 }
 
-/// Whether `err` is a transient store failure worth retrying (see the module docs).
+/// object_store stores whose HTTP client retries before an error reaches lakeseek (the
+/// `store` name of their `Generic` errors).
+pub const SELF_RETRYING_STORES: &[&str] = &["S3", "GCS", "MicrosoftAzure", "HTTP", "HTTP client"];
+
+/// Whether `err` came out of object_store's own HTTP retry layer (so its budget is spent).
+pub fn already_retried(err: &Error) -> bool {
+    matches!(err, Error::Store { source, .. }
+        if matches!(&**source, object_store::Error::Generic { store, .. }
+            if SELF_RETRYING_STORES.contains(store)))
+}
+
+/// Whether lakeseek retries `err`: transient and not already retried by object_store.
+pub fn should_retry(err: &Error) -> bool {
+    is_transient(err) && !already_retried(err)
+}
+
+/// Whether `err` is a transient store failure (see the module docs); it may still have been
+/// retried by object_store already ([`already_retried`]).
 pub fn is_transient(err: &Error) -> bool {
     match err {
         Error::Store { source, .. } => is_transient_store_error(source),
@@ -244,7 +267,7 @@ where
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
-        if !is_transient(&err) {
+        if !should_retry(&err) {
             return Err(err);
         }
         let now = Instant::now();
@@ -354,6 +377,17 @@ mod tests {
             }),
         };
         assert!(!is_transient(&not_found));
+        let from_s3 = Error::Store {
+            path: "p".into(),
+            range: None,
+            source: Box::new(object_store::Error::Generic {
+                store: "S3",
+                source: Box::new(StatusLike("503 Service Unavailable".into())),
+            }),
+        };
+        assert!(is_transient(&from_s3) && already_retried(&from_s3));
+        assert!(!should_retry(&from_s3));
+        assert!(should_retry(&generic(StatusLike("503 Service Unavailable".into()))));
         assert!(!is_transient(&Error::corrupt("bad page")));
         assert!(!is_transient(&Error::InvalidArgument("x".into())));
     }

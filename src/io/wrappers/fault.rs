@@ -179,19 +179,39 @@ pub struct FaultSource {
     config: Arc<FaultConfig>,
     counters: Arc<Counters>,
     attempts_per_read: Arc<Mutex<HashMap<ReadKey, u32>>>,
+    persistent: Arc<Mutex<Vec<(String, FaultKind)>>>,
     retry: Option<RetryPolicy>,
 }
 
 impl FaultSource {
     /// Wrap `inner` with the faults of `config`.
     pub fn new(inner: Arc<dyn RangeSource>, config: FaultConfig) -> Self {
+        let persistent = Arc::new(Mutex::new(config.persistent.clone()));
         Self {
             inner,
             config: Arc::new(config),
             counters: Arc::default(),
             attempts_per_read: Arc::default(),
+            persistent,
             retry: None,
         }
+    }
+
+    /// From now on, fail every attempt on paths containing `path_part` with `kind` (shared by
+    /// clones, so a reader opened over this source sees it too).
+    pub fn fail_path(&self, path_part: impl Into<String>, kind: FaultKind) {
+        self.persistent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((path_part.into(), kind));
+    }
+
+    /// Stop all persistent failures.
+    pub fn heal_paths(&self) {
+        self.persistent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     /// Advertise `policy` as the [`RangeSource::retry_policy`] instead of the inner source's
@@ -220,14 +240,16 @@ impl FaultSource {
     fn decide(&self, op: ReadOp, path: &Path, range: &Range<u64>) -> Option<(FaultKind, bool)> {
         self.counters.attempts.fetch_add(1, Ordering::SeqCst);
         let path_str = path.as_ref();
-        if let Some((_, kind)) = self
-            .config
+        let persistent_kind = self
             .persistent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
             .iter()
             .find(|(part, _)| path_str.contains(part.as_str()))
-        {
+            .map(|(_, kind)| *kind);
+        if let Some(kind) = persistent_kind {
             self.counters.persistent.fetch_add(1, Ordering::SeqCst);
-            return Some((*kind, true));
+            return Some((kind, true));
         }
         let attempt = {
             let mut map = self
