@@ -143,7 +143,9 @@ async fn persistent_faults_name_path_and_range() {
                 .await
                 .unwrap_err();
             let msg = err.to_string();
-            assert!(msg.contains(&key) && msg.contains("gave up after 3 attempts"), "{msg}");
+            assert!(msg.contains(&key), "{msg}");
+            assert!(msg.contains("gave up on the suffix read of the last"), "{msg}");
+            assert!(msg.contains("after 3 attempts"), "{msg}");
 
             // Failing after the open: the data read names its byte range.
             let faulty = FaultSource::new(opened.source.clone(), Default::default())
@@ -158,7 +160,8 @@ async fn persistent_faults_name_path_and_range() {
                 .unwrap_err();
             let msg = err.to_string();
             assert!(msg.contains(&key) && msg.contains("[bytes "), "{msg}");
-            assert!(msg.contains("gave up after 3 attempts"), "{msg}");
+            assert!(msg.contains("gave up on the range read of bytes"), "{msg}");
+            assert!(msg.contains("after 3 attempts"), "{msg}");
             let expected_cause = match kind {
                 FaultKind::Timeout => "timed out",
                 _ => "503",

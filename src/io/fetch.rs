@@ -24,7 +24,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path;
 
 use crate::error::{Error, Result};
-use crate::io::retry::{with_retries, RetryPolicy, ShortBody};
+use crate::io::retry::{with_retries, ReadSpan, RetryPolicy, ShortBody};
 use crate::io::source::{ObjectVersion, RangeSource};
 use crate::io::stats::IoStats;
 
@@ -309,7 +309,8 @@ impl RangeFetcher {
             )));
         }
         let _guard = stats.start_request();
-        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), None, || async {
+        let span = ReadSpan::Suffix(n);
+        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
             let (bytes, version) = self.source.get_suffix(path, n).await?;
             let wanted = n.min(version.size);
             if bytes.len() as u64 != wanted {
@@ -332,7 +333,8 @@ impl RangeFetcher {
     /// Read a whole object (one request).
     pub async fn whole(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
         let _guard = stats.start_request();
-        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), None, || async {
+        let span = ReadSpan::Whole;
+        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
             let (bytes, version) = self.source.get_all(path).await?;
             if bytes.len() as u64 != version.size {
                 return Err(ShortBody::error(
@@ -377,7 +379,7 @@ impl RangeFetcher {
                         retry,
                         stats,
                         read.path.as_ref(),
-                        Some(read.range.clone()),
+                        ReadSpan::Range(read.range.clone()),
                         || async {
                             let bytes = source
                                 .get_range(&read.path, read.range.clone(), expected.as_ref())

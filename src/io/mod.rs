@@ -51,7 +51,7 @@ pub use fetch::{
     check_range, clamp_range, merge_ranges, plan_fetch, FetchOptions, PlannedRead, RangeFetcher,
     ReadRequest, Tail,
 };
-pub use retry::{is_transient, should_retry, RetriesExhausted, RetryPolicy, ShortBody};
+pub use retry::{is_transient, should_retry, ReadSpan, RetriesExhausted, RetryPolicy, ShortBody};
 pub use source::{is_object_changed, ObjectChanged, ObjectStoreSource, ObjectVersion, RangeSource};
 pub use stats::{IoStats, IoStatsSnapshot};
 pub use store::{open_url, open_url_with, OpenOptions, OpenedUrl};

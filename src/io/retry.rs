@@ -132,10 +132,42 @@ impl ShortBody {
 #[error("attempt timed out after {0:?}")]
 pub struct AttemptTimedOut(pub Duration);
 
+/// Which bytes a retried read asks for (named in errors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadSpan {
+    /// A bounded range.
+    Range(Range<u64>),
+    /// The last `n` bytes.
+    Suffix(u64),
+    /// The whole object.
+    Whole,
+}
+
+impl std::fmt::Display for ReadSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadSpan::Range(r) => write!(f, "range read of bytes {}..{}", r.start, r.end),
+            ReadSpan::Suffix(n) => write!(f, "suffix read of the last {n} bytes"),
+            ReadSpan::Whole => write!(f, "whole-object read"),
+        }
+    }
+}
+
+impl ReadSpan {
+    fn range(&self) -> Option<Range<u64>> {
+        match self {
+            ReadSpan::Range(r) => Some(r.clone()),
+            _ => None,
+        }
+    }
+}
+
 /// The last error of a read that was retried until its budget ran out.
 #[derive(Debug, thiserror::Error)]
-#[error("gave up after {attempts} attempts in {elapsed:?}: {last}")]
+#[error("gave up on the {read} after {attempts} attempts in {elapsed:?}: {last}")]
 pub struct RetriesExhausted {
+    /// The read that failed.
+    pub read: ReadSpan,
     /// Attempts made (first one included).
     pub attempts: u32,
     /// Time from the first attempt to giving up.
@@ -240,12 +272,12 @@ pub fn is_transient_status(status: u16) -> bool {
 }
 
 /// Run `attempt` until it succeeds, fails permanently, or the policy's budget runs out,
-/// counting each retry in `stats`. `path` / `range` name the read in timeout errors.
+/// counting each retry in `stats`. `path` / `read` name the read in errors.
 pub async fn with_retries<T, F, Fut>(
     policy: &RetryPolicy,
     stats: &IoStats,
     path: &str,
-    range: Option<Range<u64>>,
+    read: ReadSpan,
     mut attempt: F,
 ) -> Result<T>
 where
@@ -259,7 +291,7 @@ where
         let result = match policy.attempt_timeout {
             Some(limit) => match tokio::time::timeout(limit, attempt()).await {
                 Ok(r) => r,
-                Err(_) => Err(timed_out(path, range.clone(), limit)),
+                Err(_) => Err(timed_out(path, read.range(), limit)),
             },
             None => attempt().await,
         };
@@ -272,7 +304,7 @@ where
         }
         let now = Instant::now();
         if retries as usize >= policy.max_retries || now >= deadline {
-            return Err(exhausted(err, retries + 1, start.elapsed()));
+            return Err(exhausted(err, read, retries + 1, start.elapsed()));
         }
         retries += 1;
         stats.add_retry();
@@ -295,7 +327,7 @@ fn timed_out(path: &str, range: Option<Range<u64>>, limit: Duration) -> Error {
 }
 
 /// Wrap the last error of a retried read; a read that was never retried keeps its error.
-fn exhausted(err: Error, attempts: u32, elapsed: Duration) -> Error {
+fn exhausted(err: Error, read: ReadSpan, attempts: u32, elapsed: Duration) -> Error {
     match err {
         Error::Store {
             path,
@@ -307,6 +339,7 @@ fn exhausted(err: Error, attempts: u32, elapsed: Duration) -> Error {
             source: Box::new(object_store::Error::Generic {
                 store: "lakeseek",
                 source: Box::new(RetriesExhausted {
+                    read,
                     attempts,
                     elapsed,
                     last: source,
@@ -423,7 +456,7 @@ mod tests {
     async fn transient_failures_are_retried_until_success() {
         let stats = IoStats::new();
         let calls = AtomicU32::new(0);
-        let out = with_retries(&fast(3), &stats, "p", Some(0..10), || async {
+        let out = with_retries(&fast(3), &stats, "p", ReadSpan::Range(0..10), || async {
             match calls.fetch_add(1, Ordering::SeqCst) {
                 0 | 1 => Err(ShortBody::error("p", Some(0..10), 10, 3)),
                 _ => Ok(7),
@@ -439,7 +472,7 @@ mod tests {
     async fn budget_is_bounded_and_the_error_names_path_and_range() {
         let stats = IoStats::new();
         let calls = AtomicU32::new(0);
-        let err = with_retries(&fast(2), &stats, "p", Some(0..10), || async {
+        let err = with_retries(&fast(2), &stats, "p", ReadSpan::Range(5..9), || async {
             calls.fetch_add(1, Ordering::SeqCst);
             Err::<(), _>(ShortBody::error("a/b.lance", Some(5..9), 4, 1))
         })
@@ -449,7 +482,7 @@ mod tests {
         assert_eq!(stats.snapshot().retries, 2);
         let msg = err.to_string();
         assert!(msg.contains("a/b.lance") && msg.contains("5..9"), "{msg}");
-        assert!(msg.contains("gave up after 3 attempts"), "{msg}");
+        assert!(msg.contains("gave up on the range read of bytes 5..9 after 3 attempts"), "{msg}");
         assert!(!is_transient(&err), "an exhausted error is final");
     }
 
@@ -457,7 +490,7 @@ mod tests {
     async fn permanent_errors_are_not_retried() {
         let stats = IoStats::new();
         let calls = AtomicU32::new(0);
-        let err = with_retries(&fast(5), &stats, "p", None, || async {
+        let err = with_retries(&fast(5), &stats, "p", ReadSpan::Whole, || async {
             calls.fetch_add(1, Ordering::SeqCst);
             Err::<(), _>(Error::corrupt("bad"))
         })
@@ -475,7 +508,7 @@ mod tests {
             attempt_timeout: Some(Duration::from_millis(20)),
             ..fast(3)
         };
-        let out = with_retries(&policy, &stats, "p", Some(1..2), || async {
+        let out = with_retries(&policy, &stats, "p", ReadSpan::Suffix(2), || async {
             if calls.fetch_add(1, Ordering::SeqCst) == 0 {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
             }

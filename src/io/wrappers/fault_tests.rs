@@ -100,7 +100,8 @@ async fn persistent_faults_name_path_and_range() {
         let err = read_all(&faults, &stats).await.unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("b.bin") && msg.contains("[bytes "), "{msg}");
-        assert!(msg.contains("gave up after 3 attempts"), "{msg}");
+        assert!(msg.contains("gave up on the range read of bytes"), "{msg}");
+        assert!(msg.contains("after 3 attempts"), "{msg}");
         assert!(faults.counts().persistent >= 3);
     }
 }
