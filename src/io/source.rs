@@ -167,7 +167,11 @@ impl RangeSource for ObjectStoreSource {
         }
         let opts = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
-            if_match: expected.and_then(|v| v.etag.clone()),
+            // Weak etags (`W/"..."`) never pass If-Match's strong comparison: compare them
+            // with the response's instead.
+            if_match: expected
+                .and_then(|v| v.etag.clone())
+                .filter(|etag| !etag.starts_with("W/")),
             ..Default::default()
         };
         let result = self
