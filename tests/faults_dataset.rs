@@ -19,9 +19,7 @@ use lakeseek::index::list_element::query::{
 };
 use lakeseek::index::query::{query_row_addresses, QueryOptions};
 use lakeseek::io::list::{ObjectLister, ObjectStoreLister};
-use lakeseek::io::{
-    FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy,
-};
+use lakeseek::io::{FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy};
 use lakeseek::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 use lakeseek::Result;
 
@@ -78,16 +76,31 @@ async fn server() -> S3TestServer {
 }
 
 /// A dataset store whose reads go through `faulty` (listing stays fault-free).
-fn store(s3: &S3TestServer, name: &str, faulty: &FaultSource) -> (DatasetStore, object_store::path::Path) {
+fn store(
+    s3: &S3TestServer,
+    name: &str,
+    faulty: &FaultSource,
+) -> (DatasetStore, object_store::path::Path) {
     let opened = s3.open(&format!("ds/{name}.lance"));
-    let lister: Arc<dyn ObjectLister> =
-        Arc::new(ObjectStoreLister::for_scheme(opened.store.clone(), &opened.scheme));
-    (DatasetStore::new(Arc::new(faulty.clone()), lister), opened.path)
+    let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
+        opened.store.clone(),
+        &opened.scheme,
+    ));
+    (
+        DatasetStore::new(Arc::new(faulty.clone()), lister),
+        opened.path,
+    )
 }
 
-async fn run_query(dataset: &Dataset, capability: &str, filter: &str, stats: &IoStats) -> Result<Vec<u64>> {
+async fn run_query(
+    dataset: &Dataset,
+    capability: &str,
+    filter: &str,
+    stats: &IoStats,
+) -> Result<Vec<u64>> {
     if capability == "btree query" {
-        let answer = query_row_addresses(dataset, filter, QueryOptions { allow_scan: false }, stats).await?;
+        let answer =
+            query_row_addresses(dataset, filter, QueryOptions { allow_scan: false }, stats).await?;
         return Ok(answer.row_addresses.iter().collect());
     }
     let call = parse_any_element_filter(filter)?;
@@ -145,20 +158,30 @@ async fn transient_faults_give_the_fault_free_answer() {
                 }
                 for seed in SEEDS {
                     let opened = s3.open(&format!("ds/{name}.lance"));
-                    let faulty =
-                        FaultSource::new(opened.source, make(seed)).with_retry_policy(fast_policy(2));
+                    let faulty = FaultSource::new(opened.source, make(seed))
+                        .with_retry_policy(fast_policy(2));
                     let stats = IoStats::new();
                     let got = run_case(&s3, i, &faulty, &stats)
                         .await
                         .unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
-                    assert!(got == clean[i], "{name} seed {seed}: wrong answer under faults");
+                    assert!(
+                        got == clean[i],
+                        "{name} seed {seed}: wrong answer under faults"
+                    );
                     let c = faulty.counts();
-                    assert_eq!(stats.snapshot().retries, c.failing(), "{name} seed {seed}: {c:?}");
+                    assert_eq!(
+                        stats.snapshot().retries,
+                        c.failing(),
+                        "{name} seed {seed}: {c:?}"
+                    );
                     counts = add(counts, c);
                     retries += stats.snapshot().retries;
                 }
             }
-            assert!(counts.failing() > 0 && retries > 0, "{capability}: {counts:?}");
+            assert!(
+                counts.failing() > 0 && retries > 0,
+                "{capability}: {counts:?}"
+            );
             report(capability, config_name, "same answer", &counts, retries);
         }
     }
@@ -172,10 +195,18 @@ async fn persistent_faults_name_the_object() {
             // The whole dataset fails: opening it gives up on the manifest, naming it.
             let faulty = no_faults(&s3, name);
             faulty.fail_path(format!("ds/{name}.lance/"), kind);
-            let err = run_case(&s3, case, &faulty, &IoStats::new()).await.unwrap_err();
+            let err = run_case(&s3, case, &faulty, &IoStats::new())
+                .await
+                .unwrap_err();
             let msg = err.to_string();
-            assert!(msg.contains(&format!("ds/{name}.lance/_versions/")), "{msg}");
-            assert!(msg.contains("gave up on the") && msg.contains("after 3 attempts"), "{msg}");
+            assert!(
+                msg.contains(&format!("ds/{name}.lance/_versions/")),
+                "{msg}"
+            );
+            assert!(
+                msg.contains("gave up on the") && msg.contains("after 3 attempts"),
+                "{msg}"
+            );
 
             // Only index and data files fail, after the first query warmed the caches: the
             // next queries' reads give up, naming the file (and the byte range of range
@@ -183,10 +214,18 @@ async fn persistent_faults_name_the_object() {
             let faulty = no_faults(&s3, name);
             let (store, root) = store(&s3, name, &faulty);
             let stats = IoStats::new();
-            let dataset = Dataset::open(store, root, None, Arc::new(DatasetSession::default()), &stats)
+            let dataset = Dataset::open(
+                store,
+                root,
+                None,
+                Arc::new(DatasetSession::default()),
+                &stats,
+            )
+            .await
+            .unwrap();
+            run_query(&dataset, capability, filters[0], &stats)
                 .await
                 .unwrap();
-            run_query(&dataset, capability, filters[0], &stats).await.unwrap();
             faulty.fail_path("/_indices/", kind);
             faulty.fail_path("/data/", kind);
             let mut failed = 0;
@@ -195,20 +234,31 @@ async fn persistent_faults_name_the_object() {
                     let msg = err.to_string();
                     let root = format!("ds/{name}.lance/");
                     assert!(
-                        msg.contains(&format!("{root}_indices/")) || msg.contains(&format!("{root}data/")),
+                        msg.contains(&format!("{root}_indices/"))
+                            || msg.contains(&format!("{root}data/")),
                         "{msg}"
                     );
                     assert!(msg.contains("after 3 attempts"), "{msg}");
                     // Range reads name their bytes; suffix reads (footers) their length.
-                    let names_range = msg.contains("[bytes ") && msg.contains("range read of bytes");
+                    let names_range =
+                        msg.contains("[bytes ") && msg.contains("range read of bytes");
                     let names_suffix = msg.contains("suffix read of the last");
                     assert!(names_range || names_suffix, "{msg}");
                     failed += 1;
                 }
             }
-            assert!(faulty.counts().persistent > 0, "{name}: nothing read after warm-up");
+            assert!(
+                faulty.counts().persistent > 0,
+                "{name}: nothing read after warm-up"
+            );
             assert!(failed > 0, "{name}: no query failed");
-            report(capability, &format!("persistent {kind:?}"), "error naming path + range/suffix", &faulty.counts(), stats.snapshot().retries);
+            report(
+                capability,
+                &format!("persistent {kind:?}"),
+                "error naming path + range/suffix",
+                &faulty.counts(),
+                stats.snapshot().retries,
+            );
         }
     }
 }
@@ -233,7 +283,13 @@ async fn truncated_bodies_without_retries_are_errors_never_data() {
             counts = add(counts, faulty.counts());
         }
         assert!(errors > 0, "{name}: no truncation hit");
-        report(capability, "truncated, no retries", "short-read error", &counts, 0);
+        report(
+            capability,
+            "truncated, no retries",
+            "short-read error",
+            &counts,
+            0,
+        );
     }
 }
 
@@ -257,6 +313,12 @@ async fn replaced_objects_give_a_clean_error_or_the_right_answer() {
             counts = add(counts, faulty.counts());
         }
         assert!(counts.version_drifts > 0, "{name}: {counts:?}");
-        report(capability, "object replaced (injected drift)", &format!("{errors} clean errors, rest same answer"), &counts, 0);
+        report(
+            capability,
+            "object replaced (injected drift)",
+            &format!("{errors} clean errors, rest same answer"),
+            &counts,
+            0,
+        );
     }
 }

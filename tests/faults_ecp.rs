@@ -28,7 +28,8 @@ type Answers = Vec<Vec<(Vec<u32>, Vec<u32>)>>;
 async fn server() -> S3TestServer {
     let s3 = S3TestServer::start().await;
     for name in INDEXES {
-        s3.upload_dir(&fixture_dir(name), &format!("idx/{name}")).await;
+        s3.upload_dir(&fixture_dir(name), &format!("idx/{name}"))
+            .await;
     }
     s3
 }
@@ -100,7 +101,8 @@ async fn transient_http_faults_give_the_fault_free_answer() {
         let before = s3.http_counts();
         // Two faults before every page: object_store (max_retries = 2) always gets through.
         let got = run_all(&index, name, &|i| {
-            s3.counting().fail_next_requests(2, statuses[i % statuses.len()])
+            s3.counting()
+                .fail_next_requests(2, statuses[i % statuses.len()])
         })
         .await
         .unwrap();
@@ -134,12 +136,18 @@ async fn persistent_http_faults_name_the_object() {
         s3.counting()
             .fail_next_requests(0, http::StatusCode::SERVICE_UNAVAILABLE);
         let msg = err.to_string();
-        assert!(msg.contains(&format!("s3://test-bucket/idx/{name}/lvl_")), "{msg}");
+        assert!(
+            msg.contains(&format!("s3://test-bucket/idx/{name}/lvl_")),
+            "{msg}"
+        );
         assert!(msg.contains("503"), "{msg}");
         let http = s3.http_counts().since(&before);
         // At least one GET spent object_store's whole budget (3 attempts); concurrent GETs of
         // the failing wave are dropped when the first error surfaces.
-        assert!(http.requests >= 3 && http.requests == http.injected_faults, "{http:?}");
+        assert!(
+            http.requests >= 3 && http.requests == http.injected_faults,
+            "{http:?}"
+        );
         report(
             "persistent 503",
             "error naming the object",
@@ -174,7 +182,10 @@ async fn truncated_bodies_are_resumed_or_refused_never_decoded() {
             .unwrap_err();
         s3.counting().truncate_next_responses(0);
         let msg = err.to_string();
-        assert!(msg.contains(&format!("s3://test-bucket/idx/{name}/")), "{msg}");
+        assert!(
+            msg.contains(&format!("s3://test-bucket/idx/{name}/")),
+            "{msg}"
+        );
     }
     report(
         "bodies cut mid-stream",
@@ -195,14 +206,20 @@ async fn a_replaced_node_object_gives_a_clean_error() {
     let mut replaced = 0;
     for (rel, bytes) in files_under(&dir) {
         if rel.starts_with("lvl_1/") && rel.ends_with("embeddings/c/0/0") {
-            s3.put(&format!("idx/{name}/{rel}"), bytes[..bytes.len() / 2].to_vec())
-                .await;
+            s3.put(
+                &format!("idx/{name}/{rel}"),
+                bytes[..bytes.len() / 2].to_vec(),
+            )
+            .await;
             replaced += 1;
         }
     }
     assert!(replaced > 0);
     match run_all(&index, name, &|_| {}).await {
-        Ok(got) => panic!("replaced chunks decoded into an answer (clean: {})", got == clean),
+        Ok(got) => panic!(
+            "replaced chunks decoded into an answer (clean: {})",
+            got == clean
+        ),
         Err(e) => {
             let msg = e.to_string();
             assert!(msg.contains(&format!("idx/{name}/lvl_1/")), "{msg}");

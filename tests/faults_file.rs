@@ -49,7 +49,11 @@ async fn server() -> S3TestServer {
     s3
 }
 
-async fn open(source: Arc<dyn RangeSource>, path: &Path, stats: &IoStats) -> Result<LanceFileReader> {
+async fn open(
+    source: Arc<dyn RangeSource>,
+    path: &Path,
+    stats: &IoStats,
+) -> Result<LanceFileReader> {
     let fetcher = RangeFetcher::new(source, FetchOptions::default());
     LanceFileReader::open(
         fetcher,
@@ -69,7 +73,11 @@ fn selections(rows: u64) -> Vec<RowSelection> {
     ]
 }
 
-async fn read_with(source: Arc<dyn RangeSource>, path: &Path, stats: &IoStats) -> Result<Vec<RecordBatch>> {
+async fn read_with(
+    source: Arc<dyn RangeSource>,
+    path: &Path,
+    stats: &IoStats,
+) -> Result<Vec<RecordBatch>> {
     let reader = open(source, path, stats).await?;
     let fields: Vec<usize> = (0..reader.schema().fields.len()).collect();
     let mut out = Vec::new();
@@ -84,7 +92,11 @@ async fn clean_answers(s3: &S3TestServer) -> Vec<Vec<RecordBatch>> {
     let mut out = Vec::new();
     for (_, file) in FILES {
         let opened = s3.open(&format!("files/{file}"));
-        out.push(read_with(opened.source, &opened.path, &IoStats::new()).await.unwrap());
+        out.push(
+            read_with(opened.source, &opened.path, &IoStats::new())
+                .await
+                .unwrap(),
+        );
     }
     out
 }
@@ -111,15 +123,25 @@ async fn transient_faults_give_the_fault_free_answer() {
                     let got = read_with(Arc::new(faulty.clone()), &opened.path, &stats)
                         .await
                         .unwrap_or_else(|e| panic!("{file} seed {seed}: {e}"));
-                    assert!(got == clean[i], "{file} seed {seed}: wrong answer under faults");
+                    assert!(
+                        got == clean[i],
+                        "{file} seed {seed}: wrong answer under faults"
+                    );
                     // Every failing attempt was retried exactly once (the budget suffices).
                     let c = faulty.counts();
-                    assert_eq!(stats.snapshot().retries, c.failing(), "{file} seed {seed}: {c:?}");
+                    assert_eq!(
+                        stats.snapshot().retries,
+                        c.failing(),
+                        "{file} seed {seed}: {c:?}"
+                    );
                     counts = add(counts, c);
                     retries += stats.snapshot().retries;
                 }
             }
-            assert!(counts.failing() > 0 && retries > 0, "{capability}: {counts:?}");
+            assert!(
+                counts.failing() > 0 && retries > 0,
+                "{capability}: {counts:?}"
+            );
             if config_name == "truncated bodies" {
                 assert!(counts.truncations > 0);
             }
@@ -144,14 +166,19 @@ async fn persistent_faults_name_path_and_range() {
                 .unwrap_err();
             let msg = err.to_string();
             assert!(msg.contains(&key), "{msg}");
-            assert!(msg.contains("gave up on the suffix read of the last"), "{msg}");
+            assert!(
+                msg.contains("gave up on the suffix read of the last"),
+                "{msg}"
+            );
             assert!(msg.contains("after 3 attempts"), "{msg}");
 
             // Failing after the open: the data read names its byte range.
             let faulty = FaultSource::new(opened.source.clone(), Default::default())
                 .with_retry_policy(fast_policy(2));
             let stats = IoStats::new();
-            let reader = open(Arc::new(faulty.clone()), &opened.path, &stats).await.unwrap();
+            let reader = open(Arc::new(faulty.clone()), &opened.path, &stats)
+                .await
+                .unwrap();
             faulty.fail_path(file.to_string(), kind);
             let fields: Vec<usize> = (0..reader.schema().fields.len()).collect();
             let err = reader
@@ -167,7 +194,13 @@ async fn persistent_faults_name_path_and_range() {
                 _ => "503",
             };
             assert!(msg.contains(expected_cause), "{msg}");
-            report(capability, &format!("persistent {kind:?}"), "error naming path+range", &faulty.counts(), stats.snapshot().retries);
+            report(
+                capability,
+                &format!("persistent {kind:?}"),
+                "error naming path+range",
+                &faulty.counts(),
+                stats.snapshot().retries,
+            );
         }
     }
 }
@@ -193,7 +226,13 @@ async fn truncated_bodies_without_retries_are_errors_never_data() {
             counts = add(counts, faulty.counts());
         }
         assert!(errors > 0, "{file}: no truncation hit");
-        report(capability, "truncated, no retries", "short-read error", &counts, 0);
+        report(
+            capability,
+            "truncated, no retries",
+            "short-read error",
+            &counts,
+            0,
+        );
     }
 }
 
@@ -205,8 +244,11 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
     let key = format!("files/{}", FILES[0].1);
     let opened = s3.open(&key);
     let stats = IoStats::new();
-    let reader = open(opened.source.clone(), &opened.path, &stats).await.unwrap();
-    s3.put(&key, std::fs::read(fixture(FILES[2].1)).unwrap()).await;
+    let reader = open(opened.source.clone(), &opened.path, &stats)
+        .await
+        .unwrap();
+    s3.put(&key, std::fs::read(fixture(FILES[2].1)).unwrap())
+        .await;
     let fields: Vec<usize> = (0..reader.schema().fields.len()).collect();
     let err = reader
         .read_rows(&fields, &RowSelection::Range(0..reader.num_rows()), &stats)
@@ -215,11 +257,23 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
     assert!(is_object_changed(&err), "{err}");
     let msg = err.to_string();
     assert!(msg.contains(&key) && msg.contains("[bytes "), "{msg}");
-    assert_eq!(stats.snapshot().retries, 0, "a changed object is not retried");
+    assert_eq!(
+        stats.snapshot().retries,
+        0,
+        "a changed object is not retried"
+    );
     // Restarting the query (a new open) reads the new object consistently.
-    let again = read_with(opened.source.clone(), &opened.path, &IoStats::new()).await.unwrap();
+    let again = read_with(opened.source.clone(), &opened.path, &IoStats::new())
+        .await
+        .unwrap();
     assert!(again == clean[2], "reopened file answers as the new object");
-    report("file read", "object replaced (real)", "ObjectChanged error; reopen ok", &FaultCounts::default(), 0);
+    report(
+        "file read",
+        "object replaced (real)",
+        "ObjectChanged error; reopen ok",
+        &FaultCounts::default(),
+        0,
+    );
 
     // Injected drift (suffix reads report another etag, range reads ask for another size):
     // every outcome is the fault-free answer or a clean change error.
@@ -240,7 +294,16 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
             }
             counts = add(counts, faulty.counts());
         }
-        assert!(counts.version_drifts > 0 && errors > 0, "{file}: {counts:?}");
-        report(capability, "object replaced (injected drift)", "ObjectChanged error or same answer", &counts, 0);
+        assert!(
+            counts.version_drifts > 0 && errors > 0,
+            "{file}: {counts:?}"
+        );
+        report(
+            capability,
+            "object replaced (injected drift)",
+            "ObjectChanged error or same answer",
+            &counts,
+            0,
+        );
     }
 }

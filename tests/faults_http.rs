@@ -9,9 +9,7 @@
 mod common;
 
 use common::{pattern, S3TestServer};
-use lakeseek::io::{
-    should_retry, FetchOptions, IoStats, RangeFetcher, ReadRequest, RetryPolicy,
-};
+use lakeseek::io::{should_retry, FetchOptions, IoStats, RangeFetcher, ReadRequest, RetryPolicy};
 
 const OBJECT: &str = "data/object.bin";
 const SIZE: usize = 200_000;
@@ -24,7 +22,10 @@ async fn server() -> S3TestServer {
 
 fn fetcher(s3: &S3TestServer, extra: &[(&str, &str)]) -> (RangeFetcher, object_store::path::Path) {
     let opened = s3.open_with(OBJECT, extra);
-    (RangeFetcher::new(opened.source, FetchOptions::default()), opened.path)
+    (
+        RangeFetcher::new(opened.source, FetchOptions::default()),
+        opened.path,
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,17 +50,26 @@ async fn persistent_503s_cost_object_stores_budget_only() {
     s3.counting()
         .fail_next_requests(1_000, http::StatusCode::SERVICE_UNAVAILABLE);
     let err = f
-        .fetch(&[ReadRequest::sized(path.clone(), 1000..2000, SIZE as u64)], &stats)
+        .fetch(
+            &[ReadRequest::sized(path.clone(), 1000..2000, SIZE as u64)],
+            &stats,
+        )
         .await
         .unwrap_err();
     s3.counting()
         .fail_next_requests(0, http::StatusCode::SERVICE_UNAVAILABLE);
     let http = s3.http_counts().since(&before);
-    assert_eq!(http.requests, 3, "1 try + 2 object_store retries, no lakeseek retry: {http:?}");
+    assert_eq!(
+        http.requests, 3,
+        "1 try + 2 object_store retries, no lakeseek retry: {http:?}"
+    );
     assert_eq!(stats.snapshot().retries, 0);
     assert!(!should_retry(&err));
     let msg = err.to_string();
-    assert!(msg.contains(OBJECT) && msg.contains("[bytes 1000..2000]") && msg.contains("503"), "{msg}");
+    assert!(
+        msg.contains(OBJECT) && msg.contains("[bytes 1000..2000]") && msg.contains("503"),
+        "{msg}"
+    );
 
     // The same for the suffix read that opens a file.
     let before = s3.http_counts();
@@ -76,7 +86,10 @@ async fn persistent_503s_cost_object_stores_budget_only() {
     s3.counting()
         .fail_next_requests(2, http::StatusCode::SERVICE_UNAVAILABLE);
     let out = f
-        .fetch(&[ReadRequest::sized(path.clone(), 1000..2000, SIZE as u64)], &stats)
+        .fetch(
+            &[ReadRequest::sized(path.clone(), 1000..2000, SIZE as u64)],
+            &stats,
+        )
         .await
         .unwrap();
     assert_eq!(out[0].as_ref(), &pattern(SIZE)[1000..2000]);
@@ -94,7 +107,14 @@ async fn bodies_cut_mid_stream_are_resumed_within_the_same_budget() {
     let before = s3.http_counts();
     s3.counting().truncate_next_responses(2);
     let out = f
-        .fetch(&[ReadRequest::sized(path.clone(), 10_000..150_000, SIZE as u64)], &stats)
+        .fetch(
+            &[ReadRequest::sized(
+                path.clone(),
+                10_000..150_000,
+                SIZE as u64,
+            )],
+            &stats,
+        )
         .await
         .unwrap();
     s3.counting().truncate_next_responses(0);
@@ -106,7 +126,14 @@ async fn bodies_cut_mid_stream_are_resumed_within_the_same_budget() {
     let before = s3.http_counts();
     s3.counting().truncate_next_responses(1_000);
     let err = f
-        .fetch(&[ReadRequest::sized(path.clone(), 10_000..150_000, SIZE as u64)], &stats)
+        .fetch(
+            &[ReadRequest::sized(
+                path.clone(),
+                10_000..150_000,
+                SIZE as u64,
+            )],
+            &stats,
+        )
         .await
         .unwrap_err();
     s3.counting().truncate_next_responses(0);
@@ -116,14 +143,24 @@ async fn bodies_cut_mid_stream_are_resumed_within_the_same_budget() {
     assert_eq!(http.requests, 3, "{http:?}");
     assert_eq!(stats.snapshot().retries, 0);
     let msg = err.to_string();
-    assert!(msg.contains(OBJECT) && msg.contains("10000..150000"), "{msg}");
+    assert!(
+        msg.contains(OBJECT) && msg.contains("10000..150000"),
+        "{msg}"
+    );
 
     // No retries anywhere: the first cut is an error.
     let (f, path) = fetcher(&s3, &[("max_retries", "0")]);
     let before = s3.http_counts();
     s3.counting().truncate_next_responses(1);
     let err = f
-        .fetch(&[ReadRequest::sized(path.clone(), 10_000..150_000, SIZE as u64)], &stats)
+        .fetch(
+            &[ReadRequest::sized(
+                path.clone(),
+                10_000..150_000,
+                SIZE as u64,
+            )],
+            &stats,
+        )
         .await
         .unwrap_err();
     s3.counting().truncate_next_responses(0);

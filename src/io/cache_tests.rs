@@ -184,5 +184,8 @@ async fn a_changed_object_error_stays_recognizable_through_the_cache() {
         .unwrap_err();
     assert!(is_object_changed(&err), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("[bytes 0..4]") && msg.contains("12 bytes"), "{msg}");
+    assert!(
+        msg.contains("[bytes 0..4]") && msg.contains("12 bytes"),
+        "{msg}"
+    );
 }

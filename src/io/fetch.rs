@@ -264,7 +264,10 @@ impl RangeFetcher {
         if version.etag.is_none() {
             return;
         }
-        let mut known = self.known_versions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut known = self
+            .known_versions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if known.len() >= MAX_KNOWN_VERSIONS && !known.contains_key(path) {
             known.clear();
         }
@@ -275,7 +278,10 @@ impl RangeFetcher {
     /// fetcher saw for an object of that size at that path.
     fn expected_version(&self, path: &Path, size: Option<u64>) -> Option<ObjectVersion> {
         let size = size?;
-        let known = self.known_versions.lock().unwrap_or_else(|p| p.into_inner());
+        let known = self
+            .known_versions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let etag = known
             .get(path)
             .filter(|v| v.size == size)
@@ -370,32 +376,31 @@ impl RangeFetcher {
         let _wave = stats.start_wave();
         let source = &self.source;
         let retry = &self.retry;
-        let fetched: Vec<(PlannedRead, Bytes)> =
-            stream::iter(plan.into_iter().map(|read| {
-                let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());
-                async move {
-                    let _guard = stats.start_request();
-                    let bytes = with_retries(
-                        retry,
-                        stats,
-                        read.path.as_ref(),
-                        ReadSpan::Range(read.range.clone()),
-                        || async {
-                            let bytes = source
-                                .get_range(&read.path, read.range.clone(), expected.as_ref())
-                                .await?;
-                            check_length(&read, &bytes)?;
-                            Ok(bytes)
-                        },
-                    )
-                    .await?;
-                    stats.add_bytes(bytes.len() as u64);
-                    Ok::<_, Error>((read, bytes))
-                }
-            }))
-            .buffer_unordered(self.options.max_concurrency.max(1))
-            .try_collect()
-            .await?;
+        let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| {
+            let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());
+            async move {
+                let _guard = stats.start_request();
+                let bytes = with_retries(
+                    retry,
+                    stats,
+                    read.path.as_ref(),
+                    ReadSpan::Range(read.range.clone()),
+                    || async {
+                        let bytes = source
+                            .get_range(&read.path, read.range.clone(), expected.as_ref())
+                            .await?;
+                        check_length(&read, &bytes)?;
+                        Ok(bytes)
+                    },
+                )
+                .await?;
+                stats.add_bytes(bytes.len() as u64);
+                Ok::<_, Error>((read, bytes))
+            }
+        }))
+        .buffer_unordered(self.options.max_concurrency.max(1))
+        .try_collect()
+        .await?;
         slice_results(requests, fetched)
     }
 }

@@ -84,7 +84,9 @@ impl RetryPolicy {
     /// Backoff before retry number `retry` (1-based): `init * 2^(retry-1)` capped at
     /// `max_backoff`, then jittered into its upper half.
     pub fn backoff(&self, retry: u32) -> Duration {
-        let factor = 1u32.checked_shl(retry.saturating_sub(1).min(20)).unwrap_or(u32::MAX);
+        let factor = 1u32
+            .checked_shl(retry.saturating_sub(1).min(20))
+            .unwrap_or(u32::MAX);
         let step = self
             .init_backoff
             .saturating_mul(factor)
@@ -420,7 +422,9 @@ mod tests {
         };
         assert!(is_transient(&from_s3) && already_retried(&from_s3));
         assert!(!should_retry(&from_s3));
-        assert!(should_retry(&generic(StatusLike("503 Service Unavailable".into()))));
+        assert!(should_retry(&generic(StatusLike(
+            "503 Service Unavailable".into()
+        ))));
         assert!(!is_transient(&Error::corrupt("bad page")));
         assert!(!is_transient(&Error::InvalidArgument("x".into())));
     }
@@ -482,7 +486,10 @@ mod tests {
         assert_eq!(stats.snapshot().retries, 2);
         let msg = err.to_string();
         assert!(msg.contains("a/b.lance") && msg.contains("5..9"), "{msg}");
-        assert!(msg.contains("gave up on the range read of bytes 5..9 after 3 attempts"), "{msg}");
+        assert!(
+            msg.contains("gave up on the range read of bytes 5..9 after 3 attempts"),
+            "{msg}"
+        );
         assert!(!is_transient(&err), "an exhausted error is final");
     }
 
@@ -497,7 +504,10 @@ mod tests {
         .await
         .unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }));
-        assert_eq!((calls.load(Ordering::SeqCst), stats.snapshot().retries), (1, 0));
+        assert_eq!(
+            (calls.load(Ordering::SeqCst), stats.snapshot().retries),
+            (1, 0)
+        );
     }
 
     #[tokio::test]

@@ -82,7 +82,9 @@ impl HttpCountsSnapshot {
             bytes_out: self.bytes_out.saturating_sub(earlier.bytes_out),
             max_in_flight: self.max_in_flight,
             injected_faults: self.injected_faults.saturating_sub(earlier.injected_faults),
-            truncated_bodies: self.truncated_bodies.saturating_sub(earlier.truncated_bodies),
+            truncated_bodies: self
+                .truncated_bodies
+                .saturating_sub(earlier.truncated_bodies),
         }
     }
 }
@@ -303,7 +305,9 @@ impl CountingService {
             .truncations_left
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .ok()?;
-        self.counters.truncated_bodies.fetch_add(1, Ordering::SeqCst);
+        self.counters
+            .truncated_bodies
+            .fetch_add(1, Ordering::SeqCst);
         Some(length / 2)
     }
 

@@ -304,7 +304,11 @@ impl FaultSource {
         path: &Path,
         range: Option<Range<u64>>,
     ) -> Result<()> {
-        let why = if persistent { "persistent" } else { "transient" };
+        let why = if persistent {
+            "persistent"
+        } else {
+            "transient"
+        };
         match kind {
             FaultKind::ServerError => Err(store_error(
                 path,
@@ -426,7 +430,11 @@ impl RangeSource for FaultSource {
     }
 
     fn describe(&self) -> String {
-        format!("{} (faults, seed {})", self.inner.describe(), self.config.seed)
+        format!(
+            "{} (faults, seed {})",
+            self.inner.describe(),
+            self.config.seed
+        )
     }
 
     fn retry_policy(&self) -> Option<RetryPolicy> {

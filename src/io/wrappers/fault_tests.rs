@@ -17,7 +17,10 @@ async fn memory() -> (Arc<InMemory>, Arc<dyn RangeSource>) {
             .unwrap();
     }
     let dyn_store: Arc<dyn ObjectStore> = store.clone();
-    (store, Arc::new(ObjectStoreSource::new(dyn_store, 0, "memory")))
+    (
+        store,
+        Arc::new(ObjectStoreSource::new(dyn_store, 0, "memory")),
+    )
 }
 
 fn fast_retries(max_retries: usize) -> RetryPolicy {
@@ -58,9 +61,12 @@ fn transient_config(seed: u64) -> FaultConfig {
 #[tokio::test]
 async fn transient_faults_are_retried_to_the_exact_answer() {
     let (_, inner) = memory().await;
-    let clean = read_all(&FaultSource::new(inner.clone(), FaultConfig::seeded(1)), &IoStats::new())
-        .await
-        .unwrap();
+    let clean = read_all(
+        &FaultSource::new(inner.clone(), FaultConfig::seeded(1)),
+        &IoStats::new(),
+    )
+    .await
+    .unwrap();
     let faults = FaultSource::new(inner, transient_config(7)).with_retry_policy(fast_retries(2));
     let stats = IoStats::new();
     let got = read_all(&faults, &stats).await.unwrap();
@@ -77,8 +83,8 @@ async fn decisions_depend_only_on_the_seed() {
     let run = |seed| {
         let inner = inner.clone();
         async move {
-            let faults = FaultSource::new(inner, transient_config(seed))
-                .with_retry_policy(fast_retries(2));
+            let faults =
+                FaultSource::new(inner, transient_config(seed)).with_retry_policy(fast_retries(2));
             read_all(&faults, &IoStats::new()).await.unwrap();
             faults.counts()
         }
@@ -109,11 +115,8 @@ async fn persistent_faults_name_path_and_range() {
 #[tokio::test]
 async fn truncated_bodies_are_never_returned() {
     let (_, inner) = memory().await;
-    let faults = FaultSource::new(
-        inner,
-        FaultConfig::seeded(5).with(FaultKind::Truncate, 1.0),
-    )
-    .with_retry_policy(RetryPolicy::none());
+    let faults = FaultSource::new(inner, FaultConfig::seeded(5).with(FaultKind::Truncate, 1.0))
+        .with_retry_policy(RetryPolicy::none());
     let err = read_all(&faults, &IoStats::new()).await.unwrap_err();
     assert!(err.to_string().contains("short read"), "{err}");
     assert!(crate::io::retry::is_transient(&err));
@@ -145,7 +148,11 @@ async fn a_replaced_object_is_detected_not_mixed() {
     let err = fresh.fetch(&req, &stats).await.unwrap_err();
     assert!(is_object_changed(&err), "{err}");
     assert!(err.to_string().contains("10000 bytes"), "{err}");
-    assert_eq!(stats.snapshot().retries, 0, "a changed object is not retried");
+    assert_eq!(
+        stats.snapshot().retries,
+        0,
+        "a changed object is not retried"
+    );
 
     // Injected drift: the suffix read reports another etag than the store has.
     let (_, inner) = memory().await;
