@@ -4,8 +4,11 @@
 //!
 //! ```sh
 //! cargo bench --bench lance_take
+//! # plus the 1,000,000-row `detections` files of the peer benchmark (2.2 dense, 2.3 sparse):
+//! LAKESEEK_BENCH_DATA=/path/to/lakeseek-anchors/data cargo bench --bench lance_take
 //! ```
-//! The S3 side-by-side comparison with pylance is `benches/peer/take_file_compare.py`.
+//! The S3 side-by-side comparison with pylance is `benches/peer/take_file_compare.py`
+//! (it drives `lakeseek bench take`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,7 +37,17 @@ fn rows(seed: u64, n: usize, total: u64) -> Vec<u64> {
 }
 
 fn bench_file(c: &mut Criterion, rt: &tokio::runtime::Runtime, relative: &str, column: &str) {
-    let store = Arc::new(LocalFileSystem::new_with_prefix(fixtures()).expect("fixtures dir"));
+    bench_file_in(c, rt, fixtures(), relative, column)
+}
+
+fn bench_file_in(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    root: PathBuf,
+    relative: &str,
+    column: &str,
+) {
+    let store = Arc::new(LocalFileSystem::new_with_prefix(root).expect("data dir"));
     let fetcher = RangeFetcher::new(
         Arc::new(ObjectStoreSource::new(store, 0, "file")),
         FetchOptions::default(),
@@ -79,5 +92,17 @@ fn main() {
         "nested/v2_3_sparse/detections.lance",
         "detections",
     );
+    if let Ok(dir) = std::env::var("LAKESEEK_BENCH_DATA") {
+        for dataset in ["take_1000000_v2.2.lance", "take_1000000_v2.3s.lance"] {
+            let data = PathBuf::from(&dir).join(dataset).join("data");
+            let file = std::fs::read_dir(&data)
+                .expect("dataset data dir")
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|name| name.ends_with(".lance"))
+                .expect("a data file");
+            bench_file_in(&mut c, &rt, data, &file, "detections");
+        }
+    }
     c.final_summary();
 }

@@ -10,6 +10,7 @@
 //! See `README.md` and `docs/architecture.md` for the picture.
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod cli;
 pub mod ecp;
 pub mod error;

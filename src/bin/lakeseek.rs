@@ -35,6 +35,9 @@ enum Command {
     /// ecpfs vector indices.
     #[command(subcommand)]
     Ecp(EcpCommand),
+    /// Benchmarks to point at your own bucket: random take, point lookups.
+    #[command(subcommand)]
+    Bench(lakeseek::bench::BenchCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -72,6 +75,9 @@ fn main() -> ExitCode {
             }
             Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
             Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
+            Command::Bench(command) => lakeseek::bench::run_bench(command, &mut out)
+                .await
+                .map(|_| ()),
         }
     });
     let flushed = out.flush();

@@ -9,6 +9,8 @@ use crate::cli::{parse_rows, print_stats, write_json_lines, StoreArgs};
 use crate::error::{Error, Result};
 use crate::io::store::{open_url_with, OpenOptions};
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
+use crate::lance::inspect::PlanInspection;
+use crate::lance::page::{PageInit, PageLayout};
 use crate::lance::reader::{FileInspection, LanceFileReader, ReaderCaches};
 
 /// `lakeseek inspect <URL> [--json]`.
@@ -19,6 +21,10 @@ pub struct InspectArgs {
     /// Print the inspection as one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also decode the structural plan of every 2.3 sparse page (reads the structural
+    /// buffers) and report its size next to the equivalent dense rep/def levels.
+    #[arg(long)]
+    pub plans: bool,
     /// Store flags.
     #[command(flatten)]
     pub store: StoreArgs,
@@ -58,7 +64,10 @@ pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<
 pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
     let reader = open_file(&args.url, &args.store, &stats).await?;
-    let inspection = reader.inspect();
+    let mut inspection = reader.inspect();
+    if args.plans {
+        add_structural_plans(&reader, &mut inspection, &stats).await?;
+    }
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &inspection)
             .map_err(|e| Error::Io(std::io::Error::other(e)))?;
@@ -68,6 +77,35 @@ pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> 
     }
     if args.store.stats {
         print_stats(&stats.snapshot());
+    }
+    Ok(())
+}
+
+/// Decode every sparse page's structural plan (one wave) and attach its size report.
+async fn add_structural_plans(
+    reader: &LanceFileReader,
+    inspection: &mut FileInspection,
+    stats: &IoStats,
+) -> Result<()> {
+    let mut pages = Vec::new();
+    for (column, info) in reader.metadata().columns.iter().enumerate() {
+        for (page, p) in info.pages.iter().enumerate() {
+            if matches!(p.layout, PageLayout::Sparse(_)) {
+                pages.push((column, page));
+            }
+        }
+    }
+    let inits = reader.page_inits(&pages, stats).await?;
+    for ((column, page), init) in pages.iter().zip(inits) {
+        if let (PageInit::Sparse(sparse), Some(target)) = (
+            init.as_ref(),
+            inspection
+                .columns
+                .get_mut(*column)
+                .and_then(|c| c.pages.get_mut(*page)),
+        ) {
+            target.structural_plan = Some(PlanInspection::of(&sparse.plan));
+        }
     }
     Ok(())
 }
@@ -111,6 +149,31 @@ pub fn write_inspection_text(out: &mut dyn Write, i: &FileInspection) -> Result<
                 "  page {n}: rows {}..{}  {}  {} bytes  {}",
                 p.rows.start, p.rows.end, p.layout, p.bytes, p.compression
             )?;
+            if let Some(plan) = &p.structural_plan {
+                let layers: Vec<String> = plan
+                    .layers
+                    .iter()
+                    .map(|l| match l.kind {
+                        "list" => format!(
+                            "list(domain {}, {} non-empty, {} validity positions)",
+                            l.domain, l.non_empty, l.validity_positions
+                        ),
+                        kind => format!(
+                            "{kind}(domain {}, {} validity positions)",
+                            l.domain, l.validity_positions
+                        ),
+                    })
+                    .collect();
+                writeln!(
+                    out,
+                    "    structural plan: {} bytes, {} leaf slots [{}]; dense rep/def: {} levels = {} bytes",
+                    plan.plan_bytes,
+                    plan.leaf_slots,
+                    layers.join(", "),
+                    plan.dense_level_entries,
+                    plan.dense_level_bytes
+                )?;
+            }
         }
     }
     Ok(())

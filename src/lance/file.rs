@@ -18,6 +18,7 @@ use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
+use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::page::PageLayout;
 use crate::lance::proto::file as pb;
@@ -591,6 +592,31 @@ pub async fn load_file_metadata_versioned(
     cache: Option<&FileMetadataCache>,
     stats: &IoStats,
 ) -> Result<(Arc<FileMetadata>, ObjectVersion)> {
+    let opened = open_file_metadata(fetcher, path, size_hint, cache, stats).await?;
+    Ok((opened.metadata, opened.version))
+}
+
+/// File metadata with the suffix read it came from.
+#[derive(Debug, Clone)]
+pub struct OpenedFile {
+    /// The decoded metadata.
+    pub metadata: Arc<FileMetadata>,
+    /// The object version it belongs to.
+    pub version: ObjectVersion,
+    /// The suffix read, when this open sent one (not when the metadata came from the
+    /// cache): its bytes before the metadata are the file's last data buffers, which a
+    /// reader can serve without another request (a whole small file, or its last pages).
+    pub tail: Option<Tail>,
+}
+
+/// [`load_file_metadata_versioned`], also returning the suffix bytes it read.
+pub async fn open_file_metadata(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    size_hint: Option<u64>,
+    cache: Option<&FileMetadataCache>,
+    stats: &IoStats,
+) -> Result<OpenedFile> {
     if let (Some(size), Some(cache)) = (size_hint, cache) {
         let version = ObjectVersion { size, etag: None };
         let key = CacheKey {
@@ -598,15 +624,33 @@ pub async fn load_file_metadata_versioned(
             version: version.clone(),
             item: (),
         };
+        let read_tail: Arc<std::sync::Mutex<Option<Tail>>> = Arc::default();
+        let slot = read_tail.clone();
         let metadata = cache
-            .get_or_try_load(key, read_file_metadata(fetcher, path, stats))
+            .get_or_try_load(key, async move {
+                let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
+                let start = tail.start();
+                let size = tail.version.size;
+                let metadata =
+                    finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats)
+                        .await?;
+                if let Ok(mut slot) = slot.lock() {
+                    *slot = Some(tail);
+                }
+                Ok(metadata)
+            })
             .await?;
         crate::ensure_corrupt!(
             metadata.object_size == size,
             "{path}: object is {} bytes, the size hint said {size}",
             metadata.object_size
         );
-        return Ok((metadata, version));
+        let tail = read_tail.lock().ok().and_then(|mut t| t.take());
+        return Ok(OpenedFile {
+            metadata,
+            version,
+            tail,
+        });
     }
     let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
     let version = tail.version.clone();
@@ -617,22 +661,16 @@ pub async fn load_file_metadata_versioned(
     };
     let start = tail.start();
     let size = tail.version.size;
-    let load = finish_file_metadata(fetcher, path, tail.bytes, start, size, stats);
+    let load = finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats);
     let metadata = match cache {
         Some(cache) => cache.get_or_try_load(key, load).await?,
         None => Arc::new(load.await?),
     };
-    Ok((metadata, version))
-}
-
-async fn read_file_metadata(
-    fetcher: &RangeFetcher,
-    path: &Path,
-    stats: &IoStats,
-) -> Result<FileMetadata> {
-    let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
-    let start = tail.start();
-    finish_file_metadata(fetcher, path, tail.bytes, start, tail.version.size, stats).await
+    Ok(OpenedFile {
+        metadata,
+        version,
+        tail: Some(tail),
+    })
 }
 
 /// Most extra reads an open may need (GBO table, then schema), so a hostile footer cannot

@@ -7,6 +7,7 @@ use std::ops::Range;
 use object_store::path::Path;
 
 use crate::lance::file::FileMetadata;
+use crate::lance::page::sparse_plan::{PlanLayerSummary, SparseStructuralPlan};
 use crate::lance::schema::LanceField;
 
 /// `inspect` data of a file.
@@ -79,6 +80,39 @@ pub struct PageInspection {
     pub buffers: Vec<Range<u64>>,
     /// Total buffer bytes.
     pub bytes: u64,
+    /// The decoded structural plan of a 2.3 sparse page (`inspect --plans` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structural_plan: Option<PlanInspection>,
+}
+
+/// Size report of a sparse page's [`SparseStructuralPlan`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PlanInspection {
+    /// Heap bytes of the decoded plan (what the page cache holds for the structure).
+    pub plan_bytes: u64,
+    /// Leaf slots of the page.
+    pub leaf_slots: u64,
+    /// Entries of the equivalent dense rep/def levels (one per leaf slot plus one per empty
+    /// or null list).
+    pub dense_level_entries: u64,
+    /// Bytes of those dense levels decoded as u16 repetition + u16 definition levels.
+    pub dense_level_bytes: u64,
+    /// Layers, outer → inner.
+    pub layers: Vec<PlanLayerSummary>,
+}
+
+impl PlanInspection {
+    /// Report on `plan`.
+    pub fn of(plan: &SparseStructuralPlan) -> Self {
+        let entries = plan.dense_level_entries();
+        Self {
+            plan_bytes: plan.deep_size() as u64,
+            leaf_slots: plan.leaf_slots(),
+            dense_level_entries: entries,
+            dense_level_bytes: entries.saturating_mul(4),
+            layers: plan.summary(),
+        }
+    }
 }
 
 fn field_paths(
@@ -129,6 +163,7 @@ pub fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
                     codecs: p.layout.codec_names(),
                     buffers: p.buffers.clone(),
                     bytes: p.buffers.iter().map(|b| b.end - b.start).sum(),
+                    structural_plan: None,
                 })
                 .collect();
             ColumnInspection {

@@ -14,7 +14,7 @@ use object_store::path::Path;
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
-use crate::lance::file::{load_file_metadata_versioned, FileMetadata, FileMetadataCache};
+use crate::lance::file::{open_file_metadata, FileMetadata, FileMetadataCache};
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
@@ -80,6 +80,26 @@ pub struct LanceFileReader {
     version: ObjectVersion,
     metadata: Arc<FileMetadata>,
     caches: Arc<ReaderCaches>,
+    /// Data bytes of the open's suffix read (see [`LanceFileReader::open`]).
+    tail: Option<TailData>,
+}
+
+/// The data bytes `start..start + bytes.len()` of the file, from the open's suffix read.
+#[derive(Debug, Clone)]
+struct TailData {
+    start: u64,
+    bytes: Bytes,
+}
+
+impl TailData {
+    /// `range` when it lies inside these bytes.
+    fn slice(&self, range: &Range<u64>) -> Option<Bytes> {
+        let end = self.start + self.bytes.len() as u64;
+        (range.start >= self.start && range.end <= end).then(|| {
+            self.bytes
+                .slice((range.start - self.start) as usize..(range.end - self.start) as usize)
+        })
+    }
 }
 
 /// One page's share of a read.
@@ -104,7 +124,7 @@ impl LanceFileReader {
         caches: Arc<ReaderCaches>,
         stats: &IoStats,
     ) -> Result<Self> {
-        let (metadata, version) = load_file_metadata_versioned(
+        let opened = open_file_metadata(
             &fetcher,
             &path,
             size_hint,
@@ -112,12 +132,23 @@ impl LanceFileReader {
             stats,
         )
         .await?;
+        // Keep the suffix bytes before the metadata: page buffers inside them (a whole small
+        // file, or the last pages of a large one) are served without another request.
+        let tail = opened.tail.and_then(|t| {
+            let data_end = opened.metadata.metadata_start.min(t.version.size);
+            let start = t.start();
+            (start < data_end).then(|| TailData {
+                start,
+                bytes: t.bytes.slice(0..(data_end - start) as usize),
+            })
+        });
         Ok(Self {
             fetcher,
             path,
-            version,
-            metadata,
+            version: opened.version,
+            metadata: opened.metadata,
             caches,
+            tail,
         })
     }
 
@@ -374,6 +405,31 @@ impl LanceFileReader {
         Ok(tasks)
     }
 
+    /// Decoded page init of each `(column, page)`: from the cache, the rest read in one wave
+    /// (e.g. to report the structural plans of sparse pages).
+    pub async fn page_inits(
+        &self,
+        pages: &[(usize, usize)],
+        stats: &IoStats,
+    ) -> Result<Vec<Arc<PageInit>>> {
+        let tasks = pages
+            .iter()
+            .map(|&(column, page)| {
+                let task = PageTask {
+                    output: 0,
+                    leaf: 0,
+                    column,
+                    page,
+                    rows: Vec::new(),
+                };
+                self.page(&task).map(|_| task).map_err(|_| {
+                    Error::InvalidArgument(format!("no page {page} in column {column}"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.load_page_inits(&tasks, stats).await
+    }
+
     /// Page init for every task: cached ones from the cache, the rest in one wave.
     async fn load_page_inits(
         &self,
@@ -457,10 +513,15 @@ impl LanceFileReader {
 
     /// Fetch `ranges` in one wave; empty ranges come back as empty bytes without a request.
     async fn fetch(&self, ranges: &[Range<u64>], stats: &IoStats) -> Result<Vec<Bytes>> {
+        let from_tail: Vec<Option<Bytes>> = ranges
+            .iter()
+            .map(|r| self.tail.as_ref().and_then(|t| t.slice(r)))
+            .collect();
         let requests: Vec<ReadRequest> = ranges
             .iter()
-            .filter(|r| r.start < r.end)
-            .map(|r| ReadRequest {
+            .zip(&from_tail)
+            .filter(|(r, cached)| r.start < r.end && cached.is_none())
+            .map(|(r, _)| ReadRequest {
                 path: self.path.clone(),
                 range: r.clone(),
                 object_size: Some(self.metadata.object_size),
@@ -474,14 +535,13 @@ impl LanceFileReader {
         .into_iter();
         ranges
             .iter()
-            .map(|r| {
-                if r.start < r.end {
-                    fetched
-                        .next()
-                        .ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges"))
-                } else {
-                    Ok(Bytes::new())
-                }
+            .zip(from_tail)
+            .map(|(r, cached)| match cached {
+                Some(bytes) => Ok(bytes),
+                None if r.start < r.end => fetched
+                    .next()
+                    .ok_or_else(|| Error::corrupt("internal: fetch returned too few ranges")),
+                None => Ok(Bytes::new()),
             })
             .collect()
     }

@@ -208,8 +208,14 @@ impl StableRle {
             }
             let take = (run_length(i) as usize).min(remaining);
             let value = &values[i * value_width..(i + 1) * value_width];
-            for _ in 0..take {
-                out.extend_from_slice(value);
+            // One copy, then double what is there: log2(run) copies per run.
+            let start = out.len();
+            out.extend_from_slice(value);
+            let mut filled = 1;
+            while filled < take {
+                let n = filled.min(take - filled);
+                out.extend_from_within(start..start + n * value_width);
+                filled += n;
             }
             remaining -= take;
         }

@@ -99,8 +99,20 @@ pub fn parse_repetition_index(
 struct NestedChunk {
     rep: Option<Vec<u16>>,
     def: Option<Vec<u16>>,
+    /// With `def`: visible levels (those holding a value) before each level, plus the total.
+    visible_prefix: Option<Vec<u32>>,
     values: DecodedValues,
     num_levels: usize,
+}
+
+impl NestedChunk {
+    /// Values before level `upto`.
+    fn visible_before(&self, upto: usize) -> usize {
+        match &self.visible_prefix {
+            Some(prefix) => prefix.get(upto).map_or(0, |&v| v as usize),
+            None => upto,
+        }
+    }
 }
 
 impl MiniBlockPage {
@@ -182,8 +194,18 @@ impl MiniBlockPage {
         } else {
             frame.num_levels
         };
-        let visible = match &def {
-            Some(d) => d.iter().filter(|&&l| structure.is_visible(l)).count(),
+        let visible_prefix = def.as_ref().map(|d| {
+            let mut prefix = Vec::with_capacity(d.len() + 1);
+            let mut seen = 0u32;
+            prefix.push(0);
+            for &l in d {
+                seen += u32::from(structure.is_visible(l));
+                prefix.push(seen);
+            }
+            prefix
+        });
+        let visible = match &visible_prefix {
+            Some(p) => p.last().map_or(0, |&v| v as usize),
             None => num_levels,
         };
         crate::ensure_corrupt!(
@@ -193,6 +215,7 @@ impl MiniBlockPage {
         Ok(NestedChunk {
             rep,
             def,
+            visible_prefix,
             values,
             num_levels,
         })
@@ -251,9 +274,7 @@ impl MiniBlockPage {
                     let last = chunk_rows
                         .get(run.end - 1)
                         .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
-                    let starts: Vec<usize> = (0..levels.len)
-                        .filter(|&l| levels.rep(l) == Some(structure.max_rep))
-                        .collect();
+                    let starts = levels.row_starts(&chunks, structure.max_rep);
                     (first.first_row, starts, last.first_row + last.starts)
                 }
                 _ => {
@@ -287,7 +308,6 @@ impl MiniBlockPage {
                 levels.emit(
                     &chunks,
                     l0..l1,
-                    &structure,
                     init.dictionary.as_ref(),
                     &mut rep_out,
                     &mut def_out,
@@ -324,28 +344,34 @@ struct RunLevels {
     /// First level of each chunk, plus the total.
     starts: Vec<usize>,
     len: usize,
-    reps: Vec<Option<u16>>,
 }
 
 impl RunLevels {
     fn new(chunks: &[NestedChunk]) -> Self {
         let mut starts = Vec::with_capacity(chunks.len() + 1);
-        let mut reps = Vec::new();
         let mut len = 0;
         for c in chunks {
             starts.push(len);
             len += c.num_levels;
-            match &c.rep {
-                Some(r) => reps.extend(r.iter().map(|&v| Some(v))),
-                None => reps.extend(std::iter::repeat_n(None, c.num_levels)),
-            }
         }
         starts.push(len);
-        Self { starts, len, reps }
+        Self { starts, len }
     }
 
-    fn rep(&self, level: usize) -> Option<u16> {
-        self.reps.get(level).copied().flatten()
+    /// Levels (run-relative) whose repetition level is `max_rep`: where each row starts.
+    fn row_starts(&self, chunks: &[NestedChunk], max_rep: u16) -> Vec<usize> {
+        let mut starts = Vec::new();
+        for (chunk, &base) in chunks.iter().zip(&self.starts) {
+            if let Some(rep) = &chunk.rep {
+                starts.extend(
+                    rep.iter()
+                        .enumerate()
+                        .filter(|(_, &r)| r == max_rep)
+                        .map(|(i, _)| base + i),
+                );
+            }
+        }
+        starts
     }
 
     /// Append levels `range` and the values of their visible levels.
@@ -354,7 +380,6 @@ impl RunLevels {
         &self,
         chunks: &[NestedChunk],
         range: Range<usize>,
-        structure: &DenseStructure,
         dictionary: Option<&DecodedValues>,
         rep_out: &mut Vec<u16>,
         def_out: &mut Vec<u16>,
@@ -371,17 +396,10 @@ impl RunLevels {
             if let Some(rep) = &chunk.rep {
                 rep_out.extend_from_slice(&rep[lo..hi]);
             }
-            let visible_before = |upto: usize| match &chunk.def {
-                Some(def) => def[..upto]
-                    .iter()
-                    .filter(|&&d| structure.is_visible(d))
-                    .count(),
-                None => upto,
-            };
             if let Some(def) = &chunk.def {
                 def_out.extend_from_slice(&def[lo..hi]);
             }
-            let items = visible_before(lo)..visible_before(hi);
+            let items = chunk.visible_before(lo)..chunk.visible_before(hi);
             match dictionary {
                 Some(d) => values.push_dictionary(d, &chunk.values, items, None)?,
                 None => values.push_values(&chunk.values, items, None)?,

@@ -27,6 +27,7 @@ pub mod miniblock;
 pub mod miniblock_nested;
 pub mod sparse;
 pub mod sparse_nested;
+pub mod sparse_plan;
 pub mod structure;
 pub mod values;
 

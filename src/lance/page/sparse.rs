@@ -21,8 +21,9 @@ use prost::Message;
 
 use super::fullzip::FullZipPage;
 use super::miniblock::{MiniBlockInit, MiniBlockPage};
+use super::sparse_plan::{PlanRule, SlotValidity, SparseStructuralPlan};
 use super::values::LeafBuilder;
-use super::{buffer, count_rows, PageInit, PageReadPlan, PlanDetail, RowRanges};
+use super::{PageInit, PageReadPlan, PlanDetail, RowRanges};
 use crate::error::{Error, Result};
 use crate::lance::compression;
 use crate::lance::proto::encodings::{
@@ -121,7 +122,13 @@ fn sequence(
         .clone()
         .ok_or_else(|| Error::corrupt("sparse sequence has no encoding"))?;
     let payload = if compression::block_has_payload(&encoding)? {
-        buffer(buffers, *next, "sparse structure payload")?;
+        if buffers.get(*next).is_none() {
+            return Err(PlanRule::BuffersMatch.broken(format!(
+                "structural payload {} is missing ({} structural buffers)",
+                *next,
+                buffers.len()
+            )));
+        }
         *next += 1;
         Some(*next - 1)
     } else {
@@ -236,11 +243,12 @@ impl SparsePage {
                 None => return Err(Error::corrupt(format!("sparse layer {i} has no kind"))),
             }
         }
-        crate::ensure_corrupt!(
-            next == structural_buffers.len(),
-            "sparse page has {} structural buffers, its layers use {next}",
-            structural_buffers.len()
-        );
+        if next != structural_buffers.len() {
+            return Err(PlanRule::BuffersMatch.broken(format!(
+                "the page has {} structural buffers, its layers use {next}",
+                structural_buffers.len()
+            )));
+        }
         let values = Self::value_plane(values, value_buffers)?;
         Ok(Self {
             structure,
@@ -468,64 +476,20 @@ impl SparsePage {
             },
             _ => SparseValueInit::None,
         };
-        let valid = match &self.flat_validity {
-            Some(v) => {
-                let payload = v.positions.payload.and_then(|i| structural.get(i).cloned());
-                let n = usize::try_from(v.positions.len)
-                    .map_err(|_| Error::corrupt("too many positions"))?;
-                if let Some(p) = &payload {
-                    // Any payload codec spends at least one bit per position... except
-                    // run-length ones; bound generously before allocating.
-                    crate::ensure_corrupt!(
-                        n as u128 <= (p.len() as u128 + 16) * 8 * 65536,
-                        "{n} positions in {} bytes",
-                        p.len()
-                    );
-                }
-                let positions = compression::decode_u64_sequence(&v.positions.encoding, payload, n)
-                    .map_err(|e| e.context("validity positions"))?;
-                crate::ensure_corrupt!(
-                    positions.len() == n,
-                    "decoded {} positions, expected {n}",
-                    positions.len()
-                );
-                crate::ensure_corrupt!(
-                    positions.windows(2).all(|w| w[0] < w[1]),
-                    "validity positions are not increasing"
-                );
-                Some(FlatValidity {
-                    null_positions: v.null_positions,
-                    positions,
-                })
-            }
-            None => None,
-        };
-        let nested = match &self.flat_validity {
-            Some(_) => None,
-            None => Some(super::sparse_nested::NestedStructure::from_buffers(
-                self, structural,
-            )?),
-        };
-        Ok(SparseInit {
-            values,
-            flat_validity: valid,
-            nested,
-        })
+        let plan = SparseStructuralPlan::decode(self, structural)?;
+        Ok(SparseInit { values, plan })
     }
 
     /// Plan the value read for page-local rows.
     pub fn plan(&self, init: &SparseInit, rows: &RowRanges) -> Result<PageReadPlan> {
-        if let Some(nested) = &init.nested {
-            return nested.plan(self, init, rows);
+        if init.plan.flat_validity().is_none() {
+            return init.plan.plan_values(self, init, rows);
         }
         self.check_readable()?;
         match (&self.values, &init.values) {
             (SparseValues::Chunked(m), SparseValueInit::Chunked(i)) => m.plan(i, rows),
             (SparseValues::Zipped(z), SparseValueInit::Zipped(offsets)) => {
-                let validity = init
-                    .flat_validity
-                    .as_ref()
-                    .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+                let validity = flat_validity(init)?;
                 let ordinals = validity.valid_ordinal_ranges(rows);
                 let page_init = match offsets {
                     Some(o) => PageInit::FullZip(super::fullzip::FullZipInit {
@@ -553,10 +517,7 @@ impl SparsePage {
         data_type: &DataType,
     ) -> Result<ArrayRef> {
         self.check_readable()?;
-        let validity = init
-            .flat_validity
-            .as_ref()
-            .ok_or_else(|| Error::corrupt("sparse init without validity"))?;
+        let validity = flat_validity(init)?;
         let row_validity = validity.row_validity(rows);
         let mut out = LeafBuilder::new(data_type)?;
         match (&self.values, &init.values) {
@@ -620,11 +581,11 @@ impl SparsePage {
         bytes: &[Bytes],
         leaf_type: &DataType,
     ) -> Result<super::structure::LeafData> {
-        let nested = init
-            .nested
-            .as_ref()
-            .ok_or_else(|| Error::corrupt("flat sparse page read as nested"))?;
-        nested.read(self, init, rows, plan, bytes, leaf_type)
+        crate::ensure_corrupt!(
+            init.plan.flat_validity().is_none(),
+            "flat sparse page read as nested"
+        );
+        init.plan.read(self, init, rows, plan, bytes, leaf_type)
     }
 }
 
@@ -639,60 +600,10 @@ pub enum SparseValueInit {
     None,
 }
 
-/// Decoded validity of a flat sparse page.
-#[derive(Debug, Clone)]
-pub struct FlatValidity {
-    /// true: `positions` are the null rows; false: the valid rows.
-    pub null_positions: bool,
-    /// Sorted row positions.
-    pub positions: Vec<u64>,
-}
-
-impl FlatValidity {
-    /// Rows before `row` that are listed in `positions`.
-    fn listed_before(&self, row: u64) -> u64 {
-        self.positions.partition_point(|&p| p < row) as u64
-    }
-
-    /// Valid rows before `row`.
-    fn valid_before(&self, row: u64) -> u64 {
-        if self.null_positions {
-            row - self.listed_before(row)
-        } else {
-            self.listed_before(row)
-        }
-    }
-
-    /// Ordinal ranges (among materialized = valid rows) covering `rows`.
-    pub fn valid_ordinal_ranges(&self, rows: &RowRanges) -> Vec<Range<u64>> {
-        let mut out: Vec<Range<u64>> = Vec::new();
-        for r in rows {
-            let o = self.valid_before(r.start)..self.valid_before(r.end);
-            if o.start < o.end {
-                match out.last_mut() {
-                    Some(last) if last.end == o.start => last.end = o.end,
-                    _ => out.push(o),
-                }
-            }
-        }
-        out
-    }
-
-    /// Validity of each row in `rows`.
-    pub fn row_validity(&self, rows: &RowRanges) -> Vec<bool> {
-        let mut out = Vec::with_capacity(count_rows(rows) as usize);
-        for r in rows {
-            let mut k = self.positions.partition_point(|&p| p < r.start);
-            for row in r.clone() {
-                let listed = self.positions.get(k) == Some(&row);
-                if listed {
-                    k += 1;
-                }
-                out.push(listed != self.null_positions);
-            }
-        }
-        out
-    }
+fn flat_validity(init: &SparseInit) -> Result<&SlotValidity> {
+    init.plan
+        .flat_validity()
+        .ok_or_else(|| Error::corrupt("nested sparse page read as a flat column"))
 }
 
 /// Decoded page-init data of a sparse page.
@@ -700,10 +611,8 @@ impl FlatValidity {
 pub struct SparseInit {
     /// Value-plane init.
     pub values: SparseValueInit,
-    /// Validity of a flat page.
-    pub flat_validity: Option<FlatValidity>,
-    /// Decoded structure of a nested page.
-    pub nested: Option<super::sparse_nested::NestedStructure>,
+    /// The page's decoded, validated structure.
+    pub plan: SparseStructuralPlan,
 }
 
 impl SparseInit {
@@ -714,12 +623,7 @@ impl SparseInit {
             SparseValueInit::Zipped(o) => o.as_ref().map_or(0, |o| o.len() * 8),
             SparseValueInit::None => 0,
         };
-        values
-            + self
-                .flat_validity
-                .as_ref()
-                .map_or(0, |v| v.positions.len() * 8)
-            + self.nested.as_ref().map_or(0, |n| n.deep_size())
+        values + self.plan.deep_size()
     }
 }
 

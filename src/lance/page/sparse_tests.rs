@@ -1,6 +1,7 @@
 //! Unit tests of flat 2.3 sparse pages (hand-built pages).
 #![allow(clippy::single_range_in_vec_init)]
 use super::*;
+use crate::lance::page::sparse_plan::SlotValidity;
 use arrow_array::{Array, Int32Array};
 use pb::compressive_encoding::Compression;
 
@@ -114,7 +115,7 @@ fn zipped_values_hold_only_the_valid_rows() {
 
 #[test]
 fn flat_validity_maps_rows_to_materialized_ordinals() {
-    let nulls = FlatValidity {
+    let nulls = SlotValidity {
         null_positions: true,
         positions: vec![1, 4, 5],
     };
@@ -123,7 +124,7 @@ fn flat_validity_maps_rows_to_materialized_ordinals() {
         vec![true, false, true, false, true]
     );
     assert_eq!(nulls.valid_ordinal_ranges(&[0..3, 5..7]), vec![0..2, 3..4]);
-    let valid = FlatValidity {
+    let valid = SlotValidity {
         null_positions: false,
         positions: vec![2, 3],
     };

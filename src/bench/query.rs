@@ -1,0 +1,283 @@
+//! `lakeseek bench query`: point lookups on a dataset. Before measuring, random rows of the
+//! `--values-from` column are read (seeded, in a session of their own so they warm nothing)
+//! and each query's filter is the `--filter-template` with `{}` replaced by one of those
+//! values (string values have `'` doubled, so `key = '{}'` stays a valid literal).
+//!
+//! A filter is answered as `lakeseek query` answers it: from the BTree index (or, for
+//! `any_element(...)` calls, the list element index; `--allow-scan` permits scans). Cold
+//! operation: fresh session, open (manifest) + query. Warm: one open dataset and session.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::Array;
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::DataType;
+
+use crate::bench::report::{BenchReport, BenchSettings, OperationRecord, PhaseRecord};
+use crate::bench::take::add;
+use crate::bench::{
+    drive_operations, elapsed_ms, operation_seed, random_rows, splitmix64, warmup_seed, BenchStore,
+    CommonBenchArgs,
+};
+use crate::error::{Error, Result};
+use crate::index::list_element;
+use crate::index::query::{query_row_addresses, QueryOptions};
+use crate::io::{IoStats, IoStatsSnapshot};
+use crate::lance::dataset::schema::arrow_type_of;
+use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+
+/// Placeholder replaced by a value in `--filter-template`.
+pub const TEMPLATE_PLACEHOLDER: &str = "{}";
+
+/// `lakeseek bench query`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct QueryBenchArgs {
+    /// Dataset URL or path.
+    pub dataset: String,
+    /// Filter with `{}` where a value goes, e.g. `key = '{}'` or `id = {}`.
+    #[arg(long = "filter-template")]
+    pub filter_template: String,
+    /// Column whose values (of random rows) fill the template.
+    #[arg(long = "values-from")]
+    pub values_from: String,
+    /// Queries to measure.
+    #[arg(long, default_value_t = 200)]
+    pub queries: u64,
+    /// Dataset version (default: latest).
+    #[arg(long)]
+    pub version: Option<u64>,
+    /// Scan the data when the filtered column has no usable index.
+    #[arg(long)]
+    pub allow_scan: bool,
+    /// Shared benchmark flags.
+    #[command(flatten)]
+    pub common: CommonBenchArgs,
+}
+
+/// Run the query benchmark and build its report (nothing printed).
+pub async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport> {
+    let common = &args.common;
+    common.validate()?;
+    if !args.filter_template.contains(TEMPLATE_PLACEHOLDER) {
+        return Err(Error::InvalidArgument(format!(
+            "--filter-template {:?} has no {TEMPLATE_PLACEHOLDER} for the value",
+            args.filter_template
+        )));
+    }
+    if args.queries == 0 {
+        return Err(Error::InvalidArgument(
+            "--queries must be at least 1".into(),
+        ));
+    }
+    let store = BenchStore::open(&args.dataset, &common.storage_options, common.latency_ms)?;
+    let setup = IoStats::new();
+    if !store.is_dataset(&setup).await {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a Lance dataset (no objects under _versions/)",
+            args.dataset
+        )));
+    }
+    let shared = open_dataset(&store, args.version, &setup).await?;
+    let values = sample_values(&store, args, &setup).await?;
+    let mut warmup_cost = IoStatsSnapshot::default();
+    for j in 0..common.warmup {
+        let filter = filter_for(args, &values, warmup_seed(common.seed, common.warmup, j));
+        let record = query_once(&store, &shared, args, &filter, j).await?;
+        warmup_cost = add(warmup_cost, record.io());
+    }
+    let driven = drive_operations(args.queries, common.concurrency, |i| {
+        let filter = filter_for(args, &values, operation_seed(common.seed, i));
+        let (store, shared) = (&store, &shared);
+        async move { query_once(store, shared, args, &filter, i).await }
+    })
+    .await?;
+    let settings = BenchSettings {
+        command: "query".into(),
+        label: common
+            .label
+            .clone()
+            .unwrap_or_else(|| format!("lakeseek query {} {}", common.mode(), args.dataset)),
+        url: args.dataset.clone(),
+        store: store.describe(),
+        target: "dataset".into(),
+        mode: common.mode().into(),
+        injected_latency_ms: common.latency_ms,
+        concurrency: common.concurrency,
+        seed: common.seed,
+        columns: Vec::new(),
+        rows_per_take: None,
+        filter_template: Some(args.filter_template.clone()),
+        values_from: Some(args.values_from.clone()),
+        warmup: common.warmup,
+    };
+    Ok(BenchReport::new(
+        settings,
+        args.queries,
+        driven.records,
+        driven.interrupted,
+        driven.wall_seconds,
+        add(setup.snapshot(), warmup_cost),
+    ))
+}
+
+async fn open_dataset(
+    store: &BenchStore,
+    version: Option<u64>,
+    stats: &IoStats,
+) -> Result<Dataset> {
+    let handles = DatasetStore::new(store.opened.source.clone(), store.lister.clone());
+    let session = Arc::new(DatasetSession::default());
+    Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
+}
+
+/// The filter of the operation with `seed`: the template filled with a value chosen by it.
+fn filter_for(args: &QueryBenchArgs, values: &[String], seed: u64) -> String {
+    let mut state = seed;
+    let pick = (splitmix64(&mut state) % values.len().max(1) as u64) as usize;
+    let value = values.get(pick).map(String::as_str).unwrap_or_default();
+    fill_template(&args.filter_template, value)
+}
+
+/// Replace every `{}` in `template` with `value`.
+pub fn fill_template(template: &str, value: &str) -> String {
+    template.replace(TEMPLATE_PLACEHOLDER, value)
+}
+
+/// Non-null values of up to `--queries` random rows of `--values-from`, as SQL text.
+async fn sample_values(
+    store: &BenchStore,
+    args: &QueryBenchArgs,
+    setup: &IoStats,
+) -> Result<Vec<String>> {
+    // A session of its own: sampling must not warm the measured operations' caches.
+    let dataset = open_dataset(store, args.version, setup).await?;
+    let column = &args.values_from;
+    let field = dataset
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.parent_id == -1 && &f.name == column)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "--values-from: no column named {column:?} in {}",
+                args.dataset
+            ))
+        })?;
+    arrow_type_of(&field.logical_type).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "--values-from: column {column:?} has type {}, which cannot fill a template",
+            field.logical_type
+        ))
+    })?;
+    let fragments: Vec<(u64, u64)> = dataset
+        .manifest()
+        .fragments
+        .iter()
+        .map(|f| (f.id, f.physical_rows))
+        .collect();
+    let total: u64 = fragments.iter().map(|(_, n)| n).sum();
+    if total == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{} has no rows to take query values from",
+            args.dataset
+        )));
+    }
+    let rows = random_rows(args.common.seed, args.queries.min(total), total)?;
+    let addresses = crate::bench::take::row_addresses(&rows, &fragments);
+    let batch = take_rows(&dataset, &addresses, std::slice::from_ref(column), setup).await?;
+    let array = batch.column(1);
+    let values = format_values(array.as_ref())?;
+    if values.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "--values-from: the {} sampled rows of {column:?} are all null or deleted",
+            rows.len()
+        )));
+    }
+    Ok(values)
+}
+
+/// Non-null values of `array` as SQL literal text (quotes in strings doubled).
+pub fn format_values(array: &dyn Array) -> Result<Vec<String>> {
+    let formatter = ArrayFormatter::try_new(array, &FormatOptions::default())?;
+    let is_string = matches!(
+        array.data_type(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    );
+    Ok((0..array.len())
+        .filter(|i| array.is_valid(*i))
+        .map(|i| {
+            let text = formatter.value(i).to_string();
+            if is_string {
+                text.replace('\'', "''")
+            } else {
+                text
+            }
+        })
+        .collect())
+}
+
+async fn query_once(
+    store: &BenchStore,
+    shared: &Dataset,
+    args: &QueryBenchArgs,
+    filter: &str,
+    index: u64,
+) -> Result<OperationRecord> {
+    let started = Instant::now();
+    let open_stats = IoStats::new();
+    let query_stats = IoStats::new();
+    let mut open = None;
+    let fresh;
+    let dataset = if args.common.warm {
+        shared
+    } else {
+        fresh = open_dataset(store, args.version, &open_stats).await?;
+        open = Some(PhaseRecord::new(elapsed_ms(started), open_stats.snapshot()));
+        &fresh
+    };
+    let rows = answer(dataset, filter, args.allow_scan, &query_stats).await?;
+    let total = add(open_stats.snapshot(), query_stats.snapshot());
+    Ok(OperationRecord {
+        index,
+        latency_ms: elapsed_ms(started),
+        requests: total.requests,
+        bytes: total.bytes,
+        round_trips: total.round_trips,
+        rows,
+        open,
+    })
+}
+
+/// Number of rows matching `filter`, answered as `lakeseek query` does.
+async fn answer(dataset: &Dataset, filter: &str, allow_scan: bool, stats: &IoStats) -> Result<u64> {
+    if let Some(parts) = list_element::filter::split_any_element_filter(filter)? {
+        let options = list_element::query::AnyElementOptions::default();
+        let planned =
+            list_element::filter::plan_parts(dataset, &parts, allow_scan, options, stats).await?;
+        let addresses = list_element::filter::execute_parts(dataset, &planned, stats).await?;
+        return Ok(addresses.len());
+    }
+    let answer = query_row_addresses(dataset, filter, QueryOptions { allow_scan }, stats).await?;
+    Ok(answer.row_addresses.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+
+    #[test]
+    fn values_are_sql_text_without_nulls() {
+        let s = StringArray::from(vec![Some("a'b"), None, Some("c")]);
+        assert_eq!(format_values(&s).unwrap(), vec!["a''b", "c"]);
+        let i = Int64Array::from(vec![Some(-5), Some(7)]);
+        assert_eq!(format_values(&i).unwrap(), vec!["-5", "7"]);
+        assert_eq!(
+            fill_template("k = '{}' OR j = '{}'", "x"),
+            "k = 'x' OR j = 'x'"
+        );
+    }
+}

@@ -1,0 +1,379 @@
+//! `lakeseek bench take`: random take of `--rows-per-take` rows per operation from a Lance
+//! dataset (rows are picked over all fragments' physical rows, then read by row address;
+//! deleted rows are dropped as lance's take does) or from one `.lance` file.
+//!
+//! Cold operation on a file: fresh caches, open (footer read) + `read_rows`. On a dataset:
+//! fresh session, open (find + read the manifest) + take (data file footers, page init,
+//! chunks). Warm operations reuse the target opened before measuring and its caches.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::bench::report::{BenchReport, BenchSettings, OperationRecord, PhaseRecord};
+use crate::bench::{
+    drive_operations, elapsed_ms, operation_seed, random_rows, warmup_seed, BenchStore,
+    CommonBenchArgs,
+};
+use crate::error::{Error, Result};
+use crate::io::{FetchOptions, IoStats, IoStatsSnapshot, RangeFetcher};
+use crate::lance::dataset::schema::arrow_type_of;
+use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+
+/// `lakeseek bench take`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TakeBenchArgs {
+    /// A Lance dataset (directory with `_versions/`) or a single `.lance` file: URL or path.
+    pub url: String,
+    /// Columns to read, comma-separated (default: every top-level column).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Random rows per take.
+    #[arg(long = "rows-per-take", default_value_t = 100)]
+    pub rows_per_take: u64,
+    /// Takes to measure.
+    #[arg(long, default_value_t = 200)]
+    pub takes: u64,
+    /// Dataset version (default: latest; datasets only).
+    #[arg(long)]
+    pub version: Option<u64>,
+    /// Shared benchmark flags.
+    #[command(flatten)]
+    pub common: CommonBenchArgs,
+}
+
+/// A single Lance file opened for the benchmark.
+struct FileTarget {
+    store: BenchStore,
+    reader: LanceFileReader,
+    columns: Vec<usize>,
+}
+
+/// A dataset opened for the benchmark.
+struct DatasetTarget {
+    store: BenchStore,
+    dataset: Dataset,
+    columns: Vec<String>,
+    /// `(fragment id, physical rows)` in manifest order.
+    fragments: Vec<(u64, u64)>,
+}
+
+enum TakeTarget {
+    File(FileTarget),
+    Dataset(DatasetTarget),
+}
+
+impl TakeTarget {
+    fn total_rows(&self) -> u64 {
+        match self {
+            TakeTarget::File(f) => f.reader.num_rows(),
+            TakeTarget::Dataset(d) => d.fragments.iter().map(|(_, n)| n).sum(),
+        }
+    }
+}
+
+/// Run the take benchmark and build its report (nothing printed).
+pub async fn run_take_bench(args: &TakeBenchArgs) -> Result<BenchReport> {
+    let common = &args.common;
+    common.validate()?;
+    if args.takes == 0 {
+        return Err(Error::InvalidArgument("--takes must be at least 1".into()));
+    }
+    if args.rows_per_take == 0 {
+        return Err(Error::InvalidArgument(
+            "--rows-per-take must be at least 1".into(),
+        ));
+    }
+    let store = BenchStore::open(&args.url, &common.storage_options, common.latency_ms)?;
+    let setup = IoStats::new();
+    let target = open_target(store, args, &setup).await?;
+    let total = target.total_rows();
+    if total == 0 {
+        return Err(Error::InvalidArgument(format!("{} has no rows", args.url)));
+    }
+    if args.rows_per_take > total {
+        return Err(Error::InvalidArgument(format!(
+            "--rows-per-take {} is larger than the {total} rows of {}",
+            args.rows_per_take, args.url
+        )));
+    }
+    let mut warmup_cost = IoStatsSnapshot::default();
+    for j in 0..common.warmup {
+        let seed = warmup_seed(common.seed, common.warmup, j);
+        let record = take_once(&target, args, seed, j).await?;
+        warmup_cost = add(warmup_cost, record.io());
+    }
+    let driven = drive_operations(args.takes, common.concurrency, |i| {
+        let target = &target;
+        async move {
+            let seed = operation_seed(common.seed, i);
+            take_once(target, args, seed, i).await
+        }
+    })
+    .await?;
+    let settings = settings(args, &target);
+    Ok(BenchReport::new(
+        settings,
+        args.takes,
+        driven.records,
+        driven.interrupted,
+        driven.wall_seconds,
+        add(setup.snapshot(), warmup_cost),
+    ))
+}
+
+fn settings(args: &TakeBenchArgs, target: &TakeTarget) -> BenchSettings {
+    let common = &args.common;
+    let (kind, store, columns) = match target {
+        TakeTarget::File(f) => (
+            "file",
+            &f.store,
+            f.columns
+                .iter()
+                .filter_map(|i| f.reader.schema().fields.get(*i).map(|x| x.name.clone()))
+                .collect(),
+        ),
+        TakeTarget::Dataset(d) => ("dataset", &d.store, d.columns.clone()),
+    };
+    BenchSettings {
+        command: "take".into(),
+        label: common
+            .label
+            .clone()
+            .unwrap_or_else(|| format!("lakeseek take {} {}", common.mode(), args.url)),
+        url: args.url.clone(),
+        store: store.describe(),
+        target: kind.into(),
+        mode: common.mode().into(),
+        injected_latency_ms: common.latency_ms,
+        concurrency: common.concurrency,
+        seed: common.seed,
+        columns,
+        rows_per_take: Some(args.rows_per_take),
+        filter_template: None,
+        values_from: None,
+        warmup: common.warmup,
+    }
+}
+
+/// Probe whether the URL is a dataset, open it once (the warm target; in cold mode only
+/// used to validate the columns and count rows), resolve the columns.
+async fn open_target(
+    store: BenchStore,
+    args: &TakeBenchArgs,
+    setup: &IoStats,
+) -> Result<TakeTarget> {
+    if store.is_dataset(setup).await {
+        let session = Arc::new(DatasetSession::default());
+        let dataset = open_dataset(&store, args.version, session, setup).await?;
+        let columns = dataset_columns(&dataset, &args.columns)?;
+        let fragments = dataset
+            .manifest()
+            .fragments
+            .iter()
+            .map(|f| (f.id, f.physical_rows))
+            .collect();
+        return Ok(TakeTarget::Dataset(DatasetTarget {
+            store,
+            dataset,
+            columns,
+            fragments,
+        }));
+    }
+    if args.version.is_some() {
+        return Err(Error::InvalidArgument(format!(
+            "--version applies to datasets, but {} has no _versions/ directory",
+            args.url
+        )));
+    }
+    let reader = open_file(&store, Arc::new(ReaderCaches::default()), setup).await?;
+    let columns = file_columns(&reader, &args.columns)?;
+    Ok(TakeTarget::File(FileTarget {
+        store,
+        reader,
+        columns,
+    }))
+}
+
+async fn open_dataset(
+    store: &BenchStore,
+    version: Option<u64>,
+    session: Arc<DatasetSession>,
+    stats: &IoStats,
+) -> Result<Dataset> {
+    let handles = DatasetStore::new(store.opened.source.clone(), store.lister.clone());
+    Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
+}
+
+async fn open_file(
+    store: &BenchStore,
+    caches: Arc<ReaderCaches>,
+    stats: &IoStats,
+) -> Result<LanceFileReader> {
+    let fetcher = RangeFetcher::new(store.opened.source.clone(), FetchOptions::default());
+    LanceFileReader::open(fetcher, store.opened.path.clone(), None, caches, stats).await
+}
+
+/// Top-level columns of a dataset by name (all when `requested` is empty), checked readable.
+fn dataset_columns(dataset: &Dataset, requested: &[String]) -> Result<Vec<String>> {
+    let top: Vec<_> = dataset
+        .manifest()
+        .schema
+        .fields
+        .iter()
+        .filter(|f| f.parent_id == -1)
+        .collect();
+    let names: Vec<String> = if requested.is_empty() {
+        top.iter().map(|f| f.name.clone()).collect()
+    } else {
+        requested.to_vec()
+    };
+    for name in &names {
+        let field = top.iter().find(|f| &f.name == name).ok_or_else(|| {
+            let known: Vec<&str> = top.iter().map(|f| f.name.as_str()).collect();
+            Error::InvalidArgument(format!(
+                "no column named {name:?} in the dataset (columns: {})",
+                known.join(", ")
+            ))
+        })?;
+        arrow_type_of(&field.logical_type).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "column {name:?} has type {}, which dataset takes do not read yet",
+                field.logical_type
+            ))
+        })?;
+    }
+    Ok(names)
+}
+
+/// Field indices of a file's top-level columns (all when `requested` is empty).
+fn file_columns(reader: &LanceFileReader, requested: &[String]) -> Result<Vec<usize>> {
+    if requested.is_empty() {
+        return Ok((0..reader.schema().fields.len()).collect());
+    }
+    let names: Vec<&str> = requested.iter().map(String::as_str).collect();
+    reader.field_indices(&names).map_err(|_| {
+        let known: Vec<&str> = reader
+            .schema()
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        let unknown: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !known.contains(n))
+            .collect();
+        Error::InvalidArgument(format!(
+            "no column named {} in {} (columns: {})",
+            unknown.join(", "),
+            reader.path(),
+            known.join(", ")
+        ))
+    })
+}
+
+/// Row addresses (`fragment << 32 | offset`) of dataset-wide row numbers (ascending), with
+/// rows numbered over `fragments` in order. Rows past the end are dropped.
+pub fn row_addresses(rows: &[u64], fragments: &[(u64, u64)]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut base = 0u64;
+    let mut next = rows.iter().peekable();
+    for &(id, n) in fragments {
+        while let Some(&&r) = next.peek() {
+            if r >= base + n {
+                break;
+            }
+            if r >= base {
+                out.push((id << 32) | (r - base));
+            }
+            next.next();
+        }
+        base += n;
+    }
+    out
+}
+
+/// One take (cold: open included) with the rows of `seed`.
+async fn take_once(
+    target: &TakeTarget,
+    args: &TakeBenchArgs,
+    seed: u64,
+    index: u64,
+) -> Result<OperationRecord> {
+    let rows = random_rows(seed, args.rows_per_take, target.total_rows())?;
+    let cold = !args.common.warm;
+    let started = Instant::now();
+    let open_stats = IoStats::new();
+    let take_stats = IoStats::new();
+    let mut open = None;
+    let returned = match target {
+        TakeTarget::File(f) => {
+            let fresh;
+            let reader = if cold {
+                fresh = open_file(&f.store, Arc::new(ReaderCaches::default()), &open_stats).await?;
+                open = Some(PhaseRecord::new(elapsed_ms(started), open_stats.snapshot()));
+                &fresh
+            } else {
+                &f.reader
+            };
+            reader
+                .read_rows(&f.columns, &RowSelection::Rows(rows), &take_stats)
+                .await?
+                .num_rows()
+        }
+        TakeTarget::Dataset(d) => {
+            let fresh;
+            let dataset = if cold {
+                let session = Arc::new(DatasetSession::default());
+                fresh = open_dataset(&d.store, args.version, session, &open_stats).await?;
+                open = Some(PhaseRecord::new(elapsed_ms(started), open_stats.snapshot()));
+                &fresh
+            } else {
+                &d.dataset
+            };
+            let addresses = row_addresses(&rows, &d.fragments);
+            take_rows(dataset, &addresses, &d.columns, &take_stats)
+                .await?
+                .num_rows()
+        }
+    };
+    let latency_ms = elapsed_ms(started);
+    let total = add(open_stats.snapshot(), take_stats.snapshot());
+    Ok(OperationRecord {
+        index,
+        latency_ms,
+        requests: total.requests,
+        bytes: total.bytes,
+        round_trips: total.round_trips,
+        rows: returned as u64,
+        open,
+    })
+}
+
+/// Sum of two counter snapshots.
+pub(crate) fn add(a: IoStatsSnapshot, b: IoStatsSnapshot) -> IoStatsSnapshot {
+    IoStatsSnapshot {
+        requests: a.requests + b.requests,
+        bytes: a.bytes + b.bytes,
+        round_trips: a.round_trips + b.round_trips,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_map_to_fragment_addresses() {
+        let fragments = [(0, 10), (3, 5), (7, 0), (9, 20)];
+        let rows = [0, 9, 10, 14, 15, 34, 35, 99];
+        assert_eq!(
+            row_addresses(&rows, &fragments),
+            vec![0, 9, 3 << 32, (3 << 32) | 4, 9 << 32, (9 << 32) | 19]
+        );
+        assert!(row_addresses(&[], &fragments).is_empty());
+        assert!(row_addresses(&[1], &[]).is_empty());
+    }
+}
