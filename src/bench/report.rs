@@ -64,6 +64,7 @@ impl OperationRecord {
             requests: self.requests,
             bytes: self.bytes,
             round_trips: self.round_trips,
+            ..IoStatsSnapshot::default()
         }
     }
 }
@@ -271,6 +272,7 @@ impl BenchReport {
                 requests: t.requests + o.requests,
                 bytes: t.bytes + o.bytes,
                 round_trips: t.round_trips + o.round_trips,
+                ..t
             });
         let completed = operations.len() as u64;
         let throughput_ops_per_sec = if wall_seconds > 0.0 {

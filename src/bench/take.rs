@@ -358,6 +358,7 @@ pub(crate) fn add(a: IoStatsSnapshot, b: IoStatsSnapshot) -> IoStatsSnapshot {
         requests: a.requests + b.requests,
         bytes: a.bytes + b.bytes,
         round_trips: a.round_trips + b.round_trips,
+        retries: a.retries + b.retries,
     }
 }
 

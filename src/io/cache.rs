@@ -123,9 +123,18 @@ fn clone_error(e: &Error) -> Error {
         } => Error::Store {
             path: path.clone(),
             range: range.clone(),
-            source: Box::new(object_store::Error::Generic {
-                store: "cached",
-                source: source.to_string().into(),
+            source: Box::new(match &**source {
+                // Keep "the object changed" recognizable (`is_object_changed`).
+                object_store::Error::Precondition { path, source } => {
+                    object_store::Error::Precondition {
+                        path: path.clone(),
+                        source: source.to_string().into(),
+                    }
+                }
+                other => object_store::Error::Generic {
+                    store: "cached",
+                    source: other.to_string().into(),
+                },
             }),
         },
         other => Error::Io(std::io::Error::other(other.to_string())),

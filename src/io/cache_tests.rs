@@ -160,3 +160,32 @@ async fn failed_loads_are_not_cached_and_keep_their_details() {
         .unwrap();
     assert_eq!(ok.0, vec![9]);
 }
+
+#[tokio::test]
+async fn a_changed_object_error_stays_recognizable_through_the_cache() {
+    use crate::io::source::{is_object_changed, ObjectChanged};
+    let cache: SizedCache<u32, Blob> = SizedCache::new(1 << 20);
+    let path = object_store::path::Path::from("f");
+    let changed = ObjectChanged {
+        expected: ObjectVersion {
+            size: 10,
+            etag: Some("\"a\"".into()),
+        },
+        found: Some(ObjectVersion {
+            size: 12,
+            etag: Some("\"b\"".into()),
+        }),
+    };
+    let err = cache
+        .get_or_try_load(key("f", 10, Some("\"a\"")), async {
+            Err(ObjectChanged::error(&path, Some(0..4), changed))
+        })
+        .await
+        .unwrap_err();
+    assert!(is_object_changed(&err), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("[bytes 0..4]") && msg.contains("12 bytes"),
+        "{msg}"
+    );
+}

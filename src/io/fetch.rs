@@ -7,17 +7,29 @@
 //! [`RangeSource`], at most [`FetchOptions::max_concurrency`] at a time. object_store's own
 //! `get_ranges` is never used (its coalescing has no size cap and it panics on a past-EOF
 //! range merged with an in-bounds one).
+//!
+//! Every read is retried on transient failures ([`RetryPolicy`], see [`crate::io::retry`] for
+//! what is retried and the bounds) and checked before its bytes are handed on: a body shorter
+//! than asked is a transient [`ShortBody`] (retried, never decoded), and a range read carries
+//! the object version the caller's metadata came from (its size from the request, and the etag
+//! learned by this fetcher's own tail/whole reads of the same size), so a replaced object
+//! fails with [`ObjectChanged`](crate::io::ObjectChanged) instead of mixing versions.
 
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path;
 
 use crate::error::{Error, Result};
+use crate::io::retry::{with_retries, ReadSpan, RetryPolicy, ShortBody};
 use crate::io::source::{ObjectVersion, RangeSource};
 use crate::io::stats::IoStats;
+
+/// At most this many object versions are remembered per fetcher (then the memory restarts).
+const MAX_KNOWN_VERSIONS: usize = 4096;
 
 /// One range to read in a wave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,12 +229,64 @@ pub fn plan_fetch(requests: &[ReadRequest], gap: u64, max_merged: u64) -> Result
 pub struct RangeFetcher {
     source: Arc<dyn RangeSource>,
     options: FetchOptions,
+    retry: RetryPolicy,
+    /// Versions (with etags) seen by this fetcher's tail and whole reads, per path.
+    known_versions: Arc<Mutex<HashMap<Path, ObjectVersion>>>,
 }
 
 impl RangeFetcher {
-    /// A fetcher over `source`.
+    /// A fetcher over `source`. Transient failures are retried with the source's
+    /// [`retry_policy`](RangeSource::retry_policy) (set from the store's options by
+    /// [`open_url`](crate::io::open_url)), else [`RetryPolicy::default`]; see
+    /// [`with_retry_policy`](Self::with_retry_policy).
     pub fn new(source: Arc<dyn RangeSource>, options: FetchOptions) -> Self {
-        Self { source, options }
+        let retry = source.retry_policy().unwrap_or_default();
+        Self {
+            source,
+            options,
+            retry,
+            known_versions: Arc::default(),
+        }
+    }
+
+    /// Retry transient failures with `policy` instead.
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The retry policy in effect.
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    fn remember(&self, path: &Path, version: &ObjectVersion) {
+        if version.etag.is_none() {
+            return;
+        }
+        let mut known = self
+            .known_versions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if known.len() >= MAX_KNOWN_VERSIONS && !known.contains_key(path) {
+            known.clear();
+        }
+        known.insert(path.clone(), version.clone());
+    }
+
+    /// The version a range read of `path` must find: the caller's size, plus the etag this
+    /// fetcher saw for an object of that size at that path.
+    fn expected_version(&self, path: &Path, size: Option<u64>) -> Option<ObjectVersion> {
+        let size = size?;
+        let known = self
+            .known_versions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let etag = known
+            .get(path)
+            .filter(|v| v.size == size)
+            .and_then(|v| v.etag.clone());
+        Some(ObjectVersion { size, etag })
     }
 
     /// The underlying source.
@@ -251,16 +315,46 @@ impl RangeFetcher {
             )));
         }
         let _guard = stats.start_request();
-        let (bytes, version) = self.source.get_suffix(path, n).await?;
+        let span = ReadSpan::Suffix(n);
+        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
+            let (bytes, version) = self.source.get_suffix(path, n).await?;
+            let wanted = n.min(version.size);
+            if bytes.len() as u64 != wanted {
+                let start = version.size.saturating_sub(wanted);
+                return Err(ShortBody::error(
+                    path.as_ref(),
+                    Some(start..version.size),
+                    wanted,
+                    bytes.len() as u64,
+                ));
+            }
+            Ok((bytes, version))
+        })
+        .await?;
         stats.add_bytes(bytes.len() as u64);
+        self.remember(path, &version);
         Ok(Tail { bytes, version })
     }
 
     /// Read a whole object (one request).
     pub async fn whole(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
         let _guard = stats.start_request();
-        let (bytes, version) = self.source.get_all(path).await?;
+        let span = ReadSpan::Whole;
+        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
+            let (bytes, version) = self.source.get_all(path).await?;
+            if bytes.len() as u64 != version.size {
+                return Err(ShortBody::error(
+                    path.as_ref(),
+                    Some(0..version.size),
+                    version.size,
+                    bytes.len() as u64,
+                ));
+            }
+            Ok((bytes, version))
+        })
+        .await?;
         stats.add_bytes(bytes.len() as u64);
+        self.remember(path, &version);
         Ok(Tail { bytes, version })
     }
 
@@ -278,34 +372,70 @@ impl RangeFetcher {
         if plan.is_empty() {
             return Ok(Vec::new());
         }
+        let sizes = object_sizes(requests)?;
         let _wave = stats.start_wave();
         let source = &self.source;
-        let fetched: Vec<(PlannedRead, Bytes)> =
-            stream::iter(plan.into_iter().map(|read| async move {
+        let retry = &self.retry;
+        let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| {
+            let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());
+            async move {
                 let _guard = stats.start_request();
-                let bytes = source.get_range(&read.path, read.range.clone()).await?;
+                let bytes = with_retries(
+                    retry,
+                    stats,
+                    read.path.as_ref(),
+                    ReadSpan::Range(read.range.clone()),
+                    || async {
+                        let bytes = source
+                            .get_range(&read.path, read.range.clone(), expected.as_ref())
+                            .await?;
+                        check_length(&read, &bytes)?;
+                        Ok(bytes)
+                    },
+                )
+                .await?;
                 stats.add_bytes(bytes.len() as u64);
-                check_length(&read, &bytes)?;
                 Ok::<_, Error>((read, bytes))
-            }))
-            .buffer_unordered(self.options.max_concurrency.max(1))
-            .try_collect()
-            .await?;
+            }
+        }))
+        .buffer_unordered(self.options.max_concurrency.max(1))
+        .try_collect()
+        .await?;
         slice_results(requests, fetched)
     }
 }
 
-/// A [`RangeSource`] must return exactly the bytes asked for; anything else is never decoded.
+/// A [`RangeSource`] must return exactly the bytes asked for; anything else is never decoded
+/// (a transient [`ShortBody`], retried).
 fn check_length(read: &PlannedRead, bytes: &Bytes) -> Result<()> {
     let wanted = read.range.end - read.range.start;
     if bytes.len() as u64 != wanted {
-        return Err(Error::Corrupt {
-            path: read.path.to_string(),
-            range: Some(read.range.clone()),
-            what: format!("short read: asked for {wanted} bytes, got {}", bytes.len()),
-        });
+        return Err(ShortBody::error(
+            read.path.as_ref(),
+            Some(read.range.clone()),
+            wanted,
+            bytes.len() as u64,
+        ));
     }
     Ok(())
+}
+
+/// The object size each path's requests were planned against; requests of one path that
+/// disagree on it come from two versions of the metadata and are refused.
+fn object_sizes(requests: &[ReadRequest]) -> Result<HashMap<Path, u64>> {
+    let mut sizes: HashMap<Path, u64> = HashMap::new();
+    for r in requests {
+        if let Some(size) = r.object_size {
+            let known = *sizes.entry(r.path.clone()).or_insert(size);
+            if known != size {
+                return Err(Error::InvalidArgument(format!(
+                    "reads of {} disagree on its size ({known} and {size} bytes)",
+                    r.path
+                )));
+            }
+        }
+    }
+    Ok(sizes)
 }
 
 /// Hand each request its slice of the merged buffer that covers it.

@@ -6,8 +6,9 @@
 //! * [`fetch`] plans and executes many byte ranges as few coalesced, concurrent requests.
 //! * [`stats`] counts requests, bytes and round trips per query.
 //! * [`cache`] holds typed, size-weighted moka caches of decoded things.
-//! * [`wrappers`] adds latency, recording and HTTP-level counting around the above, for tests
-//!   and benches.
+//! * [`retry`] decides which read failures are transient and retries them within a budget.
+//! * [`wrappers`] adds latency, recording, fault injection and HTTP-level counting around the
+//!   above, for tests and benches.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -39,6 +40,7 @@
 pub mod cache;
 pub mod fetch;
 pub mod list;
+pub mod retry;
 pub mod source;
 pub mod stats;
 pub mod store;
@@ -49,7 +51,11 @@ pub use fetch::{
     check_range, clamp_range, merge_ranges, plan_fetch, FetchOptions, PlannedRead, RangeFetcher,
     ReadRequest, Tail,
 };
-pub use source::{ObjectStoreSource, ObjectVersion, RangeSource};
+pub use retry::{is_transient, should_retry, ReadSpan, RetriesExhausted, RetryPolicy, ShortBody};
+pub use source::{is_object_changed, ObjectChanged, ObjectStoreSource, ObjectVersion, RangeSource};
 pub use stats::{IoStats, IoStatsSnapshot};
 pub use store::{open_url, open_url_with, OpenOptions, OpenedUrl};
-pub use wrappers::{CountingConnector, LatencySource, RecordingSource};
+pub use wrappers::{
+    CountingConnector, FaultConfig, FaultCounts, FaultKind, FaultSource, LatencySource,
+    RecordingSource,
+};

@@ -11,6 +11,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
 use crate::error::{Error, Result};
+use crate::io::retry::{RetryPolicy, ShortBody};
 
 /// Identity of one version of an object: caches key decoded metadata by path + this.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -21,11 +22,67 @@ pub struct ObjectVersion {
     pub etag: Option<String>,
 }
 
+impl std::fmt::Display for ObjectVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.size)?;
+        if let Some(etag) = &self.etag {
+            write!(f, ", etag {etag}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The object was replaced between the read its metadata came from and a later range read:
+/// its size or etag differs from the expected one (or the store refused an `If-Match`).
+/// Carried as the cause of an [`Error::Store`] wrapping `object_store::Error::Precondition`;
+/// test for it with [`is_object_changed`]. Never retried: the caller's metadata is stale, so
+/// the query must be restarted from fresh metadata (a new open reads the new version, and
+/// caches are keyed by version, so nothing decoded from the old one is reused).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("object changed since its metadata was read: expected {expected}, the store now has {}",
+    .found.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "a different version (If-Match failed)".into()))]
+pub struct ObjectChanged {
+    /// The version the caller's metadata came from.
+    pub expected: ObjectVersion,
+    /// The version the store reported, when it said.
+    pub found: Option<ObjectVersion>,
+}
+
+impl ObjectChanged {
+    /// The [`Error::Store`] for a changed object at `path` / `range`.
+    pub fn error(path: &Path, range: Option<Range<u64>>, changed: ObjectChanged) -> Error {
+        Error::Store {
+            path: path.to_string(),
+            range,
+            source: Box::new(object_store::Error::Precondition {
+                path: path.to_string(),
+                source: Box::new(changed),
+            }),
+        }
+    }
+}
+
+/// Whether `err` says the object changed between reads (an [`ObjectChanged`] or a failed
+/// `If-Match` precondition).
+pub fn is_object_changed(err: &Error) -> bool {
+    matches!(err, Error::Store { source, .. }
+        if matches!(**source, object_store::Error::Precondition { .. }))
+}
+
 /// Ranged reads of objects. Implementations must not HEAD before a ranged read.
 #[async_trait]
 pub trait RangeSource: Send + Sync + Debug {
     /// Read `range` of `path`. The range must be non-empty and inside the object.
-    async fn get_range(&self, path: &Path, range: Range<u64>) -> Result<Bytes>;
+    ///
+    /// `expected` is the version the caller's metadata came from (size, and etag when known).
+    /// A source that can see the object's version in the response must check it and fail
+    /// with [`ObjectChanged`] on a mismatch rather than return bytes of another version.
+    async fn get_range(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes>;
 
     /// Read the last `n` bytes of `path` (all of it when it is shorter), with the object's
     /// size and version taken from the same response (no HEAD).
@@ -39,6 +96,12 @@ pub trait RangeSource: Send + Sync + Debug {
 
     /// Human-readable name of the backend, e.g. `s3://bucket`.
     fn describe(&self) -> String;
+
+    /// How readers over this source should retry transient failures (from the store's
+    /// options); `None` leaves it to the fetcher's default. Wrappers forward it.
+    fn retry_policy(&self) -> Option<RetryPolicy> {
+        None
+    }
 }
 
 /// [`RangeSource`] over any `object_store` implementation.
@@ -47,6 +110,7 @@ pub struct ObjectStoreSource {
     store: Arc<dyn ObjectStore>,
     gap: u64,
     label: String,
+    retry: Option<RetryPolicy>,
 }
 
 impl ObjectStoreSource {
@@ -57,7 +121,14 @@ impl ObjectStoreSource {
             store,
             gap,
             label: label.into(),
+            retry: None,
         }
+    }
+
+    /// Advertise `policy` as this source's [`RangeSource::retry_policy`].
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
     }
 
     /// The wrapped store.
@@ -82,7 +153,12 @@ fn store_error(path: &Path, range: Option<Range<u64>>, e: object_store::Error) -
 
 #[async_trait]
 impl RangeSource for ObjectStoreSource {
-    async fn get_range(&self, path: &Path, range: Range<u64>) -> Result<Bytes> {
+    async fn get_range(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes> {
         if range.start >= range.end {
             return Err(Error::InvalidArgument(format!(
                 "empty range {}..{} of {path}",
@@ -91,27 +167,57 @@ impl RangeSource for ObjectStoreSource {
         }
         let opts = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
+            // Weak etags (`W/"..."`) never pass If-Match's strong comparison: compare them
+            // with the response's instead.
+            if_match: expected
+                .and_then(|v| v.etag.clone())
+                .filter(|etag| !etag.starts_with("W/")),
             ..Default::default()
         };
         let result = self
             .store
             .get_opts(path, opts)
             .await
-            .map_err(|e| store_error(path, Some(range.clone()), e))?;
+            .map_err(|e| match (e, expected) {
+                (object_store::Error::Precondition { .. }, Some(v)) => ObjectChanged::error(
+                    path,
+                    Some(range.clone()),
+                    ObjectChanged {
+                        expected: v.clone(),
+                        found: None,
+                    },
+                ),
+                (e, _) => store_error(path, Some(range.clone()), e),
+            })?;
+        if let Some(v) = expected {
+            let found = ObjectVersion {
+                size: result.meta.size,
+                etag: result.meta.e_tag.clone(),
+            };
+            let etag_differs = matches!((&v.etag, &found.etag), (Some(a), Some(b)) if a != b);
+            if found.size != v.size || etag_differs {
+                return Err(ObjectChanged::error(
+                    path,
+                    Some(range),
+                    ObjectChanged {
+                        expected: v.clone(),
+                        found: Some(found),
+                    },
+                ));
+            }
+        }
         let bytes = result
             .bytes()
             .await
             .map_err(|e| store_error(path, Some(range.clone()), e))?;
-        if bytes.len() as u64 != range.end - range.start {
-            return Err(Error::Corrupt {
-                path: path.to_string(),
-                range: Some(range.clone()),
-                what: format!(
-                    "short read: asked for {} bytes, got {}",
-                    range.end - range.start,
-                    bytes.len()
-                ),
-            });
+        let wanted = range.end - range.start;
+        if bytes.len() as u64 != wanted {
+            return Err(ShortBody::error(
+                path.as_ref(),
+                Some(range),
+                wanted,
+                bytes.len() as u64,
+            ));
         }
         Ok(bytes)
     }
@@ -141,14 +247,21 @@ impl RangeSource for ObjectStoreSource {
             .await
             .map_err(|e| store_error(path, Some(returned.clone()), e))?;
         let expected = n.min(version.size);
-        if bytes.len() as u64 != expected || returned.end != version.size {
+        if bytes.len() as u64 != expected {
+            return Err(ShortBody::error(
+                path.as_ref(),
+                Some(returned),
+                expected,
+                bytes.len() as u64,
+            ));
+        }
+        if returned.end != version.size {
             return Err(Error::Corrupt {
                 path: path.to_string(),
                 range: Some(returned),
                 what: format!(
-                    "suffix read of {n} bytes of a {}-byte object returned {} bytes",
-                    version.size,
-                    bytes.len()
+                    "suffix read of {n} bytes of a {}-byte object returned a range that does not end at the end of the object",
+                    version.size
                 ),
             });
         }
@@ -170,15 +283,12 @@ impl RangeSource for ObjectStoreSource {
             .await
             .map_err(|e| store_error(path, None, e))?;
         if bytes.len() as u64 != version.size {
-            return Err(Error::Corrupt {
-                path: path.to_string(),
-                range: Some(0..version.size),
-                what: format!(
-                    "whole-object read returned {} of {} bytes",
-                    bytes.len(),
-                    version.size
-                ),
-            });
+            return Err(ShortBody::error(
+                path.as_ref(),
+                Some(0..version.size),
+                version.size,
+                bytes.len() as u64,
+            ));
         }
         Ok((bytes, version))
     }
@@ -189,5 +299,9 @@ impl RangeSource for ObjectStoreSource {
 
     fn describe(&self) -> String {
         self.label.clone()
+    }
+
+    fn retry_policy(&self) -> Option<RetryPolicy> {
+        self.retry.clone()
     }
 }

@@ -14,6 +14,7 @@ pub struct IoStats {
     bytes: AtomicU64,
     round_trips: AtomicU64,
     in_flight: AtomicU64,
+    retries: AtomicU64,
 }
 
 /// A point-in-time copy of [`IoStats`], serializable as the `--stats` JSON.
@@ -25,6 +26,10 @@ pub struct IoStatsSnapshot {
     pub bytes: u64,
     /// Sequential waves of requests.
     pub round_trips: u64,
+    /// Reads retried after a transient failure (each retry counted once; the retried read
+    /// itself is counted once in `requests`).
+    #[serde(default)]
+    pub retries: u64,
 }
 
 impl IoStats {
@@ -56,12 +61,18 @@ impl IoStats {
         self.bytes.fetch_add(n, Ordering::SeqCst);
     }
 
+    /// Count one retry of a read after a transient failure.
+    pub fn add_retry(&self) {
+        self.retries.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// Copy the counters.
     pub fn snapshot(&self) -> IoStatsSnapshot {
         IoStatsSnapshot {
             requests: self.requests.load(Ordering::SeqCst),
             bytes: self.bytes.load(Ordering::SeqCst),
             round_trips: self.round_trips.load(Ordering::SeqCst),
+            retries: self.retries.load(Ordering::SeqCst),
         }
     }
 }
@@ -73,6 +84,7 @@ impl IoStatsSnapshot {
             requests: self.requests.saturating_sub(earlier.requests),
             bytes: self.bytes.saturating_sub(earlier.bytes),
             round_trips: self.round_trips.saturating_sub(earlier.round_trips),
+            retries: self.retries.saturating_sub(earlier.retries),
         }
     }
 }
@@ -121,13 +133,15 @@ mod tests {
             requests: 5,
             bytes: 10,
             round_trips: 3,
+            retries: 0,
         };
         assert_eq!(
             later.since(&snap),
             IoStatsSnapshot {
                 requests: 2,
                 bytes: 10,
-                round_trips: 1
+                round_trips: 1,
+                retries: 0,
             }
         );
     }

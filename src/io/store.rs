@@ -9,10 +9,14 @@
 //!
 //! | key | meaning | default |
 //! |---|---|---|
-//! | `max_retries` | retries per request (0 disables) | object_store's (10) |
-//! | `retry_timeout_secs` | stop retrying this long after the first attempt | object_store's (180) |
-//! | `retry_init_backoff_ms` | first backoff | object_store's (100) |
-//! | `retry_max_backoff_ms` | backoff cap | object_store's (15000) |
+//! | `max_retries` | retries per request (0 disables) | object_store's (10); lakeseek's 3 |
+//! | `retry_timeout_secs` | stop retrying this long after the first attempt | object_store's (180); lakeseek's 30 |
+//! | `retry_init_backoff_ms` | first backoff | object_store's (100); lakeseek's 50 |
+//! | `retry_max_backoff_ms` | backoff cap | object_store's (15000); lakeseek's 2000 |
+//!
+//! The retry options apply to both layers: object_store's per-HTTP-request retries and
+//! lakeseek's per-read retries ([`crate::io::retry`]), so one read sends at most
+//! `(max_retries + 1)^2` HTTP requests when `max_retries` is given.
 //! | `coalesce_gap` | merge ranges whose gap is at most this many bytes | 256 KiB remote, 0 local |
 //!
 //! `memory://` URLs open a new, empty in-memory store on every call (useful in doctests).
@@ -37,6 +41,7 @@ use object_store::{ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreSchem
 use url::Url;
 
 use crate::error::{Error, Result};
+use crate::io::retry::RetryPolicy;
 use crate::io::source::{ObjectStoreSource, RangeSource};
 
 /// Coalescing gap for remote stores. Random takes hit small chunks (1-4 KiB) spread over a
@@ -234,7 +239,11 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
         _ => REMOTE_COALESCE_GAP,
     });
     let label = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
-    let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(store.clone(), gap, label));
+    let mut object_source = ObjectStoreSource::new(store.clone(), gap, label);
+    if let Some(policy) = tuning.read_retry_policy() {
+        object_source = object_source.with_retry_policy(policy);
+    }
+    let source: Arc<dyn RangeSource> = Arc::new(object_source);
     Ok(OpenedUrl {
         store,
         source,
@@ -286,6 +295,38 @@ impl IoTuning {
             retry.backoff.max_backoff = retry.backoff.init_backoff;
         }
         Some(retry)
+    }
+}
+
+impl IoTuning {
+    /// lakeseek's own read retries ([`RetryPolicy`], around object_store's) with the same
+    /// retry options, or `None` when no retry option was given (the fetcher's default then
+    /// applies). See [`crate::io::retry`] for the resulting bound on attempts.
+    pub fn read_retry_policy(&self) -> Option<RetryPolicy> {
+        if self.max_retries.is_none()
+            && self.retry_timeout.is_none()
+            && self.init_backoff.is_none()
+            && self.max_backoff.is_none()
+        {
+            return None;
+        }
+        let mut policy = RetryPolicy::default();
+        if let Some(n) = self.max_retries {
+            policy.max_retries = n;
+        }
+        if let Some(t) = self.retry_timeout {
+            policy.retry_timeout = t;
+        }
+        if let Some(d) = self.init_backoff {
+            policy.init_backoff = d;
+        }
+        if let Some(d) = self.max_backoff {
+            policy.max_backoff = d;
+        }
+        if policy.max_backoff < policy.init_backoff {
+            policy.max_backoff = policy.init_backoff;
+        }
+        Some(policy)
     }
 }
 

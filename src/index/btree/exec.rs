@@ -541,7 +541,12 @@ impl InMemoryObject {
 
 #[async_trait]
 impl RangeSource for InMemoryObject {
-    async fn get_range(&self, path: &Path, range: Range<u64>) -> Result<Bytes> {
+    async fn get_range(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        _expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes> {
         self.check(path)?;
         if range.start >= range.end || range.end > self.bytes.len() as u64 {
             return Err(Error::Corrupt {

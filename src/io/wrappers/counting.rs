@@ -36,6 +36,7 @@ pub struct HttpCounters {
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
     injected_faults: AtomicU64,
+    truncated_bodies: AtomicU64,
     log: Mutex<Vec<HttpRequestRecord>>,
 }
 
@@ -63,6 +64,8 @@ pub struct HttpCountsSnapshot {
     pub max_in_flight: u64,
     /// Requests answered by fault injection instead of the server.
     pub injected_faults: u64,
+    /// Response bodies cut short by fault injection (connection closed mid-body).
+    pub truncated_bodies: u64,
 }
 
 impl HttpCountsSnapshot {
@@ -79,6 +82,9 @@ impl HttpCountsSnapshot {
             bytes_out: self.bytes_out.saturating_sub(earlier.bytes_out),
             max_in_flight: self.max_in_flight,
             injected_faults: self.injected_faults.saturating_sub(earlier.injected_faults),
+            truncated_bodies: self
+                .truncated_bodies
+                .saturating_sub(earlier.truncated_bodies),
         }
     }
 }
@@ -111,6 +117,7 @@ impl HttpCounters {
             bytes_out: load(&self.bytes_out),
             max_in_flight: load(&self.max_in_flight),
             injected_faults: load(&self.injected_faults),
+            truncated_bodies: load(&self.truncated_bodies),
         }
     }
 
@@ -191,6 +198,7 @@ struct Knobs {
     latency_micros: AtomicU64,
     faults_left: AtomicU64,
     fault_status: AtomicU64,
+    truncations_left: AtomicU64,
 }
 
 /// An [`HttpConnector`] that counts requests and bytes per method, can sleep a fixed time per
@@ -240,6 +248,13 @@ impl CountingConnector {
         self.knobs.faults_left.store(count, Ordering::SeqCst);
     }
 
+    /// Cut the bodies of the next `count` successful responses with a body of at least 2
+    /// bytes after half of their `Content-Length`, ending them with an `Interrupted` HTTP
+    /// error, as when a connection closes mid-body.
+    pub fn truncate_next_responses(&self, count: u64) {
+        self.knobs.truncations_left.store(count, Ordering::SeqCst);
+    }
+
     /// The live counters (shared; snapshot and diff them).
     pub fn counters(&self) -> &Arc<HttpCounters> {
         &self.counters
@@ -270,6 +285,32 @@ struct CountingService {
 }
 
 impl CountingService {
+    /// Take one pending body truncation for this response, if it qualifies: the byte count
+    /// after which its body is cut.
+    fn take_truncation(&self, parts: &http::response::Parts) -> Option<u64> {
+        if !parts.status.is_success() {
+            return None;
+        }
+        let length: u64 = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)?
+            .to_str()
+            .ok()?
+            .parse()
+            .ok()?;
+        if length < 2 {
+            return None;
+        }
+        self.knobs
+            .truncations_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .ok()?;
+        self.counters
+            .truncated_bodies
+            .fetch_add(1, Ordering::SeqCst);
+        Some(length / 2)
+    }
+
     /// Take one injected fault, if any are left.
     fn take_fault(&self) -> Option<http::StatusCode> {
         let taken = self
@@ -305,20 +346,49 @@ impl HttpService for CountingService {
         record.status = result.as_ref().map(|r| r.status().as_u16()).unwrap_or(0);
         self.counters.push_record(record);
         let (parts, body) = result?.into_parts();
+        let cut_after = self.take_truncation(&parts);
         let body = CountingBody {
             inner: body,
             counters: self.counters.clone(),
             _in_flight: in_flight,
+            cut_after,
+            seen: 0,
+            cut: CutState::Whole,
         };
         Ok(HttpResponse::from_parts(parts, HttpResponseBody::new(body)))
     }
 }
 
-/// A response body that adds each data frame's length to `bytes_in` as the client reads it.
+/// A response body that adds each data frame's length to `bytes_in` as the client reads it,
+/// and optionally ends with an error after `cut_after` bytes (injected truncation).
 struct CountingBody {
     inner: HttpResponseBody,
     counters: Arc<HttpCounters>,
     _in_flight: InFlight,
+    cut_after: Option<u64>,
+    seen: u64,
+    cut: CutState,
+}
+
+/// Where an injected truncation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CutState {
+    /// Not cut (yet).
+    Whole,
+    /// The allowed bytes were delivered; the next poll fails.
+    ErrorNext,
+    /// The error was delivered; the body is over.
+    Done,
+}
+
+fn closed_early() -> HttpError {
+    HttpError::new(
+        object_store::client::HttpErrorKind::Interrupted,
+        std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "connection closed mid-body (injected by CountingConnector)",
+        ),
+    )
 }
 
 impl Body for CountingBody {
@@ -329,19 +399,46 @@ impl Body for CountingBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(Some(Ok(frame))) = &polled {
-            if let Some(data) = frame.data_ref() {
-                self.counters
-                    .bytes_in
-                    .fetch_add(data.len() as u64, Ordering::SeqCst);
+        match self.cut {
+            CutState::Done => return Poll::Ready(None),
+            CutState::ErrorNext => {
+                self.cut = CutState::Done;
+                return Poll::Ready(Some(Err(closed_early())));
             }
+            CutState::Whole => {}
         }
-        polled
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        let Poll::Ready(Some(Ok(frame))) = polled else {
+            return polled;
+        };
+        let Some(data) = frame.data_ref().cloned() else {
+            return Poll::Ready(Some(Ok(frame)));
+        };
+        let room = self.cut_after.map(|limit| limit.saturating_sub(self.seen));
+        let data = match room {
+            Some(room) if data.len() as u64 >= room => {
+                self.cut = CutState::ErrorNext;
+                data.slice(..room as usize)
+            }
+            _ => data,
+        };
+        self.seen += data.len() as u64;
+        self.counters
+            .bytes_in
+            .fetch_add(data.len() as u64, Ordering::SeqCst);
+        if data.is_empty() && self.cut == CutState::ErrorNext {
+            self.cut = CutState::Done;
+            return Poll::Ready(Some(Err(closed_early())));
+        }
+        Poll::Ready(Some(Ok(Frame::data(data))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        match self.cut {
+            CutState::Whole => self.inner.is_end_stream(),
+            CutState::ErrorNext => false,
+            CutState::Done => true,
+        }
     }
 
     fn size_hint(&self) -> SizeHint {

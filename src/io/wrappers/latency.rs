@@ -40,9 +40,14 @@ impl LatencySource {
 
 #[async_trait]
 impl RangeSource for LatencySource {
-    async fn get_range(&self, path: &Path, range: Range<u64>) -> Result<Bytes> {
+    async fn get_range(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes> {
         self.wait().await;
-        self.inner.get_range(path, range).await
+        self.inner.get_range(path, range, expected).await
     }
 
     async fn get_suffix(&self, path: &Path, n: u64) -> Result<(Bytes, ObjectVersion)> {
@@ -57,6 +62,10 @@ impl RangeSource for LatencySource {
 
     fn coalesce_gap(&self) -> u64 {
         self.inner.coalesce_gap()
+    }
+
+    fn retry_policy(&self) -> Option<crate::io::retry::RetryPolicy> {
+        self.inner.retry_policy()
     }
 
     fn describe(&self) -> String {

@@ -47,9 +47,14 @@ impl ConcurrencyLimitSource {
 
 #[async_trait]
 impl RangeSource for ConcurrencyLimitSource {
-    async fn get_range(&self, path: &Path, range: Range<u64>) -> Result<Bytes> {
+    async fn get_range(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes> {
         let _permit = self.permit().await?;
-        self.inner.get_range(path, range).await
+        self.inner.get_range(path, range, expected).await
     }
 
     async fn get_suffix(&self, path: &Path, n: u64) -> Result<(Bytes, ObjectVersion)> {
@@ -64,6 +69,10 @@ impl RangeSource for ConcurrencyLimitSource {
 
     fn coalesce_gap(&self) -> u64 {
         self.inner.coalesce_gap()
+    }
+
+    fn retry_policy(&self) -> Option<crate::io::retry::RetryPolicy> {
+        self.inner.retry_policy()
     }
 
     fn describe(&self) -> String {
@@ -92,7 +101,12 @@ mod tests {
 
     #[async_trait]
     impl RangeSource for Probe {
-        async fn get_range(&self, _path: &Path, range: Range<u64>) -> Result<Bytes> {
+        async fn get_range(
+            &self,
+            _path: &Path,
+            range: Range<u64>,
+            _expected: Option<&ObjectVersion>,
+        ) -> Result<Bytes> {
             let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             self.peak.fetch_max(now, Ordering::SeqCst);
             for _ in 0..5 {

@@ -5,6 +5,9 @@
 //! * [`RecordingSource`]: records every `(path, range)` a [`RangeSource`] is asked for, for
 //!   read-plan assertions ("this query did not read page 3").
 //! * [`ConcurrencyLimitSource`]: at most N requests in flight across all users of a source.
+//! * [`FaultSource`]: deterministic, seeded fault injection (transient 503s, timeouts, stalls,
+//!   truncated bodies, objects replaced between reads, persistently failing paths), counted
+//!   per kind; test and bench tooling only.
 //! * [`CountingConnector`]: an object_store [`HttpConnector`] that counts HTTP requests and
 //!   body bytes per method, tracks requests in flight, can add latency per request and can
 //!   answer the next requests with an injected error status (to exercise retries).
@@ -13,11 +16,13 @@
 //! [`HttpConnector`]: object_store::client::HttpConnector
 
 mod counting;
+mod fault;
 mod latency;
 mod limit;
 mod recording;
 
 pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord};
+pub use fault::{FaultConfig, FaultCounts, FaultKind, FaultSource, InjectedFault};
 pub use latency::LatencySource;
 pub use limit::ConcurrencyLimitSource;
 pub use recording::{ReadKind, RecordedRead, RecordingSource};

@@ -131,9 +131,14 @@ impl RecordingSource {
 
 #[async_trait]
 impl RangeSource for RecordingSource {
-    async fn get_range(&self, path: &Path, range: Range<u64>) -> Result<Bytes> {
+    async fn get_range(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes> {
         let index = self.start(path, ReadKind::Range(range.clone()));
-        let bytes = self.inner.get_range(path, range.clone()).await?;
+        let bytes = self.inner.get_range(path, range.clone(), expected).await?;
         self.finish(index, range.start..range.start + bytes.len() as u64);
         Ok(bytes)
     }
@@ -157,6 +162,10 @@ impl RangeSource for RecordingSource {
 
     fn coalesce_gap(&self) -> u64 {
         self.inner.coalesce_gap()
+    }
+
+    fn retry_policy(&self) -> Option<crate::io::retry::RetryPolicy> {
+        self.inner.retry_policy()
     }
 
     fn describe(&self) -> String {

@@ -1,0 +1,531 @@
+//! Retries of transient read failures, for [`RangeFetcher`](crate::io::RangeFetcher).
+//!
+//! object_store's HTTP clients (S3, GCS, Azure, HTTP) already retry 5xx, 429, 408, timeouts
+//! and dropped connections per request, with their `RetryConfig`. lakeseek adds a retry loop
+//! around each *read* (a range GET, a suffix GET or a whole-object GET) for the failures
+//! object_store cannot see or does not retry: a body shorter than the range asked for
+//! ([`ShortBody`]), an attempt that exceeded [`RetryPolicy::attempt_timeout`], transient errors
+//! of backends without their own retry layer (local files, wrappers such as
+//! [`FaultSource`](crate::io::wrappers::FaultSource)). An error that comes out of
+//! object_store's HTTP retry layer has used that budget already and is final here
+//! ([`already_retried`]), so the two layers do not multiply for status and connection errors.
+//!
+//! ## Bounds
+//! * HTTP requests per read: with object_store allowing `r` retries, a 5xx / connection
+//!   failure costs at most `r + 1` requests (object_store's loop; lakeseek does not retry it
+//!   again). Only the failures listed above start another attempt here, each of at most
+//!   `r + 1` requests, so one read sends at most `(max_retries + 1) * (r + 1)` requests.
+//!   [`open_url`](crate::io::open_url) applies the `max_retries` / `retry_timeout_secs` /
+//!   `retry_init_backoff_ms` / `retry_max_backoff_ms` storage options to both layers.
+//! * Time: no new attempt starts later than `retry_timeout` after the first one, a backoff
+//!   never sleeps past that deadline, and with `attempt_timeout` set each attempt is cut off
+//!   after that long (counted as a transient timeout). Total time is therefore at most
+//!   `retry_timeout + attempt_timeout` (or `retry_timeout` + one store-bounded attempt).
+//! * Backoff: exponential from `init_backoff`, capped at `max_backoff`, with "equal jitter"
+//!   (a uniformly random point in the upper half of the step).
+//!
+//! ## What is retried ([`should_retry`])
+//! Only [`Error::Store`] errors whose cause is transient ([`is_transient`]: a 5xx / 408 / 429
+//! status, an HTTP connect / request / timeout / interrupted error, an I/O error such as a
+//! reset connection or an unexpected EOF, a short body) and that object_store did not retry
+//! already. `NotFound`, `Corrupt` (decoders), `InvalidArgument`, other 4xx (403, 404, 412, ...)
+//! and a changed object ([`ObjectChanged`](crate::io::ObjectChanged)) are never retried. When
+//! the retries run out, the error is wrapped in [`RetriesExhausted`] (path and range stay on
+//! the [`Error::Store`]).
+
+use std::collections::hash_map::RandomState;
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use object_store::client::{HttpError, HttpErrorKind};
+
+use crate::error::{Error, Result};
+use crate::io::stats::IoStats;
+
+/// How [`RangeFetcher`](crate::io::RangeFetcher) retries transient read failures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 disables lakeseek's retries).
+    pub max_retries: usize,
+    /// First backoff.
+    pub init_backoff: Duration,
+    /// Largest backoff.
+    pub max_backoff: Duration,
+    /// No attempt starts later than this after the first one.
+    pub retry_timeout: Duration,
+    /// Cut off a single attempt after this long (a transient timeout); `None` leaves it to
+    /// the store's own request timeout.
+    pub attempt_timeout: Option<Duration>,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            init_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(2),
+            retry_timeout: Duration::from_secs(30),
+            attempt_timeout: None,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries at this layer.
+    pub fn none() -> Self {
+        Self {
+            max_retries: 0,
+            ..Self::default()
+        }
+    }
+
+    /// Backoff before retry number `retry` (1-based): `init * 2^(retry-1)` capped at
+    /// `max_backoff`, then jittered into its upper half.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let factor = 1u32
+            .checked_shl(retry.saturating_sub(1).min(20))
+            .unwrap_or(u32::MAX);
+        let step = self
+            .init_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff.max(self.init_backoff));
+        let half = step / 2;
+        let jitter = half.mul_f64(random_unit());
+        half + jitter
+    }
+}
+
+/// A uniformly distributed number in `[0, 1)` (randomly keyed hasher; no extra dependency).
+fn random_unit() -> f64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(0x9e37_79b9_7f4a_7c15);
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A read returned fewer bytes than it asked for (a body closed early, a truncating proxy):
+/// transient, retried, never decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("short read: asked for {wanted} bytes, got {got} (body ended early)")]
+pub struct ShortBody {
+    /// Bytes asked for.
+    pub wanted: u64,
+    /// Bytes received.
+    pub got: u64,
+}
+
+impl ShortBody {
+    /// The [`Error::Store`] for a short body of `path` / `range`.
+    pub fn error(path: &str, range: Option<Range<u64>>, wanted: u64, got: u64) -> Error {
+        Error::Store {
+            path: path.to_string(),
+            range,
+            source: Box::new(object_store::Error::Generic {
+                store: "lakeseek",
+                source: Box::new(ShortBody { wanted, got }),
+            }),
+        }
+    }
+}
+
+/// A single attempt took longer than [`RetryPolicy::attempt_timeout`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("attempt timed out after {0:?}")]
+pub struct AttemptTimedOut(pub Duration);
+
+/// Which bytes a retried read asks for (named in errors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadSpan {
+    /// A bounded range.
+    Range(Range<u64>),
+    /// The last `n` bytes.
+    Suffix(u64),
+    /// The whole object.
+    Whole,
+}
+
+impl std::fmt::Display for ReadSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadSpan::Range(r) => write!(f, "range read of bytes {}..{}", r.start, r.end),
+            ReadSpan::Suffix(n) => write!(f, "suffix read of the last {n} bytes"),
+            ReadSpan::Whole => write!(f, "whole-object read"),
+        }
+    }
+}
+
+impl ReadSpan {
+    fn range(&self) -> Option<Range<u64>> {
+        match self {
+            ReadSpan::Range(r) => Some(r.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The last error of a read that was retried until its budget ran out.
+#[derive(Debug, thiserror::Error)]
+#[error("gave up on the {read} after {attempts} attempts in {elapsed:?}: {last}")]
+pub struct RetriesExhausted {
+    /// The read that failed.
+    pub read: ReadSpan,
+    /// Attempts made (first one included).
+    pub attempts: u32,
+    /// Time from the first attempt to giving up.
+    pub elapsed: Duration,
+    /// The last attempt's error.
+    #[source]
+    pub last: Box<object_store::Error>,
+}
+
+/// object_store stores whose HTTP client retries before an error reaches lakeseek (the
+/// `store` name of their `Generic` errors).
+pub const SELF_RETRYING_STORES: &[&str] = &["S3", "GCS", "MicrosoftAzure", "HTTP", "HTTP client"];
+
+/// Whether `err` came out of object_store's own HTTP retry layer (so its budget is spent).
+pub fn already_retried(err: &Error) -> bool {
+    matches!(err, Error::Store { source, .. }
+        if matches!(&**source, object_store::Error::Generic { store, .. }
+            if SELF_RETRYING_STORES.contains(store)))
+}
+
+/// Whether lakeseek retries `err`: transient and not already retried by object_store.
+pub fn should_retry(err: &Error) -> bool {
+    is_transient(err) && !already_retried(err)
+}
+
+/// Whether `err` is a transient store failure (see the module docs); it may still have been
+/// retried by object_store already ([`already_retried`]).
+pub fn is_transient(err: &Error) -> bool {
+    match err {
+        Error::Store { source, .. } => is_transient_store_error(source),
+        _ => false,
+    }
+}
+
+/// Whether an object_store error is transient. Only `Generic` errors can be: every other
+/// variant (NotFound, Precondition, PermissionDenied, ...) is a definite answer.
+pub fn is_transient_store_error(err: &object_store::Error) -> bool {
+    match err {
+        object_store::Error::Generic { source, .. } => chain_is_transient(source.as_ref()),
+        _ => false,
+    }
+}
+
+/// Walk an error's cause chain; the first cause that says something decides.
+fn chain_is_transient(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = current {
+        if let Some(verdict) = classify_one(e) {
+            return verdict;
+        }
+        current = e.source();
+    }
+    false
+}
+
+fn classify_one(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
+    if e.is::<RetriesExhausted>() {
+        return Some(false);
+    }
+    if e.is::<ShortBody>() || e.is::<AttemptTimedOut>() {
+        return Some(true);
+    }
+    if let Some(http) = e.downcast_ref::<HttpError>() {
+        return Some(matches!(
+            http.kind(),
+            HttpErrorKind::Connect
+                | HttpErrorKind::Request
+                | HttpErrorKind::Timeout
+                | HttpErrorKind::Interrupted
+        ));
+    }
+    if let Some(io) = e.downcast_ref::<std::io::Error>() {
+        use std::io::ErrorKind::*;
+        return Some(matches!(
+            io.kind(),
+            TimedOut
+                | Interrupted
+                | ConnectionReset
+                | ConnectionAborted
+                | ConnectionRefused
+                | UnexpectedEof
+                | BrokenPipe
+                | WouldBlock
+        ));
+    }
+    // object_store's retry error is not a public type; its status shows in its message as
+    // "... status code: 503 Service Unavailable ...".
+    status_in_message(&e.to_string()).map(is_transient_status)
+}
+
+/// The HTTP status in an object_store status error message, if any.
+fn status_in_message(message: &str) -> Option<u16> {
+    const MARKER: &str = "status code: ";
+    let at = message.find(MARKER)? + MARKER.len();
+    let digits = message.get(at..at + 3)?;
+    digits.parse().ok()
+}
+
+/// 5xx, 408 (request timeout) and 429 (too many requests) are worth retrying.
+pub fn is_transient_status(status: u16) -> bool {
+    (500..600).contains(&status) || status == 408 || status == 429
+}
+
+/// Run `attempt` until it succeeds, fails permanently, or the policy's budget runs out,
+/// counting each retry in `stats`. `path` / `read` name the read in errors.
+pub async fn with_retries<T, F, Fut>(
+    policy: &RetryPolicy,
+    stats: &IoStats,
+    path: &str,
+    read: ReadSpan,
+    mut attempt: F,
+) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let start = Instant::now();
+    let deadline = start + policy.retry_timeout;
+    let mut retries: u32 = 0;
+    loop {
+        let result = match policy.attempt_timeout {
+            Some(limit) => match tokio::time::timeout(limit, attempt()).await {
+                Ok(r) => r,
+                Err(_) => Err(timed_out(path, read.range(), limit)),
+            },
+            None => attempt().await,
+        };
+        let err = match result {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        if !should_retry(&err) {
+            return Err(err);
+        }
+        let now = Instant::now();
+        if retries as usize >= policy.max_retries || now >= deadline {
+            return Err(exhausted(err, read, retries + 1, start.elapsed()));
+        }
+        retries += 1;
+        stats.add_retry();
+        let sleep = policy.backoff(retries).min(deadline - now);
+        if !sleep.is_zero() {
+            tokio::time::sleep(sleep).await;
+        }
+    }
+}
+
+fn timed_out(path: &str, range: Option<Range<u64>>, limit: Duration) -> Error {
+    Error::Store {
+        path: path.to_string(),
+        range,
+        source: Box::new(object_store::Error::Generic {
+            store: "lakeseek",
+            source: Box::new(AttemptTimedOut(limit)),
+        }),
+    }
+}
+
+/// Wrap the last error of a retried read; a read that was never retried keeps its error.
+fn exhausted(err: Error, read: ReadSpan, attempts: u32, elapsed: Duration) -> Error {
+    match err {
+        Error::Store {
+            path,
+            range,
+            source,
+        } if attempts > 1 => Error::Store {
+            path,
+            range,
+            source: Box::new(object_store::Error::Generic {
+                store: "lakeseek",
+                source: Box::new(RetriesExhausted {
+                    read,
+                    attempts,
+                    elapsed,
+                    last: source,
+                }),
+            }),
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn generic(source: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Store {
+            path: "p".into(),
+            range: Some(0..10),
+            source: Box::new(object_store::Error::Generic {
+                store: "test",
+                source: Box::new(source),
+            }),
+        }
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("Error performing GET http://x in 1s - Server returned non-2xx status code: {0}: body")]
+    struct StatusLike(String);
+
+    #[test]
+    fn classification() {
+        assert!(is_transient(&ShortBody::error("p", None, 10, 5)));
+        assert!(is_transient(&generic(HttpError::new(
+            HttpErrorKind::Timeout,
+            std::io::Error::other("t")
+        ))));
+        assert!(!is_transient(&generic(HttpError::new(
+            HttpErrorKind::Decode,
+            std::io::Error::other("d")
+        ))));
+        assert!(is_transient(&generic(std::io::Error::from(
+            std::io::ErrorKind::ConnectionReset
+        ))));
+        assert!(!is_transient(&generic(std::io::Error::from(
+            std::io::ErrorKind::PermissionDenied
+        ))));
+        for (status, transient) in [
+            ("503 Service Unavailable", true),
+            ("500 Internal Server Error", true),
+            ("429 Too Many Requests", true),
+            ("408 Request Timeout", true),
+            ("400 Bad Request", false),
+            ("403 Forbidden", false),
+        ] {
+            assert_eq!(
+                is_transient(&generic(StatusLike(status.into()))),
+                transient,
+                "{status}"
+            );
+        }
+        let not_found = Error::Store {
+            path: "p".into(),
+            range: None,
+            source: Box::new(object_store::Error::NotFound {
+                path: "p".into(),
+                source: "gone".into(),
+            }),
+        };
+        assert!(!is_transient(&not_found));
+        let from_s3 = Error::Store {
+            path: "p".into(),
+            range: None,
+            source: Box::new(object_store::Error::Generic {
+                store: "S3",
+                source: Box::new(StatusLike("503 Service Unavailable".into())),
+            }),
+        };
+        assert!(is_transient(&from_s3) && already_retried(&from_s3));
+        assert!(!should_retry(&from_s3));
+        assert!(should_retry(&generic(StatusLike(
+            "503 Service Unavailable".into()
+        ))));
+        assert!(!is_transient(&Error::corrupt("bad page")));
+        assert!(!is_transient(&Error::InvalidArgument("x".into())));
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let p = RetryPolicy {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(300),
+            ..RetryPolicy::default()
+        };
+        for _ in 0..20 {
+            let b1 = p.backoff(1);
+            assert!(b1 >= Duration::from_millis(50) && b1 <= Duration::from_millis(100));
+            let b2 = p.backoff(2);
+            assert!(b2 >= Duration::from_millis(100) && b2 <= Duration::from_millis(200));
+            let b9 = p.backoff(9);
+            assert!(b9 >= Duration::from_millis(150) && b9 <= Duration::from_millis(300));
+            assert!(p.backoff(u32::MAX) <= Duration::from_millis(300));
+        }
+    }
+
+    fn fast(max_retries: usize) -> RetryPolicy {
+        RetryPolicy {
+            max_retries,
+            init_backoff: Duration::from_millis(1),
+            max_backoff: Duration::from_millis(2),
+            ..RetryPolicy::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn transient_failures_are_retried_until_success() {
+        let stats = IoStats::new();
+        let calls = AtomicU32::new(0);
+        let out = with_retries(&fast(3), &stats, "p", ReadSpan::Range(0..10), || async {
+            match calls.fetch_add(1, Ordering::SeqCst) {
+                0 | 1 => Err(ShortBody::error("p", Some(0..10), 10, 3)),
+                _ => Ok(7),
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!((out, calls.load(Ordering::SeqCst)), (7, 3));
+        assert_eq!(stats.snapshot().retries, 2);
+    }
+
+    #[tokio::test]
+    async fn budget_is_bounded_and_the_error_names_path_and_range() {
+        let stats = IoStats::new();
+        let calls = AtomicU32::new(0);
+        let err = with_retries(&fast(2), &stats, "p", ReadSpan::Range(5..9), || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err::<(), _>(ShortBody::error("a/b.lance", Some(5..9), 4, 1))
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert_eq!(stats.snapshot().retries, 2);
+        let msg = err.to_string();
+        assert!(msg.contains("a/b.lance") && msg.contains("5..9"), "{msg}");
+        assert!(
+            msg.contains("gave up on the range read of bytes 5..9 after 3 attempts"),
+            "{msg}"
+        );
+        assert!(!is_transient(&err), "an exhausted error is final");
+    }
+
+    #[tokio::test]
+    async fn permanent_errors_are_not_retried() {
+        let stats = IoStats::new();
+        let calls = AtomicU32::new(0);
+        let err = with_retries(&fast(5), &stats, "p", ReadSpan::Whole, || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err::<(), _>(Error::corrupt("bad"))
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }));
+        assert_eq!(
+            (calls.load(Ordering::SeqCst), stats.snapshot().retries),
+            (1, 0)
+        );
+    }
+
+    #[tokio::test]
+    async fn slow_attempts_time_out_and_are_retried() {
+        let stats = IoStats::new();
+        let calls = AtomicU32::new(0);
+        let policy = RetryPolicy {
+            attempt_timeout: Some(Duration::from_millis(20)),
+            ..fast(3)
+        };
+        let out = with_retries(&policy, &stats, "p", ReadSpan::Suffix(2), || async {
+            if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+            Ok(1)
+        })
+        .await
+        .unwrap();
+        assert_eq!((out, stats.snapshot().retries), (1, 1));
+    }
+}
