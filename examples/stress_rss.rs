@@ -16,8 +16,8 @@
 //! Recorded (debug build, 2 shared cores, 8 caches x 8 MiB = 64 MiB configured):
 //! * `3000 300 8388608`: 0 wrong, 0 errors; idle 67.6 MiB, peak 155.0 MiB: growth 87.4 MiB
 //!   = caches 64 MiB + 23.4 MiB, i.e. about 80 KiB per in-flight query.
-//! * `3000 1000 8388608`: 0 wrong answers; peak 262-267 MiB (growth ~195-200 MiB = caches
-//!   + ~135 KiB per in-flight query), but 557-770 queries failed cleanly with a request
+//! * `3000 1000 8388608`: 0 wrong answers; peak 262-267 MiB (growth ~195-200 MiB: the
+//!   caches plus ~135 KiB per in-flight query), but 557-770 queries failed cleanly with a request
 //!   timeout (30 s, `Error::Store` naming the path): a debug-build server on 2 threads
 //!   cannot serve 1000 queries' requests in time. Release builds or fewer in flight avoid it.
 #![allow(dead_code)]

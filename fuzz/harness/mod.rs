@@ -195,7 +195,7 @@ fn exercise_page(page: &PageLayout, object: &[u8], length: u64, mode: u8) {
     };
     let rows = length.min(MAX_ROWS);
     let row_sets: [Vec<std::ops::Range<u64>>; 2] = [
-        [0..rows].to_vec(),
+        std::iter::once(0..rows).collect(),
         vec![0..1.min(rows), rows / 2..rows / 2 + 1.min(rows - rows / 2)],
     ];
     let types = [
