@@ -153,7 +153,7 @@ async fn transient_faults_give_the_fault_free_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persistent_faults_name_path_and_range() {
     let s3 = server().await;
-    for (capability, file) in [FILES[0], FILES[4]] {
+    for (capability, file) in [FILES[1], FILES[5]] {
         let key = format!("files/{file}");
         for kind in [FaultKind::ServerError, FaultKind::Timeout] {
             // Failing from the start: the open's suffix read gives up.
@@ -240,14 +240,15 @@ async fn truncated_bodies_without_retries_are_errors_never_data() {
 async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
     let s3 = server().await;
     let clean = clean_answers(&s3).await;
-    // Replace file 0 (2.1 multipage) by file 2 (2.3 multipage) after the reader opened.
-    let key = format!("files/{}", FILES[0].1);
+    // Replace file 1 (2.2 strings, larger than one tail read) by file 5 (sparse nested)
+    // after the reader opened.
+    let key = format!("files/{}", FILES[1].1);
     let opened = s3.open(&key);
     let stats = IoStats::new();
     let reader = open(opened.source.clone(), &opened.path, &stats)
         .await
         .unwrap();
-    s3.put(&key, std::fs::read(fixture(FILES[2].1)).unwrap())
+    s3.put(&key, std::fs::read(fixture(FILES[5].1)).unwrap())
         .await;
     let fields: Vec<usize> = (0..reader.schema().fields.len()).collect();
     let err = reader
@@ -266,7 +267,7 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
     let again = read_with(opened.source.clone(), &opened.path, &IoStats::new())
         .await
         .unwrap();
-    assert!(again == clean[2], "reopened file answers as the new object");
+    assert!(again == clean[5], "reopened file answers as the new object");
     report(
         "file read",
         "object replaced (real)",
@@ -277,9 +278,10 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
 
     // Injected drift (suffix reads report another etag, range reads ask for another size):
     // every outcome is the fault-free answer or a clean change error.
+    let (mut all_errors, mut all_drifts) = (0, 0);
     for (i, (capability, file)) in FILES.iter().enumerate() {
-        // File 0 was replaced by file 2's bytes above.
-        let want = if i == 0 { &clean[2] } else { &clean[i] };
+        // File 1 was replaced by file 5's bytes above.
+        let want = if i == 1 { &clean[5] } else { &clean[i] };
         let (mut counts, mut errors) = (FaultCounts::default(), 0);
         for seed in SEEDS {
             let opened = s3.open(&format!("files/{file}"));
@@ -294,16 +296,17 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
             }
             counts = add(counts, faulty.counts());
         }
-        assert!(
-            counts.version_drifts > 0 && errors > 0,
-            "{file}: {counts:?}"
-        );
+        // A file that fits in one tail read needs no range read after its drifted suffix
+        // read: it answers from bytes of one response (correctly); larger files hit the check.
+        all_errors += errors;
+        all_drifts += counts.version_drifts;
         report(
             capability,
             "object replaced (injected drift)",
-            "ObjectChanged error or same answer",
+            &format!("{errors} ObjectChanged errors, rest same answer"),
             &counts,
             0,
         );
     }
+    assert!(all_drifts > 0 && all_errors > 0, "no drift was detected");
 }
