@@ -122,9 +122,17 @@ impl std::fmt::Debug for OpenOptions {
 /// SAS, passwords): such values are never shown.
 pub fn is_secret_option(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    ["secret", "token", "key", "password", "sas", "signature", "credential"]
-        .iter()
-        .any(|word| key.contains(word))
+    [
+        "secret",
+        "token",
+        "key",
+        "password",
+        "sas",
+        "signature",
+        "credential",
+    ]
+    .iter()
+    .any(|word| key.contains(word))
 }
 
 /// `url` as it may appear in a message: without a `user:password@` part and without the
@@ -152,10 +160,9 @@ pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
 /// [`open_url`] with an optional [`HttpConnector`].
 pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
     let parsed = parse_url_or_path(url)?;
-    let (scheme, path) = ObjectStoreScheme::parse(&parsed)
-        .map_err(|e| {
-            Error::InvalidArgument(format!("cannot parse store URL {}: {e}", redact_url(url)))
-        })?;
+    let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| {
+        Error::InvalidArgument(format!("cannot parse store URL {}: {e}", redact_url(url)))
+    })?;
     let (tuning, passthrough) = split_options(&options.storage_options)?;
     let connector = options.http_connector.clone().map(SharedConnector);
     let store: Arc<dyn ObjectStore> = match scheme {
