@@ -392,31 +392,18 @@ async fn repetition_indexes_that_do_not_add_up_are_corrupt() {
 async fn sparse_counts_that_do_not_match_the_child_slots_are_corrupt() {
     let file = fixture("nested/v2_3_sparse/nested.lance");
     let (column, _, _) = page_of(&file, "li_nulls").await;
-    let mut columns = column_protos(&file);
-    let page = &mut columns[column].pages[0];
-    let Some(pb::encoding::Location::Direct(direct)) =
-        page.encoding.as_ref().and_then(|e| e.location.clone())
-    else {
-        panic!("direct encoding")
-    };
-    let mut any = prost_types::Any::decode(direct.encoding).expect("any");
-    let mut layout = enc::PlanarLayout::decode(any.value.as_slice()).expect("planar");
-    let Some(enc::structural_plane::Codec::Sparse(sparse)) =
-        layout.structure.as_mut().and_then(|s| s.codec.as_mut())
-    else {
-        panic!("sparse")
-    };
-    let Some(enc::sparse_structural_layer::Layer::List(list)) = sparse.layers[0].layer.as_mut()
-    else {
-        panic!("list layer")
-    };
-    list.num_child_slots += 3;
-    any.value = layout.encode_to_vec();
-    page.encoding = Some(pb::Encoding {
-        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
-            encoding: any.encode_to_vec().into(),
-        })),
+    let edited = support::edit_planar_page(&file, column, |layout, _| {
+        let Some(enc::structural_plane::Codec::Sparse(sparse)) =
+            layout.structure.as_mut().and_then(|s| s.codec.as_mut())
+        else {
+            panic!("sparse")
+        };
+        let Some(enc::sparse_structural_layer::Layer::List(list)) = sparse.layers[0].layer.as_mut()
+        else {
+            panic!("list layer")
+        };
+        list.num_child_slots += 3;
     });
-    let result = open_and_read_all(NAME, with_columns(&file, &columns)).await;
+    let result = open_and_read_all(NAME, edited).await;
     assert!(matches!(result, Err(Error::Corrupt { .. })), "{result:?}");
 }

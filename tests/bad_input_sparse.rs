@@ -14,8 +14,7 @@ use lakeseek::lance::page::PageLayout;
 use lakeseek::lance::proto::encodings as enc;
 use lakeseek::lance::proto::file as pb;
 use lakeseek::Error;
-use prost::Message;
-use support::{column_protos, open_and_read_all, with_columns};
+use support::open_and_read_all;
 
 const NAME: &str = "bad_sparse.lance";
 const FIXTURE: &str = "nested/v2_3_sparse/detections.lance";
@@ -55,33 +54,19 @@ async fn label_page(file: &[u8]) -> (Vec<Range<u64>>, PageLayout) {
     (page.buffers.clone(), page.layout.clone())
 }
 
-/// Re-encode the label page after `edit` on its stored planar layout and page record.
+/// Re-encode the label page after `edit` on its sparse structure and page record.
 fn edit_page(
     file: &[u8],
     edit: impl Fn(&mut enc::SparseStructure, &mut pb::column_metadata::Page),
 ) -> Vec<u8> {
-    let mut columns = column_protos(file);
-    let page = &mut columns[LABEL].pages[0];
-    let Some(pb::encoding::Location::Direct(direct)) =
-        page.encoding.as_ref().and_then(|e| e.location.clone())
-    else {
-        panic!("direct encoding")
-    };
-    let mut any = prost_types::Any::decode(direct.encoding).expect("any");
-    let mut layout = enc::PlanarLayout::decode(any.value.as_slice()).expect("planar");
-    let Some(enc::structural_plane::Codec::Sparse(sparse)) =
-        layout.structure.as_mut().and_then(|s| s.codec.as_mut())
-    else {
-        panic!("sparse")
-    };
-    edit(sparse, page);
-    any.value = layout.encode_to_vec();
-    page.encoding = Some(pb::Encoding {
-        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
-            encoding: any.encode_to_vec().into(),
-        })),
-    });
-    with_columns(file, &columns)
+    support::edit_planar_page(file, LABEL, |layout, page| {
+        let Some(enc::structural_plane::Codec::Sparse(sparse)) =
+            layout.structure.as_mut().and_then(|s| s.codec.as_mut())
+        else {
+            panic!("sparse")
+        };
+        edit(sparse, page);
+    })
 }
 
 /// Absolute byte range of the non-empty positions payload (54 × u64).

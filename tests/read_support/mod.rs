@@ -286,3 +286,36 @@ pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> lakeseek::Result<(
     }
     Ok(())
 }
+
+/// Re-encode page 0 of `column` after `edit` on its stored 2.1+ planar layout and its page
+/// record (buffer offsets/sizes); the rest of the file is kept.
+#[allow(dead_code)]
+pub fn edit_planar_page(
+    file: &[u8],
+    column: usize,
+    edit: impl Fn(
+        &mut lakeseek::lance::proto::encodings::PlanarLayout,
+        &mut lakeseek::lance::proto::file::column_metadata::Page,
+    ),
+) -> Vec<u8> {
+    use lakeseek::lance::proto::encodings as enc;
+    use lakeseek::lance::proto::file as pb;
+    use prost::Message;
+    let mut columns = column_protos(file);
+    let page = &mut columns[column].pages[0];
+    let Some(pb::encoding::Location::Direct(direct)) =
+        page.encoding.as_ref().and_then(|e| e.location.clone())
+    else {
+        panic!("direct encoding")
+    };
+    let mut any = prost_types::Any::decode(direct.encoding).expect("any");
+    let mut layout = enc::PlanarLayout::decode(any.value.as_slice()).expect("planar");
+    edit(&mut layout, page);
+    any.value = layout.encode_to_vec();
+    page.encoding = Some(pb::Encoding {
+        location: Some(pb::encoding::Location::Direct(pb::DirectEncoding {
+            encoding: any.encode_to_vec().into(),
+        })),
+    });
+    with_columns(file, &columns)
+}
