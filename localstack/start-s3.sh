@@ -8,7 +8,7 @@
 #                 Caveat: s3s-fs 0.14.1 answers a suffix range longer than the object
 #                 (bytes=-N, N > size) with 500; real S3 returns the whole object. Tail reads
 #                 with a size hint larger than a small file fail against it. (The in-process
-#                 test server in tests/common fixes this; the binary does not.)
+#                 test server in tests/suite/common fixes this; the binary does not.)
 #               localstack (localstack-core host mode; needs python3.13+, ~500 MB venv)
 #   S3_PORT     default 4566        S3_BUCKETS  default "test-bucket" (space separated)
 #   EMU_HOME    install/data/pid/log dir, default localstack/.state (gitignored)

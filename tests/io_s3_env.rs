@@ -1,6 +1,7 @@
 //! Store configuration from the environment, the way object_store's builders read it.
 //! One test in its own binary: it sets process environment variables.
 
+#[path = "suite/common/mod.rs"]
 mod common;
 
 use common::{pattern, s3, S3TestServer};

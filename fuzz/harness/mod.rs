@@ -1,5 +1,5 @@
 //! The bodies of the fuzz targets, shared by `fuzz/fuzz_targets/*.rs` and by the
-//! regression replay test of the main crate (`tests/proptest_fuzz_replay.rs`), which runs
+//! regression replay test of the main crate (`tests/suite/proptest_fuzz_replay.rs`), which runs
 //! every file under `fuzz/regressions/<target>/` and `fuzz/seeds/<target>/` through the same
 //! function on every `cargo test`.
 //!

@@ -3,7 +3,7 @@
 //! A key tuple is the concatenation of the arrow-row encodings of its keys, each encoded
 //! ascending with nulls first. This module encodes with the `arrow-row` crate (pinned to
 //! 58 by Cargo.toml); the bytes are pinned independently by golden tests
-//! (`tests/list_element_key_encoding.rs`) and by the Python generator's own encoder
+//! (`tests/suite/list_element_key_encoding.rs`) and by the Python generator's own encoder
 //! (`tests/fixtures/list_element/gen_list_element.py`), so an arrow-row change that
 //! altered them would be caught.
 //!

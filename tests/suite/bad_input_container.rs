@@ -2,8 +2,7 @@
 //! real pylance fixtures in memory: each must fail with `Corrupt` / `Unsupported` naming the
 //! object path (and, for `Corrupt`, the byte range), never panic.
 
-#[path = "read_support/mod.rs"]
-mod support;
+use crate::read_support as support;
 
 use lakeseek::lance::proto::file as pb;
 use lakeseek::Error;

@@ -2,10 +2,10 @@
 //! inputs (built here from the real fixtures) and every saved crash input under
 //! `fuzz/regressions/<target>/`. A fixed decoder stays fixed without running libFuzzer.
 //!
-//! `cargo test --test proptest_fuzz_replay -- --ignored write_fuzz_seeds` writes the seeds
+//! `cargo test --test suite proptest_fuzz_replay:: -- --ignored write_fuzz_seeds` writes the seeds
 //! to `fuzz/seeds/<target>/` for `cargo fuzz run` (see fuzz/README.md).
 
-#[path = "../fuzz/harness/mod.rs"]
+#[path = "../../fuzz/harness/mod.rs"]
 mod harness;
 
 use std::path::{Path, PathBuf};

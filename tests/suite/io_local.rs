@@ -1,6 +1,6 @@
 //! The I/O layer over local files (`file://` URLs and plain paths) and `memory://`.
 
-mod common;
+use crate::common;
 
 use common::pattern;
 use lakeseek::io::wrappers::{ReadKind, RecordingSource};

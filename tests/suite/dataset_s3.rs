@@ -2,7 +2,7 @@
 //! request counted): pylance's answers for every recorded predicate, and the request
 //! budget of opening a dataset and of cold / warm point queries.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

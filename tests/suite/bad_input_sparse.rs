@@ -4,8 +4,7 @@
 //! chunked values with a dictionary). Each read must fail with `Corrupt` naming the file,
 //! the column and page, and the sparse rule broken — never panic, never return arrays.
 
-#[path = "read_support/mod.rs"]
-mod support;
+use crate::read_support as support;
 
 use std::ops::Range;
 

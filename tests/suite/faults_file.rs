@@ -3,9 +3,8 @@
 //! fault-free answer (with retries), persistent faults an error naming path and range,
 //! truncated bodies are never decoded, and a replaced object is detected, never mixed.
 
-mod common;
-#[path = "faults_support/mod.rs"]
-mod faults;
+use crate::common;
+use crate::faults_support as faults;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! documented bound of one read is `(max_retries + 1) * (object_store retries + 1)` requests,
 //! reached only by failures object_store cannot see (short bodies, attempt timeouts).
 
-mod common;
+use crate::common;
 
 use common::{pattern, S3TestServer};
 use lakeseek::io::{should_retry, FetchOptions, IoStats, RangeFetcher, ReadRequest, RetryPolicy};

@@ -3,7 +3,7 @@
 //! error (and over S3 no request is made outside the root); files under another base path
 //! (data, deletion, BTree and list-element index segments) are refused as unsupported.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -3,9 +3,8 @@
 //! files and the in-memory store. Plus read-plan and round-trip assertions.
 
 #[allow(dead_code)]
-mod common;
-#[path = "read_support/mod.rs"]
-mod support;
+use crate::common;
+use crate::read_support as support;
 
 use std::ops::Range;
 

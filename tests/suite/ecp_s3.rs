@@ -1,8 +1,8 @@
-//! The fixture queries over the in-process S3 test server (tests/common): same ids and scores
+//! The fixture queries over the in-process S3 test server (tests/suite/common): same ids and scores
 //! as the reference, no HEAD at the HTTP layer, and prefetch cuts round trips.
 
-mod common;
-mod ecp_support;
+use crate::common;
+use crate::ecp_support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! `lakeseek ecp search` arguments parse as documented and print the reference pages.
 
-mod ecp_support;
+use crate::ecp_support;
 
 use clap::Parser;
 use ecp_support::*;

@@ -2,7 +2,7 @@
 //! exclude, saved-query resume), over local files and an in-memory store, with and without
 //! prefetch; only visited nodes are fetched; no HEAD or LIST is ever sent.
 
-mod ecp_support;
+use crate::ecp_support;
 
 use std::sync::Arc;
 

@@ -4,8 +4,7 @@
 //! fetches, in one round trip, exactly the value ranges the plan names for their leaf slots.
 #![allow(clippy::single_range_in_vec_init)]
 
-#[path = "read_support/mod.rs"]
-mod support;
+use crate::read_support as support;
 
 use std::ops::Range;
 use std::sync::Arc;

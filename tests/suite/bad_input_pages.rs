@@ -3,8 +3,7 @@
 //! Each read must fail with `Corrupt` naming the path and the page's byte range, never
 //! panic; random byte flips anywhere must never panic.
 
-#[path = "read_support/mod.rs"]
-mod support;
+use crate::read_support as support;
 
 use std::ops::Range;
 

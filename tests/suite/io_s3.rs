@@ -1,7 +1,7 @@
 //! The I/O layer over the real S3 HTTP protocol, against an in-process s3s server on
 //! 127.0.0.1, with every HTTP request counted by the CountingConnector.
 
-mod common;
+use crate::common;
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! A mixed query workload over the in-process S3 test server, shared by the stress test
-//! (`tests/stress_mixed.rs`) and the peak-RSS example (`examples/stress_rss.rs`).
+//! (`tests/suite/stress_mixed.rs`) and the peak-RSS example (`examples/stress_rss.rs`).
 //!
 //! Four kinds of operations, drawn deterministically from a seed:
 //! * random-row reads of Lance files (flat, nested and 2.3 sparse columns, 2.1-2.3),

@@ -1,7 +1,7 @@
 //! Load: many concurrent mixed queries over ONE set of shared caches against the in-process
 //! S3 server, every answer compared with the answer of the same query computed alone first.
 //!
-//! Mix (see `tests/stress_support`): random-row reads of Lance files (flat, nested, 2.3
+//! Mix (see `tests/suite/stress_support`): random-row reads of Lance files (flat, nested, 2.3
 //! sparse), BTree queries (answers.json of the dataset fixtures), `any_element` queries
 //! and their NOT, ecp k-NN searches with several "next k" pages.
 //!
@@ -10,7 +10,7 @@
 //!
 //! ```sh
 //! LAKESEEK_STRESS_OPS=20000 LAKESEEK_STRESS_IN_FLIGHT=1000 LAKESEEK_STRESS_SEED=7 \
-//!   cargo test --release --test stress_mixed -- --nocapture
+//!   cargo test --release --test suite stress_mixed:: -- --nocapture
 //! ```
 //!
 //! `LAKESEEK_STRESS_CACHE_BYTES` sets each cache's capacity (default 2 MiB, so entries are
@@ -19,8 +19,8 @@
 //! debug-build server) are counted apart from wrong data in the message. Peak memory under
 //! the same workload: `cargo run --example stress_rss` (see that file for recorded numbers).
 
-mod common;
-mod stress_support;
+use crate::common;
+use crate::stress_support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

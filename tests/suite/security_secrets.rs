@@ -3,7 +3,7 @@
 //! (a real 403 from the SigV4-checking S3 test server), NotFound, an endpoint that refuses
 //! connections, malformed keys, or credentials embedded in the URL itself.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::Arc;

@@ -12,8 +12,8 @@
 //! * replaced objects: a node chunk replaced by a different-size object after the index was
 //!   opened gives a clean error, never a wrong answer.
 
-mod common;
-mod ecp_support;
+use crate::common;
+use crate::ecp_support;
 
 use common::S3TestServer;
 use ecp_support::*;

@@ -1,8 +1,7 @@
 //! `lakeseek inspect` over the committed pylance fixtures shows every compression and layout
 //! the foundation issue names as covered by some fixture (foundation issue, "Done when").
 
-#[path = "read_support/mod.rs"]
-mod support;
+use crate::read_support as support;
 
 use std::collections::BTreeSet;
 

@@ -2,7 +2,7 @@
 //! data is seeded from a directory). Needs `localstack/install.sh gcs`; without it these tests
 //! print SKIPPED, or fail when LAKESEEK_REQUIRE_EMULATORS=1 (as CI sets it).
 
-mod common;
+use crate::common;
 
 use common::{pattern, GcsTestServer};
 use lakeseek::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};

@@ -1,7 +1,7 @@
 //! Saving query state (`close()`): a saved query resumes with exactly the pages of the
 //! uninterrupted search; read-only indices refuse; exhausted queries are erased.
 
-mod ecp_support;
+use crate::ecp_support;
 
 use ecp_support::*;
 use lakeseek::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};

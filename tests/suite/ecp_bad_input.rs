@@ -2,7 +2,7 @@
 //! metric, wrong dtypes, shape mismatches, ids out of range, truncated/corrupted chunks,
 //! missing arrays, broken metadata, bad saved queries, bad queries and parameters.
 
-mod ecp_support;
+use crate::ecp_support;
 
 use std::path::Path as FsPath;
 

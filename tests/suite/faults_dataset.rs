@@ -4,9 +4,8 @@
 //! byte range for range reads), truncated bodies are never decoded, and objects that appear
 //! replaced between reads give a clean error or the right answer, never a wrong one.
 
-mod common;
-#[path = "faults_support/mod.rs"]
-mod faults;
+use crate::common;
+use crate::faults_support as faults;
 
 use std::path::PathBuf;
 use std::sync::Arc;

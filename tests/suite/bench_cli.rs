@@ -3,7 +3,7 @@
 //! the planner's round-trip bounds), the JSON report and plot through the binary, and bad
 //! input. Nothing here is timed.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;
