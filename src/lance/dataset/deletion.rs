@@ -4,12 +4,8 @@
 //!   deleted offsets (lance writes it while a fragment has at most 5000 deleted rows).
 //! * Bitmap (`.bin`): a portable 32-bit roaring bitmap of deleted offsets (above 5000).
 
-use std::io::Cursor;
+use std::io::Read;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, UInt32Type};
-use arrow_array::Array;
-use arrow_schema::DataType;
 use bytes::Bytes;
 use roaring::RoaringBitmap;
 
@@ -39,63 +35,106 @@ pub fn decode_deletion_file(kind: DeletionKind, bytes: &Bytes) -> Result<Deletio
 
 fn decode_arrow(bytes: &Bytes) -> Result<DeletionVector> {
     let corrupt = |what: String| Error::corrupt(format!("arrow deletion file: {what}"));
-    check_ipc_file(bytes).map_err(corrupt)?;
-    // `arrow_ipc` trusts offsets inside the file; the checks above refuse what we know it
-    // panics on, and any panic left is contained here and reported as corrupt input (the
-    // fuzz regression `arrow-deletion-buffer-offset` reaches one).
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_arrow_row_ids(bytes)))
-        .unwrap_or_else(|_| {
-            Err(corrupt(
-                "the Arrow IPC reader failed on its buffers (inconsistent offsets)".into(),
-            ))
-        })
-}
-
-fn read_arrow_row_ids(bytes: &Bytes) -> Result<DeletionVector> {
-    let corrupt = |what: String| Error::corrupt(format!("arrow deletion file: {what}"));
-    let reader = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes.clone()), None)
-        .map_err(|e| corrupt(e.to_string()))?;
-    let schema = reader.schema();
-    if schema.fields().len() != 1 {
-        return Err(corrupt(format!(
-            "{} columns, expected 1 (row_id)",
-            schema.fields().len()
-        )));
-    }
+    let file = parse_ipc_file(bytes).map_err(corrupt)?;
     let mut deleted = RoaringBitmap::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| corrupt(e.to_string()))?;
-        let column = batch.column(0);
-        if column.null_count() > 0 {
-            return Err(corrupt("null row offsets".into()));
-        }
-        match column.data_type() {
-            DataType::UInt32 => {
-                deleted.extend(column.as_primitive::<UInt32Type>().values().iter().copied())
+    for batch in &file.batches {
+        let values = batch.values(bytes).map_err(corrupt)?;
+        for word in values.chunks_exact(4) {
+            let raw = u32::from_le_bytes(word.try_into().expect("4 bytes"));
+            if file.signed && raw > i32::MAX as u32 {
+                return Err(corrupt(format!("negative row offset {}", raw as i32)));
             }
-            DataType::Int32 => {
-                for v in column.as_primitive::<Int32Type>().values().iter() {
-                    let v = u32::try_from(*v)
-                        .map_err(|_| corrupt(format!("negative row offset {v}")))?;
-                    deleted.insert(v);
-                }
-            }
-            other => {
-                return Err(corrupt(format!(
-                    "row_id column has type {other}, expected UInt32"
-                )))
-            }
+            deleted.insert(raw);
         }
     }
     Ok(DeletionVector(deleted))
 }
 
-/// Validate the framing of an Arrow IPC file before `arrow_ipc`'s `FileReader` sees it:
-/// that reader trusts block offsets and lengths (it unwraps negative lengths, allocates
-/// `bodyLength` bytes up front and slices buffers without bounds checks), so every block,
-/// message and buffer must be checked to lie inside the file first. Deletion files are
-/// small, uncompressed and have no dictionaries; anything else is refused.
-fn check_ipc_file(bytes: &[u8]) -> std::result::Result<(), String> {
+/// What a validated Arrow IPC deletion file holds: one `row_id` column of 32-bit integers in
+/// one or more record batches.
+struct RowIdFile {
+    /// `Int32` rather than `UInt32` (older writers); negative values are corrupt.
+    signed: bool,
+    batches: Vec<RowIdBatch>,
+}
+
+/// One record batch's `row_id` values buffer, located and bounds-checked inside the file.
+struct RowIdBatch {
+    rows: usize,
+    /// Byte range of the values buffer inside the whole file.
+    buffer: std::ops::Range<usize>,
+    codec: Option<arrow_ipc::CompressionType>,
+}
+
+impl RowIdBatch {
+    /// The batch's `rows * 4` value bytes, decompressed when the file is compressed.
+    fn values<'a>(
+        &self,
+        file: &'a [u8],
+    ) -> std::result::Result<std::borrow::Cow<'a, [u8]>, String> {
+        let want = self.rows * 4;
+        let buffer = &file[self.buffer.clone()];
+        let Some(codec) = self.codec else {
+            return Ok(std::borrow::Cow::Borrowed(&buffer[..want]));
+        };
+        if self.rows == 0 && buffer.is_empty() {
+            return Ok(std::borrow::Cow::Borrowed(&[]));
+        }
+        // Arrow IPC body compression: an i64 uncompressed length, then the codec's frame;
+        // -1 means the bytes follow uncompressed.
+        let declared = buffer
+            .get(..8)
+            .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .ok_or("compressed buffer shorter than its length prefix")?;
+        let payload = &buffer[8..];
+        if declared == -1 {
+            return payload
+                .get(..want)
+                .map(std::borrow::Cow::Borrowed)
+                .ok_or_else(|| format!("{} values in a {}-byte buffer", self.rows, payload.len()));
+        }
+        if declared != want as i64 {
+            return Err(format!(
+                "buffer declares {declared} bytes, {} values need {want}",
+                self.rows
+            ));
+        }
+        let mut out = Vec::with_capacity(want);
+        let mut limited = |reader: &mut dyn std::io::Read| {
+            reader
+                .take(want as u64 + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| format!("buffer does not decompress: {e}"))
+        };
+        match codec {
+            arrow_ipc::CompressionType::LZ4_FRAME => {
+                limited(&mut lz4_flex::frame::FrameDecoder::new(payload))?
+            }
+            arrow_ipc::CompressionType::ZSTD => limited(
+                &mut zstd::stream::read::Decoder::with_buffer(payload)
+                    .map_err(|e| format!("zstd decoder could not start: {e}"))?,
+            )?,
+            other => return Err(format!("unknown compression codec {}", other.0)),
+        };
+        if out.len() != want {
+            return Err(format!(
+                "buffer decompresses to {} bytes, declared {want}",
+                out.len()
+            ));
+        }
+        Ok(std::borrow::Cow::Owned(out))
+    }
+}
+
+/// Parse and validate an Arrow IPC file holding a deletion vector.
+///
+/// The footer and messages are read with `arrow_ipc`'s verified flatbuffer accessors; the
+/// values are then read here rather than by `arrow_ipc::reader::FileReader`, which trusts
+/// block offsets, buffer offsets and lengths inside the file (it unwraps negative lengths,
+/// allocates `bodyLength` up front and slices buffers without bounds checks, so a corrupt
+/// file panics it). Every block, message and buffer is checked to lie inside the file.
+/// Deletion files are small and have no dictionaries; anything else is refused.
+fn parse_ipc_file(bytes: &[u8]) -> std::result::Result<RowIdFile, String> {
     let len = bytes.len();
     if len < 18 || &bytes[..6] != b"ARROW1" || &bytes[len - 6..] != b"ARROW1" {
         return Err("not an Arrow IPC file (magic)".into());
@@ -110,11 +149,12 @@ fn check_ipc_file(bytes: &[u8]) -> std::result::Result<(), String> {
     if footer.dictionaries().is_some_and(|d| !d.is_empty()) {
         return Err("dictionary batches in a deletion file".into());
     }
-    check_row_id_schema(footer.schema())?;
-    if footer.recordBatches().is_none() {
-        return Err("footer lists no record batches".into());
-    }
-    for block in footer.recordBatches().iter().flatten() {
+    let signed = check_row_id_schema(footer.schema())?;
+    let blocks = footer
+        .recordBatches()
+        .ok_or("footer lists no record batches")?;
+    let mut batches = Vec::with_capacity(blocks.len().min(1024));
+    for block in blocks.iter() {
         let start = u64::try_from(block.offset()).map_err(|_| "negative block offset")?;
         let meta = u64::try_from(block.metaDataLength()).map_err(|_| "negative metadata length")?;
         let body = u64::try_from(block.bodyLength()).map_err(|_| "negative body length")?;
@@ -123,7 +163,8 @@ fn check_ipc_file(bytes: &[u8]) -> std::result::Result<(), String> {
             .and_then(|e| e.checked_add(body))
             .filter(|e| *e <= len as u64)
             .ok_or_else(|| format!("record batch block {start}+{meta}+{body} beyond the file"))?;
-        let message = &bytes[start as usize..(start + meta) as usize];
+        let (start, meta, body) = (start as usize, meta as usize, body as usize);
+        let message = &bytes[start..start + meta];
         let skip = if message.get(..4) == Some(&[0xff; 4][..]) {
             8
         } else {
@@ -136,17 +177,16 @@ fn check_ipc_file(bytes: &[u8]) -> std::result::Result<(), String> {
         let batch = message
             .header_as_record_batch()
             .ok_or("a record batch block does not hold a record batch")?;
-        check_row_id_batch(
-            &batch,
-            &bytes[(start + meta) as usize..(start + meta + body) as usize],
-        )?;
+        let mut located = check_row_id_batch(&batch, body)?;
+        located.buffer = start + meta + located.buffer.start..start + meta + located.buffer.end;
+        batches.push(located);
     }
-    Ok(())
+    Ok(RowIdFile { signed, batches })
 }
 
-/// The footer schema must be one 32-bit integer field without children or dictionary
-/// (arrow_ipc's schema conversion unwraps and panics on anything malformed).
-fn check_row_id_schema(schema: Option<arrow_ipc::Schema<'_>>) -> std::result::Result<(), String> {
+/// The footer schema must be one 32-bit integer field without children or dictionary.
+/// Returns whether it is signed.
+fn check_row_id_schema(schema: Option<arrow_ipc::Schema<'_>>) -> std::result::Result<bool, String> {
     let schema = schema.ok_or("footer has no schema")?;
     if !schema.endianness().equals_to_target_endianness() {
         return Err("big-endian deletion file".into());
@@ -155,74 +195,77 @@ fn check_row_id_schema(schema: Option<arrow_ipc::Schema<'_>>) -> std::result::Re
     let [field] = fields.as_slice() else {
         return Err(format!("{} columns, expected 1 (row_id)", fields.len()));
     };
-    let is_int32 = field.type_type() == arrow_ipc::Type::Int
-        && field.type_as_int().is_some_and(|i| i.bitWidth() == 32);
-    if !is_int32 || field.dictionary().is_some() || field.children().is_some_and(|c| !c.is_empty())
-    {
+    let int = field
+        .type_as_int()
+        .filter(|i| field.type_type() == arrow_ipc::Type::Int && i.bitWidth() == 32);
+    let Some(int) = int else {
+        return Err("row_id column is not a 32-bit integer".into());
+    };
+    if field.dictionary().is_some() || field.children().is_some_and(|c| !c.is_empty()) {
         return Err("row_id column is not a plain 32-bit integer".into());
     }
-    Ok(())
+    Ok(int.is_signed())
 }
 
-/// Largest decompressed buffer accepted (lance writes Arrow deletion files only up to
-/// 5000 deleted rows, i.e. 20 KB of offsets).
-const MAX_DELETION_BUFFER: u64 = 16 << 20;
+/// Most rows accepted in one batch (lance writes Arrow deletion files only up to 5000
+/// deleted rows; the limit only bounds allocation).
+const MAX_DELETION_ROWS: i64 = 4 << 20;
 
-/// One non-null 32-bit column: one field node, a validity and a values buffer inside the
-/// body, no nulls (arrow_ipc would otherwise build a validity bitmap without checking its
-/// length), and compressed buffers that declare at most [`MAX_DELETION_BUFFER`] bytes.
+/// One non-null 32-bit column: one field node and two buffers (validity, values) inside the
+/// `body_len`-byte body. Returns the values buffer's range relative to the body.
 fn check_row_id_batch(
     batch: &arrow_ipc::RecordBatch<'_>,
-    body: &[u8],
-) -> std::result::Result<(), String> {
+    body_len: usize,
+) -> std::result::Result<RowIdBatch, String> {
     let nodes: Vec<_> = batch.nodes().iter().flatten().collect();
     let [node] = nodes.as_slice() else {
         return Err(format!("{} field nodes, expected 1", nodes.len()));
     };
-    if node.length() < 0 || node.null_count() != 0 {
+    if !(0..=MAX_DELETION_ROWS).contains(&node.length()) || node.null_count() != 0 {
         return Err(format!(
             "row_id column of length {} with {} nulls",
             node.length(),
             node.null_count()
         ));
     }
+    if batch.length() != node.length() {
+        return Err(format!(
+            "batch of {} rows holds a column of {}",
+            batch.length(),
+            node.length()
+        ));
+    }
     if batch.variadicBufferCounts().is_some_and(|v| !v.is_empty()) {
         return Err("variadic buffers in a deletion file".into());
     }
     let buffers: Vec<_> = batch.buffers().iter().flatten().collect();
-    if buffers.len() != 2 {
+    let [_validity, values] = buffers.as_slice() else {
         return Err(format!("{} buffers, expected 2", buffers.len()));
-    }
-    for buffer in &buffers {
+    };
+    let mut ranges = buffers.iter().map(|buffer| {
         let offset = u64::try_from(buffer.offset()).map_err(|_| "negative buffer offset")?;
         let length = u64::try_from(buffer.length()).map_err(|_| "negative buffer length")?;
         offset
             .checked_add(length)
-            .filter(|e| *e <= body.len() as u64)
-            .ok_or_else(|| {
-                format!(
-                    "buffer {offset}+{length} outside the {}-byte body",
-                    body.len()
-                )
-            })?;
-        if batch.compression().is_some() && length >= 8 {
-            let at = offset as usize;
-            let declared = i64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
-            if declared > MAX_DELETION_BUFFER as i64 {
-                return Err(format!("buffer decompresses to {declared} bytes"));
-            }
-        } else if batch.compression().is_none() && length > MAX_DELETION_BUFFER {
-            return Err(format!("buffer of {length} bytes"));
-        }
-    }
-    let values = u64::try_from(buffers[1].length()).unwrap_or(0);
-    if batch.compression().is_none() && (values as u128) < node.length() as u128 * 4 {
+            .filter(|e| *e <= body_len as u64)
+            .map(|end| offset as usize..end as usize)
+            .ok_or_else(|| format!("buffer {offset}+{length} outside the {body_len}-byte body"))
+    });
+    ranges.next().expect("two buffers")?;
+    let buffer = ranges.next().expect("two buffers")?;
+    let rows = node.length() as usize;
+    let codec = batch.compression().map(|c| c.codec());
+    if codec.is_none() && buffer.len() < rows * 4 {
         return Err(format!(
-            "{} values in a {values}-byte buffer",
-            node.length()
+            "{rows} values in a {}-byte buffer",
+            values.length()
         ));
     }
-    Ok(())
+    Ok(RowIdBatch {
+        rows,
+        buffer,
+        codec,
+    })
 }
 
 #[cfg(test)]
@@ -231,7 +274,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{RecordBatch, UInt32Array};
-    use arrow_schema::{Field, Schema};
+    use arrow_schema::{DataType, Field, Schema};
 
     fn arrow_file(values: &[u32]) -> Bytes {
         let schema = Arc::new(Schema::new(vec![Field::new(
@@ -264,10 +307,11 @@ mod tests {
         assert_eq!(got.0.len(), 6000);
     }
 
-    /// Regression (fuzz target `manifest`): arrow_ipc's reader sliced a buffer beyond the
-    /// body (`fuzz/regressions/manifest/arrow-deletion-buffer-offset`), and would unwrap
-    /// negative lengths or allocate a huge body; every single-byte corruption of a real
-    /// deletion file must now be an error or a valid decode, never a panic.
+    /// Regression (fuzz target `manifest`): arrow_ipc's `FileReader` sliced a buffer beyond
+    /// the body (`fuzz/regressions/manifest/arrow-deletion-buffer-offset`), and would unwrap
+    /// negative lengths or allocate a huge body. The decoder no longer uses that reader; every
+    /// single-byte corruption of a real deletion file must be an error or a decode of at most
+    /// the file's own row count, never a panic.
     #[test]
     fn corrupt_arrow_deletion_files_are_errors_not_panics() {
         let crash =
@@ -296,6 +340,92 @@ mod tests {
                     let _ = decode_deletion_file(DeletionKind::Arrow, &Bytes::from(bad));
                 }
             }
+        }
+    }
+
+    fn arrow_file_with(
+        column: arrow_array::ArrayRef,
+        compression: Option<arrow_ipc::CompressionType>,
+    ) -> Bytes {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "row_id",
+            column.data_type().clone(),
+            false,
+        )]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![column]).unwrap();
+        let options = arrow_ipc::writer::IpcWriteOptions::default()
+            .try_with_compression(compression)
+            .unwrap();
+        let mut buf = Vec::new();
+        let mut w = arrow_ipc::writer::FileWriter::try_new_with_options(&mut buf, &schema, options)
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.write(&batch.slice(1, 2)).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        Bytes::from(buf)
+    }
+
+    /// Arrow writes deletion files uncompressed, LZ4-frame or zstd compressed, in one or
+    /// more batches; all decode to the same offsets. Int32 offsets (older writers) decode,
+    /// a negative one is corrupt.
+    #[test]
+    fn decodes_compressed_and_signed_files() {
+        let values: Vec<u32> = (0..3000).map(|i| i * 7).collect();
+        let column: arrow_array::ArrayRef = Arc::new(UInt32Array::from(values.clone()));
+        for codec in [
+            None,
+            Some(arrow_ipc::CompressionType::LZ4_FRAME),
+            Some(arrow_ipc::CompressionType::ZSTD),
+        ] {
+            let file = arrow_file_with(column.clone(), codec);
+            let got = decode_deletion_file(DeletionKind::Arrow, &file).unwrap();
+            assert_eq!(
+                got.0,
+                RoaringBitmap::from_iter(values.iter().copied()),
+                "{codec:?}"
+            );
+        }
+        let signed: arrow_array::ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![4, 2, 9]));
+        let got =
+            decode_deletion_file(DeletionKind::Arrow, &arrow_file_with(signed, None)).unwrap();
+        assert_eq!(got.0.iter().collect::<Vec<_>>(), vec![2, 4, 9]);
+        let negative: arrow_array::ArrayRef =
+            Arc::new(arrow_array::Int32Array::from(vec![4, -2, 9]));
+        let e = decode_deletion_file(DeletionKind::Arrow, &arrow_file_with(negative, None))
+            .unwrap_err();
+        assert!(e.to_string().contains("negative row offset -2"), "{e}");
+    }
+
+    /// Corrupting any byte of a compressed file gives an error or a decode, never a panic.
+    #[test]
+    fn corrupt_compressed_deletion_files_are_errors_not_panics() {
+        // Compressible (runs of equal offsets), so the writer keeps the compressed form.
+        let column: arrow_array::ArrayRef =
+            Arc::new(UInt32Array::from_iter_values((0..256).map(|i| i / 64)));
+        for codec in [
+            arrow_ipc::CompressionType::LZ4_FRAME,
+            arrow_ipc::CompressionType::ZSTD,
+        ] {
+            let good = arrow_file_with(column.clone(), Some(codec));
+            for at in 0..good.len() {
+                for value in [0x00, 0x7f, 0xff] {
+                    let mut bad = good.to_vec();
+                    bad[at] = value;
+                    let _ = decode_deletion_file(DeletionKind::Arrow, &Bytes::from(bad));
+                }
+            }
+            // A declared uncompressed length that disagrees with the row count, and a
+            // truncated compressed payload, are refused.
+            let values = parse_ipc_file(&good).unwrap().batches[0].buffer.clone();
+            let mut bad = good.to_vec();
+            bad[values.start] = bad[values.start].wrapping_add(4);
+            let e = decode_deletion_file(DeletionKind::Arrow, &Bytes::from(bad)).unwrap_err();
+            assert!(e.to_string().contains("declares"), "{codec:?}: {e}");
+            let mut bad = good.to_vec();
+            bad[values.start + 8..values.end].fill(0);
+            let e = decode_deletion_file(DeletionKind::Arrow, &Bytes::from(bad)).unwrap_err();
+            assert!(e.to_string().contains("decompress"), "{codec:?}: {e}");
         }
     }
 
