@@ -77,6 +77,11 @@ where
         self.inner.insert(key, value).await;
     }
 
+    /// Drop the entry of `key`, if any.
+    pub async fn invalidate(&self, key: &CacheKey<K>) {
+        self.inner.invalidate(key).await;
+    }
+
     /// Drop everything.
     pub fn clear(&self) {
         self.inner.invalidate_all();

@@ -260,6 +260,13 @@ impl RangeFetcher {
         &self.retry
     }
 
+    /// Make later range reads of `path` conditional on `version`'s etag (when it has one), as
+    /// if this fetcher had read it: for callers whose metadata came from a cache, not from a
+    /// read of this fetcher.
+    pub fn expect_version(&self, path: &Path, version: &ObjectVersion) {
+        self.remember(path, version);
+    }
+
     fn remember(&self, path: &Path, version: &ObjectVersion) {
         if version.etag.is_none() {
             return;

@@ -260,6 +260,18 @@ fn classify_one(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
     status_in_message(&e.to_string()).map(is_transient_status)
 }
 
+/// The HTTP status an object_store error reports, if any (the first in its cause chain).
+pub(crate) fn store_error_status(err: &object_store::Error) -> Option<u16> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = current {
+        if let Some(status) = status_in_message(&e.to_string()) {
+            return Some(status);
+        }
+        current = e.source();
+    }
+    None
+}
+
 /// The HTTP status in an object_store status error message, if any.
 fn status_in_message(message: &str) -> Option<u16> {
     const MARKER: &str = "status code: ";

@@ -179,14 +179,21 @@ impl RangeSource for ObjectStoreSource {
             .get_opts(path, opts)
             .await
             .map_err(|e| match (e, expected) {
-                (object_store::Error::Precondition { .. }, Some(v)) => ObjectChanged::error(
-                    path,
-                    Some(range.clone()),
-                    ObjectChanged {
-                        expected: v.clone(),
-                        found: None,
-                    },
-                ),
+                // A failed If-Match; or 416 from a server that ignores If-Match: the range was
+                // checked against the expected size before it was sent, so the object shrank.
+                (e, Some(v))
+                    if matches!(e, object_store::Error::Precondition { .. })
+                        || crate::io::retry::store_error_status(&e) == Some(416) =>
+                {
+                    ObjectChanged::error(
+                        path,
+                        Some(range.clone()),
+                        ObjectChanged {
+                            expected: v.clone(),
+                            found: None,
+                        },
+                    )
+                }
                 (e, _) => store_error(path, Some(range.clone()), e),
             })?;
         if let Some(v) = expected {

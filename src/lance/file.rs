@@ -561,8 +561,40 @@ fn parse_page(
     })
 }
 
-/// Cache of decoded file metadata, keyed by path + object version.
-pub type FileMetadataCache = SizedCache<(), FileMetadata>;
+/// Cache of decoded file metadata, keyed by path + object size (etag `None` in the key);
+/// each entry remembers the etag of the version it was decoded from.
+///
+/// One key for both kinds of open: an open with a size hint (from a manifest) finds what an
+/// open without one decoded and vice versa. The etag inside the entry is what keeps versions
+/// apart: an open that learns the object's current etag (every open without a hint) reloads
+/// the entry when they differ, and an open served from the entry carries its etag, so its
+/// range reads are conditional on it and a same-size replacement fails with
+/// [`ObjectChanged`](crate::io::ObjectChanged) instead of mixing versions.
+pub type FileMetadataCache = SizedCache<(), VersionedMetadata>;
+
+/// File metadata with the etag of the object version it was decoded from.
+#[derive(Debug, Clone)]
+pub struct VersionedMetadata {
+    /// The decoded metadata.
+    pub metadata: Arc<FileMetadata>,
+    /// ETag of the object it was decoded from, when the store reported one.
+    pub etag: Option<String>,
+}
+
+impl DeepSize for VersionedMetadata {
+    fn deep_size(&self) -> usize {
+        self.metadata.deep_size() + self.etag.as_ref().map_or(0, |e| e.len()) + 32
+    }
+}
+
+/// The metadata cache key of `path` at `size`.
+fn metadata_key(path: &Path, size: u64) -> CacheKey<()> {
+    CacheKey {
+        path: path.to_string(),
+        version: ObjectVersion { size, etag: None },
+        item: (),
+    }
+}
 
 /// Open a file's metadata: one suffix read of [`DEFAULT_TAIL_BYTES`] (which also returns the
 /// object size), plus one read of the missing prefix when the metadata is larger.
@@ -584,7 +616,7 @@ pub async fn load_file_metadata(
 }
 
 /// [`load_file_metadata`], also returning the object version the metadata belongs to
-/// (size + etag from the suffix read; size only when `size_hint` was used).
+/// (size + the etag it was decoded from, when the store reports etags).
 pub async fn load_file_metadata_versioned(
     fetcher: &RangeFetcher,
     path: &Path,
@@ -617,60 +649,77 @@ pub async fn open_file_metadata(
     cache: Option<&FileMetadataCache>,
     stats: &IoStats,
 ) -> Result<OpenedFile> {
-    if let (Some(size), Some(cache)) = (size_hint, cache) {
-        let version = ObjectVersion { size, etag: None };
-        let key = CacheKey {
-            path: path.to_string(),
-            version: version.clone(),
-            item: (),
-        };
-        let read_tail: Arc<std::sync::Mutex<Option<Tail>>> = Arc::default();
+    let read_tail: Arc<std::sync::Mutex<Option<Tail>>> = Arc::default();
+    let load = |tail: Option<Tail>| {
         let slot = read_tail.clone();
-        let metadata = cache
-            .get_or_try_load(key, async move {
-                let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
-                let start = tail.start();
-                let size = tail.version.size;
-                let metadata =
-                    finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats)
-                        .await?;
-                if let Ok(mut slot) = slot.lock() {
-                    *slot = Some(tail);
-                }
-                Ok(metadata)
+        async move {
+            let tail = match tail {
+                Some(tail) => tail,
+                None => fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?,
+            };
+            let start = tail.start();
+            let size = tail.version.size;
+            let metadata =
+                finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats).await?;
+            let etag = tail.version.etag.clone();
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(tail);
+            }
+            Ok(VersionedMetadata {
+                metadata: Arc::new(metadata),
+                etag,
             })
-            .await?;
-        crate::ensure_corrupt!(
-            metadata.object_size == size,
-            "{path}: object is {} bytes, the size hint said {size}",
-            metadata.object_size
-        );
-        let tail = read_tail.lock().ok().and_then(|mut t| t.take());
-        return Ok(OpenedFile {
-            metadata,
-            version,
-            tail,
-        });
-    }
-    let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
-    let version = tail.version.clone();
-    let key = CacheKey {
-        path: path.to_string(),
-        version: version.clone(),
-        item: (),
+        }
     };
-    let start = tail.start();
-    let size = tail.version.size;
-    let load = finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats);
-    let metadata = match cache {
-        Some(cache) => cache.get_or_try_load(key, load).await?,
-        None => Arc::new(load.await?),
+    let loaded = match (size_hint, cache) {
+        // With a size hint a cached entry needs no request at all.
+        (Some(size), Some(cache)) => {
+            let loaded = cache
+                .get_or_try_load(metadata_key(path, size), load(None))
+                .await?;
+            crate::ensure_corrupt!(
+                loaded.metadata.object_size == size,
+                "{path}: object is {} bytes, the size hint said {size}",
+                loaded.metadata.object_size
+            );
+            loaded
+        }
+        (_, Some(cache)) => {
+            let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
+            let key = metadata_key(path, tail.version.size);
+            if let Some(cached) = cache.get(&key).await {
+                if cached.etag == tail.version.etag {
+                    return Ok(OpenedFile {
+                        version: tail.version.clone(),
+                        metadata: cached.metadata.clone(),
+                        tail: Some(tail),
+                    });
+                }
+                // Same size, another etag: the object was replaced; decode it again.
+                cache.invalidate(&key).await;
+            }
+            cache.get_or_try_load(key, load(Some(tail))).await?
+        }
+        (_, None) => {
+            let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
+            Arc::new(load(Some(tail)).await?)
+        }
     };
+    let version = ObjectVersion {
+        size: loaded.metadata.object_size,
+        etag: loaded.etag.clone(),
+    };
+    let tail = read_tail.lock().ok().and_then(|mut t| t.take());
     Ok(OpenedFile {
-        metadata,
+        metadata: loaded.metadata.clone(),
         version,
-        tail: Some(tail),
+        tail,
     })
+}
+
+/// Forget the cached metadata of `path` at `size` (after a read found the object changed).
+pub async fn forget_file_metadata(cache: &FileMetadataCache, path: &Path, size: u64) {
+    cache.invalidate(&metadata_key(path, size)).await;
 }
 
 /// Most extra reads an open may need (GBO table, then schema), so a hostile footer cannot

@@ -13,8 +13,10 @@ use object_store::path::Path;
 
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
-use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
-use crate::lance::file::{open_file_metadata, FileMetadata, FileMetadataCache};
+use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadRequest};
+use crate::lance::file::{
+    forget_file_metadata, open_file_metadata, FileMetadata, FileMetadataCache,
+};
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
@@ -142,6 +144,9 @@ impl LanceFileReader {
                 bytes: t.bytes.slice(0..(data_end - start) as usize),
             })
         });
+        // Metadata served from the cache: range reads must still find the version it was
+        // decoded from.
+        fetcher.expect_version(&path, &opened.version);
         Ok(Self {
             fetcher,
             path,
@@ -198,7 +203,24 @@ impl LanceFileReader {
     /// Read `selection` of the top-level fields `columns` (indices into
     /// [`Self::schema`]`.fields`) as one record batch, in two waves at most: page init for
     /// pages not cached yet, then the chunks / spans holding the rows.
+    ///
+    /// When the object turned out to have changed since its metadata was read
+    /// ([`is_object_changed`]), the cached metadata is dropped as well, so the next open
+    /// decodes the new version even with a size hint.
     pub async fn read_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
+        let result = self.read_rows_once(columns, selection, stats).await;
+        if result.as_ref().is_err_and(is_object_changed) {
+            forget_file_metadata(&self.caches.file_metadata, &self.path, self.version.size).await;
+        }
+        result
+    }
+
+    async fn read_rows_once(
         &self,
         columns: &[usize],
         selection: &RowSelection,

@@ -363,3 +363,32 @@ async fn upload_dir_and_plain_http_urls() {
     assert_eq!(got[0].as_ref(), &pattern(3000)[10..20]);
     assert_eq!(s3.http_counts().since(&before).requests, 2);
 }
+
+/// A server that ignores If-Match (like this s3s one) answers a range of an object that
+/// shrank with 416; with an expected version that is "the object changed", not a bad request.
+#[tokio::test]
+async fn a_shrunk_object_is_an_object_change_not_a_range_error() {
+    let s3 = S3TestServer::start().await;
+    s3.put("shrink/obj.bin", pattern(5000)).await;
+    let opened = s3.open("shrink/obj.bin");
+    let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+    let tail = fetcher
+        .tail(&opened.path, 100, &IoStats::new())
+        .await
+        .unwrap();
+    s3.put("shrink/obj.bin", pattern(1000)).await;
+    let read = ReadRequest {
+        path: opened.path.clone(),
+        range: 4000..4100,
+        object_size: Some(tail.version.size),
+    };
+    let err = fetcher.fetch(&[read], &IoStats::new()).await.unwrap_err();
+    assert!(lakeseek::io::is_object_changed(&err), "{err}");
+    // Without an expected version the same 416 stays a store error.
+    let err = opened
+        .source
+        .get_range(&opened.path, 4000..4100, None)
+        .await
+        .unwrap_err();
+    assert!(!lakeseek::io::is_object_changed(&err), "{err}");
+}

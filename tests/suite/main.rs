@@ -45,6 +45,7 @@ mod list_element_fixtures;
 mod list_element_key_encoding;
 mod list_element_plan_vs_eval;
 mod list_element_resolve;
+mod metadata_cache;
 mod proptest_fuzz_replay;
 mod read_fixtures;
 mod security_paths;

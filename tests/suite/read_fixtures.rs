@@ -431,8 +431,8 @@ async fn open_is_one_suffix_read_and_cached_metadata_needs_none() {
     .expect("open a third time");
     assert_eq!(
         stats2.snapshot().requests,
-        1,
-        "the size-keyed entry is loaded once, then reused"
+        0,
+        "the entry the unhinted open decoded serves opens with a size hint"
     );
 }
 
