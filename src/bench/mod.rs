@@ -19,8 +19,9 @@
 //! [`IoStats`](crate::io::IoStats). A progress bar is drawn on stderr when it is a
 //! terminal. Ctrl-C stops launching operations, waits for those in flight (a second Ctrl-C
 //! abandons them) and prints the partial report. `--json` prints the [`BenchReport`] as one
-//! JSON object, `--plot out.svg` draws the latency CDF (with `--compare old.json` runs
-//! overlaid), `--latency-ms N` adds N ms to every request (printed in the report).
+//! JSON object, `--plot out.svg` (or `.png`) draws the latency CDF and histogram (with
+//! `--compare old.json` runs overlaid), `--latency-ms N` adds N ms to every request
+//! (printed in the report).
 
 pub mod plot;
 pub mod query;
@@ -80,7 +81,7 @@ pub struct CommonBenchArgs {
     /// Print the report as one JSON object on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Draw the latency distribution (CDF) to this `.svg` file.
+    /// Draw the latency distribution (CDF and histogram) to this `.svg` or `.png` file.
     #[arg(long)]
     pub plot: Option<String>,
     /// Overlay a previous run's `--json` report on the plot (repeatable).

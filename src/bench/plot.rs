@@ -2,9 +2,10 @@
 //! (`--compare`): the CDF on the left, a histogram (share of operations per latency bin,
 //! same bins for every run) on the right.
 //!
-//! Only SVG is written: lakeseek builds `plotters` without a font rasterizer (the `ttf` and
-//! `ab_glyph` features need system fonts or a bundled font file), so SVG text is laid out
-//! by whatever displays it, and `.png` is refused with an error that says how to convert.
+//! The file name picks the format: `.svg` (text left to the viewer's fonts) or `.png`
+//! (rasterized here). Text is measured and, for PNG, drawn with a bundled subset of DejaVu
+//! Sans (`assets/fonts/`, made by `make_subset.sh`), so the output does not depend on the
+//! fonts of the machine (CI machines and serverless images often have none).
 
 use std::ops::Range;
 
@@ -16,23 +17,49 @@ use crate::error::{Error, Result};
 /// Bins of the histogram panel.
 pub const HISTOGRAM_BINS: usize = 30;
 
-/// Check that `path` names an output format lakeseek can draw (`.svg`).
-pub fn check_plot_path(path: &str) -> Result<()> {
+/// An image format `--plot` can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlotFormat {
+    /// Scalable vector graphics.
+    Svg,
+    /// A 1200×520 PNG bitmap.
+    Png,
+}
+
+/// The format named by `path`'s extension (`.svg` or `.png`, any case).
+pub fn check_plot_path(path: &str) -> Result<PlotFormat> {
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".svg") {
-        return Ok(());
+        Ok(PlotFormat::Svg)
+    } else if lower.ends_with(".png") {
+        Ok(PlotFormat::Png)
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "--plot {path}: unknown image format (use a .svg or .png file name)"
+        )))
     }
-    if lower.ends_with(".png") {
-        return Err(Error::InvalidArgument(format!(
-            "--plot {path}: PNG output is not supported (lakeseek draws without system fonts, \
-             and rasterizing text needs them); write .svg and convert it, e.g. \
-             `rsvg-convert -o out.png out.svg` or `convert out.svg out.png`"
-        )));
-    }
-    Err(Error::InvalidArgument(format!(
-        "--plot {path}: unknown image format (use a .svg file name)"
-    )))
 }
+
+/// The bundled font (DejaVu Sans, subset; licence in `assets/fonts/DejaVu-LICENSE.txt`).
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-subset.ttf");
+
+/// Register the bundled font as plotters' `sans-serif` (once per process).
+fn register_font() -> Result<()> {
+    static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(
+            "--plot: the bundled font could not be loaded".into(),
+        ))
+    }
+}
+
+/// Image size in pixels (SVG user units).
+const SIZE: (u32, u32) = (1200, 520);
 
 /// Colors of the runs, in order (the current run first).
 const PALETTE: [RGBColor; 6] = [
@@ -70,9 +97,11 @@ fn plot_error(path: &str, e: impl std::fmt::Display) -> Error {
     Error::InvalidArgument(format!("cannot draw --plot {path}: {e}"))
 }
 
-/// Draw the latency CDF and histogram of `runs` (first = this run) to the SVG at `path`.
+/// Draw the latency CDF and histogram of `runs` (first = this run) to `path` (`.svg` or
+/// `.png`).
 pub fn write_latency_plot(path: &str, runs: &[BenchReport]) -> Result<()> {
-    check_plot_path(path)?;
+    let format = check_plot_path(path)?;
+    register_font()?;
     let all: Vec<f64> = runs
         .iter()
         .flat_map(|r| r.latencies_ms())
@@ -88,22 +117,41 @@ pub fn write_latency_plot(path: &str, runs: &[BenchReport]) -> Result<()> {
     let x_max = if max > 0.0 { max * 1.05 } else { 1.0 };
     // Start the axis at 0 unless every latency sits far from it.
     let x_min = if min > 0.2 * max { min * 0.9 } else { 0.0 };
-    let root = SVGBackend::new(path, (1200, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
-    let root = root
-        .titled(&title(&runs[0]), ("sans-serif", 20))
-        .map_err(|e| plot_error(path, e))?;
-    let (left, right) = root.split_horizontally(600);
-    draw_cdf(&left, runs, x_min..x_max).map_err(|e| plot_error(path, e))?;
-    draw_histogram(&right, runs, x_min..x_max).map_err(|e| plot_error(path, e))?;
-    root.present().map_err(|e| plot_error(path, e))?;
+    let drawn = match format {
+        PlotFormat::Svg => draw(
+            SVGBackend::new(path, SIZE).into_drawing_area(),
+            runs,
+            x_min..x_max,
+        ),
+        PlotFormat::Png => draw(
+            BitMapBackend::new(path, SIZE).into_drawing_area(),
+            runs,
+            x_min..x_max,
+        ),
+    };
+    drawn.map_err(|e| plot_error(path, e))
+}
+
+type Area<DB> = DrawingArea<DB, plotters::coord::Shift>;
+type DrawResult = std::result::Result<(), Box<dyn std::error::Error + 'static>>;
+
+fn draw<DB: DrawingBackend>(root: Area<DB>, runs: &[BenchReport], x: Range<f64>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let root = root.titled(&title(&runs[0]), ("sans-serif", 20))?;
+    let (left, right) = root.split_horizontally(SIZE.0 / 2);
+    draw_cdf(&left, runs, x.clone())?;
+    draw_histogram(&right, runs, x)?;
+    root.present()?;
     Ok(())
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-type DrawResult = std::result::Result<(), Box<dyn std::error::Error + 'static>>;
-
-fn draw_cdf(area: &Area<'_>, runs: &[BenchReport], x: Range<f64>) -> DrawResult {
+fn draw_cdf<DB: DrawingBackend>(area: &Area<DB>, runs: &[BenchReport], x: Range<f64>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
     let mut chart = ChartBuilder::on(area)
         .caption("latency CDF", ("sans-serif", 16))
         .margin(12)
@@ -142,7 +190,14 @@ fn draw_cdf(area: &Area<'_>, runs: &[BenchReport], x: Range<f64>) -> DrawResult 
     Ok(())
 }
 
-fn draw_histogram(area: &Area<'_>, runs: &[BenchReport], x: Range<f64>) -> DrawResult {
+fn draw_histogram<DB: DrawingBackend>(
+    area: &Area<DB>,
+    runs: &[BenchReport],
+    x: Range<f64>,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
     let histograms: Vec<Vec<(f64, f64, f64)>> = runs
         .iter()
         .map(|run| {
@@ -193,10 +248,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_svg_paths_are_accepted() {
-        assert!(check_plot_path("a/b.SVG").is_ok());
-        let png = check_plot_path("x.png").unwrap_err().to_string();
-        assert!(png.contains("PNG") && png.contains(".svg"), "{png}");
-        assert!(check_plot_path("x.jpg").is_err());
+    fn svg_and_png_paths_are_accepted() {
+        assert_eq!(check_plot_path("a/b.SVG").unwrap(), PlotFormat::Svg);
+        assert_eq!(check_plot_path("x.png").unwrap(), PlotFormat::Png);
+        let jpg = check_plot_path("x.jpg").unwrap_err().to_string();
+        assert!(jpg.contains(".svg or .png"), "{jpg}");
+    }
+
+    #[test]
+    fn the_bundled_font_loads_and_has_the_glyphs_the_plot_uses() {
+        register_font().unwrap();
+        let font = ab_glyph::FontRef::try_from_slice(FONT).unwrap();
+        use ab_glyph::Font;
+        for c in "latency CDF ≤ — 0123456789 ms p50 p99 (n=)".chars() {
+            assert_ne!(font.glyph_id(c).0, 0, "missing glyph {c:?}");
+        }
     }
 }

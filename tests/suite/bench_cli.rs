@@ -294,9 +294,9 @@ async fn bad_input_is_a_clear_error() {
     let mut concurrency = take_args(&file, &["i32"], 5, 2, false);
     concurrency.common.concurrency = 0;
     expect_invalid(run_take_bench(&concurrency).await, "--concurrency");
-    let mut png = take_args(&file, &["i32"], 5, 2, false);
-    png.common.plot = Some("out.png".into());
-    expect_invalid(run_take_bench(&png).await, "PNG");
+    let mut jpg = take_args(&file, &["i32"], 5, 2, false);
+    jpg.common.plot = Some("out.jpg".into());
+    expect_invalid(run_take_bench(&jpg).await, "image format");
 
     expect_invalid(
         run_query_bench(&query_args(&ds, "k = 5", "k", 3, false)).await,
@@ -570,6 +570,45 @@ fn the_binary_prints_json_and_draws_an_overlaid_plot() {
     );
 }
 
+/// `--plot out.png` rasterizes the same figure with the bundled font: a real PNG of the
+/// stated size whose pixels are not all background (text and curves were drawn).
+#[test]
+fn the_binary_draws_a_png_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = file_fixture("v2_2/multipage.lance");
+    let png = dir.path().join("plot.png");
+    let out = lakeseek(&[
+        "bench",
+        "take",
+        &file,
+        "--columns",
+        "i32",
+        "--rows-per-take",
+        "10",
+        "--takes",
+        "8",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // IHDR: width and height, big-endian, right after the 8-byte signature and chunk header.
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1200, 520));
+    // A blank white image of this size compresses to a few KB; text, axes and curves do not.
+    assert!(
+        bytes.len() > 20_000,
+        "PNG of {} bytes looks empty",
+        bytes.len()
+    );
+}
+
 #[test]
 fn the_binary_reports_bad_input_without_panicking() {
     let file = file_fixture("v2_2/multipage.lance");
@@ -600,7 +639,7 @@ fn the_binary_reports_bad_input_without_panicking() {
             "--takes",
             "1",
             "--plot",
-            "x.png",
+            "x.gif",
         ],
     ] {
         let out = lakeseek(&args);
