@@ -235,20 +235,20 @@ impl FullZipPage {
     }
 
     /// Byte span (page-data relative) of page-local rows `rows`.
-    fn span(&self, init: &PageInit, rows: &Range<u64>) -> Result<Range<u64>> {
+    fn span(&self, row_offsets: Option<&[u64]>, rows: &Range<u64>) -> Result<Range<u64>> {
         let size = self.data.end - self.data.start;
-        let span = match (init, self.fixed_stride()) {
-            (PageInit::FullZip(i), _) => {
+        let span = match (row_offsets, self.fixed_stride()) {
+            (Some(row_offsets), _) => {
                 let at = |r: u64| {
-                    i.row_offsets
+                    row_offsets
                         .get(r as usize)
                         .copied()
                         .ok_or_else(|| Error::corrupt(format!("row {r} is past the row offsets")))
                 };
                 at(rows.start)?..at(rows.end)?
             }
-            (PageInit::None, Some(stride)) => rows.start * stride..rows.end * stride,
-            _ => return Err(Error::corrupt("full-zip page without row offsets")),
+            (None, Some(stride)) => rows.start * stride..rows.end * stride,
+            (None, None) => return Err(Error::corrupt("full-zip page without row offsets")),
         };
         crate::ensure_corrupt!(
             span.end <= size,
@@ -260,6 +260,22 @@ impl FullZipPage {
 
     /// One byte range per row range.
     pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
+        match init {
+            PageInit::FullZip(i) => self.plan_with_offsets(Some(&i.row_offsets), rows),
+            PageInit::None => self.plan_with_offsets(None, rows),
+            _ => Err(Error::corrupt(
+                "full-zip page with another layout's init data",
+            )),
+        }
+    }
+
+    /// [`plan`](Self::plan) with the row offsets from the page init (`None` for fixed-width
+    /// values without a repetition index), borrowed rather than wrapped in a [`PageInit`].
+    pub fn plan_with_offsets(
+        &self,
+        row_offsets: Option<&[u64]>,
+        rows: &RowRanges,
+    ) -> Result<PageReadPlan> {
         if self.layers.len() == 1 {
             flat_nullability(&self.layers)?;
         }
@@ -280,7 +296,7 @@ impl FullZipPage {
         let mut ranges = Vec::new();
         let mut plan_rows = Vec::new();
         for r in rows.iter().filter(|r| r.start < r.end) {
-            let span = self.span(init, r)?;
+            let span = self.span(row_offsets, r)?;
             if span.start < span.end {
                 ranges.push(self.data.start + span.start..self.data.start + span.end);
                 plan_rows.push(r.clone());
@@ -295,6 +311,7 @@ impl FullZipPage {
         Ok(PageReadPlan {
             ranges,
             detail: PlanDetail::FullZipRows(plan_rows),
+            projection: None,
         })
     }
 

@@ -248,6 +248,7 @@ impl MiniBlockPage {
         Ok(PageReadPlan {
             ranges,
             detail: PlanDetail::MiniBlockChunks(runs),
+            projection: None,
         })
     }
 

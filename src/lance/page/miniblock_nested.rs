@@ -150,6 +150,7 @@ impl MiniBlockPage {
         Ok(PageReadPlan {
             ranges,
             detail: PlanDetail::MiniBlockChunks(runs),
+            projection: None,
         })
     }
 

@@ -123,6 +123,9 @@ pub struct PageReadPlan {
     pub ranges: Vec<Range<u64>>,
     /// Layout-specific detail of what each range holds.
     pub detail: PlanDetail,
+    /// Nested 2.3 sparse pages: the selected rows projected through the structural plan
+    /// (layer slots and leaf ranges), computed while planning and reused by the decode.
+    pub projection: Option<std::sync::Arc<sparse_plan::Projection>>,
 }
 
 /// Layout-specific part of a [`PageReadPlan`].
@@ -510,6 +513,7 @@ impl PageLayout {
             (PageLayout::Constant(_), _) => Ok(PageReadPlan {
                 ranges: Vec::new(),
                 detail: PlanDetail::NoData,
+                projection: None,
             }),
             (PageLayout::Sparse(s), PageInit::Sparse(i)) => s.plan(i, rows),
             _ => Err(Error::corrupt(

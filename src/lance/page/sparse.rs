@@ -491,17 +491,12 @@ impl SparsePage {
             (SparseValues::Zipped(z), SparseValueInit::Zipped(offsets)) => {
                 let validity = flat_validity(init)?;
                 let ordinals = validity.valid_ordinal_ranges(rows);
-                let page_init = match offsets {
-                    Some(o) => PageInit::FullZip(super::fullzip::FullZipInit {
-                        row_offsets: o.clone(),
-                    }),
-                    None => PageInit::None,
-                };
-                z.plan(&page_init, &ordinals)
+                z.plan_with_offsets(offsets.as_deref(), &ordinals)
             }
             (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan {
                 ranges: Vec::new(),
                 detail: PlanDetail::NoData,
+                projection: None,
             }),
             _ => Err(Error::corrupt("sparse init does not match its value plane")),
         }

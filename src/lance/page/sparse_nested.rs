@@ -4,16 +4,17 @@
 //! materialized slots among them; constant/none: nothing). When no selected row reaches a
 //! leaf slot, the plan has no ranges at all.
 
+use std::sync::Arc;
+
 use arrow_array::{Array, UInt64Array};
 use arrow_schema::DataType;
 use bytes::Bytes;
 
-use super::fullzip::FullZipInit;
 use super::sparse::{SparseInit, SparsePage, SparseValueInit, SparseValues};
 use super::sparse_plan::SparseStructuralPlan;
 use super::structure::LeafData;
 use super::values::LeafBuilder;
-use super::{PageInit, PageReadPlan, PlanDetail, RowRanges};
+use super::{PageReadPlan, PlanDetail, RowRanges};
 use crate::error::{Error, Result};
 
 impl SparseStructuralPlan {
@@ -25,23 +26,25 @@ impl SparseStructuralPlan {
         rows: &RowRanges,
     ) -> Result<PageReadPlan> {
         let projection = self.project(rows)?;
-        match (&page.values, &init.values) {
+        let mut plan = match (&page.values, &init.values) {
             (SparseValues::Chunked(m), SparseValueInit::Chunked(i)) => {
-                m.plan(i, &projection.leaf_ranges)
+                m.plan(i, &projection.leaf_ranges)?
             }
-            (SparseValues::Zipped(z), SparseValueInit::Zipped(offsets)) => z.plan(
-                &zipped_init(offsets),
-                &self.ordinals(&projection.leaf_ranges)?,
-            ),
-            (SparseValues::Constant(_) | SparseValues::None, _) => Ok(PageReadPlan {
+            (SparseValues::Zipped(z), SparseValueInit::Zipped(offsets)) => {
+                z.plan_with_offsets(offsets.as_deref(), &self.ordinals(&projection.leaf_ranges)?)?
+            }
+            (SparseValues::Constant(_) | SparseValues::None, _) => PageReadPlan {
                 ranges: Vec::new(),
                 detail: PlanDetail::NoData,
-            }),
+                projection: None,
+            },
             (SparseValues::Indexed, _) => {
-                Err(Error::unsupported("sparse pages with indexed values"))
+                return Err(Error::unsupported("sparse pages with indexed values"))
             }
-            _ => Err(Error::corrupt("sparse init does not match its value plane")),
-        }
+            _ => return Err(Error::corrupt("sparse init does not match its value plane")),
+        };
+        plan.projection = Some(Arc::new(projection));
+        Ok(plan)
     }
 
     /// Decode page-local `rows` into the leaf's slots and values.
@@ -54,7 +57,12 @@ impl SparseStructuralPlan {
         bytes: &[Bytes],
         leaf_type: &DataType,
     ) -> Result<LeafData> {
-        let projection = self.project(rows)?;
+        // The projection made while planning these rows, or a fresh one for a plan made
+        // elsewhere.
+        let projection = match &plan.projection {
+            Some(p) => p.clone(),
+            None => Arc::new(self.project(rows)?),
+        };
         let leaf_len = super::count_rows(&projection.leaf_ranges) as usize;
         let mut out = LeafBuilder::new(leaf_type)?;
         let values = match (&page.values, &init.values) {
@@ -107,18 +115,7 @@ impl SparseStructuralPlan {
             "{} values for {leaf_len} leaf slots",
             values.len()
         );
-        Ok(LeafData {
-            layers: projection.layers,
-            values,
-        })
-    }
-}
-
-fn zipped_init(offsets: &Option<Vec<u64>>) -> PageInit {
-    match offsets {
-        Some(o) => PageInit::FullZip(FullZipInit {
-            row_offsets: o.clone(),
-        }),
-        None => PageInit::None,
+        let layers = Arc::try_unwrap(projection).map_or_else(|p| p.layers.clone(), |p| p.layers);
+        Ok(LeafData { layers, values })
     }
 }

@@ -204,7 +204,7 @@ pub struct SparseStructuralPlan {
 }
 
 /// Selected rows projected onto every layer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Projection {
     /// Slots (validity, list offsets) of each layer for the selected rows.
     pub layers: Vec<LayerSlots>,
