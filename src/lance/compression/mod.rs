@@ -281,6 +281,27 @@ pub fn decode_levels(
     }
 }
 
+/// [`decode_levels`] as `(value, length)` runs: RLE blocks are read run by run without
+/// expanding them; any other encoding is decoded and grouped into runs.
+pub fn decode_level_runs(
+    encoding: &CompressiveEncoding,
+    payload: Option<Bytes>,
+    num_values: usize,
+) -> Result<Vec<(u16, u32)>> {
+    if let Some(Compression::Rle(r)) = &encoding.compression {
+        return rle::decode_block_runs(r, &require_payload(payload, "Rle")?, num_values);
+    }
+    let levels = decode_levels(encoding, payload, num_values)?;
+    let mut runs: Vec<(u16, u32)> = Vec::new();
+    for level in levels {
+        match runs.last_mut() {
+            Some((value, length)) if *value == level && *length < u32::MAX => *length += 1,
+            _ => runs.push((level, 1)),
+        }
+    }
+    Ok(runs)
+}
+
 /// 2.3 unsigned sequences (positions, counts): u64 values under the generic block grammar
 /// (Constant without value = empty, Range, Flat64, OOL bitpacking, Delta, General, Rle,
 /// Dictionary). `num_values` is the cardinality from the container.

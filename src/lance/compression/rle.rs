@@ -279,6 +279,67 @@ pub(super) fn decode_block(rle: &Rle, payload: &Bytes, num_values: usize) -> Res
     Ok(rle.fixed(data, num_values))
 }
 
+/// Decodes a block RLE payload of 16-bit levels into `(value, length)` runs without
+/// expanding them (the run lengths must sum exactly to `num_values`, as for
+/// [`decode_block`]). Levels of mostly-empty lists are long runs: readers that only need a
+/// few rows of a chunk work on the runs instead of every level.
+pub(super) fn decode_block_runs(
+    rle: &Rle,
+    payload: &Bytes,
+    num_values: usize,
+) -> Result<Vec<(u16, u32)>> {
+    let parsed = StableRle::parse(rle)?;
+    crate::ensure_corrupt!(
+        parsed.values.bits == 16,
+        "levels are {}-bit Rle values, expected 16",
+        parsed.values.bits
+    );
+    let (values, lengths) = split_block_frame(payload)?;
+    if num_values == 0 {
+        return Ok(Vec::new());
+    }
+    let (values, lengths) = parsed.decode_children(values, lengths)?;
+    let length_width = (parsed.lengths.bits / 8) as usize;
+    crate::ensure_corrupt!(
+        values.len() % 2 == 0 && lengths.len() % length_width == 0,
+        "Rle buffers of {} and {} bytes are not multiples of 2 and {length_width}",
+        values.len(),
+        lengths.len()
+    );
+    let count = values.len() / 2;
+    crate::ensure_corrupt!(
+        count == lengths.len() / length_width,
+        "Rle has {count} values but {} run lengths",
+        lengths.len() / length_width
+    );
+    crate::ensure_corrupt!(
+        count <= num_values,
+        "Rle has {count} runs for {num_values} levels"
+    );
+    let mut runs = Vec::with_capacity(count);
+    let mut total = 0u64;
+    for i in 0..count {
+        let mut buf = [0u8; 8];
+        buf[..length_width].copy_from_slice(&lengths[i * length_width..(i + 1) * length_width]);
+        let length = u64::from_le_bytes(buf);
+        crate::ensure_corrupt!(length > 0, "Rle run {i} has length 0");
+        total = total.saturating_add(length);
+        crate::ensure_corrupt!(
+            total <= num_values as u64,
+            "Rle run lengths sum past {num_values}"
+        );
+        runs.push((
+            u16::from_le_bytes([values[2 * i], values[2 * i + 1]]),
+            length as u32,
+        ));
+    }
+    crate::ensure_corrupt!(
+        total == num_values as u64,
+        "Rle run lengths sum to {total}, expected {num_values}"
+    );
+    Ok(runs)
+}
+
 /// The level count of a block RLE of u16 values with raw u8 run lengths (the form pylance
 /// 6.0.1 used for levels whose count overflowed the u16 chunk header), or `None` for any other
 /// RLE form.

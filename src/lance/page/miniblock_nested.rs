@@ -14,6 +14,7 @@ use std::ops::Range;
 use arrow_schema::DataType;
 use bytes::Bytes;
 
+use super::level_runs::LevelRuns;
 use super::miniblock::{ChunkFrame, MiniBlockInit, MiniBlockPage};
 use super::structure::{DenseStructure, LeafData};
 use super::values::{decoded_len, LeafBuilder};
@@ -97,10 +98,10 @@ pub fn parse_repetition_index(
 
 /// A decoded chunk of a nested page.
 struct NestedChunk {
-    rep: Option<Vec<u16>>,
-    def: Option<Vec<u16>>,
-    /// With `def`: visible levels (those holding a value) before each level, plus the total.
-    visible_prefix: Option<Vec<u32>>,
+    /// Repetition levels; marked: levels where a row starts (`max_rep`).
+    rep: Option<LevelRuns>,
+    /// Definition levels; marked: visible levels (those holding a value).
+    def: Option<LevelRuns>,
     values: DecodedValues,
     num_levels: usize,
 }
@@ -108,10 +109,15 @@ struct NestedChunk {
 impl NestedChunk {
     /// Values before level `upto`.
     fn visible_before(&self, upto: usize) -> usize {
-        match &self.visible_prefix {
-            Some(prefix) => prefix.get(upto).map_or(0, |&v| v as usize),
+        match &self.def {
+            Some(def) => def.marked_before(upto),
             None => upto,
         }
+    }
+
+    /// Rows that start in the chunk.
+    fn row_starts(&self) -> usize {
+        self.rep.as_ref().map_or(0, LevelRuns::marked)
     }
 }
 
@@ -173,42 +179,36 @@ impl MiniBlockPage {
             "decoded {} values, chunk holds {items}",
             decoded_len(&values)
         );
-        let levels = |encoding: &Option<_>, payload: Option<Bytes>| -> Result<Option<Vec<u16>>> {
+        let levels = |encoding: &Option<_>,
+                      payload: Option<Bytes>,
+                      is_marked: &dyn Fn(u16) -> bool|
+         -> Result<Option<LevelRuns>> {
             match (encoding, payload) {
                 (Some(e), Some(p)) => {
-                    let decoded = compression::decode_levels(e, Some(p), frame.num_levels)?;
+                    let runs = compression::decode_level_runs(e, Some(p), frame.num_levels)?;
+                    let runs = LevelRuns::new(&runs, is_marked);
                     crate::ensure_corrupt!(
-                        decoded.len() == frame.num_levels,
+                        runs.len() == frame.num_levels,
                         "decoded {} of {} levels",
-                        decoded.len(),
+                        runs.len(),
                         frame.num_levels
                     );
-                    Ok(Some(decoded))
+                    Ok(Some(runs))
                 }
                 _ => Ok(None),
             }
         };
-        let rep = levels(&self.rep_compression, frame.rep.clone())?;
-        let def = levels(&self.def_compression, frame.def.clone())?;
+        let max_rep = structure.max_rep;
+        let rep = levels(&self.rep_compression, frame.rep.clone(), &|l| l == max_rep)?;
+        let def = levels(&self.def_compression, frame.def.clone(), &|l| {
+            structure.is_visible(l)
+        })?;
         let num_levels = if rep.is_none() && def.is_none() {
             items
         } else {
             frame.num_levels
         };
-        let visible_prefix = def.as_ref().map(|d| {
-            let mut prefix = Vec::with_capacity(d.len() + 1);
-            let mut seen = 0u32;
-            prefix.push(0);
-            for &l in d {
-                seen += u32::from(structure.is_visible(l));
-                prefix.push(seen);
-            }
-            prefix
-        });
-        let visible = match &visible_prefix {
-            Some(p) => p.last().map_or(0, |&v| v as usize),
-            None => num_levels,
-        };
+        let visible = def.as_ref().map_or(num_levels, LevelRuns::marked);
         crate::ensure_corrupt!(
             visible == items,
             "chunk has {visible} visible levels for {items} values"
@@ -216,7 +216,6 @@ impl MiniBlockPage {
         Ok(NestedChunk {
             rep,
             def,
-            visible_prefix,
             values,
             num_levels,
         })
@@ -266,8 +265,9 @@ impl MiniBlockPage {
                 chunks.push(chunk);
             }
             let levels = RunLevels::new(&chunks);
-            // Level index where each row of the run starts.
-            let (first_row, row_starts, run_end_row) = match &init.rows {
+            // Where the run's rows start: the rows that start in its chunks (with lists), or
+            // one row per level (without).
+            let (first_row, run_end_row, with_lists) = match &init.rows {
                 Some(chunk_rows) if structure.max_rep > 0 => {
                     let first = chunk_rows
                         .get(run.start)
@@ -275,12 +275,11 @@ impl MiniBlockPage {
                     let last = chunk_rows
                         .get(run.end - 1)
                         .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
-                    let starts = levels.row_starts(&chunks, structure.max_rep);
-                    (first.first_row, starts, last.first_row + last.starts)
+                    (first.first_row, last.first_row + last.starts, true)
                 }
                 _ => {
                     let first = init.chunks.chunks[run.start].item_start;
-                    (first, (0..levels.len).collect(), first + levels.len as u64)
+                    (first, first + levels.len as u64, false)
                 }
             };
             while let Some(r) = wanted.peek() {
@@ -293,13 +292,14 @@ impl MiniBlockPage {
                 );
                 let level_of = |row: u64| -> Result<usize> {
                     let k = (row - first_row) as usize;
-                    match row_starts.get(k) {
-                        Some(&l) => Ok(l),
-                        None if k == row_starts.len() => Ok(levels.len),
-                        None => Err(Error::corrupt(format!(
-                            "row {row} does not start in the fetched chunks"
-                        ))),
-                    }
+                    let level = if with_lists {
+                        levels.row_start(&chunks, k)
+                    } else {
+                        (k <= levels.len).then_some(k)
+                    };
+                    level.ok_or_else(|| {
+                        Error::corrupt(format!("row {row} does not start in the fetched chunks"))
+                    })
                 };
                 let (l0, l1) = (level_of(r.start)?, level_of(r.end.min(run_end_row))?);
                 crate::ensure_corrupt!(
@@ -359,20 +359,17 @@ impl RunLevels {
         Self { starts, len }
     }
 
-    /// Levels (run-relative) whose repetition level is `max_rep`: where each row starts.
-    fn row_starts(&self, chunks: &[NestedChunk], max_rep: u16) -> Vec<usize> {
-        let mut starts = Vec::new();
+    /// Level (run-relative) where the `k`-th row starting in the run starts; the run's level
+    /// count for `k` = the number of rows starting in it; `None` past that.
+    fn row_start(&self, chunks: &[NestedChunk], mut k: usize) -> Option<usize> {
         for (chunk, &base) in chunks.iter().zip(&self.starts) {
-            if let Some(rep) = &chunk.rep {
-                starts.extend(
-                    rep.iter()
-                        .enumerate()
-                        .filter(|(_, &r)| r == max_rep)
-                        .map(|(i, _)| base + i),
-                );
+            let rows = chunk.row_starts();
+            if k < rows {
+                return chunk.rep.as_ref()?.nth_marked(k).map(|l| base + l);
             }
+            k -= rows;
         }
-        starts
+        (k == 0).then_some(self.len)
     }
 
     /// Append levels `range` and the values of their visible levels.
@@ -395,10 +392,10 @@ impl RunLevels {
             }
             let (lo, hi) = (lo - cs, hi - cs);
             if let Some(rep) = &chunk.rep {
-                rep_out.extend_from_slice(&rep[lo..hi]);
+                rep.extend_into(lo..hi, rep_out);
             }
             if let Some(def) = &chunk.def {
-                def_out.extend_from_slice(&def[lo..hi]);
+                def.extend_into(lo..hi, def_out);
             }
             let items = chunk.visible_before(lo)..chunk.visible_before(hi);
             match dictionary {

@@ -23,6 +23,7 @@
 
 pub mod constant;
 pub mod fullzip;
+pub mod level_runs;
 pub mod miniblock;
 pub mod miniblock_nested;
 pub mod sparse;
