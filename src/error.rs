@@ -97,10 +97,8 @@ impl Error {
                     *range = byte_range;
                 }
             }
-            Error::Unsupported { path, .. } | Error::NotFound { path, .. } => {
-                if path.is_empty() {
-                    *path = object_path.to_string();
-                }
+            Error::Unsupported { path, .. } | Error::NotFound { path, .. } if path.is_empty() => {
+                *path = object_path.to_string();
             }
             _ => {}
         }

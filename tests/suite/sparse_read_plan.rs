@@ -158,7 +158,10 @@ async fn empty_rows_read_no_values_and_reaching_rows_read_only_their_chunks() {
                 assert_eq!(batch.num_rows(), take.len());
                 let read = read_ranges(&recording);
                 for (layout, init, _) in &field.pages {
-                    let all_values = layout.plan(init, &[rows.clone()]).expect("plan").ranges;
+                    let all_values = layout
+                        .plan(init, std::slice::from_ref(rows))
+                        .expect("plan")
+                        .ranges;
                     for value in &all_values {
                         assert!(
                             !read
