@@ -12,3 +12,4 @@ pub mod key;
 pub mod list_element;
 pub mod predicate;
 pub mod query;
+pub mod sql_literal;

@@ -19,6 +19,7 @@ use super::expr::{CompareOp, ElementExpr, Literal, Truth};
 use super::resolve::ElementField;
 use super::value::ElementValue;
 use crate::error::{Error, Result};
+use crate::index::sql_literal::utc_offset_seconds;
 
 /// A field a bound predicate refers to.
 #[derive(Debug, Clone, PartialEq)]
@@ -499,31 +500,6 @@ fn narrow(v: f64, t: &DataType) -> ElementValue {
         DataType::Float32 => ElementValue::Float32(v as f32),
         _ => ElementValue::Float64(v),
     }
-}
-
-/// Offset east of UTC in seconds for "UTC", "Z", "+HH:MM", "-HHMM", "+HH".
-fn utc_offset_seconds(tz: &str) -> Option<i64> {
-    if matches!(tz, "UTC" | "utc" | "Z" | "Etc/UTC" | "+00:00" | "-00:00") {
-        return Some(0);
-    }
-    let (sign, rest) = match tz.as_bytes().first()? {
-        b'+' => (1, tz.get(1..)?),
-        b'-' => (-1, tz.get(1..)?),
-        _ => return None,
-    };
-    let (h, m) = match rest.len() {
-        5 if rest.as_bytes().get(2) == Some(&b':') => (rest.get(0..2)?, rest.get(3..5)?),
-        4 => (rest.get(0..2)?, rest.get(2..4)?),
-        2 => (rest, "00"),
-        _ => return None,
-    };
-    let number = |s: &str| {
-        s.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| s.parse::<i64>().ok())
-            .flatten()
-    };
-    Some(sign * (number(h)? * 3600 + number(m)? * 60))
 }
 
 /// `field op value` with the signed-zero rewrite.

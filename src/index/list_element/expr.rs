@@ -9,54 +9,14 @@
 //! are kept as opaque [`ElementExpr::Opaque`] nodes: the planner treats them as conjuncts
 //! the keys cannot answer, and the evaluator reports them as unsupported.
 
-use sqlparser::ast::{BinaryOperator, CastKind, DataType as SqlType, Expr, UnaryOperator, Value};
+use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
 use crate::error::{Error, Result};
-
-/// Comparison operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompareOp {
-    /// `=`
-    Eq,
-    /// `!=` / `<>`
-    NotEq,
-    /// `<`
-    Lt,
-    /// `<=`
-    LtEq,
-    /// `>`
-    Gt,
-    /// `>=`
-    GtEq,
-}
-
-impl CompareOp {
-    /// The operator with its operands swapped (`5 < x` is `x > 5`).
-    pub fn swapped(self) -> Self {
-        match self {
-            CompareOp::Lt => CompareOp::Gt,
-            CompareOp::LtEq => CompareOp::GtEq,
-            CompareOp::Gt => CompareOp::Lt,
-            CompareOp::GtEq => CompareOp::LtEq,
-            other => other,
-        }
-    }
-
-    /// SQL spelling.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CompareOp::Eq => "=",
-            CompareOp::NotEq => "!=",
-            CompareOp::Lt => "<",
-            CompareOp::LtEq => "<=",
-            CompareOp::Gt => ">",
-            CompareOp::GtEq => ">=",
-        }
-    }
-}
+use crate::index::sql_literal::try_literal;
+pub use crate::index::sql_literal::{CompareOp, Literal};
 
 /// The truth value tested by `IS [NOT] TRUE|FALSE|UNKNOWN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,56 +27,6 @@ pub enum Truth {
     False,
     /// `IS UNKNOWN`.
     Unknown,
-}
-
-/// An untyped literal as written.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Literal {
-    /// `NULL`.
-    Null,
-    /// `TRUE` / `FALSE`.
-    Bool(bool),
-    /// A number as written, sign included (`-5`, `1.5`, `2.5e-1`).
-    Number(String),
-    /// `'text'`.
-    String(String),
-    /// `X'0102'`.
-    Hex(Vec<u8>),
-    /// `DATE '2024-01-01'`.
-    Date(String),
-    /// `TIMESTAMP '2024-01-01 00:00:00'`.
-    Timestamp(String),
-    /// `CAST('NaN' AS DOUBLE)`; `single` for FLOAT/REAL.
-    FloatCast {
-        /// The text cast.
-        text: String,
-        /// Cast to float32.
-        single: bool,
-    },
-}
-
-impl std::fmt::Display for Literal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Literal::Null => write!(f, "NULL"),
-            Literal::Bool(b) => write!(f, "{}", if *b { "TRUE" } else { "FALSE" }),
-            Literal::Number(n) => write!(f, "{n}"),
-            Literal::String(s) => write!(f, "'{}'", s.replace('\'', "''")),
-            Literal::Hex(b) => {
-                write!(f, "X'")?;
-                for byte in b {
-                    write!(f, "{byte:02X}")?;
-                }
-                write!(f, "'")
-            }
-            Literal::Date(s) => write!(f, "DATE '{s}'"),
-            Literal::Timestamp(s) => write!(f, "TIMESTAMP '{s}'"),
-            Literal::FloatCast { text, single } => {
-                let t = if *single { "FLOAT" } else { "DOUBLE" };
-                write!(f, "CAST('{text}' AS {t})")
-            }
-        }
-    }
 }
 
 /// An untyped predicate over the fields of one list element.
@@ -336,92 +246,7 @@ fn flatten(a: ElementExpr, b: ElementExpr, and: bool) -> ElementExpr {
 
 /// A literal expression; `Ok(None)` when `expr` is not a literal form at all.
 fn literal(text: &str, expr: &Expr) -> Result<Option<Literal>> {
-    Ok(Some(match expr {
-        Expr::Nested(inner) => return literal(text, inner),
-        Expr::Value(v) => match &v.value {
-            Value::Number(n, _) => Literal::Number(n.clone()),
-            Value::SingleQuotedString(s) => Literal::String(s.clone()),
-            Value::HexStringLiteral(h) => Literal::Hex(
-                decode_hex(h).ok_or_else(|| invalid(text, format!("bad hex literal X'{h}'")))?,
-            ),
-            Value::Boolean(b) => Literal::Bool(*b),
-            Value::Null => Literal::Null,
-            other => return Err(invalid(text, format!("literal {other} is not supported"))),
-        },
-        Expr::UnaryOp {
-            op: UnaryOperator::Minus,
-            expr: inner,
-        } => match literal(text, inner)? {
-            Some(Literal::Number(n)) => Literal::Number(match n.strip_prefix('-') {
-                Some(positive) => positive.to_string(),
-                None => format!("-{n}"),
-            }),
-            _ => return Ok(None),
-        },
-        Expr::TypedString(ts) => {
-            let s = string_value(text, &ts.value.value)?;
-            match &ts.data_type {
-                SqlType::Date => Literal::Date(s),
-                SqlType::Timestamp(_, _) | SqlType::TimestampNtz(_) | SqlType::Datetime(_) => {
-                    Literal::Timestamp(s)
-                }
-                other => return Err(invalid(text, format!("{other} literals are not supported"))),
-            }
-        }
-        Expr::Cast {
-            kind: CastKind::Cast | CastKind::DoubleColon,
-            expr: inner,
-            data_type,
-            ..
-        } => {
-            let Some(cast) = literal(text, inner)? else {
-                return Ok(None);
-            };
-            let cast_text = match cast {
-                Literal::String(s) | Literal::Number(s) => s,
-                _ => return Ok(None),
-            };
-            match data_type {
-                SqlType::Double(_)
-                | SqlType::DoublePrecision
-                | SqlType::Float64
-                | SqlType::Float8 => Literal::FloatCast {
-                    text: cast_text,
-                    single: false,
-                },
-                SqlType::Float(_) | SqlType::Real | SqlType::Float32 | SqlType::Float4 => {
-                    Literal::FloatCast {
-                        text: cast_text,
-                        single: true,
-                    }
-                }
-                SqlType::Date => Literal::Date(cast_text),
-                SqlType::Timestamp(_, _) => Literal::Timestamp(cast_text),
-                _ => return Ok(None),
-            }
-        }
-        _ => return Ok(None),
-    }))
-}
-
-fn string_value(text: &str, v: &Value) -> Result<String> {
-    match v {
-        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Ok(s.clone()),
-        other => Err(invalid(
-            text,
-            format!("expected a quoted string, got {other}"),
-        )),
-    }
-}
-
-fn decode_hex(h: &str) -> Option<Vec<u8>> {
-    if !h.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
-        .collect()
+    try_literal(expr, &|what| invalid(text, what))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::parse::{CompareOp, Filter, Literal, Operand};
 use super::{BoundFilter, ColumnRef, Leaf, LeafQuery, Predicate};
 use crate::error::{Error, Result};
 use crate::index::key::{is_key_type, Key};
+use crate::index::sql_literal::utc_offset_seconds;
 use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::Schema;
 
@@ -297,31 +298,6 @@ impl Binder<'_> {
             TimeUnit::Nanosecond => utc,
         })
     }
-}
-
-/// Offset east of UTC in seconds for "UTC", "Z", "+HH:MM", "-HHMM", "+HH".
-fn utc_offset_seconds(tz: &str) -> Option<i64> {
-    if matches!(tz, "UTC" | "utc" | "Z" | "Etc/UTC" | "+00:00" | "-00:00") {
-        return Some(0);
-    }
-    let (sign, rest) = match tz.as_bytes().first()? {
-        b'+' => (1, &tz[1..]),
-        b'-' => (-1, &tz[1..]),
-        _ => return None,
-    };
-    let (h, m) = match rest.len() {
-        5 if rest.as_bytes()[2] == b':' => (&rest[0..2], &rest[3..5]),
-        4 => (&rest[0..2], &rest[2..4]),
-        2 => (rest, "00"),
-        _ => return None,
-    };
-    let digits = |s: &str| {
-        s.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| s.parse::<i64>().ok())
-            .flatten()
-    };
-    Some(sign * (digits(h)? * 3600 + digits(m)? * 60))
 }
 
 fn narrow_float(v: f64, t: &DataType) -> f64 {

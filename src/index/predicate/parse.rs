@@ -1,92 +1,13 @@
 //! SQL text -> untyped [`Filter`] tree (sqlparser, generic dialect).
 
-use sqlparser::ast::{BinaryOperator, CastKind, DataType as SqlType, Expr, UnaryOperator, Value};
+use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
 use crate::error::{Error, Result};
-
-/// Comparison operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompareOp {
-    /// `=`
-    Eq,
-    /// `!=` / `<>`
-    NotEq,
-    /// `<`
-    Lt,
-    /// `<=`
-    LtEq,
-    /// `>`
-    Gt,
-    /// `>=`
-    GtEq,
-}
-
-impl CompareOp {
-    /// The operator with its operands swapped (`5 < x` is `x > 5`).
-    pub fn swapped(self) -> Self {
-        match self {
-            CompareOp::Lt => CompareOp::Gt,
-            CompareOp::LtEq => CompareOp::GtEq,
-            CompareOp::Gt => CompareOp::Lt,
-            CompareOp::GtEq => CompareOp::LtEq,
-            other => other,
-        }
-    }
-}
-
-/// An untyped literal as written.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Literal {
-    /// `NULL`.
-    Null,
-    /// `TRUE` / `FALSE`.
-    Bool(bool),
-    /// A number as written (sign included), e.g. "-5", "1.5", "2.5e-1".
-    Number(String),
-    /// `'text'`.
-    String(String),
-    /// `X'0102'`.
-    Hex(Vec<u8>),
-    /// `DATE '2024-01-01'`.
-    Date(String),
-    /// `TIMESTAMP '2024-01-01 00:00:00'`.
-    Timestamp(String),
-    /// `CAST('NaN' AS DOUBLE)`; `single` for FLOAT/REAL.
-    FloatCast {
-        /// The text cast.
-        text: String,
-        /// Cast to float32.
-        single: bool,
-    },
-}
-
-impl std::fmt::Display for Literal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Literal::Null => write!(f, "NULL"),
-            Literal::Bool(b) => write!(f, "{}", if *b { "TRUE" } else { "FALSE" }),
-            Literal::Number(n) => write!(f, "{n}"),
-            Literal::String(s) => write!(f, "'{}'", s.replace('\'', "''")),
-            Literal::Hex(b) => write!(
-                f,
-                "X'{}'",
-                b.iter().map(|x| format!("{x:02X}")).collect::<String>()
-            ),
-            Literal::Date(s) => write!(f, "DATE '{s}'"),
-            Literal::Timestamp(s) => write!(f, "TIMESTAMP '{s}'"),
-            Literal::FloatCast { text, single } => {
-                write!(
-                    f,
-                    "CAST('{text}' AS {})",
-                    if *single { "FLOAT" } else { "DOUBLE" }
-                )
-            }
-        }
-    }
-}
+use crate::index::sql_literal::try_literal;
+pub use crate::index::sql_literal::{CompareOp, Literal};
 
 /// One side of a comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -297,95 +218,8 @@ fn operand(text: &str, expr: &Expr) -> Result<Operand> {
 }
 
 fn literal(text: &str, expr: &Expr) -> Result<Literal> {
-    match expr {
-        Expr::Nested(inner) => literal(text, inner),
-        Expr::Value(v) => value(text, &v.value),
-        Expr::UnaryOp {
-            op: UnaryOperator::Minus,
-            expr,
-        } => match literal(text, expr)? {
-            Literal::Number(n) => Ok(Literal::Number(match n.strip_prefix('-') {
-                Some(positive) => positive.to_string(),
-                None => format!("-{n}"),
-            })),
-            other => Err(invalid(text, format!("cannot negate {other}"))),
-        },
-        Expr::TypedString(ts) => {
-            let s = string_value(text, &ts.value.value)?;
-            match &ts.data_type {
-                SqlType::Date => Ok(Literal::Date(s)),
-                SqlType::Timestamp(_, _) | SqlType::TimestampNtz(_) | SqlType::Datetime(_) => {
-                    Ok(Literal::Timestamp(s))
-                }
-                other => Err(unsupported(text, format!("{other} literal"))),
-            }
-        }
-        Expr::Cast {
-            kind: CastKind::Cast | CastKind::DoubleColon,
-            expr,
-            data_type,
-            ..
-        } => {
-            let single = match data_type {
-                SqlType::Double(_)
-                | SqlType::DoublePrecision
-                | SqlType::Float64
-                | SqlType::Float8 => false,
-                SqlType::Float(_) | SqlType::Real | SqlType::Float32 | SqlType::Float4 => true,
-                SqlType::Date => return Ok(Literal::Date(cast_text(text, expr)?)),
-                SqlType::Timestamp(_, _) => return Ok(Literal::Timestamp(cast_text(text, expr)?)),
-                other => return Err(unsupported(text, format!("CAST to {other}"))),
-            };
-            Ok(Literal::FloatCast {
-                text: cast_text(text, expr)?,
-                single,
-            })
-        }
-        other => Err(unsupported(
-            text,
-            format!("{other} where a literal was expected"),
-        )),
-    }
-}
-
-fn cast_text(text: &str, expr: &Expr) -> Result<String> {
-    match literal(text, expr)? {
-        Literal::String(s) | Literal::Number(s) => Ok(s),
-        other => Err(unsupported(text, format!("CAST of {other}"))),
-    }
-}
-
-fn string_value(text: &str, v: &Value) -> Result<String> {
-    match v {
-        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Ok(s.clone()),
-        other => Err(invalid(
-            text,
-            format!("expected a quoted string, got {other}"),
-        )),
-    }
-}
-
-fn value(text: &str, v: &Value) -> Result<Literal> {
-    Ok(match v {
-        Value::Number(n, _) => Literal::Number(n.clone()),
-        Value::SingleQuotedString(s) => Literal::String(s.clone()),
-        Value::HexStringLiteral(h) => Literal::Hex(
-            decode_hex(h).ok_or_else(|| invalid(text, format!("bad hex literal X'{h}'")))?,
-        ),
-        Value::Boolean(b) => Literal::Bool(*b),
-        Value::Null => Literal::Null,
-        other => return Err(unsupported(text, format!("literal {other}"))),
-    })
-}
-
-fn decode_hex(h: &str) -> Option<Vec<u8>> {
-    if !h.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
-        .collect()
+    try_literal(expr, &|what| invalid(text, what))?
+        .ok_or_else(|| unsupported(text, format!("{expr} where a literal was expected")))
 }
 
 #[cfg(test)]
