@@ -1,7 +1,12 @@
 //! SQL pieces shared by the filter parser ([`predicate`](super::predicate)) and the
 //! `any_element` predicate parser ([`list_element`](super::list_element)): comparison
-//! operators, untyped literals as written, and time zone offsets of timestamp types.
+//! operators, untyped literals as written, and their coercion to a column's Arrow type
+//! ([`coerce_literal`]: integers in range, floats, strings, binaries, dates and timestamps
+//! in the column's unit and zone).
 
+use arrow_array::types::Date32Type;
+use arrow_cast::parse::{string_to_timestamp_nanos, Parser as _};
+use arrow_schema::{DataType, TimeUnit};
 use sqlparser::ast::{CastKind, DataType as SqlType, Expr, UnaryOperator, Value};
 
 use crate::error::{Error, Result};
@@ -178,9 +183,138 @@ fn decode_hex(h: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// A literal coerced to a column type, before the caller's own key or value type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// Boolean.
+    Bool(bool),
+    /// Signed integers; dates (Date32 days, Date64 ms) and timestamps in the column's unit.
+    Int(i64),
+    /// Unsigned integers.
+    UInt(u64),
+    /// Floats, as parsed (the caller narrows to the column's width).
+    Float(f64),
+    /// UTF-8 strings and binaries.
+    Bytes(Vec<u8>),
+}
+
+/// Why a literal does not coerce.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CoerceError {
+    /// The literal cannot be compared with the type (or does not fit it).
+    Mismatch,
+    /// The literal is malformed (`DATE 'x'`, `CAST('y' AS DOUBLE)`, out of range).
+    Invalid(String),
+    /// A time zone other than UTC and fixed offsets.
+    UnsupportedZone(String),
+}
+
+const NANOS_PER_DAY: i64 = 86_400_000_000_000;
+
+/// Coerce `lit` to column type `t`; `Ok(None)` for `NULL`.
+pub fn coerce_literal(lit: &Literal, t: &DataType) -> Result<Option<Scalar>, CoerceError> {
+    use DataType as T;
+    Ok(Some(match (lit, t) {
+        (Literal::Null, _) => return Ok(None),
+        (Literal::Bool(b), T::Boolean) => Scalar::Bool(*b),
+        (Literal::Number(n), t) if t.is_integer() => integer(n, t).ok_or(CoerceError::Mismatch)?,
+        (Literal::Number(n), t) if t.is_floating() => {
+            Scalar::Float(n.parse().map_err(|_| CoerceError::Mismatch)?)
+        }
+        (Literal::FloatCast { text, single }, t) if t.is_floating() => Scalar::Float(
+            if *single {
+                text.trim().parse::<f32>().map(f64::from)
+            } else {
+                text.trim().parse::<f64>()
+            }
+            .map_err(|_| CoerceError::Invalid(format!("cannot cast {text:?} to a float")))?,
+        ),
+        (Literal::String(s), T::Utf8 | T::LargeUtf8 | T::Utf8View) => {
+            Scalar::Bytes(s.as_bytes().to_vec())
+        }
+        (Literal::Hex(b), T::Binary | T::LargeBinary | T::BinaryView) => Scalar::Bytes(b.clone()),
+        (Literal::Hex(b), T::FixedSizeBinary(n)) if usize::try_from(*n) == Ok(b.len()) => {
+            Scalar::Bytes(b.clone())
+        }
+        (Literal::Date(s), T::Date32) => Scalar::Int(date_days(s)?),
+        (Literal::Date(s), T::Date64) => Scalar::Int(
+            date_days(s)?
+                .checked_mul(86_400_000)
+                .ok_or(CoerceError::Mismatch)?,
+        ),
+        (Literal::Date(s), T::Timestamp(unit, tz)) => {
+            let nanos = date_days(s)?
+                .checked_mul(NANOS_PER_DAY)
+                .ok_or(CoerceError::Mismatch)?;
+            Scalar::Int(stored_time(nanos, *unit, tz.as_deref())?)
+        }
+        (Literal::Timestamp(s), T::Timestamp(unit, tz)) => {
+            let nanos = string_to_timestamp_nanos(s.trim())
+                .map_err(|e| CoerceError::Invalid(format!("bad TIMESTAMP literal {s:?}: {e}")))?;
+            Scalar::Int(stored_time(nanos, *unit, tz.as_deref())?)
+        }
+        _ => return Err(CoerceError::Mismatch),
+    }))
+}
+
+/// An integer literal that fits the column type (decimals and overflow are refused, as
+/// lance does).
+fn integer(n: &str, t: &DataType) -> Option<Scalar> {
+    let digits = n.strip_prefix('-').unwrap_or(n);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let v: i128 = n.parse().ok()?;
+    let (lo, hi): (i128, i128) = match t {
+        DataType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+        DataType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+        DataType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        DataType::Int64 => (i64::MIN.into(), i64::MAX.into()),
+        DataType::UInt8 => (0, u8::MAX.into()),
+        DataType::UInt16 => (0, u16::MAX.into()),
+        DataType::UInt32 => (0, u32::MAX.into()),
+        DataType::UInt64 => (0, u64::MAX.into()),
+        _ => return None,
+    };
+    if v < lo || v > hi {
+        return None;
+    }
+    Some(if t.is_unsigned_integer() {
+        Scalar::UInt(u64::try_from(v).ok()?)
+    } else {
+        Scalar::Int(i64::try_from(v).ok()?)
+    })
+}
+
+fn date_days(s: &str) -> Result<i64, CoerceError> {
+    Date32Type::parse(s.trim())
+        .map(i64::from)
+        .ok_or_else(|| CoerceError::Invalid(format!("bad DATE literal {s:?}")))
+}
+
+/// UTC-normalised naive nanoseconds -> the column's stored integer: read as local time in
+/// the column's zone, then truncated to its unit (what DataFusion's cast does).
+fn stored_time(naive_nanos: i64, unit: TimeUnit, tz: Option<&str>) -> Result<i64, CoerceError> {
+    let offset_secs = match tz {
+        None => 0,
+        Some(tz) => {
+            utc_offset_seconds(tz).ok_or_else(|| CoerceError::UnsupportedZone(tz.to_string()))?
+        }
+    };
+    let utc = naive_nanos
+        .checked_sub(offset_secs * 1_000_000_000)
+        .ok_or_else(|| CoerceError::Invalid("timestamp literal out of range".into()))?;
+    Ok(match unit {
+        TimeUnit::Second => utc / 1_000_000_000,
+        TimeUnit::Millisecond => utc / 1_000_000,
+        TimeUnit::Microsecond => utc / 1_000,
+        TimeUnit::Nanosecond => utc,
+    })
+}
+
 /// Offset east of UTC in seconds of an Arrow timestamp time zone written "UTC", "Z",
 /// "+HH:MM", "-HHMM" or "+HH"; `None` for named zones other than UTC.
-pub fn utc_offset_seconds(tz: &str) -> Option<i64> {
+fn utc_offset_seconds(tz: &str) -> Option<i64> {
     if matches!(tz, "UTC" | "utc" | "Z" | "Etc/UTC" | "+00:00" | "-00:00") {
         return Some(0);
     }

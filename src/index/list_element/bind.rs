@@ -11,15 +11,13 @@
 //! both zeros: `= 0` becomes `IN (-0.0, +0.0)`, `<`/`>=` use -0.0, `<=`/`>` use +0.0, an
 //! IN list with a zero gets both.
 
-use arrow_array::types::Date32Type;
-use arrow_cast::parse::{string_to_timestamp_nanos, Parser as _};
 use arrow_schema::{DataType, TimeUnit};
 
 use super::expr::{CompareOp, ElementExpr, Literal, Truth};
 use super::resolve::ElementField;
 use super::value::ElementValue;
 use crate::error::{Error, Result};
-use crate::index::sql_literal::utc_offset_seconds;
+use crate::index::sql_literal::{coerce_literal, CoerceError, Scalar};
 
 /// A field a bound predicate refers to.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,8 +155,6 @@ struct Binder<'a> {
     element_fields: &'a [ElementField],
     fields: Vec<BoundField>,
 }
-
-const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
 impl Binder<'_> {
     fn invalid(&self, what: impl std::fmt::Display) -> Error {
@@ -373,78 +369,25 @@ impl Binder<'_> {
                 field.name
             ))
         };
-        use DataType as T;
-        use ElementValue as V;
-        Ok(Some(match (lit, t) {
-            (Literal::Null, _) => return Ok(None),
-            (Literal::Bool(b), T::Boolean) => V::Bool(*b),
-            (Literal::Number(n), t) if t.is_integer() => integer(n, t).ok_or_else(mismatch)?,
-            (Literal::Number(n), t) if t.is_floating() => {
-                let v: f64 = n.parse().map_err(|_| mismatch())?;
-                narrow(v, t)
-            }
-            (Literal::FloatCast { text, single }, t) if t.is_floating() => {
-                let v = if *single {
-                    text.trim().parse::<f32>().map(f64::from)
-                } else {
-                    text.trim().parse::<f64>()
-                }
-                .map_err(|_| self.invalid(format!("cannot cast {text:?} to a float")))?;
-                narrow(v, t)
-            }
-            (Literal::String(s), T::Utf8 | T::LargeUtf8 | T::Utf8View) => {
-                V::Bytes(s.as_bytes().to_vec())
-            }
-            (Literal::Hex(b), T::Binary | T::LargeBinary | T::BinaryView) => V::Bytes(b.clone()),
-            (Literal::Date(s), T::Date32) => V::Int(self.date_days(s)?),
-            (Literal::Date(s), T::Date64) => V::Int(
-                self.date_days(s)?
-                    .checked_mul(86_400_000)
-                    .ok_or_else(mismatch)?,
-            ),
-            (Literal::Date(s), T::Timestamp(unit, tz)) => {
-                let nanos = self
-                    .date_days(s)?
-                    .checked_mul(NANOS_PER_DAY)
-                    .ok_or_else(mismatch)?;
-                V::Int(self.to_field_time(nanos, *unit, tz.as_deref())?)
-            }
-            (Literal::Timestamp(s), T::Timestamp(unit, tz)) => {
-                let nanos = string_to_timestamp_nanos(s.trim())
-                    .map_err(|e| self.invalid(format!("bad TIMESTAMP literal {s:?}: {e}")))?;
-                V::Int(self.to_field_time(nanos, *unit, tz.as_deref())?)
-            }
-            _ => return Err(mismatch()),
+        // The list element index keys no fixed-size binaries.
+        if matches!(t, DataType::FixedSizeBinary(_)) && *lit != Literal::Null {
+            return Err(mismatch());
+        }
+        let scalar = coerce_literal(lit, t).map_err(|e| match e {
+            CoerceError::Mismatch => mismatch(),
+            CoerceError::Invalid(what) => self.invalid(what),
+            CoerceError::UnsupportedZone(tz) => Error::unsupported(format!(
+                "any_element predicate {:?}: time zone {tz:?} (only UTC and fixed offsets like +08:00 are supported)",
+                self.text
+            )),
+        })?;
+        Ok(scalar.map(|s| match s {
+            Scalar::Bool(b) => ElementValue::Bool(b),
+            Scalar::Int(v) => ElementValue::Int(v),
+            Scalar::UInt(v) => ElementValue::UInt(v),
+            Scalar::Float(v) => narrow(v, t),
+            Scalar::Bytes(b) => ElementValue::Bytes(b),
         }))
-    }
-
-    fn date_days(&self, s: &str) -> Result<i64> {
-        Date32Type::parse(s.trim())
-            .map(i64::from)
-            .ok_or_else(|| self.invalid(format!("bad DATE literal {s:?}")))
-    }
-
-    /// UTC-normalised naive nanoseconds → the field's stored integer: read as local time
-    /// in the field's zone, then truncated to its unit.
-    fn to_field_time(&self, naive_nanos: i64, unit: TimeUnit, tz: Option<&str>) -> Result<i64> {
-        let offset_secs = match tz {
-            None => 0,
-            Some(tz) => utc_offset_seconds(tz).ok_or_else(|| {
-                Error::unsupported(format!(
-                    "any_element predicate {:?}: time zone {tz:?} (only UTC and fixed offsets like +08:00 are supported)",
-                    self.text
-                ))
-            })?,
-        };
-        let utc = naive_nanos
-            .checked_sub(offset_secs * 1_000_000_000)
-            .ok_or_else(|| self.invalid("timestamp literal out of range"))?;
-        Ok(match unit {
-            TimeUnit::Second => utc / 1_000_000_000,
-            TimeUnit::Millisecond => utc / 1_000_000,
-            TimeUnit::Microsecond => utc / 1_000,
-            TimeUnit::Nanosecond => utc,
-        })
     }
 }
 
@@ -464,34 +407,6 @@ fn family(t: &DataType) -> Option<u8> {
         T::Timestamp(TimeUnit::Microsecond, _) => 9,
         T::Timestamp(TimeUnit::Nanosecond, _) => 10,
         _ => return None,
-    })
-}
-
-/// An integer literal that fits the field type (decimals and overflow are refused).
-fn integer(n: &str, t: &DataType) -> Option<ElementValue> {
-    let digits = n.strip_prefix('-').unwrap_or(n);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let v: i128 = n.parse().ok()?;
-    let (lo, hi): (i128, i128) = match t {
-        DataType::Int8 => (i8::MIN.into(), i8::MAX.into()),
-        DataType::Int16 => (i16::MIN.into(), i16::MAX.into()),
-        DataType::Int32 => (i32::MIN.into(), i32::MAX.into()),
-        DataType::Int64 => (i64::MIN.into(), i64::MAX.into()),
-        DataType::UInt8 => (0, u8::MAX.into()),
-        DataType::UInt16 => (0, u16::MAX.into()),
-        DataType::UInt32 => (0, u32::MAX.into()),
-        DataType::UInt64 => (0, u64::MAX.into()),
-        _ => return None,
-    };
-    if v < lo || v > hi {
-        return None;
-    }
-    Some(if t.is_unsigned_integer() {
-        ElementValue::UInt(u64::try_from(v).ok()?)
-    } else {
-        ElementValue::Int(i64::try_from(v).ok()?)
     })
 }
 

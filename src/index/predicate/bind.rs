@@ -2,16 +2,14 @@
 
 use std::ops::Bound;
 
-use arrow_array::types::Date32Type;
-use arrow_cast::parse::{string_to_timestamp_nanos, Parser as _};
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::DataType;
 use bytes::Bytes;
 
 use super::parse::{CompareOp, Filter, Literal, Operand};
 use super::{BoundFilter, ColumnRef, Leaf, LeafQuery, Predicate};
 use crate::error::{Error, Result};
 use crate::index::key::{is_key_type, Key};
-use crate::index::sql_literal::utc_offset_seconds;
+use crate::index::sql_literal::{coerce_literal, CoerceError, Scalar};
 use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::Schema;
 
@@ -34,8 +32,6 @@ struct Binder<'a> {
     schema: &'a Schema,
     columns: Vec<ColumnRef>,
 }
-
-const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
 impl Binder<'_> {
     fn invalid(&self, what: impl std::fmt::Display) -> Error {
@@ -189,114 +185,24 @@ impl Binder<'_> {
 
     fn key(&self, c: usize, lit: &Literal) -> Result<Option<Key>> {
         let col = &self.columns[c];
-        let mismatch = || {
-            self.invalid(format!(
+        let scalar = coerce_literal(lit, &col.data_type).map_err(|e| match e {
+            CoerceError::Mismatch => self.invalid(format!(
                 "literal {lit} cannot be compared with column {:?} of type {}",
                 col.name, col.data_type
-            ))
-        };
-        use DataType as T;
-        let key = match (lit, &col.data_type) {
-            (Literal::Null, _) => return Ok(None),
-            (Literal::Bool(b), T::Boolean) => Key::Bool(*b),
-            (Literal::Number(n), t) if t.is_integer() => self.integer(n, t).ok_or_else(mismatch)?,
-            (Literal::Number(n), t) if t.is_floating() => {
-                let v: f64 = n.parse().map_err(|_| mismatch())?;
-                Key::Float(narrow_float(v, t))
-            }
-            (Literal::FloatCast { text, single }, t) if t.is_floating() => {
-                let v = if *single {
-                    text.trim().parse::<f32>().map(|v| v as f64)
-                } else {
-                    text.trim().parse::<f64>()
-                }
-                .map_err(|_| self.invalid(format!("cannot cast {text:?} to a float")))?;
-                Key::Float(narrow_float(v, t))
-            }
-            (Literal::String(s), T::Utf8 | T::LargeUtf8 | T::Utf8View) => {
-                Key::Bytes(Bytes::from(s.clone().into_bytes()))
-            }
-            (Literal::Hex(b), T::Binary | T::LargeBinary | T::BinaryView) => {
-                Key::Bytes(Bytes::from(b.clone()))
-            }
-            (Literal::Hex(b), T::FixedSizeBinary(n)) if *n as usize == b.len() => {
-                Key::Bytes(Bytes::from(b.clone()))
-            }
-            (Literal::Date(s), T::Date32) => Key::Int(self.date_days(s)?),
-            (Literal::Date(s), T::Date64) => Key::Int(self.date_days(s)? * 86_400_000),
-            (Literal::Date(s), T::Timestamp(unit, tz)) => {
-                let nanos = self
-                    .date_days(s)?
-                    .checked_mul(NANOS_PER_DAY)
-                    .ok_or_else(mismatch)?;
-                Key::Int(self.to_column_time(nanos, *unit, tz.as_deref())?)
-            }
-            (Literal::Timestamp(s), T::Timestamp(unit, tz)) => {
-                let nanos = string_to_timestamp_nanos(s.trim())
-                    .map_err(|e| self.invalid(format!("bad TIMESTAMP literal {s:?}: {e}")))?;
-                Key::Int(self.to_column_time(nanos, *unit, tz.as_deref())?)
-            }
-            _ => return Err(mismatch()),
-        };
-        Ok(Some(key))
-    }
-
-    /// An integer literal that fits the column type (decimals and overflow are refused,
-    /// as lance does).
-    fn integer(&self, n: &str, t: &DataType) -> Option<Key> {
-        let digits = n.strip_prefix('-').unwrap_or(n);
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let v: i128 = n.parse().ok()?;
-        let (lo, hi): (i128, i128) = match t {
-            DataType::Int8 => (i8::MIN as i128, i8::MAX as i128),
-            DataType::Int16 => (i16::MIN as i128, i16::MAX as i128),
-            DataType::Int32 => (i32::MIN as i128, i32::MAX as i128),
-            DataType::Int64 => (i64::MIN as i128, i64::MAX as i128),
-            DataType::UInt8 => (0, u8::MAX as i128),
-            DataType::UInt16 => (0, u16::MAX as i128),
-            DataType::UInt32 => (0, u32::MAX as i128),
-            DataType::UInt64 => (0, u64::MAX as i128),
-            _ => return None,
-        };
-        if v < lo || v > hi {
-            return None;
-        }
-        Some(if t.is_unsigned_integer() {
-            Key::UInt(v as u64)
-        } else {
-            Key::Int(v as i64)
-        })
-    }
-
-    fn date_days(&self, s: &str) -> Result<i64> {
-        Date32Type::parse(s.trim())
-            .map(|d| d as i64)
-            .ok_or_else(|| self.invalid(format!("bad DATE literal {s:?}")))
-    }
-
-    /// UTC-normalised naive nanoseconds -> the column's stored integer: read as local time
-    /// in the column's zone, then truncated to its unit (what DataFusion's cast does).
-    fn to_column_time(&self, naive_nanos: i64, unit: TimeUnit, tz: Option<&str>) -> Result<i64> {
-        let offset_secs = match tz {
-            None => 0,
-            Some(tz) => utc_offset_seconds(tz).ok_or_else(|| {
-                Error::unsupported(format!(
-                    "filter {:?}: time zone {tz:?} (only UTC and fixed offsets like +08:00 are supported)",
-                    self.text
-                ))
-            })?,
-        };
-        let utc = naive_nanos
-            .checked_sub(offset_secs * 1_000_000_000)
-            .ok_or_else(|| self.invalid("timestamp literal out of range"))?;
-        Ok(match unit {
-            TimeUnit::Second => utc / 1_000_000_000,
-            TimeUnit::Millisecond => utc / 1_000_000,
-            TimeUnit::Microsecond => utc / 1_000,
-            TimeUnit::Nanosecond => utc,
-        })
+            )),
+            CoerceError::Invalid(what) => self.invalid(what),
+            CoerceError::UnsupportedZone(tz) => Error::unsupported(format!(
+                "filter {:?}: time zone {tz:?} (only UTC and fixed offsets like +08:00 are supported)",
+                self.text
+            )),
+        })?;
+        Ok(scalar.map(|s| match s {
+            Scalar::Bool(b) => Key::Bool(b),
+            Scalar::Int(v) => Key::Int(v),
+            Scalar::UInt(v) => Key::UInt(v),
+            Scalar::Float(v) => Key::Float(narrow_float(v, &col.data_type)),
+            Scalar::Bytes(b) => Key::Bytes(Bytes::from(b)),
+        }))
     }
 }
 
