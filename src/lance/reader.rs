@@ -17,6 +17,7 @@ use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadReq
 use crate::lance::file::{
     forget_file_metadata, open_file_metadata, FileMetadata, FileMetadataCache,
 };
+use crate::lance::page::sparse_plan::SparseStructuralPlan;
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
@@ -486,15 +487,18 @@ impl LanceFileReader {
         if !missing.is_empty() {
             let mut fetched = self.fetch(&ranges, stats).await?.into_iter();
             let mut decoded: HashMap<(usize, usize), Arc<PageInit>> = HashMap::new();
+            let mut plans = SharedPlans::default();
             for &i in &missing {
                 let t = &tasks[i];
                 let layout = &self.page(t)?.layout;
                 let bytes: Vec<Bytes> = fetched.by_ref().take(layout.init_ranges().len()).collect();
-                let init = Arc::new(
-                    layout
-                        .decode_init(&bytes)
-                        .map_err(|e| self.page_error(e, t))?,
-                );
+                let mut init = layout
+                    .decode_init(&bytes)
+                    .map_err(|e| self.page_error(e, t))?;
+                if let PageInit::Sparse(sparse) = &mut init {
+                    plans.share(&mut sparse.plan);
+                }
+                let init = Arc::new(init);
                 self.caches
                     .page_init
                     .insert(self.page_key(t), init.clone())
@@ -744,5 +748,20 @@ mod tests {
         assert!(normalize_selection(&RowSelection::Rows(vec![3, 2]), 10).is_err());
         assert!(normalize_selection(&RowSelection::Rows(vec![10]), 10).is_err());
         assert!(normalize_selection(&RowSelection::Range(5..11), 10).is_err());
+    }
+}
+
+/// Structural plans decoded in one page-init wave: the leaf columns of a nested field repeat
+/// the same sparse structure in their own pages, so equal plans are kept once.
+#[derive(Default)]
+struct SharedPlans(Vec<Arc<SparseStructuralPlan>>);
+
+impl SharedPlans {
+    /// Replace `plan` by an equal one seen before in this wave, or remember it.
+    fn share(&mut self, plan: &mut Arc<SparseStructuralPlan>) {
+        match self.0.iter().find(|p| ***p == **plan) {
+            Some(same) => *plan = same.clone(),
+            None => self.0.push(plan.clone()),
+        }
     }
 }

@@ -477,7 +477,10 @@ impl SparsePage {
             _ => SparseValueInit::None,
         };
         let plan = SparseStructuralPlan::decode(self, structural)?;
-        Ok(SparseInit { values, plan })
+        Ok(SparseInit {
+            values,
+            plan: std::sync::Arc::new(plan),
+        })
     }
 
     /// Plan the value read for page-local rows.
@@ -606,8 +609,10 @@ fn flat_validity(init: &SparseInit) -> Result<&SlotValidity> {
 pub struct SparseInit {
     /// Value-plane init.
     pub values: SparseValueInit,
-    /// The page's decoded, validated structure.
-    pub plan: SparseStructuralPlan,
+    /// The page's decoded, validated structure. The leaf columns of one nested field repeat
+    /// the same structure in their own pages; the reader lets pages decoded together share
+    /// one plan (see `LanceFileReader`'s page init).
+    pub plan: std::sync::Arc<SparseStructuralPlan>,
 }
 
 impl SparseInit {
