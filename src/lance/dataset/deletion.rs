@@ -154,6 +154,7 @@ fn parse_ipc_file(bytes: &[u8]) -> std::result::Result<RowIdFile, String> {
         .recordBatches()
         .ok_or("footer lists no record batches")?;
     let mut batches = Vec::with_capacity(blocks.len().min(1024));
+    let mut total_rows = 0usize;
     for block in blocks.iter() {
         let start = u64::try_from(block.offset()).map_err(|_| "negative block offset")?;
         let meta = u64::try_from(block.metaDataLength()).map_err(|_| "negative metadata length")?;
@@ -179,6 +180,12 @@ fn parse_ipc_file(bytes: &[u8]) -> std::result::Result<RowIdFile, String> {
             .ok_or("a record batch block does not hold a record batch")?;
         let mut located = check_row_id_batch(&batch, body)?;
         located.buffer = start + meta + located.buffer.start..start + meta + located.buffer.end;
+        total_rows += located.rows;
+        if total_rows as i64 > MAX_DELETION_ROWS {
+            return Err(format!(
+                "more than {MAX_DELETION_ROWS} deleted rows in an Arrow deletion file"
+            ));
+        }
         batches.push(located);
     }
     Ok(RowIdFile { signed, batches })
@@ -207,8 +214,8 @@ fn check_row_id_schema(schema: Option<arrow_ipc::Schema<'_>>) -> std::result::Re
     Ok(int.is_signed())
 }
 
-/// Most rows accepted in one batch (lance writes Arrow deletion files only up to 5000
-/// deleted rows; the limit only bounds allocation).
+/// Most rows accepted in one file (lance writes Arrow deletion files only up to 5000
+/// deleted rows; the limit bounds the work and memory a small compressed file can demand).
 const MAX_DELETION_ROWS: i64 = 4 << 20;
 
 /// One non-null 32-bit column: one field node and two buffers (validity, values) inside the
@@ -427,6 +434,33 @@ mod tests {
             let e = decode_deletion_file(DeletionKind::Arrow, &Bytes::from(bad)).unwrap_err();
             assert!(e.to_string().contains("decompress"), "{codec:?}: {e}");
         }
+    }
+
+    /// A small compressed file cannot make the decoder expand an unbounded row count.
+    #[test]
+    fn row_count_is_bounded_across_batches() {
+        let half = MAX_DELETION_ROWS as u32 / 2 + 1;
+        let column: arrow_array::ArrayRef = Arc::new(UInt32Array::from(vec![0u32; half as usize]));
+        // Two zstd batches of just over half the limit each: a few KB in all.
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "row_id",
+            DataType::UInt32,
+            false,
+        )]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![column]).unwrap();
+        let options = arrow_ipc::writer::IpcWriteOptions::default()
+            .try_with_compression(Some(arrow_ipc::CompressionType::ZSTD))
+            .unwrap();
+        let mut buf = Vec::new();
+        let mut w = arrow_ipc::writer::FileWriter::try_new_with_options(&mut buf, &schema, options)
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        assert!(buf.len() < 64 << 10, "{} bytes", buf.len());
+        let e = decode_deletion_file(DeletionKind::Arrow, &Bytes::from(buf)).unwrap_err();
+        assert!(e.to_string().contains("deleted rows"), "{e}");
     }
 
     #[test]
