@@ -36,8 +36,9 @@ async fn server() -> S3TestServer {
 
 async fn open(s3: &S3TestServer, name: &str, extra: &[(&str, &str)]) -> EcpIndex {
     let opened = s3.open_with(&format!("idx/{name}"), extra);
-    EcpIndex::open_store(
-        opened.store,
+    // The URL's source carries the storage options' retry policy (both layers).
+    EcpIndex::open_source(
+        opened.source,
         opened.path,
         &s3.url(&format!("idx/{name}")),
         OpenOptions::default(),
