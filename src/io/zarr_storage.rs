@@ -52,7 +52,7 @@ use zarrs_object_store::AsyncObjectStore;
 use crate::error::{Error, Result};
 use crate::io::fetch::{RangeFetcher, ReadRequest, Tail};
 use crate::io::source::{ObjectChanged, ObjectVersion};
-use crate::io::stats::{IoStats, IoStatsSnapshot};
+use crate::io::stats::{IoStats, IoStatsSnapshot, RequestGuard};
 
 /// At most this many object versions are pinned per storage; later first reads are not
 /// pinned (a replacement of those objects is then not detected).
@@ -136,6 +136,31 @@ fn add_counts(target: &IoStats, counts: &IoStatsSnapshot) {
     target.add_bytes(counts.bytes);
     for _ in 0..counts.retries {
         target.add_retry();
+    }
+}
+
+/// Adds one fetcher call's counts to the index-wide and query counters when dropped (after
+/// the call finished or was cancelled), then closes the waves it opened on them.
+struct CountOnDrop<'a> {
+    index: &'a IoStats,
+    query: Option<&'a IoStats>,
+    call: &'a IoStats,
+    probe: &'a StorageProbe,
+    _index_wave: RequestGuard<'a>,
+    _query_wave: Option<RequestGuard<'a>>,
+}
+
+impl Drop for CountOnDrop<'_> {
+    fn drop(&mut self) {
+        let counts = self.call.snapshot();
+        self.probe
+            .state
+            .gets
+            .fetch_add(counts.requests, Ordering::SeqCst);
+        add_counts(self.index, &counts);
+        if let Some(q) = self.query {
+            add_counts(q, &counts);
+        }
     }
 }
 
@@ -258,7 +283,8 @@ impl FetcherStorage {
     }
 
     /// Run one fetcher call (one wave) counted on the index-wide and the current query's
-    /// counters; errors are renamed to `<label>/<key>` (their kind and source are kept).
+    /// counters; errors are renamed to `<label>/<key>` (their kind and source are kept). The
+    /// counts are added even when the call is cancelled (e.g. a dropped prefetch).
     async fn counted<T, F, Fut>(&self, key: &str, call: F) -> Result<T>
     where
         F: FnOnce(Arc<IoStats>) -> Fut,
@@ -266,19 +292,16 @@ impl FetcherStorage {
     {
         self.probe.note(key);
         let query = current_query_stats();
-        let _index_wave = self.stats.start_wave();
-        let _query_wave = query.as_ref().map(|q| q.start_wave());
         let call_stats = Arc::new(IoStats::new());
+        let _count = CountOnDrop {
+            index: &self.stats,
+            query: query.as_deref(),
+            call: &call_stats,
+            probe: &self.probe,
+            _index_wave: self.stats.start_wave(),
+            _query_wave: query.as_ref().map(|q| q.start_wave()),
+        };
         let out = call(call_stats.clone()).await;
-        let counts = call_stats.snapshot();
-        self.probe
-            .state
-            .gets
-            .fetch_add(counts.requests, Ordering::SeqCst);
-        add_counts(&self.stats, &counts);
-        if let Some(q) = &query {
-            add_counts(q, &counts);
-        }
         out.map_err(|e| self.rename(key, e))
     }
 
