@@ -1,8 +1,8 @@
 //! [`FetcherStorage`]: a zarrs storage over lakeseek's I/O layer, so zarr readers (the ecpfs
 //! index) go through the same [`RangeFetcher`] as every other reader: its retries
 //! ([`RetryPolicy`](crate::io::RetryPolicy)), expected-version checks
-//! ([`ObjectChanged`](crate::io::ObjectChanged)), short-body checks and accounting, and any
-//! [`RangeSource`] wrapper (faults, latency, recording) underneath.
+//! ([`ObjectChanged`]), short-body checks and accounting, and any
+//! [`RangeSource`](crate::io::RangeSource) wrapper (faults, latency, recording) underneath.
 //!
 //! What each zarrs call does (keys are relative to the storage's prefix):
 //!
