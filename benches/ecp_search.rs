@@ -151,8 +151,8 @@ async fn s3_report(w: &Workload) {
     s3.counting().set_latency(Duration::from_millis(latency));
     let opened = s3.open("bench/index");
     let t = Instant::now();
-    let index = EcpIndex::open_store(
-        opened.store,
+    let index = EcpIndex::open_source(
+        opened.source,
         opened.path,
         "s3://test-bucket/bench/index",
         OpenOptions::default(),

@@ -3,22 +3,32 @@
 //! `open` reads `info/*`, `rep_item_ids`' metadata and `index_root/embeddings` in one wave of
 //! concurrent GETs (each array's `zarr.json` together with its first chunk). Nothing is listed
 //! and no group metadata is read.
+//!
+//! Every read goes through lakeseek's I/O layer: a [`FetcherStorage`] over a
+//! [`RangeFetcher`] over the index's [`RangeSource`] (retries, expected-version checks,
+//! accounting, and whatever wrappers the caller put around the source, see
+//! [`EcpIndex::open_source`]).
 
 use std::sync::Arc;
 
 use object_store::path::Path;
-use object_store::prefix::PrefixStore;
 use object_store::ObjectStore;
 use zarrs::array::data_type::{BoolDataType, StringDataType, UInt32DataType};
-use zarrs_object_store::AsyncObjectStore;
 
-use super::counting_store::{with_query_stats, CountingStore, StoreProbe};
 use super::metric::Metric;
 use super::node::{load_node, read_embeddings, EmbeddingDtype, Node, NodeLimits};
-use super::zarr_io::{FetchedArray, Storage, ZarrStore};
+use super::zarr_io::{FetchedArray, ZarrStore};
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
-use crate::io::{open_url, IoStats, IoStatsSnapshot, ObjectVersion};
+use crate::io::store::REMOTE_COALESCE_GAP;
+use crate::io::zarr_storage::{with_query_stats, FetcherStorage, StorageProbe};
+use crate::io::{
+    open_url, FetchOptions, IoStats, IoStatsSnapshot, ObjectStoreSource, ObjectVersion,
+    RangeFetcher, RangeSource,
+};
+
+/// Key prefix of saved query state: rewritten while an index is open, so never pinned.
+const QUERIES_PREFIX: &str = "queries/";
 
 /// How to open an index.
 #[derive(Debug, Clone)]
@@ -75,7 +85,7 @@ pub(crate) struct Inner {
     pub(crate) limits: NodeLimits,
     cache: SizedCache<(u32, u32), Option<Node>>,
     pub(crate) stats: Arc<IoStats>,
-    pub(crate) probe: StoreProbe,
+    pub(crate) probe: StorageProbe,
     pub(crate) options: OpenOptions,
     url: String,
 }
@@ -141,27 +151,71 @@ fn missing(store: &ZarrStore, path: &str) -> Error {
 
 impl EcpIndex {
     /// Open the index at `url` (`s3://bucket/prefix/index`, `gs://...`, a local path, ...).
+    /// Reads go through the URL's [`RangeSource`] (with the retry policy of the storage
+    /// options); saved queries are written through its object store when
+    /// [`OpenOptions::writable`].
     pub async fn open(
         url: &str,
         storage_options: &[(String, String)],
         options: OpenOptions,
     ) -> Result<Self> {
         let opened = open_url(url, storage_options)?;
-        Self::open_store(opened.store, opened.path, url, options).await
+        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());
+        let writer = options.writable.then_some(opened.store);
+        Self::open_with(fetcher, writer, opened.path, url, options).await
     }
 
-    /// Open the index stored under `prefix` of `store`; `label` names it in errors.
+    /// Open the index stored under `prefix` of `store`; `label` names it in errors. Reads go
+    /// through an [`ObjectStoreSource`] over `store` with lakeseek's default retry policy.
     pub async fn open_store(
         store: Arc<dyn ObjectStore>,
         prefix: Path,
         label: &str,
         options: OpenOptions,
     ) -> Result<Self> {
+        let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(
+            store.clone(),
+            REMOTE_COALESCE_GAP,
+            label.to_string(),
+        ));
+        let fetcher = RangeFetcher::new(source, FetchOptions::default());
+        let writer = options.writable.then_some(store);
+        Self::open_with(fetcher, writer, prefix, label, options).await
+    }
+
+    /// Open the index stored under `prefix`, reading through `source` (e.g. a
+    /// [`FaultSource`](crate::io::FaultSource), [`LatencySource`](crate::io::LatencySource) or
+    /// [`RecordingSource`](crate::io::RecordingSource) around a store's source). Read-only: a
+    /// [`RangeSource`] cannot write, so saving queries needs [`EcpIndex::open_with`].
+    pub async fn open_source(
+        source: Arc<dyn RangeSource>,
+        prefix: Path,
+        label: &str,
+        options: OpenOptions,
+    ) -> Result<Self> {
+        let fetcher = RangeFetcher::new(source, FetchOptions::default());
+        Self::open_with(fetcher, None, prefix, label, options).await
+    }
+
+    /// Open the index stored under `prefix`, reading through `fetcher` (its source, retry
+    /// policy and fetch options), and writing saved queries to `writer` (under the same
+    /// prefix) when given and [`OpenOptions::writable`].
+    pub async fn open_with(
+        fetcher: RangeFetcher,
+        writer: Option<Arc<dyn ObjectStore>>,
+        prefix: Path,
+        label: &str,
+        options: OpenOptions,
+    ) -> Result<Self> {
         let stats = Arc::new(IoStats::new());
-        let counting = CountingStore::new(PrefixStore::new(store, prefix), stats.clone());
-        let probe = counting.probe();
-        let storage: Arc<Storage> = Arc::new(AsyncObjectStore::new(counting));
-        let zarr = ZarrStore::new(storage, label.trim_end_matches('/'));
+        let label = label.trim_end_matches('/');
+        let mut storage = FetcherStorage::new(fetcher, prefix, label, stats.clone())
+            .with_unpinned_prefix(QUERIES_PREFIX);
+        if let Some(store) = writer.filter(|_| options.writable) {
+            storage = storage.with_object_store_writes(store);
+        }
+        let probe = storage.probe().clone();
+        let zarr = ZarrStore::new(Arc::new(storage), label);
         let (info, root) = read_info(&zarr).await?;
         let limits = NodeLimits {
             dim: info.dim,
@@ -200,8 +254,8 @@ impl EcpIndex {
         self.inner.stats.snapshot()
     }
 
-    /// Counters of request kinds and the request log of this index's store.
-    pub fn store_probe(&self) -> &StoreProbe {
+    /// Counters of request kinds and the request log of this index's storage.
+    pub fn store_probe(&self) -> &StorageProbe {
         &self.inner.probe
     }
 

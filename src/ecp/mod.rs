@@ -13,15 +13,17 @@
 //! * [`saved`]: saved query state under `queries/Q/`.
 //! * [`scan`]: the exhaustive scan (exact, every leaf).
 //! * [`zarr_io`], [`node`], [`metric`]: zarr array reads through zarrs, node decoding, scores.
-//! * [`counting_store`]: counts zarrs' requests into [`IoStats`](crate::io::IoStats).
+//! * I/O: zarrs reads through [`FetcherStorage`](crate::io::zarr_storage::FetcherStorage),
+//!   lakeseek's [`RangeFetcher`](crate::io::RangeFetcher) (retries, version checks, request
+//!   accounting into [`IoStats`](crate::io::IoStats)) over any [`RangeSource`](crate::io::RangeSource).
 //! * [`cli`]: `lakeseek ecp info|search`.
 //!
 //! Request plan: a node visit is one wave of 4 GETs (the two arrays' `zarr.json` and the first
 //! chunk of each, fetched together), plus one more wave for leaves spanning several chunks.
-//! A missing node costs 2 GETs (both 404). No HEAD, no LIST, no group metadata.
+//! A missing node costs 2 GETs (both 404). No HEAD, no LIST, no group metadata. A node read
+//! again (after a cache eviction) is a range GET that expects the version read the first time.
 
 pub mod cli;
-pub mod counting_store;
 pub mod index;
 pub mod metric;
 pub mod node;

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::counting_store::with_query_stats;
 use super::index::EcpIndex;
 use super::metric::Scorer;
 use super::query::SearchResult;
 use super::search::ScoredItem;
 use crate::error::{Error, Result};
+use crate::io::zarr_storage::with_query_stats;
 use crate::io::IoStats;
 
 impl EcpIndex {

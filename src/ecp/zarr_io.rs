@@ -1,7 +1,9 @@
 //! Reading (and writing) single zarr v3 arrays through zarrs, with a fixed request plan.
 //!
-//! zarrs parses the metadata, names the chunk keys and runs the codec chain; this module only
-//! decides *when* to send the GETs so a typical array costs one round trip:
+//! zarrs parses the metadata, names the chunk keys and runs the codec chain; the bytes come
+//! through lakeseek's I/O layer ([`FetcherStorage`] over a [`RangeFetcher`](crate::io::RangeFetcher):
+//! retries, version checks, accounting). This module only decides *when* to send the GETs so
+//! a typical array costs one round trip:
 //!
 //! * [`ZarrStore::fetch`] sends the array's `zarr.json` GET and, speculatively, the GET of its
 //!   first chunk (key `c/0/0`, `c/0` or `c` under the default `/` chunk key encoding) at the same
@@ -10,7 +12,8 @@
 //!   each whole chunk with the array's codecs and trims the padding rows past the array's shape.
 //!
 //! No HEAD, no LIST, no group metadata. A missing `zarr.json` is `Ok(None)`; a missing chunk
-//! decodes as the fill value, as zarr requires.
+//! decodes as the fill value, as zarr requires (but an object that existed when this index
+//! handle first read it and is gone or replaced now is `ObjectChanged`, see [`FetcherStorage`]).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -21,20 +24,22 @@ use zarrs::array::{
     Array, ArrayBuilder, ArrayBytes, ArrayMetadata, ArrayMetadataV3, ArrayToBytesCodecTraits,
     CodecOptions, DataType, ElementOwned, FromArrayBytes,
 };
-use zarrs::storage::{AsyncReadableWritableListableStorageTraits, StorageError, StoreKey};
+use zarrs::storage::{AsyncReadableWritableStorageTraits, StorageError, StoreKey};
 
 use crate::error::{Error, Result};
+use crate::io::zarr_storage::FetcherStorage;
 
 /// Largest chunk (in elements) the reader decodes: 2^26 (256 MiB of f32). ecp-core's defaults
 /// are 512 KiB node chunks and 8 MiB representative chunks.
 pub const MAX_CHUNK_ELEMENTS: u64 = 1 << 26;
 
-/// The zarrs storage the reader talks to.
-pub type Storage = dyn AsyncReadableWritableListableStorageTraits;
+/// The zarrs storage arrays are opened on (reads go through [`FetcherStorage::get_object`]).
+pub type Storage = dyn AsyncReadableWritableStorageTraits;
 
-/// A zarrs storage handle plus the label (index URL) used in error messages.
+/// The index's [`FetcherStorage`], as itself (typed errors) and as a zarrs storage.
 #[derive(Clone)]
 pub struct ZarrStore {
+    reader: Arc<FetcherStorage>,
     storage: Arc<Storage>,
     label: String,
 }
@@ -56,7 +61,7 @@ pub struct FetchedArray {
     pub label: String,
     array: Array<Storage>,
     first_chunk: Option<Option<Bytes>>,
-    storage: Arc<Storage>,
+    reader: Arc<FetcherStorage>,
 }
 
 fn storage_error(label: &str, e: StorageError) -> Error {
@@ -80,9 +85,12 @@ fn default_first_chunk_key(path: &str, rank: usize) -> String {
 }
 
 impl ZarrStore {
-    /// Wrap a zarrs storage; `label` names the index root in errors.
-    pub fn new(storage: Arc<Storage>, label: impl Into<String>) -> Self {
+    /// Read (and, when it has a writer, write) through `reader`; `label` names the index root
+    /// in errors.
+    pub fn new(reader: Arc<FetcherStorage>, label: impl Into<String>) -> Self {
+        let storage: Arc<Storage> = reader.clone();
         Self {
+            reader,
             storage,
             label: label.into(),
         }
@@ -93,18 +101,18 @@ impl ZarrStore {
         &self.storage
     }
 
+    /// The storage over lakeseek's I/O layer.
+    pub fn reader(&self) -> &Arc<FetcherStorage> {
+        &self.reader
+    }
+
     /// Full name of `path` for errors.
     pub fn label_of(&self, path: &str) -> String {
         format!("{}/{}", self.label.trim_end_matches('/'), path)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Bytes>> {
-        let store_key = StoreKey::new(key)
-            .map_err(|e| Error::InvalidArgument(format!("bad zarr key {key}: {e}")))?;
-        self.storage
-            .get(&store_key)
-            .await
-            .map_err(|e| storage_error(&self.label_of(key), e))
+        self.reader.get_object(key).await
     }
 
     /// GET `path/zarr.json` and (when `speculative_rank` is given) the first chunk of an array
@@ -151,7 +159,7 @@ impl ZarrStore {
             label,
             array,
             first_chunk,
-            storage: self.storage.clone(),
+            reader: self.reader.clone(),
         }))
     }
 
@@ -325,10 +333,7 @@ impl FetchedArray {
             (Some(bytes), true) => bytes.clone(),
             _ => {
                 let key = self.array.chunk_key(indices);
-                self.storage
-                    .get(&key)
-                    .await
-                    .map_err(|e| storage_error(&self.label, e))?
+                self.reader.get_object(key.as_str()).await?
             }
         };
         let chunk_shape = self

@@ -122,3 +122,29 @@ async fn prefetch_cuts_round_trips_not_results() {
         "prefetch should need fewer round trips: {trips:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_http_get_is_counted_even_with_cancelled_prefetches() {
+    let s3 = S3TestServer::start().await;
+    s3.counting().set_latency(Duration::from_millis(1));
+    for name in ["l3_l2n_f16", "l3_l2_i8"] {
+        s3.upload_dir(&fixture_dir(name), &format!("idx/{name}"))
+            .await;
+        for prefetch in [1, 8] {
+            let before = s3.http_counts();
+            let index = open_s3(&s3, name, prefetch).await;
+            check_cases(&index, &expected(name), false).await;
+            let http = s3.http_counts().since(&before);
+            let total = index.total_stats();
+            assert_eq!(http.heads, 0, "{name}: {http:?}");
+            assert_eq!(index.store_probe().kinds().gets, total.requests);
+            if prefetch == 1 {
+                assert_eq!(total.requests, http.gets, "{name}: {total:?} {http:?}");
+            } else {
+                // Prefetches still in flight when a page returns are dropped: their GETs
+                // are counted (one may be dropped before it reached the wire).
+                assert!(total.requests >= http.gets, "{name}: {total:?} {http:?}");
+            }
+        }
+    }
+}

@@ -1,16 +1,17 @@
-//! ecp search under faults. The ecp reader does not go through lakeseek's `RangeSource`: zarrs
-//! reads whole objects through object_store (`src/ecp/zarr_io.rs`, `counting_store.rs`), so
-//! faults are injected below object_store, at the HTTP layer of the S3 client
-//! (`CountingConnector`: injected 5xx / 408 / 429 answers, bodies cut mid-stream), where
-//! object_store's own retries (and its resumption of interrupted bodies, pinned by etag)
-//! are what the reader relies on.
+//! ecp search under faults at the HTTP layer of the S3 client (`CountingConnector`: injected
+//! 5xx / 408 / 429 answers, bodies cut mid-stream), below object_store. The ecp reader goes
+//! through lakeseek's I/O layer (`EcpIndex::open_source` over the URL's `RangeSource`, read by
+//! `RangeFetcher` through `src/io/zarr_storage.rs`), so what is exercised here is object_store's
+//! own HTTP retries (and its resumption of interrupted bodies, pinned by etag) with lakeseek's
+//! retry layer on top (the storage options' `max_retries` applies to both). Faults injected
+//! at the `RangeSource` level, and same-size replacements, are in `faults_ecp_source.rs`.
 //!
 //! * transient faults: every page of every fixture case equals the fault-free page;
 //! * persistent faults: a clear error naming the index object;
 //! * truncated bodies: resumed by object_store (same answer), or with retries disabled an
 //!   error naming the object, never a decoded partial body;
-//! * replaced objects: a node chunk replaced by a different-size object after the index was
-//!   opened gives a clean error, never a wrong answer.
+//! * replaced objects: a node chunk replaced by a different-size object after the index read
+//!   it gives a clean error, never a wrong answer.
 
 use crate::common;
 use crate::ecp_support;
@@ -36,8 +37,9 @@ async fn server() -> S3TestServer {
 
 async fn open(s3: &S3TestServer, name: &str, extra: &[(&str, &str)]) -> EcpIndex {
     let opened = s3.open_with(&format!("idx/{name}"), extra);
-    EcpIndex::open_store(
-        opened.store,
+    // The URL's source carries the storage options' retry policy (both layers).
+    EcpIndex::open_source(
+        opened.source,
         opened.path,
         &s3.url(&format!("idx/{name}")),
         OpenOptions::default(),

@@ -33,6 +33,7 @@ mod ecp_saved;
 mod ecp_search;
 mod faults_dataset;
 mod faults_ecp;
+mod faults_ecp_source;
 mod faults_file;
 mod faults_http;
 mod inspect_coverage;

@@ -224,13 +224,10 @@ pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool)
             }
         }
     }
+    // Reads go through lakeseek's RangeSource (no HEAD or LIST exists there); nothing written.
     let kinds = index.store_probe().kinds();
-    assert_eq!(
-        (kinds.heads, kinds.lists, kinds.puts),
-        (0, 0, 0),
-        "{}: no HEAD/LIST/PUT",
-        exp.name
-    );
+    assert!(kinds.gets > 0, "{}: {kinds:?}", exp.name);
+    assert_eq!(kinds.writes, 0, "{}: no writes", exp.name);
 }
 
 pub async fn check_saved(index: &EcpIndex, exp: &Expected) {
