@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::S3TestServer;
 use ecp_support::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
+use lakeseek::ecp::{EcpIndex, OpenOptions};
 
 async fn open_s3(s3: &S3TestServer, name: &str, prefetch: usize) -> EcpIndex {
     let opened = s3.open(&format!("idx/{name}"));
@@ -79,10 +79,6 @@ async fn prefetch_cuts_round_trips_not_results() {
         .iter()
         .max_by_key(|c| c.pages[0].visited.len())
         .unwrap();
-    let params = SearchParams {
-        search_exp: case.search_exp,
-        max_increments: case.max_increments,
-    };
     let mut trips = Vec::new();
     for prefetch in [1, 8] {
         let opened = s3.open("idx");
@@ -97,16 +93,7 @@ async fn prefetch_cuts_round_trips_not_results() {
         )
         .await
         .unwrap();
-        let mut q = index
-            .query(
-                case.query.clone(),
-                QueryOptions {
-                    params,
-                    exclude: case.exclude.clone(),
-                    prefetch: None,
-                },
-            )
-            .unwrap();
+        let mut q = case.start(&index, None).unwrap();
         let got = q.next_k(case.pages[0].k).await.unwrap();
         assert_eq!(got.ids, case.pages[0].ids);
         let stats = q.stats();

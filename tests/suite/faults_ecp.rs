@@ -18,7 +18,7 @@ use crate::ecp_support;
 
 use common::S3TestServer;
 use ecp_support::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
+use lakeseek::ecp::{EcpIndex, OpenOptions};
 use lakeseek::Result;
 
 const INDEXES: [&str; 2] = ["l2_l2_f32", "l3_l2_i8"];
@@ -55,18 +55,7 @@ async fn run_all(index: &EcpIndex, name: &str, before_page: &dyn Fn(usize)) -> R
     let mut page_no = 0;
     for case in &exp.cases {
         index.clear_cache();
-        let params = SearchParams {
-            search_exp: case.search_exp,
-            max_increments: case.max_increments,
-        };
-        let mut q = index.query(
-            case.query.clone(),
-            QueryOptions {
-                params,
-                exclude: case.exclude.clone(),
-                prefetch: None,
-            },
-        )?;
+        let mut q = case.start(index, None)?;
         let mut pages = Vec::new();
         for page in &case.pages {
             before_page(page_no);

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use common::S3TestServer;
 use ecp_support::*;
 use faults::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
+use lakeseek::ecp::{EcpIndex, OpenOptions};
 use lakeseek::io::wrappers::ReadKind;
 use lakeseek::io::{
     is_object_changed, FaultConfig, FaultCounts, FaultKind, FaultSource, ObjectStoreSource,
@@ -68,18 +68,7 @@ async fn run_all(index: &EcpIndex, name: &str) -> Result<(Answers, u64)> {
     let (mut out, mut retries) = (Vec::new(), 0);
     for case in &exp.cases {
         index.clear_cache();
-        let params = SearchParams {
-            search_exp: case.search_exp,
-            max_increments: case.max_increments,
-        };
-        let mut q = index.query(
-            case.query.clone(),
-            QueryOptions {
-                params,
-                exclude: case.exclude.clone(),
-                prefetch: None,
-            },
-        )?;
+        let mut q = case.start(index, None)?;
         let mut pages = Vec::new();
         for _ in &case.pages {
             let k = case.pages[pages.len()].k;
@@ -379,24 +368,11 @@ async fn reads_are_whole_objects_of_visited_nodes_then_pinned_ranges() {
     let open_reads = recording.take();
     assert!(open_reads.iter().all(|r| r.kind == ReadKind::Whole));
     assert_eq!(open_reads.len() as u64, index.total_stats().requests);
-    let params = SearchParams {
-        search_exp: case.search_exp,
-        max_increments: case.max_increments,
-    };
     let mut per_pass = Vec::new();
     let mut first_reads = Vec::new();
     for pass in 0..2 {
         index.clear_cache();
-        let mut q = index
-            .query(
-                case.query.clone(),
-                QueryOptions {
-                    params,
-                    exclude: case.exclude.clone(),
-                    prefetch: None,
-                },
-            )
-            .unwrap();
+        let mut q = case.start(&index, None).unwrap();
         let got = q.next_k(case.pages[0].k).await.unwrap();
         assert_eq!(got.ids, case.pages[0].ids);
         let reads = recording.take();

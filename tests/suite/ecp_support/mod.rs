@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
-use lakeseek::ecp::{EcpIndex, QueryOptions, SearchParams};
+use lakeseek::ecp::{EcpIndex, EcpQuery, QueryOptions, SearchParams};
 use lakeseek::io::IoStats;
 
 use object_store::memory::InMemory;
@@ -40,6 +40,28 @@ pub struct Case {
     pub pages: Vec<Page>,
     pub brute_force_ids: Vec<u32>,
     pub brute_force_scores: Vec<f64>,
+}
+
+impl Case {
+    /// The fixture's search parameters for this case.
+    pub fn params(&self) -> SearchParams {
+        SearchParams {
+            search_exp: self.search_exp,
+            max_increments: self.max_increments,
+        }
+    }
+
+    /// Start this case's query on `index`: its parameters and exclude set, `prefetch`.
+    pub fn start(&self, index: &EcpIndex, prefetch: Option<usize>) -> lakeseek::Result<EcpQuery> {
+        index.query(
+            self.query.clone(),
+            QueryOptions {
+                params: self.params(),
+                exclude: self.exclude.clone(),
+                prefetch,
+            },
+        )
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -180,20 +202,7 @@ pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool)
     for case in &exp.cases {
         let what = format!("{} {}", exp.name, case.name);
         index.clear_cache();
-        let params = SearchParams {
-            search_exp: case.search_exp,
-            max_increments: case.max_increments,
-        };
-        let mut q = index
-            .query(
-                case.query.clone(),
-                QueryOptions {
-                    params,
-                    exclude: case.exclude.clone(),
-                    prefetch: None,
-                },
-            )
-            .unwrap();
+        let mut q = case.start(index, None).unwrap();
         for (p, page) in case.pages.iter().enumerate() {
             index.store_probe().start_log();
             let got = q.next_k(page.k).await.unwrap();
