@@ -752,16 +752,25 @@ mod tests {
 }
 
 /// Structural plans decoded in one page-init wave: the leaf columns of a nested field repeat
-/// the same sparse structure in their own pages, so equal plans are kept once.
+/// the same sparse structure in their own pages, so equal plans are kept once. Plans are
+/// bucketed by a cheap fingerprint (rows, leaf slots, layers, heap size) first, so a wave of
+/// many unrelated sparse pages compares only plans that could be equal.
 #[derive(Default)]
-struct SharedPlans(Vec<Arc<SparseStructuralPlan>>);
+struct SharedPlans(HashMap<(u64, u64, usize, usize), Vec<Arc<SparseStructuralPlan>>>);
 
 impl SharedPlans {
     /// Replace `plan` by an equal one seen before in this wave, or remember it.
     fn share(&mut self, plan: &mut Arc<SparseStructuralPlan>) {
-        match self.0.iter().find(|p| ***p == **plan) {
+        let fingerprint = (
+            plan.rows(),
+            plan.leaf_slots(),
+            plan.layers().len(),
+            plan.deep_size(),
+        );
+        let bucket = self.0.entry(fingerprint).or_default();
+        match bucket.iter().find(|p| ***p == **plan) {
             Some(same) => *plan = same.clone(),
-            None => self.0.push(plan.clone()),
+            None => bucket.push(plan.clone()),
         }
     }
 }
