@@ -21,8 +21,7 @@ use crate::bench::{
     CommonBenchArgs,
 };
 use crate::error::{Error, Result};
-use crate::index::list_element;
-use crate::index::query::{query_row_addresses, QueryOptions};
+use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::{IoStats, IoStatsSnapshot};
 use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::take::take_rows;
@@ -253,15 +252,8 @@ async fn query_once(
 
 /// Number of rows matching `filter`, answered as `lakeseek query` does.
 async fn answer(dataset: &Dataset, filter: &str, allow_scan: bool, stats: &IoStats) -> Result<u64> {
-    if let Some(parts) = list_element::filter::split_any_element_filter(filter)? {
-        let options = list_element::query::AnyElementOptions::default();
-        let planned =
-            list_element::filter::plan_parts(dataset, &parts, allow_scan, options, stats).await?;
-        let addresses = list_element::filter::execute_parts(dataset, &planned, stats).await?;
-        return Ok(addresses.len());
-    }
-    let answer = query_row_addresses(dataset, filter, QueryOptions { allow_scan }, stats).await?;
-    Ok(answer.row_addresses.len())
+    let options = FilterOptions { allow_scan };
+    Ok(filter_row_addresses(dataset, filter, options, stats).await?.len())
 }
 
 #[cfg(test)]

@@ -23,8 +23,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 
 use crate::error::{Error, Result};
-use crate::index::list_element;
-use crate::index::query::{execute_plan, explain, plan_query, QueryOptions};
+use crate::index::filter::{execute_filter, plan_filter, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{Dataset, DatasetSession};
@@ -120,51 +119,19 @@ async fn query_inner(
         stats,
     )
     .await?;
-    if let Some(parts) = list_element::filter::split_any_element_filter(&args.filter)? {
-        let options = list_element::query::AnyElementOptions::default();
-        let planned =
-            list_element::filter::plan_parts(&dataset, &parts, args.allow_scan, options, stats)
-                .await?;
-        if args.explain {
-            let text = serde_json::to_string_pretty(&list_element::filter::explain_parts(&planned))
-                .map_err(json_error)?;
-            writeln!(err, "{text}")?;
-        }
-        let addresses = list_element::filter::execute_parts(&dataset, &planned, stats).await?;
-        return write_answer(args, &dataset, addresses.iter().collect(), stats, out).await;
-    }
-    let plan = plan_query(
-        &dataset,
-        &args.filter,
-        QueryOptions {
-            allow_scan: args.allow_scan,
-        },
-        stats,
-    )
-    .await?;
-    if let Some(reason) = &plan.full_scan_reason {
-        writeln!(
-            err,
-            "lakeseek: {reason}; scanning all {} fragments (--allow-scan)",
-            plan.scans.len()
-        )?;
+    let options = FilterOptions {
+        allow_scan: args.allow_scan,
+    };
+    let plan = plan_filter(&dataset, &args.filter, options, stats).await?;
+    if let Some(notice) = plan.full_scan_notice() {
+        writeln!(err, "lakeseek: {notice} (--allow-scan)")?;
     }
     if args.explain {
-        writeln!(
-            err,
-            "{}",
-            serde_json::to_string_pretty(&explain(&plan)).map_err(json_error)?
-        )?;
+        let text = serde_json::to_string_pretty(&plan.explain()).map_err(json_error)?;
+        writeln!(err, "{text}")?;
     }
-    let answer = execute_plan(&dataset, &plan, stats).await?;
-    write_answer(
-        args,
-        &dataset,
-        answer.row_addresses.iter().collect(),
-        stats,
-        out,
-    )
-    .await
+    let addresses = execute_filter(&dataset, &plan, stats).await?;
+    write_answer(args, &dataset, addresses.iter().collect(), stats, out).await
 }
 
 /// Print row addresses, or the requested columns of those rows.

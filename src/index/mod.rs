@@ -4,10 +4,12 @@
 //! * [`key`]: the total order BTree keys sort in, and typed key access to Arrow arrays.
 //! * [`btree`]: page lookup decoding, page selection exactly as lance 14 does it, and
 //!   reading only the touched pages.
+//! * [`filter`]: the one filter entry point (plans over every index kind).
 //! * [`list_element`]: the experimental list element index (`any_element`).
 
 pub mod btree;
 pub mod cli;
+pub mod filter;
 pub mod key;
 pub mod list_element;
 pub mod predicate;
