@@ -219,7 +219,7 @@ async fn s3_report(w: &Workload) {
 }
 
 async fn local_report(w: &Workload) -> EcpIndex {
-    let index = EcpIndex::open(&w.index_dir.to_string_lossy(), &[], OpenOptions::default())
+    let index = EcpIndex::open_url(&w.index_dir.to_string_lossy(), &[], OpenOptions::default())
         .await
         .unwrap();
     println!("\nlocal files (warm = all visited nodes cached)\n");

@@ -1,21 +1,175 @@
 //! # lakeseek
 //!
-//! Read data-lake index and column files — Lance files, Lance BTree indices, ecpfs vector
-//! indices — straight from object storage (S3, GCS, Azure, HTTP, local disk) with the fewest
-//! requests and bytes the formats allow.
+//! Read data-lake index and column files — Lance datasets, their scalar indices, Lance
+//! files 2.1–2.3 and ecpfs vector indices — straight from object storage (S3, GCS, Azure,
+//! HTTP, local disk, memory) with the fewest requests and bytes the formats allow.
 //!
-//! Every query is a small dependency graph of byte ranges: pure *planners* decide which
-//! ranges are needed, the [`io::RangeFetcher`] executes them as few coalesced, concurrent
-//! requests, and pure *decoders* turn bytes into metadata, plans and Arrow arrays.
-//! See `README.md` and `docs/architecture.md` for the picture.
-#![warn(missing_docs)]
+//! ## The read-plan idea
+//!
+//! Every query is a small dependency graph of byte ranges. Pure *planners* look at what is
+//! already known (cached metadata, cached page inits and structural plans) and name the next
+//! ranges; one fetcher executes them as few, coalesced, concurrent GETs and counts them;
+//! pure *decoders* turn the bytes into metadata, plans and Arrow arrays. The number of
+//! round trips is the depth of that graph: a cold point lookup on a BTree index is the
+//! dataset open, the index lookup and the pages it touches; a warm one is a single wave or
+//! none. Every operation can tell you what it cost ([`IoStats`]).
+//!
+//! ## The jobs, one way each
+//!
+//! | job | entry point |
+//! |---|---|
+//! | open a dataset (URL, options, version, session) | [`Dataset::open`], [`Dataset::builder`] |
+//! | answer a SQL filter from the indices | [`Dataset::filter`], [`Dataset::query`] |
+//! | read rows by row address, any column | [`Dataset::take`] |
+//! | read one Lance file by range or row list | [`LanceFile`] |
+//! | k-NN search on an ecpfs index | [`ecp::EcpIndex::open`], [`ecp::EcpIndex::query`] |
+//! | share caches within a byte budget | [`Session`] |
+//! | know what it cost | [`IoStats`] |
+//!
+//! The examples below run on the bundled sample data ([`sample`]) in an in-memory object
+//! store; with a real bucket, pass the `s3://…` URL and storage options instead of
+//! `.object_store(…)`.
+//!
+//! ### Answer a filter from a BTree index, then take the rows
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+//! use lakeseek::{Dataset, IoStats, Session};
+//!
+//! let session = Session::default(); // one per process: every dataset shares its caches
+//! let stats = IoStats::new();
+//! let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+//!     .object_store(lakeseek::sample::store().await?)
+//!     .session(&session)
+//!     .stats(&stats)
+//!     .open()
+//!     .await?;
+//! let rows = dataset.filter("key = 'cam06-029417'").await?;
+//! let batch = dataset.take(&rows, &["key", "camera"]).await?;
+//! assert_eq!(batch.num_rows(), 1);
+//! let cost = stats.snapshot(); // open + index lookup + take
+//! assert!(cost.requests >= 3);
+//! # Ok(()) }
+//! ```
+//!
+//! ### `any_element` on a list of structs, from the list element index
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+//! # use lakeseek::Dataset;
+//! # let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+//! #     .object_store(lakeseek::sample::store().await?).open().await?;
+//! let cars = dataset
+//!     .filter("any_element(detections, 'label = ''car'' AND confidence > 0.9')")
+//!     .await?;
+//! assert!(!cars.is_empty());
+//! // Negation and plain predicates combine with AND:
+//! let no_car_on_camera_3 = dataset
+//!     .query()
+//!     .filter("NOT any_element(detections, 'label = ''car''') AND key >= 'cam03' AND key < 'cam04'")
+//!     .execute()
+//!     .await?;
+//! assert!(no_car_on_camera_3.row_addresses.iter().all(|a| !cars.contains(a)));
+//! # Ok(()) }
+//! ```
+//!
+//! ### Explain before reading
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+//! # use lakeseek::Dataset;
+//! # let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+//! #     .object_store(lakeseek::sample::store().await?).open().await?;
+//! let plan = dataset.query().filter("key IN ('cam00-000001', 'cam06-029417')").explain().await?;
+//! println!("{}", serde_json::to_string_pretty(&plan).unwrap()); // index, pages, byte ranges
+//! # Ok(()) }
+//! ```
+//!
+//! ### Random take of a 2.3 sparse nested column; a warm repeat is cheap
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+//! use lakeseek::{Dataset, IoStats};
+//!
+//! let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+//!     .object_store(lakeseek::sample::store().await?)
+//!     .open()
+//!     .await?;
+//! let rows = [130, 3056, 5072, (1 << 32) | 17, 130]; // any order, repeats kept
+//! let cold = IoStats::new();
+//! let batch = dataset.with_stats(&cold).take(&rows, &["detections"]).await?;
+//! assert_eq!(batch.num_rows(), 5);
+//! let warm = IoStats::new();
+//! dataset.with_stats(&warm).take(&rows, &["detections"]).await?;
+//! // Page inits and structural plans are cached: the warm take reads only value chunks.
+//! assert!(warm.snapshot().round_trips <= 1);
+//! assert!(warm.snapshot().bytes < cold.snapshot().bytes);
+//! # Ok(()) }
+//! ```
+//!
+//! ### Read one Lance file
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+//! use lakeseek::LanceFile;
+//!
+//! let file = LanceFile::builder(&lakeseek::sample::data_file_url())
+//!     .object_store(lakeseek::sample::store().await?)
+//!     .open()
+//!     .await?;
+//! let head = file.read_range(&["key", "camera"], 0..5).await?;
+//! assert_eq!(head.num_rows(), 5);
+//! assert!(file.num_rows() >= 5);
+//! # Ok(()) }
+//! ```
+//!
+//! ### Errors say what you can do
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+//! # use lakeseek::Dataset;
+//! # let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+//! #     .object_store(lakeseek::sample::store().await?).open().await?;
+//! match dataset.take(&[99 << 32], &["key"]).await {
+//!     Err(lakeseek::Error::InvalidArgument(why)) => assert!(why.contains("fragment 99")),
+//!     other => panic!("expected InvalidArgument, got {other:?}"),
+//! }
+//! match lakeseek::Dataset::open("memory:///nowhere.lance").await {
+//!     Err(lakeseek::Error::NotFound { .. }) => {}
+//!     other => panic!("expected NotFound, got {other:?}"),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! ## Cargo features
+//!
+//! * `cli` (default): the `lakeseek` binary and `lakeseek bench` (clap, indicatif, plotters).
+//! * `aws`, `gcp`, `azure`, `http` (default): one per cloud backend; local files and the
+//!   in-memory store are always available.
+//! * `sample-data` (default): [`sample`], the bundled demo dataset and ecpfs index.
+//! * `testing`: [`testing`], fault, latency, recording and counting wrappers for the tests
+//!   of code built on lakeseek.
+//!
+//! A service that only needs the library and S3 depends on
+//! `lakeseek = { version = "0.1", default-features = false, features = ["aws"] }`.
 
-pub mod bench;
+mod api;
+#[cfg(feature = "cli")]
+mod bench;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod ecp;
-pub mod error;
-pub mod index;
-pub mod io;
-pub mod lance;
+mod error;
+mod index;
+mod io;
+mod lance;
+#[cfg(feature = "sample-data")]
+pub mod sample;
+mod session;
+#[cfg(feature = "testing")]
+pub mod testing;
 
+pub use api::{Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Query, QueryResult};
 pub use error::{Error, Result};
+pub use io::{IoStats, IoStatsSnapshot};
+pub use session::{Session, DEFAULT_SESSION_BUDGET};

@@ -5,9 +5,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use lakeseek::cli::ecp as ecp_cli;
+use lakeseek::cli::query as index_cli;
 use lakeseek::cli::{demo, file_commands};
-use lakeseek::ecp::cli as ecp_cli;
-use lakeseek::index::cli as index_cli;
 
 #[derive(Debug, Parser)]
 #[command(

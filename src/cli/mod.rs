@@ -6,7 +6,9 @@
 //! `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
 
 pub mod demo;
+pub mod ecp;
 pub mod file_commands;
+pub mod query;
 
 use std::io::Write;
 
@@ -85,14 +87,8 @@ impl RequestedRows {
         match self {
             RequestedRows::Range(r) => (RowSelection::Range(r.clone()), None),
             RequestedRows::List(rows) => {
-                let mut sorted = rows.clone();
-                sorted.sort_unstable();
-                sorted.dedup();
-                let order = rows
-                    .iter()
-                    .map(|r| sorted.binary_search(r).unwrap_or_default() as u32)
-                    .collect();
-                (RowSelection::Rows(sorted), Some(order))
+                let (selection, order) = RowSelection::sorted_with_order(rows);
+                (selection, Some(order))
             }
         }
     }

@@ -18,10 +18,10 @@ use zarrs::array::data_type::{BoolDataType, StringDataType, UInt32DataType};
 use super::metric::Metric;
 use super::node::{load_node, read_embeddings, EmbeddingDtype, Node, NodeLimits};
 use super::zarr_io::{FetchedArray, ZarrStore};
+use crate::ecp::zarr_storage::{with_query_stats, FetcherStorage, StorageProbe};
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::store::REMOTE_COALESCE_GAP;
-use crate::io::zarr_storage::{with_query_stats, FetcherStorage, StorageProbe};
 use crate::io::{
     open_url, FetchOptions, IoStats, IoStatsSnapshot, ObjectStoreSource, ObjectVersion,
     RangeFetcher, RangeSource,
@@ -154,7 +154,7 @@ impl EcpIndex {
     /// Reads go through the URL's [`RangeSource`] (with the retry policy of the storage
     /// options); saved queries are written through its object store when
     /// [`OpenOptions::writable`].
-    pub async fn open(
+    pub async fn open_url(
         url: &str,
         storage_options: &[(String, String)],
         options: OpenOptions,

@@ -13,7 +13,7 @@
 //! * [`saved`]: saved query state under `queries/Q/`.
 //! * [`scan`]: the exhaustive scan (exact, every leaf).
 //! * [`zarr_io`], [`node`], [`metric`]: zarr array reads through zarrs, node decoding, scores.
-//! * I/O: zarrs reads through [`FetcherStorage`](crate::io::zarr_storage::FetcherStorage),
+//! * I/O: zarrs reads through [`FetcherStorage`](crate::ecp::zarr_storage::FetcherStorage),
 //!   lakeseek's [`RangeFetcher`](crate::io::RangeFetcher) (retries, version checks, request
 //!   accounting into [`IoStats`](crate::io::IoStats)) over any [`RangeSource`](crate::io::RangeSource).
 //! * [`cli`]: `lakeseek ecp info|search`.
@@ -23,7 +23,6 @@
 //! A missing node costs 2 GETs (both 404). No HEAD, no LIST, no group metadata. A node read
 //! again (after a cache eviction) is a range GET that expects the version read the first time.
 
-pub mod cli;
 pub mod index;
 pub mod metric;
 pub mod node;
@@ -33,6 +32,7 @@ pub mod saved;
 pub mod scan;
 pub mod search;
 pub mod zarr_io;
+pub mod zarr_storage;
 
 pub use index::{EcpIndex, IndexInfo, OpenOptions};
 pub use metric::Metric;

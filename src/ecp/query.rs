@@ -17,8 +17,8 @@ use super::index::EcpIndex;
 use super::metric::Scorer;
 use super::node::Node;
 use super::search::{ScoredItem, SearchParams, SearchState, Step};
+use crate::ecp::zarr_storage::with_query_stats;
 use crate::error::{Error, Result};
-use crate::io::zarr_storage::with_query_stats;
 use crate::io::{IoStats, IoStatsSnapshot};
 
 /// One page of results: item ids and their scores (L2 distance, or −dot for IP), best first.

@@ -9,8 +9,8 @@ use super::index::EcpIndex;
 use super::metric::Scorer;
 use super::query::SearchResult;
 use super::search::ScoredItem;
+use crate::ecp::zarr_storage::with_query_stats;
 use crate::error::{Error, Result};
-use crate::io::zarr_storage::with_query_stats;
 use crate::io::IoStats;
 
 impl EcpIndex {

@@ -26,8 +26,8 @@ use zarrs::array::{
 };
 use zarrs::storage::{AsyncReadableWritableStorageTraits, StorageError, StoreKey};
 
+use crate::ecp::zarr_storage::FetcherStorage;
 use crate::error::{Error, Result};
-use crate::io::zarr_storage::FetcherStorage;
 
 /// Largest chunk (in elements) the reader decodes: 2^26 (256 MiB of f32). ecp-core's defaults
 /// are 512 KiB node chunks and 8 MiB representative chunks.

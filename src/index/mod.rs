@@ -8,7 +8,7 @@
 //! * [`list_element`]: the experimental list element index (`any_element`).
 
 pub mod btree;
-pub mod cli;
+pub mod caches;
 pub mod filter;
 pub mod key;
 pub mod list_element;

@@ -7,7 +7,6 @@
 //! * [`stats`] counts requests, bytes and round trips per query.
 //! * [`cache`] holds typed, size-weighted moka caches of decoded things.
 //! * [`retry`] decides which read failures are transient and retries them within a budget.
-//! * [`zarr_storage`] is a zarrs storage over [`RangeFetcher`] (the ecpfs reader's I/O).
 //! * [`wrappers`] adds latency, recording, fault injection and HTTP-level counting around the
 //!   above, for tests and benches.
 //!
@@ -39,6 +38,7 @@
 //! ```
 
 pub mod cache;
+pub mod cache_extensions;
 pub mod fetch;
 pub mod list;
 pub mod retry;
@@ -46,7 +46,6 @@ pub mod source;
 pub mod stats;
 pub mod store;
 pub mod wrappers;
-pub mod zarr_storage;
 
 pub use cache::{CacheKey, DeepSize, SizedCache};
 pub use fetch::{

@@ -1,15 +1,22 @@
 //! Per-query I/O accounting: requests, bytes and round trips.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-/// Counters for one query (or one benchmark operation). Cheap to share: wrap in an `Arc`
-/// or pass by reference; all updates are atomic.
+/// Counters for one query (or one benchmark operation). A cheap handle: clones share the
+/// same counters (they live behind an `Arc`), so a clone given to a builder counts into the
+/// caller's copy; all updates are atomic.
 ///
 /// `round_trips` counts *sequential waves*: a request that starts while another request of
 /// the same `IoStats` is still in flight belongs to the current wave; a request that starts
 /// when none is in flight opens a new wave.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct IoStats {
+    counters: Arc<Counters>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
     requests: AtomicU64,
     bytes: AtomicU64,
     round_trips: AtomicU64,
@@ -41,7 +48,7 @@ impl IoStats {
     /// Mark the start of one request; returns a guard that marks its end when dropped.
     pub fn start_request(&self) -> RequestGuard<'_> {
         let guard = self.start_wave();
-        self.requests.fetch_add(1, Ordering::SeqCst);
+        self.counters.requests.fetch_add(1, Ordering::SeqCst);
         guard
     }
 
@@ -50,29 +57,29 @@ impl IoStats {
     /// wave is in flight, so requests started inside it belong to one round trip even when a
     /// fast backend finishes each before the next starts. Counts no request by itself.
     pub fn start_wave(&self) -> RequestGuard<'_> {
-        if self.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
-            self.round_trips.fetch_add(1, Ordering::SeqCst);
+        if self.counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.counters.round_trips.fetch_add(1, Ordering::SeqCst);
         }
         RequestGuard { stats: self }
     }
 
     /// Add received body bytes.
     pub fn add_bytes(&self, n: u64) {
-        self.bytes.fetch_add(n, Ordering::SeqCst);
+        self.counters.bytes.fetch_add(n, Ordering::SeqCst);
     }
 
     /// Count one retry of a read after a transient failure.
     pub fn add_retry(&self) {
-        self.retries.fetch_add(1, Ordering::SeqCst);
+        self.counters.retries.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Copy the counters.
     pub fn snapshot(&self) -> IoStatsSnapshot {
         IoStatsSnapshot {
-            requests: self.requests.load(Ordering::SeqCst),
-            bytes: self.bytes.load(Ordering::SeqCst),
-            round_trips: self.round_trips.load(Ordering::SeqCst),
-            retries: self.retries.load(Ordering::SeqCst),
+            requests: self.counters.requests.load(Ordering::SeqCst),
+            bytes: self.counters.bytes.load(Ordering::SeqCst),
+            round_trips: self.counters.round_trips.load(Ordering::SeqCst),
+            retries: self.counters.retries.load(Ordering::SeqCst),
         }
     }
 }
@@ -97,7 +104,7 @@ pub struct RequestGuard<'a> {
 
 impl Drop for RequestGuard<'_> {
     fn drop(&mut self) {
-        self.stats.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.stats.counters.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

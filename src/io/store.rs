@@ -29,10 +29,14 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "aws")]
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+#[cfg(feature = "azure")]
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::client::{HttpClient, HttpConnector};
+#[cfg(feature = "gcp")]
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+#[cfg(feature = "http")]
 use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
@@ -87,6 +91,9 @@ pub struct OpenOptions {
     pub storage_options: Vec<(String, String)>,
     /// HTTP client factory for the remote backends; `None` uses object_store's reqwest client.
     pub http_connector: Option<Arc<dyn HttpConnector>>,
+    /// Read through this store instead of building one from the URL (the URL then only
+    /// gives the scheme, which picks the coalescing defaults, and the path inside it).
+    pub object_store: Option<Arc<dyn ObjectStore>>,
 }
 
 impl OpenOptions {
@@ -169,7 +176,24 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
     })?;
     let (tuning, passthrough) = split_options(&options.storage_options)?;
     let connector = options.http_connector.clone().map(SharedConnector);
-    let store: Arc<dyn ObjectStore> = match scheme {
+    let store: Arc<dyn ObjectStore> = match (&options.object_store, &scheme) {
+        (Some(given), _) => given.clone(),
+        (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
+    };
+    finish_open(store, parsed, scheme, path, &tuning)
+}
+
+/// Build the object store a URL names, from storage options and the environment.
+fn build_store(
+    url: &str,
+    parsed: &Url,
+    scheme: &ObjectStoreScheme,
+    tuning: &IoTuning,
+    passthrough: &[(String, String)],
+    connector: Option<SharedConnector>,
+) -> Result<Arc<dyn ObjectStore>> {
+    let scheme = scheme.clone();
+    Ok(match scheme {
         ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
             if let Some((k, _)) = passthrough.first() {
                 return Err(Error::InvalidArgument(format!(
@@ -182,6 +206,7 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
                 Arc::new(InMemory::new())
             }
         }
+        #[cfg(feature = "aws")]
         ObjectStoreScheme::AmazonS3 => {
             let mut b = AmazonS3Builder::from_env().with_url(parsed.as_str());
             for (k, v) in &passthrough {
@@ -195,6 +220,7 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
+        #[cfg(feature = "gcp")]
         ObjectStoreScheme::GoogleCloudStorage => {
             let mut b = GoogleCloudStorageBuilder::from_env().with_url(parsed.as_str());
             for (k, v) in &passthrough {
@@ -208,6 +234,7 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
+        #[cfg(feature = "azure")]
         ObjectStoreScheme::MicrosoftAzure => {
             let mut b = MicrosoftAzureBuilder::from_env().with_url(parsed.as_str());
             for (k, v) in &passthrough {
@@ -221,6 +248,7 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
             }
             Arc::new(b.build().map_err(|e| builder_error(url, e))?)
         }
+        #[cfg(feature = "http")]
         ObjectStoreScheme::Http => {
             let base = format!("{}://{}", parsed.scheme(), parsed.authority());
             // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
@@ -241,10 +269,33 @@ pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
         }
         other => {
             return Err(Error::InvalidArgument(format!(
-                "unsupported store scheme {other:?}"
+                "unsupported store scheme {other:?}{}",
+                missing_feature_hint(&other)
             )))
         }
-    };
+    })
+}
+
+/// " (lakeseek was built without the `aws` feature)" and the like, when that is why.
+fn missing_feature_hint(scheme: &ObjectStoreScheme) -> &'static str {
+    match scheme {
+        ObjectStoreScheme::AmazonS3 => " (lakeseek was built without the `aws` feature)",
+        ObjectStoreScheme::GoogleCloudStorage => " (lakeseek was built without the `gcp` feature)",
+        ObjectStoreScheme::MicrosoftAzure => " (lakeseek was built without the `azure` feature)",
+        ObjectStoreScheme::Http => " (lakeseek was built without the `http` feature)",
+        _ => "",
+    }
+}
+
+/// Wrap an object store in lakeseek's [`RangeSource`] with the scheme's coalescing gap and
+/// the options' retry policy.
+fn finish_open(
+    store: Arc<dyn ObjectStore>,
+    parsed: Url,
+    scheme: ObjectStoreScheme,
+    path: Path,
+    tuning: &IoTuning,
+) -> Result<OpenedUrl> {
     let gap = tuning.coalesce_gap.unwrap_or(match scheme {
         ObjectStoreScheme::Local | ObjectStoreScheme::Memory => LOCAL_COALESCE_GAP,
         _ => REMOTE_COALESCE_GAP,

@@ -30,9 +30,8 @@ use object_store::path::Path;
 use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
-use crate::index::btree::exec::BTreePageData;
-use crate::index::btree::BTreePageLookup;
 use crate::io::cache::{CacheKey, SizedCache};
+use crate::io::cache_extensions::CacheExtensions;
 use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
 use crate::io::{
     open_url, FetchOptions, IoStats, ObjectVersion, OpenedUrl, RangeFetcher, RangeSource,
@@ -59,19 +58,20 @@ pub const DEFAULT_EAGER_DELETION_FILES: usize = 64;
 pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
 
 /// Caches shared by the datasets opened with one session: decoded manifests, deletion
-/// vectors, Lance file metadata and page init data, BTree page lookups and (opt-in)
-/// decoded BTree pages.
+/// vectors, Lance file metadata and page init data; the index layer keeps its caches (page
+/// lookups, decoded index pages) in [`DatasetSession::extensions`].
 #[derive(Debug, Clone)]
 pub struct DatasetSession {
     manifests: SizedCache<(), Manifest>,
     deletions: SizedCache<(), DeletionVector>,
     /// File metadata and page-init caches of the file reader.
     pub reader_caches: Arc<ReaderCaches>,
-    /// Decoded BTree page lookups, by `page_lookup.lance` path + size.
-    pub btree_lookups: SizedCache<(), BTreePageLookup>,
-    /// Decoded BTree pages (values + ids) by page-data path + size + page number; `None`
-    /// unless enabled with [`DatasetSession::with_page_cache`].
-    pub btree_pages: Option<SizedCache<u32, BTreePageData>>,
+    /// Caches of higher layers (index lookups and pages), created on first use.
+    pub extensions: CacheExtensions,
+    /// Byte budget of each cache of this session.
+    pub cache_bytes: u64,
+    /// Budget of the decoded index page cache; `None` (the default) caches no pages.
+    pub index_page_cache_bytes: Option<u64>,
     /// Queries read every deletion file in the same wave as the index pages when the
     /// version has at most this many; beyond it only those of fragments with results,
     /// after the pages (one more round trip instead of a request per fragment).
@@ -85,8 +85,25 @@ impl DatasetSession {
             manifests: SizedCache::new(capacity_bytes),
             deletions: SizedCache::new(capacity_bytes),
             reader_caches: Arc::new(ReaderCaches::new(capacity_bytes, capacity_bytes)),
-            btree_lookups: SizedCache::new(capacity_bytes),
-            btree_pages: None,
+            extensions: CacheExtensions::default(),
+            cache_bytes: capacity_bytes,
+            index_page_cache_bytes: None,
+            eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
+        }
+    }
+
+    /// Caches that together hold about `total_bytes`: half for page inits and structural
+    /// plans, a quarter for index structures, the rest for file metadata, manifests and
+    /// deletion vectors; index pages are cached (within the index quarter).
+    pub fn with_budget(total_bytes: u64) -> Self {
+        let eighth = (total_bytes / 8).max(1);
+        Self {
+            manifests: SizedCache::new(eighth / 2),
+            deletions: SizedCache::new(eighth / 2),
+            reader_caches: Arc::new(ReaderCaches::new(eighth, total_bytes / 2)),
+            extensions: CacheExtensions::default(),
+            cache_bytes: eighth,
+            index_page_cache_bytes: Some(eighth),
             eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
         }
     }
@@ -97,10 +114,10 @@ impl DatasetSession {
         self
     }
 
-    /// Also cache decoded BTree pages, up to about `capacity_bytes` (warm lookups of keys
+    /// Also cache decoded index pages, up to about `capacity_bytes` (warm lookups of keys
     /// on cached pages then need no request at all).
     pub fn with_page_cache(mut self, capacity_bytes: u64) -> Self {
-        self.btree_pages = Some(SizedCache::new(capacity_bytes));
+        self.index_page_cache_bytes = Some(capacity_bytes);
         self
     }
 }

@@ -39,6 +39,19 @@ pub enum RowSelection {
     Rows(Vec<u64>),
 }
 
+impl RowSelection {
+    /// The sorted, unique selection that reads `rows` (any order, repeats allowed), and the
+    /// output order: `order[i]` is the index of `rows[i]` in the sorted read.
+    pub fn sorted_with_order(rows: &[u64]) -> (RowSelection, Vec<u32>) {
+        let mut sorted = rows.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let position = |r: &u64| sorted.binary_search(r).unwrap_or_default() as u32;
+        let order = rows.iter().map(position).collect();
+        (RowSelection::Rows(sorted), order)
+    }
+}
+
 /// Identifies one page of a file in the page-init cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PageKey {

@@ -41,7 +41,7 @@ fn chunk_rows(root: &FsPath, array: &str) -> usize {
 }
 
 async fn open(root: &FsPath) -> lakeseek::Result<EcpIndex> {
-    EcpIndex::open(
+    EcpIndex::open_url(
         &root.to_string_lossy(),
         &[],
         OpenOptions {

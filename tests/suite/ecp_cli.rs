@@ -4,7 +4,7 @@ use crate::ecp_support;
 
 use clap::Parser;
 use ecp_support::*;
-use lakeseek::ecp::cli::{search_pages, EcpInfoArgs, EcpSearchArgs};
+use lakeseek::cli::ecp::{search_pages, EcpInfoArgs, EcpSearchArgs};
 
 #[derive(Parser)]
 struct SearchCli {
@@ -133,5 +133,5 @@ async fn query_file_and_bad_arguments() {
     let info = InfoCli::try_parse_from(["x", &dir, "--stats"])
         .unwrap()
         .args;
-    lakeseek::ecp::cli::run_info(info).await.unwrap();
+    lakeseek::cli::ecp::run_info(info).await.unwrap();
 }

@@ -56,7 +56,7 @@ async fn s3_url_with_storage_options_opens() {
     let s3 = S3TestServer::start().await;
     s3.upload_dir(&fixture_dir("l3_l2_i8"), "deep/prefix/l3")
         .await;
-    let index = EcpIndex::open(
+    let index = EcpIndex::open_url(
         &s3.url("deep/prefix/l3"),
         &s3.storage_options(),
         OpenOptions::default(),

@@ -10,7 +10,7 @@ use lakeseek::Error;
 const NAME: &str = "l3_l2n_f16";
 
 async fn open(path: &std::path::Path, writable: bool) -> EcpIndex {
-    EcpIndex::open(
+    EcpIndex::open_url(
         &path.to_string_lossy(),
         &[],
         OpenOptions {

@@ -12,7 +12,7 @@ use lakeseek::io::IoStats;
 
 async fn open_local(name: &str, prefetch: usize) -> EcpIndex {
     let url = fixture_dir(name).to_string_lossy().to_string();
-    EcpIndex::open(
+    EcpIndex::open_url(
         &url,
         &[],
         OpenOptions {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lakeseek::index::cli::{run_query_to, QueryArgs};
+use lakeseek::cli::query::{run_query_to, QueryArgs};
 use lakeseek::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
 };

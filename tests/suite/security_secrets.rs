@@ -108,7 +108,7 @@ async fn provoke(what: &str, url: &str, options: &[(String, String)]) {
             assert_error_clean(&format!("{what}: tail read"), &e);
         }
     }
-    let e = EcpIndex::open(url, options, EcpOpenOptions::default())
+    let e = EcpIndex::open_url(url, options, EcpOpenOptions::default())
         .await
         .expect_err(what);
     assert_error_clean(&format!("{what}: ecp open"), &e);

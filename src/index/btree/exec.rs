@@ -19,6 +19,7 @@ use object_store::path::Path;
 
 use super::{BTreePageLookup, PageMatch, PageSelection};
 use crate::error::{Error, Result};
+use crate::index::caches::IndexCaches;
 use crate::index::key::KeyColumn;
 use crate::index::predicate::Predicate;
 use crate::io::cache::{CacheKey, DeepSize};
@@ -133,7 +134,11 @@ pub async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment) -> boo
         },
         item: (),
     };
-    session.btree_lookups.get(&lookup_key).await.is_some()
+    IndexCaches::of(session)
+        .btree_lookups
+        .get(&lookup_key)
+        .await
+        .is_some()
         && session
             .reader_caches
             .file_metadata
@@ -233,8 +238,7 @@ pub async fn load_lookup(
         },
         item: (),
     };
-    dataset
-        .session()
+    IndexCaches::of(dataset.session())
         .btree_lookups
         .get_or_try_load(key, async {
             let whole = dataset.store().fetcher.whole(path, stats).await?;
@@ -372,7 +376,7 @@ async fn read_file_pages(
         return Ok((Vec::new(), 0));
     }
     let (values_col, ids_col) = columns_of(reader, lookup)?;
-    if let Some(cache) = &dataset.session().btree_pages {
+    if let Some(cache) = &IndexCaches::of(dataset.session()).btree_pages {
         return read_pages_cached(
             cache,
             reader,

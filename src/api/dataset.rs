@@ -1,0 +1,214 @@
+//! [`Dataset`]: a Lance dataset opened at one version, answering filters from its indices
+//! and taking rows by address.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use object_store::ObjectStore;
+
+use super::open::OpenParams;
+use super::query::Query;
+use crate::error::Result;
+use crate::index::filter::{filter_row_addresses, FilterOptions};
+use crate::io::IoStats;
+use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::Dataset as DatasetVersion;
+use crate::session::Session;
+
+/// A Lance dataset at one version.
+///
+/// Open it by URL (`s3://bucket/table.lance`, `gs://…`, `az://…`, `https://…`, a local path
+/// or `memory://…`), then answer filters from its scalar indices with [`Dataset::filter`],
+/// read rows by address with [`Dataset::take`], or both with [`Dataset::query`]. Cheap to
+/// clone; `Send + Sync`.
+///
+/// ```
+/// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+/// use lakeseek::Dataset;
+///
+/// let store = lakeseek::sample::store().await?; // an object_store handle: here the sample data
+/// let dataset = Dataset::builder("memory:///sample/frames.lance")
+///     .object_store(store)
+///     .open()
+///     .await?;
+/// let rows = dataset.filter("key = 'cam06-029417'").await?; // from the BTree index
+/// assert_eq!(rows, vec![(2 << 32) | 9417]);
+/// let batch = dataset.take(&rows, &["key", "camera"]).await?;
+/// assert_eq!(batch.num_rows(), 1);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    version: DatasetVersion,
+    session: Session,
+    stats: IoStats,
+}
+
+/// How to open a [`Dataset`]: storage options, version, session, stats.
+///
+/// ```
+/// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+/// use lakeseek::{Dataset, IoStats, Session};
+///
+/// let store = lakeseek::sample::store().await?;
+/// let session = Session::default();
+/// let stats = IoStats::new();
+/// let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+///     .object_store(store)
+///     .version(1)
+///     .session(&session)
+///     .stats(&stats) // counts the open and everything done through this handle
+///     .open()
+///     .await?;
+/// assert_eq!(dataset.version(), 1);
+/// assert!(stats.snapshot().requests >= 1);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct DatasetBuilder {
+    params: OpenParams,
+    version: Option<u64>,
+}
+
+impl DatasetBuilder {
+    /// Add one storage option (`aws_endpoint`, `allow_http`, `coalesce_gap`, …: any
+    /// object_store builder key or lakeseek I/O option).
+    pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.params.storage_options.push((key.into(), value.into()));
+        self
+    }
+
+    /// Add storage options.
+    pub fn storage_options<K: Into<String>, V: Into<String>>(
+        mut self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let pairs = options.into_iter().map(|(k, v)| (k.into(), v.into()));
+        self.params.storage_options.extend(pairs);
+        self
+    }
+
+    /// Read through this object store instead of building one from the URL; the URL then
+    /// gives only the scheme (which picks the coalescing defaults) and the dataset's path.
+    pub fn object_store(mut self, store: Arc<dyn ObjectStore>) -> Self {
+        self.params.object_store = Some(store);
+        self
+    }
+
+    /// Open this version (default: the latest).
+    pub fn version(mut self, version: u64) -> Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// Share this session's caches (default: a new [`Session`]).
+    pub fn session(mut self, session: &Session) -> Self {
+        self.params.session = Some(session.clone());
+        self
+    }
+
+    /// Count the open, and every operation of the opened dataset, into `stats`.
+    pub fn stats(mut self, stats: &IoStats) -> Self {
+        self.params.stats = stats.clone();
+        self
+    }
+
+    /// Open the dataset: one LIST and one GET for the latest version on an object store,
+    /// one GET for a pinned version.
+    pub async fn open(self) -> Result<Dataset> {
+        let opened = self.params.open_url()?;
+        let session = self.params.session();
+        let shared = session.dataset_session().clone();
+        let stats = self.params.stats;
+        let version = DatasetVersion::open_opened(&opened, self.version, shared, &stats).await?;
+        Ok(Dataset {
+            version,
+            session,
+            stats,
+        })
+    }
+}
+
+impl Dataset {
+    /// Open the latest version of the dataset at `url` with default options.
+    pub async fn open(url: &str) -> Result<Dataset> {
+        Self::builder(url).open().await
+    }
+
+    /// A builder for opening the dataset at `url`.
+    pub fn builder(url: &str) -> DatasetBuilder {
+        DatasetBuilder {
+            params: OpenParams::new(url),
+            version: None,
+        }
+    }
+
+    /// The version opened.
+    pub fn version(&self) -> u64 {
+        self.version.version()
+    }
+
+    /// Names of the top-level columns, in schema order.
+    pub fn column_names(&self) -> Vec<String> {
+        let schema = &self.version.manifest().schema;
+        let top = schema.fields.iter().filter(|f| f.parent_id == -1);
+        top.map(|f| f.name.clone()).collect()
+    }
+
+    /// Names of the indices this version carries (one per name, however many segments).
+    pub fn index_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for segment in &self.version.manifest().indices {
+            if !names.contains(&segment.name) {
+                names.push(segment.name.clone());
+            }
+        }
+        names
+    }
+
+    /// The session whose caches this dataset uses.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// A handle to the same dataset whose operations count into `stats` (as well as into
+    /// nothing else: each handle has one stats handle).
+    pub fn with_stats(&self, stats: &IoStats) -> Dataset {
+        Dataset {
+            stats: stats.clone(),
+            ..self.clone()
+        }
+    }
+
+    /// Row addresses (ascending) of the rows where the SQL `filter` is TRUE, answered from
+    /// the dataset's indices (`=`, `IN`, ranges, `IS NULL`, `any_element(list, '…')`, …).
+    /// A filter no index answers is refused; use [`Dataset::query`] with
+    /// [`Query::allow_scan`] to scan instead.
+    pub async fn filter(&self, filter: &str) -> Result<Vec<u64>> {
+        let options = FilterOptions::default();
+        let rows = filter_row_addresses(&self.version, filter, options, &self.stats).await?;
+        Ok(rows.iter().collect())
+    }
+
+    /// The `columns` of the rows at `addresses` (`fragment << 32 | offset`), in the order
+    /// asked, repeats kept, deleted rows left out; the batch starts with a `_rowaddr`
+    /// column.
+    pub async fn take(&self, addresses: &[u64], columns: &[&str]) -> Result<RecordBatch> {
+        let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+        take_rows(&self.version, addresses, &names, &self.stats).await
+    }
+
+    /// A query: a filter, optional columns to read of the matching rows, scan permission,
+    /// a plan to print.
+    pub fn query(&self) -> Query<'_> {
+        Query::new(self)
+    }
+
+    pub(crate) fn version_handle(&self) -> &DatasetVersion {
+        &self.version
+    }
+
+    pub(crate) fn stats_handle(&self) -> &IoStats {
+        &self.stats
+    }
+}

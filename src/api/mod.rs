@@ -1,0 +1,11 @@
+//! The public facade: [`Dataset`], [`LanceFile`] and the builders and results around them.
+//! Each is a thin driver over the crate's planners, fetcher and decoders.
+
+mod dataset;
+mod file;
+mod open;
+mod query;
+
+pub use dataset::{Dataset, DatasetBuilder};
+pub use file::{LanceFile, LanceFileBuilder};
+pub use query::{Query, QueryResult};

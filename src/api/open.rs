@@ -1,0 +1,45 @@
+//! What every builder takes before opening something: the URL, storage options, an optional
+//! ready-made object store, the session and the stats handle.
+
+use std::sync::Arc;
+
+use object_store::ObjectStore;
+
+use crate::error::Result;
+use crate::io::{open_url_with, IoStats, OpenOptions, OpenedUrl};
+use crate::session::Session;
+
+/// Builder state shared by [`DatasetBuilder`](super::DatasetBuilder) and
+/// [`LanceFileBuilder`](super::LanceFileBuilder).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OpenParams {
+    pub(crate) url: String,
+    pub(crate) storage_options: Vec<(String, String)>,
+    pub(crate) object_store: Option<Arc<dyn ObjectStore>>,
+    pub(crate) session: Option<Session>,
+    pub(crate) stats: IoStats,
+}
+
+impl OpenParams {
+    pub(crate) fn new(url: &str) -> Self {
+        Self {
+            url: url.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// The store and path the URL names (or the given store at the URL's path).
+    pub(crate) fn open_url(&self) -> Result<OpenedUrl> {
+        let options = OpenOptions {
+            storage_options: self.storage_options.clone(),
+            http_connector: None,
+            object_store: self.object_store.clone(),
+        };
+        open_url_with(&self.url, &options)
+    }
+
+    /// The session to open with (a new default one when none was given).
+    pub(crate) fn session(&self) -> Session {
+        self.session.clone().unwrap_or_default()
+    }
+}

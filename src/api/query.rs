@@ -1,0 +1,129 @@
+//! [`Query`]: a filter, the columns to read of the matching rows, scan permission, and the
+//! plan it will run.
+
+use arrow_array::RecordBatch;
+
+use super::dataset::Dataset;
+use crate::error::{Error, Result};
+use crate::index::filter::{execute_filter, plan_filter, FilterOptions, FilterPlan};
+use crate::io::IoStats;
+use crate::lance::dataset::take::take_rows;
+
+/// A query on a [`Dataset`], built with [`Dataset::query`].
+///
+/// ```
+/// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+/// use lakeseek::{Dataset, IoStats};
+///
+/// let store = lakeseek::sample::store().await?;
+/// let dataset = Dataset::builder(lakeseek::sample::DATASET_URL).object_store(store).open().await?;
+///
+/// let stats = IoStats::new();
+/// let result = dataset
+///     .query()
+///     .filter("key = 'cam06-029417'")
+///     .columns(&["key", "camera"])
+///     .stats(&stats)
+///     .execute()
+///     .await?;
+/// assert_eq!(result.row_addresses, vec![(2 << 32) | 9417]);
+/// let batch = result.batch.expect("columns were asked for");
+/// assert_eq!(batch.num_rows(), 1);
+/// let cost = stats.snapshot();
+/// assert!(cost.requests > 0 && cost.round_trips <= 4);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Query<'a> {
+    dataset: &'a Dataset,
+    filter: Option<String>,
+    columns: Vec<String>,
+    allow_scan: bool,
+    stats: Option<IoStats>,
+}
+
+/// What a [`Query`] returned.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct QueryResult {
+    /// Row addresses (`fragment << 32 | offset`, ascending) where the filter is TRUE.
+    pub row_addresses: Vec<u64>,
+    /// The requested columns of those rows (`_rowaddr` first), when columns were asked for.
+    pub batch: Option<RecordBatch>,
+}
+
+impl<'a> Query<'a> {
+    pub(crate) fn new(dataset: &'a Dataset) -> Self {
+        Self {
+            dataset,
+            filter: None,
+            columns: Vec::new(),
+            allow_scan: false,
+            stats: None,
+        }
+    }
+
+    /// The SQL filter (`key = 'abc'`, `ts >= TIMESTAMP '2024-01-01 00:00:00'`,
+    /// `any_element(detections, 'label = ''car''')`, …).
+    pub fn filter(mut self, sql: &str) -> Self {
+        self.filter = Some(sql.to_string());
+        self
+    }
+
+    /// Read these top-level columns of the matching rows.
+    pub fn columns(mut self, columns: &[&str]) -> Self {
+        self.columns = columns.iter().map(|c| c.to_string()).collect();
+        self
+    }
+
+    /// Scan the data where no index answers the filter (refused by default).
+    pub fn allow_scan(mut self, allow: bool) -> Self {
+        self.allow_scan = allow;
+        self
+    }
+
+    /// Count this query's requests into `stats` (instead of the dataset handle's stats).
+    pub fn stats(mut self, stats: &IoStats) -> Self {
+        self.stats = Some(stats.clone());
+        self
+    }
+
+    /// The plan as JSON — which index answers each part of the filter, the pages and byte
+    /// ranges it will read, what is scanned or rechecked — without reading the pages.
+    pub async fn explain(&self) -> Result<serde_json::Value> {
+        Ok(self.plan().await?.explain())
+    }
+
+    /// Run the query.
+    pub async fn execute(&self) -> Result<QueryResult> {
+        let plan = self.plan().await?;
+        let version = self.dataset.version_handle();
+        let rows = execute_filter(version, &plan, self.stats()).await?;
+        let row_addresses: Vec<u64> = rows.iter().collect();
+        let batch = if self.columns.is_empty() {
+            None
+        } else {
+            Some(take_rows(version, &row_addresses, &self.columns, self.stats()).await?)
+        };
+        Ok(QueryResult {
+            row_addresses,
+            batch,
+        })
+    }
+
+    async fn plan(&self) -> Result<FilterPlan> {
+        let filter = self.filter.as_deref().ok_or_else(|| {
+            Error::InvalidArgument("a query needs a filter (Query::filter)".into())
+        })?;
+        let options = FilterOptions {
+            allow_scan: self.allow_scan,
+        };
+        plan_filter(self.dataset.version_handle(), filter, options, self.stats()).await
+    }
+
+    fn stats(&self) -> &IoStats {
+        self.stats
+            .as_ref()
+            .unwrap_or_else(|| self.dataset.stats_handle())
+    }
+}
