@@ -147,8 +147,9 @@
 //! * `aws`, `gcp`, `azure`, `http` (default): one per cloud backend; local files and the
 //!   in-memory store are always available.
 //! * `sample-data` (default): [`sample`], the bundled demo dataset and ecpfs index.
-//! * `testing`: [`testing`], fault, latency, recording and counting wrappers for the tests
-//!   of code built on lakeseek.
+//! * `testing`: [`testing`], an object_store HTTP connector that counts requests and bytes
+//!   and injects failures, for the tests of code built on lakeseek.
+//! * `fuzzing`: entry points for `fuzz/` (not a stable API).
 //!
 //! A service that only needs the library and S3 depends on
 //! `lakeseek = { version = "0.1", default-features = false, features = ["aws"] }`.
@@ -160,6 +161,9 @@ mod bench;
 pub mod cli;
 pub mod ecp;
 mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 mod index;
 mod io;
 mod lance;
@@ -168,6 +172,19 @@ pub mod sample;
 mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
+
+// The test suite lives in `tests/suite/` but is compiled into the library's unit-test binary,
+// so it can check internals (planners, decoders, read plans) that are not public API.
+#[cfg(test)]
+#[path = "../tests"]
+mod repository_tests {
+    pub(crate) mod suite;
+}
+#[cfg(test)]
+use repository_tests::suite;
+// The tests use the `http` crate under its own name (the `http` feature took the name here).
+#[cfg(test)]
+extern crate http1 as http;
 
 pub use api::{Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Query, QueryResult};
 pub use error::{Error, Result};

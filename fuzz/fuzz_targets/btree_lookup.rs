@@ -1,7 +1,4 @@
-//! Fuzz target `btree_lookup`: see `fuzz/harness/mod.rs` (`harness::btree_lookup`) for the input layout.
+//! Fuzz target `btree_lookup`: see `src/fuzzing/mod.rs` (`lakeseek::fuzzing::btree_lookup`) for the input layout.
 #![no_main]
 
-#[path = "../harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::btree_lookup(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lakeseek::fuzzing::btree_lookup(data));

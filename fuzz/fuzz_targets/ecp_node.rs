@@ -1,7 +1,4 @@
-//! Fuzz target `ecp_node`: see `fuzz/harness/mod.rs` (`harness::ecp_node`) for the input layout.
+//! Fuzz target `ecp_node`: see `src/fuzzing/mod.rs` (`lakeseek::fuzzing::ecp_node`) for the input layout.
 #![no_main]
 
-#[path = "../harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::ecp_node(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lakeseek::fuzzing::ecp_node(data));

@@ -1,7 +1,4 @@
-//! Fuzz target `manifest`: see `fuzz/harness/mod.rs` (`harness::manifest`) for the input layout.
+//! Fuzz target `manifest`: see `src/fuzzing/mod.rs` (`lakeseek::fuzzing::manifest`) for the input layout.
 #![no_main]
 
-#[path = "../harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::manifest(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lakeseek::fuzzing::manifest(data));

@@ -1,7 +1,4 @@
-//! Fuzz target `predicate`: see `fuzz/harness/mod.rs` (`harness::predicate`) for the input layout.
+//! Fuzz target `predicate`: see `src/fuzzing/mod.rs` (`lakeseek::fuzzing::predicate`) for the input layout.
 #![no_main]
 
-#[path = "../harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::predicate(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lakeseek::fuzzing::predicate(data));

@@ -48,8 +48,8 @@ impl EcpIndex {
     ) -> Result<EcpIndex> {
         let store_options = StoreOptions {
             storage_options: store.storage_options,
-            http_connector: None,
             object_store: store.object_store,
+            ..StoreOptions::default()
         };
         let opened = open_url_with(url, &store_options)?;
         let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());

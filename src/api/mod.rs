@@ -2,6 +2,7 @@
 //! Each is a thin driver over the crate's planners, fetcher and decoders.
 
 mod dataset;
+pub(crate) mod ecp;
 mod file;
 mod open;
 mod query;

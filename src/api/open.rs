@@ -32,8 +32,8 @@ impl OpenParams {
     pub(crate) fn open_url(&self) -> Result<OpenedUrl> {
         let options = OpenOptions {
             storage_options: self.storage_options.clone(),
-            http_connector: None,
             object_store: self.object_store.clone(),
+            ..OpenOptions::default()
         };
         open_url_with(&self.url, &options)
     }

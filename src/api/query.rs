@@ -98,12 +98,12 @@ impl<'a> Query<'a> {
     pub async fn execute(&self) -> Result<QueryResult> {
         let plan = self.plan().await?;
         let version = self.dataset.version_handle();
-        let rows = execute_filter(version, &plan, self.stats()).await?;
+        let rows = execute_filter(version, &plan, self.cost_stats()).await?;
         let row_addresses: Vec<u64> = rows.iter().collect();
         let batch = if self.columns.is_empty() {
             None
         } else {
-            Some(take_rows(version, &row_addresses, &self.columns, self.stats()).await?)
+            Some(take_rows(version, &row_addresses, &self.columns, self.cost_stats()).await?)
         };
         Ok(QueryResult {
             row_addresses,
@@ -118,10 +118,10 @@ impl<'a> Query<'a> {
         let options = FilterOptions {
             allow_scan: self.allow_scan,
         };
-        plan_filter(self.dataset.version_handle(), filter, options, self.stats()).await
+        plan_filter(self.dataset.version_handle(), filter, options, self.cost_stats()).await
     }
 
-    fn stats(&self) -> &IoStats {
+    fn cost_stats(&self) -> &IoStats {
         self.stats
             .as_ref()
             .unwrap_or_else(|| self.dataset.stats_handle())

@@ -5,10 +5,13 @@
 //! (arrow-json line-delimited form) on stdout; `--stats` prints
 //! `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
 
+mod app;
 pub mod demo;
 pub mod ecp;
 pub mod file_commands;
 pub mod query;
+
+pub use app::main;
 
 use std::io::Write;
 

@@ -23,17 +23,18 @@
 //! A missing node costs 2 GETs (both 404). No HEAD, no LIST, no group metadata. A node read
 //! again (after a cache eviction) is a range GET that expects the version read the first time.
 
-pub mod index;
-pub mod metric;
-pub mod node;
-pub mod npy;
-pub mod query;
-pub mod saved;
-pub mod scan;
-pub mod search;
-pub mod zarr_io;
-pub mod zarr_storage;
+pub(crate) mod index;
+pub(crate) mod metric;
+pub(crate) mod node;
+pub(crate) mod npy;
+pub(crate) mod query;
+pub(crate) mod saved;
+pub(crate) mod scan;
+pub(crate) mod search;
+pub(crate) mod zarr_io;
+pub(crate) mod zarr_storage;
 
+pub use crate::api::ecp::EcpStore;
 pub use index::{EcpIndex, IndexInfo, OpenOptions};
 pub use metric::Metric;
 pub use node::{EmbeddingDtype, Node};

@@ -56,7 +56,6 @@ pub use retry::{is_transient, should_retry, ReadSpan, RetriesExhausted, RetryPol
 pub use source::{is_object_changed, ObjectChanged, ObjectStoreSource, ObjectVersion, RangeSource};
 pub use stats::{IoStats, IoStatsSnapshot};
 pub use store::{open_url, open_url_with, OpenOptions, OpenedUrl};
-pub use wrappers::{
-    CountingConnector, FaultConfig, FaultCounts, FaultKind, FaultSource, LatencySource,
-    RecordingSource,
-};
+pub use wrappers::LatencySource;
+#[cfg(test)]
+pub use wrappers::{CountingConnector, FaultConfig, FaultCounts, FaultKind, FaultSource, RecordingSource};

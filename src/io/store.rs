@@ -101,7 +101,7 @@ impl OpenOptions {
     pub fn new(storage_options: &[(String, String)]) -> Self {
         Self {
             storage_options: storage_options.to_vec(),
-            http_connector: None,
+            ..Self::default()
         }
     }
 
@@ -209,7 +209,7 @@ fn build_store(
         #[cfg(feature = "aws")]
         ObjectStoreScheme::AmazonS3 => {
             let mut b = AmazonS3Builder::from_env().with_url(parsed.as_str());
-            for (k, v) in &passthrough {
+            for (k, v) in passthrough {
                 b = b.with_config(config_key::<AmazonS3ConfigKey>(k, "S3")?, v);
             }
             if let Some(retry) = tuning.retry_config() {
@@ -223,7 +223,7 @@ fn build_store(
         #[cfg(feature = "gcp")]
         ObjectStoreScheme::GoogleCloudStorage => {
             let mut b = GoogleCloudStorageBuilder::from_env().with_url(parsed.as_str());
-            for (k, v) in &passthrough {
+            for (k, v) in passthrough {
                 b = b.with_config(config_key::<GoogleConfigKey>(k, "GCS")?, v);
             }
             if let Some(retry) = tuning.retry_config() {
@@ -237,7 +237,7 @@ fn build_store(
         #[cfg(feature = "azure")]
         ObjectStoreScheme::MicrosoftAzure => {
             let mut b = MicrosoftAzureBuilder::from_env().with_url(parsed.as_str());
-            for (k, v) in &passthrough {
+            for (k, v) in passthrough {
                 b = b.with_config(config_key::<AzureConfigKey>(k, "Azure")?, v);
             }
             if let Some(retry) = tuning.retry_config() {
@@ -253,7 +253,7 @@ fn build_store(
             let base = format!("{}://{}", parsed.scheme(), parsed.authority());
             // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
             let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
-            for (k, v) in &passthrough {
+            for (k, v) in passthrough {
                 options = options.with_config(config_key::<ClientConfigKey>(k, "HTTP")?, v);
             }
             let mut b = HttpBuilder::new()

@@ -2,10 +2,10 @@
 //! real pylance fixtures in memory: each must fail with `Corrupt` / `Unsupported` naming the
 //! object path (and, for `Corrupt`, the byte range), never panic.
 
-use crate::read_support as support;
+use crate::suite::read_support as support;
 
-use lakeseek::lance::proto::file as pb;
-use lakeseek::Error;
+use crate::lance::proto::file as pb;
+use crate::Error;
 use prost::Message;
 use support::{column_protos, open_and_read_all, raw_footer, with_columns};
 
@@ -16,7 +16,7 @@ fn fixture(relative: &str) -> Vec<u8> {
 }
 
 /// `Corrupt` naming the path and a byte range, whose message contains `needle`.
-fn assert_corrupt(result: lakeseek::Result<()>, needle: &str) {
+fn assert_corrupt(result: crate::Result<()>, needle: &str) {
     match result {
         Err(Error::Corrupt { path, range, what }) => {
             assert_eq!(path, NAME, "path in {what}");
@@ -30,7 +30,7 @@ fn assert_corrupt(result: lakeseek::Result<()>, needle: &str) {
     }
 }
 
-fn assert_unsupported(result: lakeseek::Result<()>, needle: &str) {
+fn assert_unsupported(result: crate::Result<()>, needle: &str) {
     match result {
         Err(Error::Unsupported { path, what }) => {
             assert_eq!(path, NAME);
@@ -247,8 +247,8 @@ async fn page_buffers_and_rows_that_do_not_fit_are_corrupt() {
 
 #[tokio::test]
 async fn metadata_larger_than_the_tail_needs_exactly_one_more_read() {
-    use lakeseek::io::{FetchOptions, IoStats, RangeFetcher};
-    use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+    use crate::io::{FetchOptions, IoStats, RangeFetcher};
+    use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
     use std::sync::Arc;
     let file = fixture("v2_2/floats.lance");
     let mut columns = column_protos(&file);
@@ -257,7 +257,7 @@ async fn metadata_larger_than_the_tail_needs_exactly_one_more_read() {
     columns[0].buffer_sizes = vec![0; 40_000];
     let big = with_columns(&file, &columns);
     let (source, path) = support::memory_source(NAME, big).await;
-    let recording = Arc::new(lakeseek::io::wrappers::RecordingSource::new(source));
+    let recording = Arc::new(crate::io::wrappers::RecordingSource::new(source));
     let stats = IoStats::new();
     let reader = LanceFileReader::open(
         RangeFetcher::new(recording.clone(), FetchOptions::default()),

@@ -3,15 +3,15 @@
 //! Each read must fail with `Corrupt` naming the path and the page's byte range, never
 //! panic; random byte flips anywhere must never panic.
 
-use crate::read_support as support;
+use crate::suite::read_support as support;
 
 use std::ops::Range;
 
-use lakeseek::lance::page::miniblock::ChunkFrame;
-use lakeseek::lance::page::{PageInit, PageLayout};
-use lakeseek::lance::proto::encodings as enc;
-use lakeseek::lance::proto::file as pb;
-use lakeseek::Error;
+use crate::lance::page::miniblock::ChunkFrame;
+use crate::lance::page::{PageInit, PageLayout};
+use crate::lance::proto::encodings as enc;
+use crate::lance::proto::file as pb;
+use crate::Error;
 use prost::Message;
 use support::{column_protos, open_and_read_all, with_columns};
 
@@ -23,7 +23,7 @@ fn fixture(relative: &str) -> Vec<u8> {
     std::fs::read(support::fixtures_dir().join(relative)).expect("fixture")
 }
 
-fn assert_corrupt(result: lakeseek::Result<()>, needle: &str) {
+fn assert_corrupt(result: crate::Result<()>, needle: &str) {
     match result {
         Err(Error::Corrupt { path, range, what }) => {
             assert_eq!(path, NAME, "path in {what}");

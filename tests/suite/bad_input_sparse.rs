@@ -4,15 +4,15 @@
 //! chunked values with a dictionary). Each read must fail with `Corrupt` naming the file,
 //! the column and page, and the sparse rule broken — never panic, never return arrays.
 
-use crate::read_support as support;
+use crate::suite::read_support as support;
 
 use std::ops::Range;
 
-use lakeseek::lance::page::sparse::SparseValues;
-use lakeseek::lance::page::PageLayout;
-use lakeseek::lance::proto::encodings as enc;
-use lakeseek::lance::proto::file as pb;
-use lakeseek::Error;
+use crate::lance::page::sparse::SparseValues;
+use crate::lance::page::PageLayout;
+use crate::lance::proto::encodings as enc;
+use crate::lance::proto::file as pb;
+use crate::Error;
 use support::open_and_read_all;
 
 const NAME: &str = "bad_sparse.lance";
@@ -25,7 +25,7 @@ fn fixture() -> Vec<u8> {
 }
 
 /// Expect `Corrupt` naming the file, column `LABEL`'s page 0 and every needle.
-fn assert_rule(result: lakeseek::Result<()>, needles: &[&str]) {
+fn assert_rule(result: crate::Result<()>, needles: &[&str]) {
     match result {
         Err(Error::Corrupt { path, range, what }) => {
             assert_eq!(path, NAME, "path in {what}");

@@ -3,16 +3,16 @@
 //! the planner's round-trip bounds), the JSON report and plot through the binary, and bad
 //! input. Nothing here is timed.
 
-use crate::common;
+use crate::suite::common;
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use common::S3TestServer;
-use lakeseek::bench::query::{run_query_bench, QueryBenchArgs};
-use lakeseek::bench::take::{run_take_bench, TakeBenchArgs};
-use lakeseek::bench::{BenchReport, CommonBenchArgs};
-use lakeseek::error::Error;
+use crate::bench::query::{run_query_bench, QueryBenchArgs};
+use crate::bench::take::{run_take_bench, TakeBenchArgs};
+use crate::bench::{BenchReport, CommonBenchArgs};
+use crate::error::Error;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -236,7 +236,7 @@ async fn query_a_local_dataset_cold_and_warm_finds_every_sampled_value() {
     }
 }
 
-fn expect_invalid(result: lakeseek::Result<BenchReport>, needle: &str) {
+fn expect_invalid(result: crate::Result<BenchReport>, needle: &str) {
     match result {
         Err(Error::InvalidArgument(msg)) => {
             assert!(
@@ -476,7 +476,7 @@ async fn injected_latency_is_reported() {
 }
 
 fn lakeseek(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_lakeseek"))
+    Command::new(crate::suite::common::lakeseek_bin())
         .args(args)
         .output()
         .expect("run lakeseek")
@@ -658,7 +658,7 @@ fn ctrl_c_prints_the_partial_report() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let file = file_fixture("v2_2/multipage.lance");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lakeseek"))
+    let mut child = Command::new(crate::suite::common::lakeseek_bin())
         .args([
             "bench",
             "take",

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use lakeseek::index::query::{execute_plan, plan_query, query_row_addresses, QueryOptions};
-use lakeseek::io::list::{ObjectLister, ObjectStoreLister};
-use lakeseek::io::wrappers::{ReadKind, RecordingSource};
-use lakeseek::io::{open_url, FetchOptions, IoStats, RangeFetcher, RangeSource};
-use lakeseek::lance::dataset::{Dataset, DatasetSession, DatasetStore};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches};
+use crate::index::query::{execute_plan, plan_query, query_row_addresses, QueryOptions};
+use crate::io::list::{ObjectLister, ObjectStoreLister};
+use crate::io::wrappers::{ReadKind, RecordingSource};
+use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher, RangeSource};
+use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::reader::{LanceFileReader, ReaderCaches};
 use serde_json::Value;
 
 fn wide_dir() -> PathBuf {

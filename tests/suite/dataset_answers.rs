@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lakeseek::index::query::{query_row_addresses, QueryOptions};
-use lakeseek::io::IoStats;
-use lakeseek::lance::dataset::{Dataset, DatasetSession};
-use lakeseek::Error;
+use crate::index::query::{query_row_addresses, QueryOptions};
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::Error;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use lakeseek::index::query::{query_row_addresses, QueryOptions};
-use lakeseek::io::IoStats;
-use lakeseek::lance::dataset::{Dataset, DatasetSession};
-use lakeseek::lance::proto::table as pb;
-use lakeseek::{Error, Result};
+use crate::index::query::{query_row_addresses, QueryOptions};
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::proto::table as pb;
+use crate::{Error, Result};
 use prost::Message;
 
 fn fixture(name: &str) -> PathBuf {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use lakeseek::cli::query::{run_query_to, run_take_to, QueryArgs, TakeArgs};
+use crate::cli::query::{run_query_to, run_take_to, QueryArgs, TakeArgs};
 use serde_json::Value;
 
 fn fixture(name: &str) -> String {

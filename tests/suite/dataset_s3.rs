@@ -2,16 +2,16 @@
 //! request counted): pylance's answers for every recorded predicate, and the request
 //! budget of opening a dataset and of cold / warm point queries.
 
-use crate::common;
+use crate::suite::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::S3TestServer;
-use lakeseek::index::query::{query_row_addresses, QueryOptions};
-use lakeseek::io::IoStats;
-use lakeseek::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
+use crate::index::query::{query_row_addresses, QueryOptions};
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
@@ -61,7 +61,7 @@ async fn open(
         .unwrap()
 }
 
-fn is_list(r: &lakeseek::io::wrappers::HttpRequestRecord) -> bool {
+fn is_list(r: &crate::io::wrappers::HttpRequestRecord) -> bool {
     r.method == "GET" && !r.path.contains(".lance/")
 }
 

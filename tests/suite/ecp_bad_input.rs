@@ -2,13 +2,13 @@
 //! metric, wrong dtypes, shape mismatches, ids out of range, truncated/corrupted chunks,
 //! missing arrays, broken metadata, bad saved queries, bad queries and parameters.
 
-use crate::ecp_support;
+use crate::suite::ecp_support;
 
 use std::path::Path as FsPath;
 
 use ecp_support::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
-use lakeseek::Error;
+use crate::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
+use crate::Error;
 use serde_json::Value;
 
 const NAME: &str = "l2_l2_f32"; // 2 levels, dim 16; case q0 visits lvl_1/node_1 and lvl_2/node_1
@@ -40,7 +40,7 @@ fn chunk_rows(root: &FsPath, array: &str) -> usize {
         .unwrap() as usize
 }
 
-async fn open(root: &FsPath) -> lakeseek::Result<EcpIndex> {
+async fn open(root: &FsPath) -> crate::Result<EcpIndex> {
     EcpIndex::open_url(
         &root.to_string_lossy(),
         &[],
@@ -53,7 +53,7 @@ async fn open(root: &FsPath) -> lakeseek::Result<EcpIndex> {
 }
 
 /// Run case q0's first page (visits lvl_1/node_1 then lvl_2/node_1).
-async fn search_q0(index: &EcpIndex) -> lakeseek::Result<Vec<u32>> {
+async fn search_q0(index: &EcpIndex) -> crate::Result<Vec<u32>> {
     let case = &expected(NAME).cases[0];
     let params = SearchParams {
         search_exp: case.search_exp,

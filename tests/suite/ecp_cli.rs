@@ -1,10 +1,10 @@
 //! `lakeseek ecp search` arguments parse as documented and print the reference pages.
 
-use crate::ecp_support;
+use crate::suite::ecp_support;
 
 use clap::Parser;
 use ecp_support::*;
-use lakeseek::cli::ecp::{search_pages, EcpInfoArgs, EcpSearchArgs};
+use crate::cli::ecp::{search_pages, EcpInfoArgs, EcpSearchArgs};
 
 #[derive(Parser)]
 struct SearchCli {
@@ -133,5 +133,5 @@ async fn query_file_and_bad_arguments() {
     let info = InfoCli::try_parse_from(["x", &dir, "--stats"])
         .unwrap()
         .args;
-    lakeseek::cli::ecp::run_info(info).await.unwrap();
+    crate::cli::ecp::run_info(info).await.unwrap();
 }

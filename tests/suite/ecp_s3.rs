@@ -1,14 +1,14 @@
 //! The fixture queries over the in-process S3 test server (tests/suite/common): same ids and scores
 //! as the reference, no HEAD at the HTTP layer, and prefetch cuts round trips.
 
-use crate::common;
-use crate::ecp_support;
+use crate::suite::common;
+use crate::suite::ecp_support;
 
 use std::time::Duration;
 
 use common::S3TestServer;
 use ecp_support::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions};
+use crate::ecp::{EcpIndex, OpenOptions};
 
 async fn open_s3(s3: &S3TestServer, name: &str, prefetch: usize) -> EcpIndex {
     let opened = s3.open(&format!("idx/{name}"));

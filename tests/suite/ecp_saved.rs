@@ -1,11 +1,11 @@
 //! Saving query state (`close()`): a saved query resumes with exactly the pages of the
 //! uninterrupted search; read-only indices refuse; exhausted queries are erased.
 
-use crate::ecp_support;
+use crate::suite::ecp_support;
 
 use ecp_support::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
-use lakeseek::Error;
+use crate::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
+use crate::Error;
 
 const NAME: &str = "l3_l2n_f16";
 

@@ -2,13 +2,13 @@
 //! exclude, saved-query resume), over local files and an in-memory store, with and without
 //! prefetch; only visited nodes are fetched; no HEAD or LIST is ever sent.
 
-use crate::ecp_support;
+use crate::suite::ecp_support;
 
 use std::sync::Arc;
 
 use ecp_support::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions};
-use lakeseek::io::IoStats;
+use crate::ecp::{EcpIndex, OpenOptions};
+use crate::io::IoStats;
 
 async fn open_local(name: &str, prefetch: usize) -> EcpIndex {
     let url = fixture_dir(name).to_string_lossy().to_string();
@@ -105,7 +105,7 @@ async fn warm_search_sends_no_requests_even_with_prefetch() {
         index.clear_cache();
         let run = |index: EcpIndex| async move {
             let mut q = index
-                .query(case.query.clone(), lakeseek::ecp::QueryOptions::default())
+                .query(case.query.clone(), crate::ecp::QueryOptions::default())
                 .unwrap();
             let got = q.next_k(10).await.unwrap();
             (got, q.stats())

@@ -4,23 +4,23 @@
 //! byte range for range reads), truncated bodies are never decoded, and objects that appear
 //! replaced between reads give a clean error or the right answer, never a wrong one.
 
-use crate::common;
-use crate::faults_support as faults;
+use crate::suite::common;
+use crate::suite::faults_support as faults;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::S3TestServer;
 use faults::*;
-use lakeseek::index::list_element::parse_any_element_filter;
-use lakeseek::index::list_element::query::{
+use crate::index::list_element::parse_any_element_filter;
+use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
 };
-use lakeseek::index::query::{query_row_addresses, QueryOptions};
-use lakeseek::io::list::{ObjectLister, ObjectStoreLister};
-use lakeseek::io::{FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy};
-use lakeseek::lance::dataset::{Dataset, DatasetSession, DatasetStore};
-use lakeseek::Result;
+use crate::index::query::{query_row_addresses, QueryOptions};
+use crate::io::list::{ObjectLister, ObjectStoreLister};
+use crate::io::{FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy};
+use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::Result;
 
 /// (capability, dataset directory under tests/fixtures, dataset, filters).
 const CASES: &[(&str, &str, &str, &[&str])] = &[

@@ -13,13 +13,13 @@
 //! * replaced objects: a node chunk replaced by a different-size object after the index read
 //!   it gives a clean error, never a wrong answer.
 
-use crate::common;
-use crate::ecp_support;
+use crate::suite::common;
+use crate::suite::ecp_support;
 
 use common::S3TestServer;
 use ecp_support::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions};
-use lakeseek::Result;
+use crate::ecp::{EcpIndex, OpenOptions};
+use crate::Result;
 
 const INDEXES: [&str; 2] = ["l2_l2_f32", "l3_l2_i8"];
 

@@ -13,9 +13,9 @@
 //! * the read plan: first reads are whole-object GETs of the visited nodes only, re-reads after a
 //!   cache eviction are range GETs of the same objects (pinned to the version read first).
 
-use crate::common;
-use crate::ecp_support;
-use crate::faults_support as faults;
+use crate::suite::common;
+use crate::suite::ecp_support;
+use crate::suite::faults_support as faults;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -23,13 +23,13 @@ use std::sync::Arc;
 use common::S3TestServer;
 use ecp_support::*;
 use faults::*;
-use lakeseek::ecp::{EcpIndex, OpenOptions};
-use lakeseek::io::wrappers::ReadKind;
-use lakeseek::io::{
+use crate::ecp::{EcpIndex, OpenOptions};
+use crate::io::wrappers::ReadKind;
+use crate::io::{
     is_object_changed, FaultConfig, FaultCounts, FaultKind, FaultSource, ObjectStoreSource,
     RangeSource, RecordingSource, RetryPolicy,
 };
-use lakeseek::{Error, Result};
+use crate::{Error, Result};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 

@@ -3,8 +3,8 @@
 //! fault-free answer (with retries), persistent faults an error naming path and range,
 //! truncated bodies are never decoded, and a replaced object is detected, never mixed.
 
-use crate::common;
-use crate::faults_support as faults;
+use crate::suite::common;
+use crate::suite::faults_support as faults;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,12 +12,12 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use common::S3TestServer;
 use faults::*;
-use lakeseek::io::{
+use crate::io::{
     is_object_changed, FaultCounts, FaultKind, FaultSource, FetchOptions, IoStats, RangeFetcher,
     RangeSource, RetryPolicy,
 };
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
-use lakeseek::Result;
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::Result;
 use object_store::path::Path;
 
 /// (capability, fixture file): flat files of each version, and the sparse nested file.

@@ -6,10 +6,10 @@
 //! documented bound of one read is `(max_retries + 1) * (object_store retries + 1)` requests,
 //! reached only by failures object_store cannot see (short bodies, attempt timeouts).
 
-use crate::common;
+use crate::suite::common;
 
 use common::{pattern, S3TestServer};
-use lakeseek::io::{should_retry, FetchOptions, IoStats, RangeFetcher, ReadRequest, RetryPolicy};
+use crate::io::{should_retry, FetchOptions, IoStats, RangeFetcher, ReadRequest, RetryPolicy};
 
 const OBJECT: &str = "data/object.bin";
 const SIZE: usize = 200_000;
@@ -36,7 +36,7 @@ async fn the_storage_options_set_both_retry_layers() {
     assert_eq!(f.retry_policy().retry_timeout.as_secs(), 5);
     let (f, _) = fetcher(&s3, &[("max_retries", "0")]);
     assert_eq!(f.retry_policy().max_retries, 0);
-    let plain = lakeseek::io::open_url("memory:///x", &[]).unwrap();
+    let plain = crate::io::open_url("memory:///x", &[]).unwrap();
     let f = RangeFetcher::new(plain.source, FetchOptions::default());
     assert_eq!(f.retry_policy(), &RetryPolicy::default());
 }

@@ -1,7 +1,7 @@
 //! `lakeseek inspect` over the committed pylance fixtures shows every compression and layout
 //! the foundation issue names as covered by some fixture (foundation issue, "Done when").
 
-use crate::read_support as support;
+use crate::suite::read_support as support;
 
 use std::collections::BTreeSet;
 

@@ -2,11 +2,11 @@
 //! data is seeded from a directory). Needs `localstack/install.sh gcs`; without it these tests
 //! print SKIPPED, or fail when LAKESEEK_REQUIRE_EMULATORS=1 (as CI sets it).
 
-use crate::common;
+use crate::suite::common;
 
 use common::{pattern, GcsTestServer};
-use lakeseek::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};
-use lakeseek::Error;
+use crate::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};
+use crate::Error;
 
 const BUCKET: &str = "lake-bucket";
 const SIZE: usize = 700_001;

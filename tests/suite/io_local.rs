@@ -1,11 +1,11 @@
 //! The I/O layer over local files (`file://` URLs and plain paths) and `memory://`.
 
-use crate::common;
+use crate::suite::common;
 
 use common::pattern;
-use lakeseek::io::wrappers::{ReadKind, RecordingSource};
-use lakeseek::io::{open_url, FetchOptions, IoStats, RangeFetcher, ReadRequest};
-use lakeseek::Error;
+use crate::io::wrappers::{ReadKind, RecordingSource};
+use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher, ReadRequest};
+use crate::Error;
 use std::sync::Arc;
 
 #[tokio::test]

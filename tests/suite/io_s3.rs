@@ -1,14 +1,14 @@
 //! The I/O layer over the real S3 HTTP protocol, against an in-process s3s server on
 //! 127.0.0.1, with every HTTP request counted by the CountingConnector.
 
-use crate::common;
+use crate::suite::common;
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use common::{pattern, S3TestServer};
-use lakeseek::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};
-use lakeseek::Error;
+use crate::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};
+use crate::Error;
 use object_store::path::Path;
 
 const OBJECT: &str = "data/obj.bin";
@@ -343,9 +343,9 @@ async fn upload_dir_and_plain_http_urls() {
 
     // An http:// URL of the object (anonymous GETs; no S3 signing).
     let url = format!("{}/{}/ds/a/b/one.bin", s3.endpoint(), common::s3::BUCKET);
-    let opts = lakeseek::io::OpenOptions::new(&[("max_retries".into(), "1".into())])
+    let opts = crate::io::OpenOptions::new(&[("max_retries".into(), "1".into())])
         .with_http_connector(Arc::new(s3.counting().clone()));
-    let opened = lakeseek::io::open_url_with(&url, &opts).unwrap();
+    let opened = crate::io::open_url_with(&url, &opts).unwrap();
     assert_eq!(opened.scheme, object_store::ObjectStoreScheme::Http);
     let f = RangeFetcher::new(opened.source, FetchOptions::default());
     let stats = IoStats::new();
@@ -383,12 +383,12 @@ async fn a_shrunk_object_is_an_object_change_not_a_range_error() {
         object_size: Some(tail.version.size),
     };
     let err = fetcher.fetch(&[read], &IoStats::new()).await.unwrap_err();
-    assert!(lakeseek::io::is_object_changed(&err), "{err}");
+    assert!(crate::io::is_object_changed(&err), "{err}");
     // Without an expected version the same 416 stays a store error.
     let err = opened
         .source
         .get_range(&opened.path, 4000..4100, None)
         .await
         .unwrap_err();
-    assert!(!lakeseek::io::is_object_changed(&err), "{err}");
+    assert!(!crate::io::is_object_changed(&err), "{err}");
 }

@@ -10,14 +10,14 @@
 //! Without `LAKESEEK_S3_ENDPOINT` the test prints SKIPPED and passes (the in-process suite in
 //! `io_s3.rs` always runs).
 
-use crate::common;
+use crate::suite::common;
 
 use std::sync::Arc;
 
 use common::pattern;
-use lakeseek::io::wrappers::CountingConnector;
-use lakeseek::io::{open_url_with, FetchOptions, IoStats, OpenOptions, RangeFetcher, ReadRequest};
-use lakeseek::Error;
+use crate::io::wrappers::CountingConnector;
+use crate::io::{open_url_with, FetchOptions, IoStats, OpenOptions, RangeFetcher, ReadRequest};
+use crate::Error;
 use object_store::{ObjectStoreExt, PutPayload};
 
 #[tokio::test]

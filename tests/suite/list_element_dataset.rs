@@ -8,14 +8,14 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lakeseek::cli::query::{run_query_to, QueryArgs};
-use lakeseek::index::list_element::query::{
+use crate::cli::query::{run_query_to, QueryArgs};
+use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
 };
-use lakeseek::index::list_element::{parse_any_element_filter, CallStrategy, IndexAnswer};
-use lakeseek::io::IoStats;
-use lakeseek::lance::dataset::{Dataset, DatasetSession};
-use lakeseek::Error;
+use crate::index::list_element::{parse_any_element_filter, CallStrategy, IndexAnswer};
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::Error;
 use serde_json::Value;
 
 fn dir() -> PathBuf {

@@ -23,13 +23,13 @@ use std::path::PathBuf;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{Array, RecordBatch, UInt32Array};
-use lakeseek::index::list_element::{
+use crate::index::list_element::{
     decode_details, evaluate_any_element, parse_any_element_filter, plan_any_element, resolve,
     AnyElementPlan, BoundElementPredicate, CallStrategy, ElementField, ElementValue, FlatField,
     FlatSchema, IndexAnswer, KeyEncoder, KeyType, NullRows, PlanOptions, ResolvedListElementIndex,
     SchemaView,
 };
-use lakeseek::Error;
+use crate::Error;
 use serde_json::Value;
 
 fn dir() -> PathBuf {
@@ -134,7 +134,7 @@ fn element_fields(schema: &FlatSchema, column: &str) -> Vec<ElementField> {
 
 struct Index {
     record: Value,
-    resolved: Result<ResolvedListElementIndex, lakeseek::index::list_element::Refusal>,
+    resolved: Result<ResolvedListElementIndex, crate::index::list_element::Refusal>,
     entries: RecordBatch,
 }
 
@@ -175,7 +175,7 @@ fn evaluate_at(
 /// Addresses of entries whose value lies in one of `ranges`, and of null entries.
 fn search(
     entries: &RecordBatch,
-    ranges: &[lakeseek::index::list_element::EncodedRange],
+    ranges: &[crate::index::list_element::EncodedRange],
 ) -> (BTreeSet<u64>, BTreeSet<u64>) {
     let values = entries.column_by_name("values").unwrap().as_binary::<i32>();
     let ids = entries

@@ -16,7 +16,7 @@ use arrow_array::{
     StringArray, StringViewArray, TimestampMicrosecondArray, TimestampNanosecondArray,
 };
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
-use lakeseek::index::list_element::{ElementValue, EncodedRange, KeyEncoder, KeyType};
+use crate::index::list_element::{ElementValue, EncodedRange, KeyEncoder, KeyType};
 use proptest::prelude::*;
 
 fn hex(s: &str) -> Vec<u8> {

@@ -6,7 +6,7 @@
 //! * NULL ranges, when the index determines them, find a tuple iff the predicate is
 //!   UNKNOWN on it (so NOT any_element can be answered from the index).
 
-use lakeseek::index::list_element::{
+use crate::index::list_element::{
     eval_element, plan_any_element, BoundElementPredicate, ElementField, ElementValue, IndexAnswer,
     KeyEncoder, KeyType, NullRows, PlanOptions, ResolvedKey,
 };

@@ -1,10 +1,10 @@
 //! Resolution of a list element index against the current schema, and every refusal rule
 //! (spec: list-element-index.md, "Index Details").
 
-use lakeseek::index::list_element::{
+use crate::index::list_element::{
     decode_details, resolve, FlatField, FlatSchema, KeyType, RefusalKind,
 };
-use lakeseek::lance::proto::list_element::{
+use crate::lance::proto::list_element::{
     ListElementIndexDetails, ListElementKeyEncoding, LIST_ELEMENT_DETAILS_TYPE_URL,
 };
 use prost::Message;

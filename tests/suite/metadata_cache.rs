@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use lakeseek::io::{is_object_changed, FetchOptions, IoStats, RangeFetcher};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::io::{is_object_changed, FetchOptions, IoStats, RangeFetcher};
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 
-use crate::common::S3TestServer;
-use crate::read_support::fixtures_dir;
+use crate::suite::common::S3TestServer;
+use crate::suite::read_support::fixtures_dir;
 
 const FILE: &str = "v2_1/multipage.lance";
 
@@ -17,13 +17,13 @@ async fn open(
     size_hint: Option<u64>,
     caches: &Arc<ReaderCaches>,
     stats: &IoStats,
-) -> lakeseek::Result<LanceFileReader> {
+) -> crate::Result<LanceFileReader> {
     let opened = s3.open(key);
     let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());
     LanceFileReader::open(fetcher, opened.path, size_hint, caches.clone(), stats).await
 }
 
-async fn read_all(reader: &LanceFileReader, stats: &IoStats) -> lakeseek::Result<()> {
+async fn read_all(reader: &LanceFileReader, stats: &IoStats) -> crate::Result<()> {
     let fields: Vec<usize> = (0..reader.schema().fields.len()).collect();
     let rows = RowSelection::Range(0..reader.num_rows());
     reader.read_rows(&fields, &rows, stats).await.map(|_| ())

@@ -5,8 +5,7 @@
 //! `cargo test --test suite proptest_fuzz_replay:: -- --ignored write_fuzz_seeds` writes the seeds
 //! to `fuzz/seeds/<target>/` for `cargo fuzz run` (see fuzz/README.md).
 
-#[path = "../../fuzz/harness/mod.rs"]
-mod harness;
+use crate::fuzzing as harness;
 
 use std::path::{Path, PathBuf};
 

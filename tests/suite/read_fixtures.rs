@@ -3,17 +3,17 @@
 //! files and the in-memory store. Plus read-plan and round-trip assertions.
 
 #[allow(dead_code)]
-use crate::common;
-use crate::read_support as support;
+use crate::suite::common;
+use crate::suite::read_support as support;
 
 use std::ops::Range;
 
 use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
-use lakeseek::io::wrappers::{ReadKind, RecordingSource};
-use lakeseek::io::{FetchOptions, IoStats, RangeFetcher};
-use lakeseek::lance::page::{PageInit, PageLayout};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
-use lakeseek::Error;
+use crate::io::wrappers::{ReadKind, RecordingSource};
+use crate::io::{FetchOptions, IoStats, RangeFetcher};
+use crate::lance::page::{PageInit, PageLayout};
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::Error;
 use std::sync::Arc;
 use support::{
     assert_same, catalog, open, oracle_full, random_rows, read_ipc, source_for, Backend,
@@ -45,7 +45,7 @@ async fn check_file(file: &FixtureFile, backend: Backend) {
 /// Everything `check_file` asserts, over any source (`backend` labels the messages).
 async fn check_file_on(
     file: &FixtureFile,
-    source: Arc<dyn lakeseek::io::RangeSource>,
+    source: Arc<dyn crate::io::RangeSource>,
     path: object_store::path::Path,
     backend: &str,
 ) {

@@ -3,24 +3,24 @@
 //! error (and over S3 no request is made outside the root); files under another base path
 //! (data, deletion, BTree and list-element index segments) are refused as unsupported.
 
-use crate::common;
+use crate::suite::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::S3TestServer;
-use lakeseek::index::list_element::parse_any_element_filter;
-use lakeseek::index::list_element::query::{
+use crate::index::list_element::parse_any_element_filter;
+use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
 };
-use lakeseek::index::list_element::CallStrategy;
-use lakeseek::index::query::{query_row_addresses, QueryOptions};
-use lakeseek::io::IoStats;
-use lakeseek::lance::dataset::manifest::reader_flags;
-use lakeseek::lance::dataset::{Dataset, DatasetSession};
-use lakeseek::lance::proto::table as pb;
-use lakeseek::Error;
+use crate::index::list_element::CallStrategy;
+use crate::index::query::{query_row_addresses, QueryOptions};
+use crate::io::IoStats;
+use crate::lance::dataset::manifest::reader_flags;
+use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::proto::table as pb;
+use crate::Error;
 use prost::Message;
 use serde_json::Value;
 
@@ -89,7 +89,7 @@ fn edit_manifest(root: &Path, edit: impl FnOnce(&mut pb::Manifest, &mut pb::Inde
     std::fs::write(&path, out).unwrap();
 }
 
-async fn open(root: &Path) -> lakeseek::Result<Dataset> {
+async fn open(root: &Path) -> crate::Result<Dataset> {
     Dataset::open_url(
         root.to_str().unwrap(),
         &[],
@@ -100,7 +100,7 @@ async fn open(root: &Path) -> lakeseek::Result<Dataset> {
     .await
 }
 
-async fn query(root: &Path, filter: &str) -> lakeseek::Result<Vec<u64>> {
+async fn query(root: &Path, filter: &str) -> crate::Result<Vec<u64>> {
     let stats = IoStats::new();
     let ds = open(root).await?;
     let a = query_row_addresses(&ds, filter, QueryOptions::default(), &stats).await?;

@@ -3,15 +3,15 @@
 //! (a real 403 from the SigV4-checking S3 test server), NotFound, an endpoint that refuses
 //! connections, malformed keys, or credentials embedded in the URL itself.
 
-use crate::common;
+use crate::suite::common;
 
 use std::process::Command;
 use std::sync::Arc;
 
 use common::{s3, S3TestServer};
-use lakeseek::ecp::{EcpIndex, OpenOptions as EcpOpenOptions};
-use lakeseek::io::{open_url, IoStats, OpenOptions, RangeFetcher};
-use lakeseek::lance::dataset::{Dataset, DatasetSession};
+use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions};
+use crate::io::{open_url, IoStats, OpenOptions, RangeFetcher};
+use crate::lance::dataset::{Dataset, DatasetSession};
 
 /// Every secret below contains this marker (the base64 Azure key is checked separately).
 const MARKER: &str = "d0n0tl3ak";
@@ -32,7 +32,7 @@ fn assert_clean(what: &str, text: &str) {
     );
 }
 
-fn assert_error_clean(what: &str, e: &lakeseek::Error) {
+fn assert_error_clean(what: &str, e: &crate::Error) {
     assert_clean(&format!("{what} (Display)"), &e.to_string());
     assert_clean(&format!("{what} (Debug)"), &format!("{e:?}"));
     let mut source = std::error::Error::source(e);
@@ -219,7 +219,7 @@ fn open_options_debug_hides_secret_values() {
 type CliCase<'a> = (&'a str, Vec<&'a str>, Vec<(String, String)>);
 
 fn lakeseek(args: &[&str], options: &[(String, String)]) -> (bool, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lakeseek"));
+    let mut cmd = Command::new(crate::suite::common::lakeseek_bin());
     cmd.env_clear().args(args);
     for (k, v) in options {
         cmd.arg("--storage-option").arg(format!("{k}={v}"));

@@ -4,16 +4,16 @@
 //! fetches, in one round trip, exactly the value ranges the plan names for their leaf slots.
 #![allow(clippy::single_range_in_vec_init)]
 
-use crate::read_support as support;
+use crate::suite::read_support as support;
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use lakeseek::io::wrappers::{ReadKind, RecordingSource};
-use lakeseek::io::{FetchOptions, IoStats, RangeFetcher};
-use lakeseek::lance::page::{PageInit, PageLayout};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::io::wrappers::{ReadKind, RecordingSource};
+use crate::io::{FetchOptions, IoStats, RangeFetcher};
+use crate::lance::page::{PageInit, PageLayout};
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use support::{catalog, Backend};
 
 /// One nested field's sparse pages (one per leaf column, page 0 of each).

@@ -19,8 +19,8 @@
 //! debug-build server) are counted apart from wrong data in the message. Peak memory under
 //! the same workload: `cargo run --example stress_rss` (see that file for recorded numbers).
 
-use crate::common;
-use crate::stress_support;
+use crate::suite::common;
+use crate::suite::stress_support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

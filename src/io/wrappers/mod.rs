@@ -15,14 +15,22 @@
 //! [`RangeSource`]: crate::io::RangeSource
 //! [`HttpConnector`]: object_store::client::HttpConnector
 
+#[cfg(any(test, feature = "testing"))]
 mod counting;
+#[cfg(test)]
 mod fault;
 mod latency;
+#[cfg(test)]
 mod limit;
+#[cfg(test)]
 mod recording;
 
+#[cfg(any(test, feature = "testing"))]
 pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord};
+#[cfg(test)]
 pub use fault::{FaultConfig, FaultCounts, FaultKind, FaultSource, InjectedFault};
 pub use latency::LatencySource;
+#[cfg(test)]
 pub use limit::ConcurrencyLimitSource;
+#[cfg(test)]
 pub use recording::{ReadKind, RecordedRead, RecordingSource};

@@ -8,8 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lakeseek::io::wrappers::{CountingConnector, HttpCountsSnapshot};
-use lakeseek::io::{open_url_with, OpenOptions, OpenedUrl};
+use crate::io::wrappers::{CountingConnector, HttpCountsSnapshot};
+use crate::io::{open_url_with, OpenOptions, OpenedUrl};
 
 /// Environment variable naming the fake-gcs-server binary (overrides the default location).
 pub const BINARY_ENV: &str = "FAKE_GCS_SERVER";

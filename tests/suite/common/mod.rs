@@ -3,7 +3,7 @@
 //!
 //! * [`S3TestServer`]: a real S3 server (s3s + s3s-fs, SigV4 checked) started in-process on
 //!   127.0.0.1 for one test: `start().await`, `put`, `upload_dir`, `storage_options`,
-//!   `open(key)` through a [`CountingConnector`](lakeseek::io::wrappers::CountingConnector)
+//!   `open(key)` through a [`CountingConnector`](crate::io::wrappers::CountingConnector)
 //!   (`counting()`, `http_counts()`), `fail_next_server_requests(n)` for retry tests.
 //! * [`GcsTestServer`]: fake-gcs-server (reads only, seeded from a directory), when its
 //!   binary is installed by `localstack/install.sh`; see [`emulator_missing`].
@@ -41,4 +41,15 @@ pub fn pattern(len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (i % 251) as u8 ^ ((i / 251) as u8).wrapping_mul(31))
         .collect()
+}
+
+/// The `lakeseek` binary of this build (`target/<profile>/lakeseek`, next to the `deps/`
+/// directory holding this test binary); `tests/cli.rs` makes `cargo test` build it.
+pub fn lakeseek_bin() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("path of the test binary");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test binary lives in target/<profile>/deps");
+    profile_dir.join(format!("lakeseek{}", std::env::consts::EXE_SUFFIX))
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
-use lakeseek::io::wrappers::{CountingConnector, HttpCountsSnapshot};
-use lakeseek::io::{open_url_with, OpenOptions, OpenedUrl};
+use crate::io::wrappers::{CountingConnector, HttpCountsSnapshot};
+use crate::io::{open_url_with, OpenOptions, OpenedUrl};
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
@@ -119,7 +119,7 @@ impl S3TestServer {
         format!("s3://{BUCKET}/{}", key.trim_start_matches('/'))
     }
 
-    /// Storage options for `lakeseek::io::open_url` (or `--storage-option`): endpoint, keys,
+    /// Storage options for `crate::io::open_url` (or `--storage-option`): endpoint, keys,
     /// region, plain HTTP, and fast-failing retries (2 retries, 5 s, 10 ms first backoff).
     pub fn storage_options(&self) -> Vec<(String, String)> {
         [

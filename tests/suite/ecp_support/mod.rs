@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
-use lakeseek::ecp::{EcpIndex, EcpQuery, QueryOptions, SearchParams};
-use lakeseek::io::IoStats;
+use crate::ecp::{EcpIndex, EcpQuery, QueryOptions, SearchParams};
+use crate::io::IoStats;
 
 use object_store::memory::InMemory;
 use object_store::path::Path;
@@ -52,7 +52,7 @@ impl Case {
     }
 
     /// Start this case's query on `index`: its parameters and exclude set, `prefetch`.
-    pub fn start(&self, index: &EcpIndex, prefetch: Option<usize>) -> lakeseek::Result<EcpQuery> {
+    pub fn start(&self, index: &EcpIndex, prefetch: Option<usize>) -> crate::Result<EcpQuery> {
         index.query(
             self.query.clone(),
             QueryOptions {

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use lakeseek::io::{is_object_changed, FaultConfig, FaultCounts, FaultKind, RetryPolicy};
-use lakeseek::Error;
+use crate::io::{is_object_changed, FaultConfig, FaultCounts, FaultKind, RetryPolicy};
+use crate::Error;
 
 /// Seeds every fault test runs with (deterministic).
 pub const SEEDS: [u64; 4] = [11, 23, 37, 41];

@@ -6,9 +6,9 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use lakeseek::io::wrappers::RecordingSource;
-use lakeseek::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher, RangeSource};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches};
+use crate::io::wrappers::RecordingSource;
+use crate::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher, RangeSource};
+use crate::lance::reader::{LanceFileReader, ReaderCaches};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
@@ -124,7 +124,7 @@ pub async fn memory_source(name: &str, bytes: Vec<u8>) -> (Arc<dyn RangeSource>,
 }
 
 /// Open a reader over `source`.
-pub async fn open(source: Arc<dyn RangeSource>, path: Path) -> lakeseek::Result<LanceFileReader> {
+pub async fn open(source: Arc<dyn RangeSource>, path: Path) -> crate::Result<LanceFileReader> {
     let fetcher = RangeFetcher::new(source, FetchOptions::default());
     LanceFileReader::open(
         fetcher,
@@ -225,12 +225,12 @@ pub fn cmo_entries(file: &[u8]) -> Vec<(u64, u64)> {
 }
 
 /// The decoded column metadata protobufs of a well-formed file.
-pub fn column_protos(file: &[u8]) -> Vec<lakeseek::lance::proto::file::ColumnMetadata> {
+pub fn column_protos(file: &[u8]) -> Vec<crate::lance::proto::file::ColumnMetadata> {
     use prost::Message;
     cmo_entries(file)
         .into_iter()
         .map(|(pos, size)| {
-            lakeseek::lance::proto::file::ColumnMetadata::decode(
+            crate::lance::proto::file::ColumnMetadata::decode(
                 &file[pos as usize..(pos + size) as usize],
             )
             .expect("column metadata")
@@ -242,7 +242,7 @@ pub fn column_protos(file: &[u8]) -> Vec<lakeseek::lance::proto::file::ColumnMet
 /// keeping data, schema and global buffers; rebuilds the CMO/GBO tables and the footer.
 pub fn with_columns(
     file: &[u8],
-    columns: &[lakeseek::lance::proto::file::ColumnMetadata],
+    columns: &[crate::lance::proto::file::ColumnMetadata],
 ) -> Vec<u8> {
     use prost::Message;
     let footer = raw_footer(file);
@@ -271,7 +271,7 @@ pub fn with_columns(
 }
 
 /// Open `bytes` from the in-memory store and read every field fully; the first error.
-pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> lakeseek::Result<()> {
+pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> crate::Result<()> {
     let (source, path) = memory_source(name, bytes).await;
     let reader = open(source, path).await?;
     let stats = IoStats::new();
@@ -279,7 +279,7 @@ pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> lakeseek::Result<(
         reader
             .read_rows(
                 &[i],
-                &lakeseek::lance::reader::RowSelection::Range(0..reader.num_rows()),
+                &crate::lance::reader::RowSelection::Range(0..reader.num_rows()),
                 &stats,
             )
             .await?;
@@ -294,12 +294,12 @@ pub fn edit_planar_page(
     file: &[u8],
     column: usize,
     edit: impl Fn(
-        &mut lakeseek::lance::proto::encodings::PlanarLayout,
-        &mut lakeseek::lance::proto::file::column_metadata::Page,
+        &mut crate::lance::proto::encodings::PlanarLayout,
+        &mut crate::lance::proto::file::column_metadata::Page,
     ),
 ) -> Vec<u8> {
-    use lakeseek::lance::proto::encodings as enc;
-    use lakeseek::lance::proto::file as pb;
+    use crate::lance::proto::encodings as enc;
+    use crate::lance::proto::file as pb;
     use prost::Message;
     let mut columns = column_protos(file);
     let page = &mut columns[column].pages[0];

@@ -19,18 +19,18 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use futures::StreamExt;
-use lakeseek::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions, SearchParams};
-use lakeseek::index::list_element::parse_any_element_filter;
-use lakeseek::index::list_element::query::{query_any_element, AnyElementOptions};
-use lakeseek::index::query::{query_row_addresses, QueryOptions as BTreeQueryOptions};
-use lakeseek::io::list::ObjectStoreLister;
-use lakeseek::io::{FetchOptions, IoStats, OpenedUrl, RangeFetcher};
-use lakeseek::lance::dataset::{Dataset, DatasetSession, DatasetStore};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions, SearchParams};
+use crate::index::list_element::parse_any_element_filter;
+use crate::index::list_element::query::{query_any_element, AnyElementOptions};
+use crate::index::query::{query_row_addresses, QueryOptions as BTreeQueryOptions};
+use crate::io::list::ObjectStoreLister;
+use crate::io::{FetchOptions, IoStats, OpenedUrl, RangeFetcher};
+use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use object_store::path::Path;
 use serde_json::Value;
 
-use crate::common::S3TestServer;
+use crate::suite::common::S3TestServer;
 
 /// Lance files read by random takes: (key under `files/`, rows).
 const FILES: &[&str] = &[
@@ -272,7 +272,7 @@ impl Handles {
         columns: &[usize],
         selection: &RowSelection,
         stats: &IoStats,
-    ) -> lakeseek::Result<Answer> {
+    ) -> crate::Result<Answer> {
         let path = Path::from(format!("files/{}", FILES[file]));
         let reader = LanceFileReader::open(
             self.fetcher.clone(),
@@ -294,7 +294,7 @@ impl Handles {
         filter: &str,
         allow_scan: bool,
         stats: &IoStats,
-    ) -> lakeseek::Result<Answer> {
+    ) -> crate::Result<Answer> {
         let ds = Dataset::open(
             self.store.clone(),
             Path::from(format!("ds/{dataset}.lance")),
@@ -313,7 +313,7 @@ impl Handles {
         filter: &str,
         negated: bool,
         stats: &IoStats,
-    ) -> lakeseek::Result<Answer> {
+    ) -> crate::Result<Answer> {
         let ds = Dataset::open(
             self.store.clone(),
             Path::from(format!("le/{dataset}.lance")),
@@ -334,7 +334,7 @@ impl Handles {
         query: &[f32],
         options: QueryOptions,
         pages: &[usize],
-    ) -> lakeseek::Result<Answer> {
+    ) -> crate::Result<Answer> {
         let mut q = self.ecp[index].query(query.to_vec(), options)?;
         let mut out = Vec::new();
         for k in pages {

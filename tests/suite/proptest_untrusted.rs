@@ -10,21 +10,20 @@
 //! encodings are left out of the allocation bounds here (and covered for panics by the
 //! fuzz targets and the whole-file mutations below, which read at most 64 rows).
 
-#[path = "../fuzz/harness/mod.rs"]
-mod harness;
+use crate::fuzzing as harness;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ops::Range;
 
 use bytes::Bytes;
-use lakeseek::io::fetch::{merge_ranges, plan_fetch, ReadRequest};
-use lakeseek::lance::compression::{decode_block, decode_miniblock, decode_u64_sequence};
-use lakeseek::lance::dataset::manifest::{decode_manifest_file, KnownBytes, ManifestStep};
-use lakeseek::lance::file::{parse_file_metadata, MetadataParse};
-use lakeseek::lance::proto::encodings::compressive_encoding::Compression;
-use lakeseek::lance::proto::encodings::*;
-use lakeseek::Error;
+use crate::io::fetch::{merge_ranges, plan_fetch, ReadRequest};
+use crate::lance::compression::{decode_block, decode_miniblock, decode_u64_sequence};
+use crate::lance::dataset::manifest::{decode_manifest_file, KnownBytes, ManifestStep};
+use crate::lance::file::{parse_file_metadata, MetadataParse};
+use crate::lance::proto::encodings::compressive_encoding::Compression;
+use crate::lance::proto::encodings::*;
+use crate::Error;
 use object_store::path::Path;
 use proptest::prelude::*;
 
@@ -406,7 +405,7 @@ proptest! {
         bytes.extend(header.as_bytes());
         bytes.extend(&body);
         let len = bytes.len();
-        let (result, peak) = peak_during(|| lakeseek::ecp::npy::parse_npy(&bytes));
+        let (result, peak) = peak_during(|| crate::ecp::npy::parse_npy(&bytes));
         match result {
             Ok(rows) => {
                 let values: usize = rows.iter().map(|r| r.len()).sum();
@@ -426,7 +425,7 @@ proptest! {
     ) {
         let embeddings = vec![0.5f32; rows * dim + extra];
         let children: Vec<u32> = (0..ids as u32).collect();
-        match lakeseek::ecp::Node::new(dim, embeddings, children) {
+        match crate::ecp::Node::new(dim, embeddings, children) {
             Ok(node) => {
                 prop_assert!(dim > 0 && extra % dim == 0);
                 prop_assert!(node.children().is_empty() || node.children().len() == node.len());

@@ -1,13 +1,12 @@
-//! lakeseek's integration tests, built as one test binary.
+//! lakeseek's test suite, compiled into the library's unit-test binary (`src/lib.rs` includes
+//! this file as `mod suite` under `cfg(test)`): it checks planners, decoders and read plans
+//! that are crate-internal, and one binary links once (linking ~40 test binaries ran a CI
+//! machine out of disk). Run one area with a filter, e.g.
+//! `cargo test --lib suite::read_fixtures::`. Tests that start the `lakeseek` binary find it
+//! with [`common::lakeseek_bin`]; `tests/cli.rs` (an integration test) makes cargo build it.
 //!
-//! Each module below was once its own `tests/*.rs` binary. Linking ~40 binaries that each carry
-//! the whole dependency tree (arrow, object_store, s3s, zarrs, …) took several GB of disk and
-//! made a clean CI machine run out of space; one binary links once. Run one area with a
-//! filter, e.g. `cargo test --test suite read_fixtures::`.
-//!
-//! Two tests stay in their own binaries because they change process-wide state:
-//! `tests/io_s3_env.rs` (sets `AWS_*` environment variables) and `tests/proptest_untrusted.rs`
-//! (installs a counting global allocator).
+//! `io_s3_env` changes process-wide environment variables only in a child process it starts;
+//! `proptest_untrusted` installs a global allocator that counts per thread.
 
 // Shared support modules.
 mod common;
@@ -40,6 +39,7 @@ mod inspect_coverage;
 mod io_gcs;
 mod io_local;
 mod io_s3;
+mod io_s3_env;
 mod io_s3_external;
 mod list_element_dataset;
 mod list_element_fixtures;
@@ -48,8 +48,10 @@ mod list_element_plan_vs_eval;
 mod list_element_resolve;
 mod metadata_cache;
 mod proptest_fuzz_replay;
+mod proptest_untrusted;
 mod read_fixtures;
 mod security_paths;
 mod security_secrets;
 mod sparse_read_plan;
 mod stress_mixed;
+mod stress_rss;

@@ -1,37 +1,41 @@
-//! The bodies of the fuzz targets, shared by `fuzz/fuzz_targets/*.rs` and by the
-//! regression replay test of the main crate (`tests/suite/proptest_fuzz_replay.rs`), which runs
+//! The bodies of the fuzz targets (feature `fuzzing`, not a stable API), shared by
+//! `fuzz/fuzz_targets/*.rs` and by the regression replay test
+//! (`tests/suite/proptest_fuzz_replay.rs`), which runs
 //! every file under `fuzz/regressions/<target>/` and `fuzz/seeds/<target>/` through the same
 //! function on every `cargo test`.
 //!
 //! Each function takes arbitrary bytes and must return without panicking; errors are
 //! expected and ignored. Asserted contracts (row counts of successful reads) are checks
 //! of lakeseek's promises, not of the input.
-#![allow(dead_code)]
+
+mod decompress;
+
+pub use decompress::decompress;
 
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use lakeseek::ecp::metric::{Metric, Scorer};
-use lakeseek::ecp::npy::parse_npy;
-use lakeseek::ecp::search::{SearchParams, SearchState, Step};
-use lakeseek::ecp::Node;
-use lakeseek::index::btree::exec::decode_lookup;
-use lakeseek::index::btree::PageSelection;
-use lakeseek::index::key::Key;
-use lakeseek::index::list_element::details::{check_details, decode_details};
-use lakeseek::index::list_element::filter::split_any_element_filter;
-use lakeseek::index::list_element::parse_any_element_filter;
-use lakeseek::index::predicate::{parse_filter, BoundFilter};
-use lakeseek::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher, RangeSource};
-use lakeseek::lance::dataset::deletion::decode_deletion_file;
-use lakeseek::lance::dataset::manifest::{decode_manifest_file, KnownBytes, ManifestStep};
-use lakeseek::lance::dataset::{DeletionKind, Schema};
-use lakeseek::lance::file::{parse_file_metadata, FileVersion, MetadataParse, RawPageEncoding};
-use lakeseek::lance::page::PageLayout;
-use lakeseek::lance::proto::table as table_pb;
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::ecp::metric::{Metric, Scorer};
+use crate::ecp::npy::parse_npy;
+use crate::ecp::search::{SearchParams, SearchState, Step};
+use crate::ecp::Node;
+use crate::index::btree::exec::decode_lookup;
+use crate::index::btree::PageSelection;
+use crate::index::key::Key;
+use crate::index::list_element::details::{check_details, decode_details};
+use crate::index::list_element::filter::split_any_element_filter;
+use crate::index::list_element::parse_any_element_filter;
+use crate::index::predicate::{parse_filter, BoundFilter};
+use crate::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher, RangeSource};
+use crate::lance::dataset::deletion::decode_deletion_file;
+use crate::lance::dataset::manifest::{decode_manifest_file, KnownBytes, ManifestStep};
+use crate::lance::dataset::{DeletionKind, Schema};
+use crate::lance::file::{parse_file_metadata, FileVersion, MetadataParse, RawPageEncoding};
+use crate::lance::page::PageLayout;
+use crate::lance::proto::table as table_pb;
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};

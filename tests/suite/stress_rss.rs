@@ -3,9 +3,11 @@
 //! server) and reports the peak resident set (`VmHWM` of `/proc/self/status`, Linux only)
 //! against the configured cache capacities.
 //!
+//! An ignored test (it measures the whole process, so run it alone); arguments through the
+//! environment:
+//!
 //! ```sh
-//! cargo run --release --example stress_rss -- [OPS] [IN_FLIGHT] [CACHE_BYTES_EACH]
-//! cargo run --release --example stress_rss -- 20000 1000 8388608
+//! STRESS_RSS="20000 1000 8388608" cargo test --release --lib suite::stress_rss -- --ignored --nocapture
 //! ```
 //!
 //! The peak is reset (`/proc/self/clear_refs` = 5) after the fixtures are uploaded and the
@@ -22,14 +24,10 @@
 //!   cannot serve 1000 queries' requests in time. Release builds or fewer in flight avoid it.
 #![allow(dead_code)]
 
-#[path = "../tests/suite/common/mod.rs"]
-mod common;
-#[path = "../tests/suite/stress_support/mod.rs"]
-mod stress_support;
-
 use std::sync::Arc;
 
-use stress_support::*;
+use crate::suite::common;
+use crate::suite::stress_support::*;
 
 fn status_kib(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -48,9 +46,12 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
-fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
+#[test]
+#[ignore = "measures the resident set of the whole process: run alone, see the module docs"]
+fn peak_memory_under_mixed_load() {
+    let spec = std::env::var("STRESS_RSS").unwrap_or_default();
+    let args: Vec<usize> = spec
+        .split_whitespace()
         .filter_map(|a| a.parse().ok())
         .collect();
     let total = args.first().copied().unwrap_or(5000);

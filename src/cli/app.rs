@@ -1,0 +1,97 @@
+//! The command line's subcommands and their dispatch. Each subcommand's flags and output
+//! shapes are contracts (see the README).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use crate::cli::ecp as ecp_cli;
+use crate::cli::query as index_cli;
+use crate::cli::{demo, file_commands};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "lakeseek",
+    version,
+    about = "Read Lance files and indices straight from object storage with the fewest requests"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Inspect and read the bundled sample file (no credentials, no network).
+    Demo,
+    /// Show a Lance file's version, schema, pages, layouts and compression trees.
+    Inspect(file_commands::InspectArgs),
+    /// Read rows of a Lance file as JSON lines.
+    Read(file_commands::ReadArgs),
+    /// Answer a filter on a Lance dataset from its BTree / list-element indices.
+    Query(index_cli::QueryArgs),
+    /// Read rows of a Lance dataset by row address.
+    Take(index_cli::TakeArgs),
+    /// ecpfs vector indices.
+    #[command(subcommand)]
+    Ecp(EcpCommand),
+    /// Benchmarks to point at your own bucket: random take, point lookups.
+    #[command(subcommand)]
+    Bench(crate::bench::BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum EcpCommand {
+    /// Print an index's settings as JSON.
+    Info(ecp_cli::EcpInfoArgs),
+    /// k-NN search: one JSON line `{"ids":[...],"scores":[...]}` per page of k.
+    Search(ecp_cli::EcpSearchArgs),
+}
+
+/// Parse the process arguments, run the command, print errors; the `lakeseek` binary's `main`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = runtime.block_on(async {
+        match &cli.command {
+            Command::Demo => demo::run_demo(&mut out).await,
+            Command::Inspect(args) => file_commands::run_inspect(args, &mut out).await,
+            Command::Read(args) => file_commands::run_read(args, &mut out).await,
+            Command::Query(args) => {
+                index_cli::run_query_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Take(args) => {
+                index_cli::run_take_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
+            Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
+            Command::Bench(command) => crate::bench::run_bench(command, &mut out)
+                .await
+                .map(|_| ()),
+        }
+    });
+    let flushed = out.flush();
+    match (result, flushed) {
+        (Ok(()), Ok(())) => ExitCode::SUCCESS,
+        (Err(e), _) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+        (_, Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        (_, Err(e)) => {
+            eprintln!("error: writing output: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
