@@ -11,13 +11,9 @@
 //! (it drives `lakeseek bench take`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use criterion::Criterion;
-use lakeseek::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
-use object_store::local::LocalFileSystem;
-use object_store::path::Path;
+use lakeseek::LanceFile;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/files")
@@ -47,32 +43,19 @@ fn bench_file_in(
     relative: &str,
     column: &str,
 ) {
-    let store = Arc::new(LocalFileSystem::new_with_prefix(root).expect("data dir"));
-    let fetcher = RangeFetcher::new(
-        Arc::new(ObjectStoreSource::new(store, 0, "file")),
-        FetchOptions::default(),
-    );
-    let reader = rt
-        .block_on(LanceFileReader::open(
-            fetcher,
-            Path::from(relative),
-            None,
-            Arc::new(ReaderCaches::default()),
-            &IoStats::new(),
-        ))
+    let path = root.join(relative);
+    let file = rt
+        .block_on(LanceFile::open(path.to_str().expect("UTF-8 path")))
         .expect("open fixture");
-    let col = reader.field_indices(&[column]).expect("column");
-    let n = reader.num_rows();
+    let n = file.num_rows();
     // Warm every page's init once.
-    rt.block_on(reader.read_rows(&col, &RowSelection::Range(0..n), &IoStats::new()))
-        .expect("warm-up");
+    rt.block_on(file.read_range(&[column], 0..n)).expect("warm-up");
     let mut seed = 1u64;
     c.bench_function(&format!("take 100 random rows: {relative} {column}"), |b| {
         b.iter(|| {
             seed += 1;
-            let selection = RowSelection::Rows(rows(seed, 100, n));
-            rt.block_on(reader.read_rows(&col, &selection, &IoStats::new()))
-                .expect("take")
+            let rows = rows(seed, 100, n);
+            rt.block_on(file.take(&[column], &rows)).expect("take")
         })
     });
 }

@@ -175,6 +175,11 @@ pub mod testing;
 
 // The test suite lives in `tests/suite/` but is compiled into the library's unit-test binary,
 // so it can check internals (planners, decoders, read plans) that are not public API.
+/// The README's code blocks, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 #[cfg(test)]
 #[path = "../tests"]
 mod repository_tests {

@@ -7,7 +7,7 @@
 //! python ../shared/peer-bench/gen_data.py --only btree
 //! python tests/fixtures/datasets/gen_bench.py --filters-only /tmp/btree_filters.json
 //! LAKESEEK_BENCH_FILTERS=/tmp/btree_filters.json \
-//!   cargo test --release --test suite btree_bench:: -- --ignored --nocapture
+//!   cargo test --release --lib suite::btree_bench:: -- --ignored --nocapture
 //! ```
 //!
 //! Environment: `LAKESEEK_BENCH_PROXY` (default `http://127.0.0.1:4572`),

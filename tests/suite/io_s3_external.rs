@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! PID=$(S3_PORT=14566 localstack/start-s3.sh)            # moto by default
-//! LAKESEEK_S3_ENDPOINT=http://127.0.0.1:14566 cargo test --test suite io_s3_external::
+//! LAKESEEK_S3_ENDPOINT=http://127.0.0.1:14566 cargo test --lib suite::io_s3_external::
 //! localstack/stop.sh s3
 //! ```
 //! Without `LAKESEEK_S3_ENDPOINT` the test prints SKIPPED and passes (the in-process suite in

@@ -30,6 +30,7 @@ mod ecp_cli;
 mod ecp_s3;
 mod ecp_saved;
 mod ecp_search;
+mod ecp_search_bench;
 mod faults_dataset;
 mod faults_ecp;
 mod faults_ecp_source;

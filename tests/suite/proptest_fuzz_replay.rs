@@ -1,8 +1,8 @@
-//! The fuzz targets' bodies (`fuzz/harness/mod.rs`) on every `cargo test`: their seed
+//! The fuzz targets' bodies (`src/fuzzing/mod.rs`) on every `cargo test`: their seed
 //! inputs (built here from the real fixtures) and every saved crash input under
 //! `fuzz/regressions/<target>/`. A fixed decoder stays fixed without running libFuzzer.
 //!
-//! `cargo test --test suite proptest_fuzz_replay:: -- --ignored write_fuzz_seeds` writes the seeds
+//! `cargo test --lib suite::proptest_fuzz_replay:: -- --ignored write_fuzz_seeds` writes the seeds
 //! to `fuzz/seeds/<target>/` for `cargo fuzz run` (see fuzz/README.md).
 
 use crate::fuzzing as harness;

@@ -10,7 +10,7 @@
 //!
 //! ```sh
 //! LAKESEEK_STRESS_OPS=20000 LAKESEEK_STRESS_IN_FLIGHT=1000 LAKESEEK_STRESS_SEED=7 \
-//!   cargo test --release --test suite stress_mixed:: -- --nocapture
+//!   cargo test --release --lib suite::stress_mixed:: -- --nocapture
 //! ```
 //!
 //! `LAKESEEK_STRESS_CACHE_BYTES` sets each cache's capacity (default 2 MiB, so entries are

@@ -5,25 +5,26 @@
 //! Full run (1,000,000 × 128 float32, 3 levels, ~100 items per leaf; generated, not committed):
 //! ```sh
 //! /work/.venv-zarr/bin/python tests/fixtures/ecp/gen_bench_index.py --out /tmp/ecp_bench
-//! ECP_BENCH_DIR=/tmp/ecp_bench cargo bench --bench ecp_search
+//! ECP_BENCH_DIR=/tmp/ecp_bench cargo test --release --lib suite::ecp_search_bench -- --ignored --nocapture
 //! ```
+//! (An ignored test of the suite, not a `benches/` target: it needs the suite's in-process S3
+//! server and crate-internal search entry points.)
 //! Knobs: `ECP_BENCH_NQ` (queries per configuration, default 20), `ECP_BENCH_LATENCY_MS`
 //! (default 20), `ECP_BENCH_SCAN_NQ` (exhaustive-scan queries, default 1), `ECP_BENCH_PREFETCH`
 //! (prefetch width, default 8). Without `ECP_BENCH_DIR` the small `l3_l2n_f16` fixture is used.
 //! The numpy baseline for the local speed comparison:
 //! `python tests/fixtures/ecp/reference_search.py /tmp/ecp_bench/index --queries /tmp/ecp_bench/queries.npy -k 10 --search-exp 4`.
 
-#[path = "../tests/suite/common/mod.rs"]
-mod common;
+use crate::suite::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use lakeseek::ecp::npy::parse_npy;
-use lakeseek::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
-use lakeseek::io::{IoStats, IoStatsSnapshot};
+use crate::ecp::npy::parse_npy;
+use crate::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
+use crate::io::{IoStats, IoStatsSnapshot};
 
 struct Workload {
     index_dir: PathBuf,
@@ -237,7 +238,9 @@ async fn local_report(w: &Workload) -> EcpIndex {
     index
 }
 
-fn main() {
+#[test]
+#[ignore = "a benchmark: run it with --release --ignored --nocapture, see the module docs"]
+fn ecp_search_benchmark() {
     let w = load_workload();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -251,7 +254,6 @@ fn main() {
     let index = rt.block_on(local_report(&w));
     // criterion: warm local search latency, k=10, search_exp 4 and 16
     let mut c = Criterion::default()
-        .configure_from_args()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(1));
     for search_exp in [4u32, 16] {
