@@ -49,7 +49,8 @@ fn bench_file_in(
         .expect("open fixture");
     let n = file.num_rows();
     // Warm every page's init once.
-    rt.block_on(file.read_range(&[column], 0..n)).expect("warm-up");
+    rt.block_on(file.read_range(&[column], 0..n))
+        .expect("warm-up");
     let mut seed = 1u64;
     c.bench_function(&format!("take 100 random rows: {relative} {column}"), |b| {
         b.iter(|| {

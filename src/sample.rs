@@ -53,11 +53,14 @@ pub async fn store() -> Result<Arc<dyn ObjectStore>> {
     for (path, bytes) in FILES {
         let location = Path::from(format!("sample/{path}"));
         let payload = PutPayload::from(Bytes::from_static(bytes));
-        store.put(&location, payload).await.map_err(|e| Error::Store {
-            path: location.to_string(),
-            range: None,
-            source: Box::new(e),
-        })?;
+        store
+            .put(&location, payload)
+            .await
+            .map_err(|e| Error::Store {
+                path: location.to_string(),
+                range: None,
+                source: Box::new(e),
+            })?;
     }
     Ok(Arc::new(store))
 }

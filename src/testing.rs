@@ -4,4 +4,6 @@
 //! Give it to an object_store builder (`with_http_connector`) and the store to
 //! [`DatasetBuilder::object_store`](crate::DatasetBuilder::object_store).
 
-pub use crate::io::wrappers::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord};
+pub use crate::io::wrappers::{
+    CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord,
+};

@@ -7,10 +7,16 @@ use std::process::Command;
 #[test]
 fn the_binary_prints_its_version_and_usage() {
     let bin = env!("CARGO_BIN_EXE_lakeseek");
-    let version = Command::new(bin).arg("--version").output().expect("run lakeseek");
+    let version = Command::new(bin)
+        .arg("--version")
+        .output()
+        .expect("run lakeseek");
     assert!(version.status.success());
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("lakeseek "));
-    let help = Command::new(bin).arg("--help").output().expect("run lakeseek");
+    let help = Command::new(bin)
+        .arg("--help")
+        .output()
+        .expect("run lakeseek");
     let text = String::from_utf8_lossy(&help.stdout);
     for command in ["demo", "inspect", "read", "query", "take", "ecp", "bench"] {
         assert!(text.contains(command), "--help lists {command}: {text}");

@@ -82,7 +82,12 @@ impl LanceFileBuilder {
     pub async fn open(self) -> Result<LanceFile> {
         let opened = self.params.open_url()?;
         let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
-        let caches = self.params.session().dataset_session().reader_caches.clone();
+        let caches = self
+            .params
+            .session()
+            .dataset_session()
+            .reader_caches
+            .clone();
         let stats = self.params.stats;
         let reader = LanceFileReader::open(fetcher, opened.path, self.size, caches, &stats).await?;
         Ok(LanceFile { reader, stats })
@@ -125,14 +130,19 @@ impl LanceFile {
     pub async fn read_range(&self, columns: &[&str], rows: Range<u64>) -> Result<RecordBatch> {
         let fields = self.reader.field_indices(columns)?;
         let selection = RowSelection::Range(rows);
-        self.reader.read_rows(&fields, &selection, &self.stats).await
+        self.reader
+            .read_rows(&fields, &selection, &self.stats)
+            .await
     }
 
     /// The rows `rows` of the named top-level `columns`, in the order asked, repeats kept.
     pub async fn take(&self, columns: &[&str], rows: &[u64]) -> Result<RecordBatch> {
         let fields = self.reader.field_indices(columns)?;
         let (selection, order) = RowSelection::sorted_with_order(rows);
-        let sorted = self.reader.read_rows(&fields, &selection, &self.stats).await?;
+        let sorted = self
+            .reader
+            .read_rows(&fields, &selection, &self.stats)
+            .await?;
         let indices = UInt32Array::from(order);
         Ok(arrow_select::take::take_record_batch(&sorted, &indices)?)
     }

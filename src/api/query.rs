@@ -118,7 +118,13 @@ impl<'a> Query<'a> {
         let options = FilterOptions {
             allow_scan: self.allow_scan,
         };
-        plan_filter(self.dataset.version_handle(), filter, options, self.cost_stats()).await
+        plan_filter(
+            self.dataset.version_handle(),
+            filter,
+            options,
+            self.cost_stats(),
+        )
+        .await
     }
 
     fn cost_stats(&self) -> &IoStats {

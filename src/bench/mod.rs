@@ -23,10 +23,10 @@
 //! `--compare old.json` runs overlaid), `--latency-ms N` adds N ms to every request
 //! (printed in the report).
 
-pub mod plot;
-pub mod query;
-pub mod report;
-pub mod take;
+pub(crate) mod plot;
+pub(crate) mod query;
+pub(crate) mod report;
+pub(crate) mod take;
 
 use std::future::Future;
 use std::io::Write;
@@ -44,11 +44,12 @@ use crate::io::list::{ListControl, ListedObject, ObjectLister, ObjectStoreLister
 use crate::io::store::{open_url_with, OpenOptions};
 use crate::io::{IoStats, LatencySource, OpenedUrl, RangeSource};
 
-pub use report::{BenchReport, BenchSettings, Distribution, OperationRecord, PhaseRecord};
+#[cfg_attr(not(test), allow(unused_imports))] // used by the tests
+pub(crate) use report::{BenchReport, OperationRecord};
 
 /// `lakeseek bench` subcommands.
 #[derive(Debug, Clone, clap::Subcommand)]
-pub enum BenchCommand {
+pub(crate) enum BenchCommand {
     /// Random take: `--rows-per-take` random rows per operation from a dataset or a file.
     Take(take::TakeBenchArgs),
     /// Point lookups: a filter template filled with values sampled from a column.
@@ -57,7 +58,7 @@ pub enum BenchCommand {
 
 /// Flags shared by `bench take` and `bench query`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct CommonBenchArgs {
+pub(crate) struct CommonBenchArgs {
     /// Operations in flight at once.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
@@ -115,7 +116,7 @@ impl Default for CommonBenchArgs {
 
 impl CommonBenchArgs {
     /// `"warm"` or `"cold"`.
-    pub fn mode(&self) -> &'static str {
+    pub(crate) fn mode(&self) -> &'static str {
         if self.warm {
             "warm"
         } else {
@@ -124,7 +125,7 @@ impl CommonBenchArgs {
     }
 
     /// Check the flags that do not depend on the target.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.concurrency == 0 {
             return Err(Error::InvalidArgument(
                 "--concurrency must be at least 1".into(),
@@ -139,7 +140,7 @@ impl CommonBenchArgs {
 
 /// Run a `lakeseek bench` subcommand: print the table (or `--json`) on `out`, draw
 /// `--plot`.
-pub async fn run_bench(command: &BenchCommand, out: &mut dyn Write) -> Result<BenchReport> {
+pub(crate) async fn run_bench(command: &BenchCommand, out: &mut dyn Write) -> Result<BenchReport> {
     let (report, common) = match command {
         BenchCommand::Take(args) => (take::run_take_bench(args).await?, &args.common),
         BenchCommand::Query(args) => (query::run_query_bench(args).await?, &args.common),
@@ -170,7 +171,7 @@ pub async fn run_bench(command: &BenchCommand, out: &mut dyn Write) -> Result<Be
 /// Distinct pseudo-random rows in `0..total`, sorted: `n` of them from splitmix64 whose
 /// state starts at the mixed `seed`, so neighbouring seeds give unrelated row sets (the
 /// generator `benches/peer/take_file_compare.py` reproduces).
-pub fn random_rows(seed: u64, n: u64, total: u64) -> Result<Vec<u64>> {
+pub(crate) fn random_rows(seed: u64, n: u64, total: u64) -> Result<Vec<u64>> {
     if n > total {
         return Err(Error::InvalidArgument(format!(
             "cannot pick {n} distinct rows out of {total}"
@@ -198,23 +199,24 @@ fn mix64(mut z: u64) -> u64 {
 }
 
 /// Seed of measured operation `index` (`seed + index`, wrapping).
-pub fn operation_seed(seed: u64, index: u64) -> u64 {
+pub(crate) fn operation_seed(seed: u64, index: u64) -> u64 {
     seed.wrapping_add(index)
 }
 
 /// Seed of warm-up operation `j` of `warmup` (`seed - warmup + j`, wrapping).
-pub fn warmup_seed(seed: u64, warmup: u64, j: u64) -> u64 {
+pub(crate) fn warmup_seed(seed: u64, warmup: u64, j: u64) -> u64 {
     seed.wrapping_sub(warmup).wrapping_add(j)
 }
 
 /// A store opened for a benchmark, with the latency layer applied to reads and listings.
 #[derive(Debug, Clone)]
-pub struct BenchStore {
+pub(crate) struct BenchStore {
     /// The opened URL (its `source` already wrapped by the latency layer).
     pub opened: OpenedUrl,
     /// Lister over the same store (also delayed).
     pub lister: Arc<dyn ObjectLister>,
     /// The injected delay per request in milliseconds.
+    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub injected_latency_ms: u64,
     /// Custom endpoint from the storage options or the environment (shown in the report:
     /// `s3://bucket` served by a local emulator is not S3).
@@ -249,7 +251,11 @@ fn custom_endpoint(storage_options: &[(String, String)]) -> Option<String> {
 
 impl BenchStore {
     /// Open `url` with storage options, adding `latency_ms` to every request.
-    pub fn open(url: &str, storage_options: &[(String, String)], latency_ms: u64) -> Result<Self> {
+    pub(crate) fn open(
+        url: &str,
+        storage_options: &[(String, String)],
+        latency_ms: u64,
+    ) -> Result<Self> {
         let mut opened = open_url_with(url, &OpenOptions::new(storage_options))?;
         let plain: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
             opened.store.clone(),
@@ -280,7 +286,7 @@ impl BenchStore {
     }
 
     /// The store as described in the report.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.endpoint {
             Some(e) => format!("{} at endpoint {e}", self.opened.source.describe()),
             None => self.opened.source.describe(),
@@ -290,7 +296,7 @@ impl BenchStore {
     /// True when `path/_versions/` holds at least one object (a Lance dataset). One LIST
     /// request, counted in `stats`; a listing error counts as "not a dataset" (opening
     /// the file then reports the real problem).
-    pub async fn is_dataset(&self, stats: &IoStats) -> bool {
+    pub(crate) async fn is_dataset(&self, stats: &IoStats) -> bool {
         let prefix = self.opened.path.clone().join("_versions");
         let mut found = false;
         let listed = self
@@ -331,7 +337,7 @@ impl ObjectLister for LatencyLister {
 
 /// Finished operations of a run.
 #[derive(Debug, Clone)]
-pub struct DrivenOperations {
+pub(crate) struct DrivenOperations {
     /// Records of the operations that finished.
     pub records: Vec<OperationRecord>,
     /// True when Ctrl-C stopped the run.
@@ -344,7 +350,7 @@ pub struct DrivenOperations {
 /// (hidden when stderr is not a terminal). The first Ctrl-C stops launching new
 /// operations and waits for those in flight, a second one abandons them; an operation
 /// error stops the run with that error.
-pub async fn drive_operations<F, Fut>(
+pub(crate) async fn drive_operations<F, Fut>(
     count: u64,
     concurrency: usize,
     operation: F,

@@ -15,11 +15,11 @@ use crate::bench::report::{cdf_points, histogram_in, BenchReport};
 use crate::error::{Error, Result};
 
 /// Bins of the histogram panel.
-pub const HISTOGRAM_BINS: usize = 30;
+pub(crate) const HISTOGRAM_BINS: usize = 30;
 
 /// An image format `--plot` can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlotFormat {
+pub(crate) enum PlotFormat {
     /// Scalable vector graphics.
     Svg,
     /// A 1200×520 PNG bitmap.
@@ -27,7 +27,7 @@ pub enum PlotFormat {
 }
 
 /// The format named by `path`'s extension (`.svg` or `.png`, any case).
-pub fn check_plot_path(path: &str) -> Result<PlotFormat> {
+pub(crate) fn check_plot_path(path: &str) -> Result<PlotFormat> {
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".svg") {
         Ok(PlotFormat::Svg)
@@ -99,7 +99,7 @@ fn plot_error(path: &str, e: impl std::fmt::Display) -> Error {
 
 /// Draw the latency CDF and histogram of `runs` (first = this run) to `path` (`.svg` or
 /// `.png`).
-pub fn write_latency_plot(path: &str, runs: &[BenchReport]) -> Result<()> {
+pub(crate) fn write_latency_plot(path: &str, runs: &[BenchReport]) -> Result<()> {
     let format = check_plot_path(path)?;
     register_font()?;
     let all: Vec<f64> = runs

@@ -28,11 +28,11 @@ use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 
 /// Placeholder replaced by a value in `--filter-template`.
-pub const TEMPLATE_PLACEHOLDER: &str = "{}";
+pub(crate) const TEMPLATE_PLACEHOLDER: &str = "{}";
 
 /// `lakeseek bench query`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct QueryBenchArgs {
+pub(crate) struct QueryBenchArgs {
     /// Dataset URL or path.
     pub dataset: String,
     /// Filter with `{}` where a value goes, e.g. `key = '{}'` or `id = {}`.
@@ -56,7 +56,7 @@ pub struct QueryBenchArgs {
 }
 
 /// Run the query benchmark and build its report (nothing printed).
-pub async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport> {
+pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport> {
     let common = &args.common;
     common.validate()?;
     if !args.filter_template.contains(TEMPLATE_PLACEHOLDER) {
@@ -140,7 +140,7 @@ fn filter_for(args: &QueryBenchArgs, values: &[String], seed: u64) -> String {
 }
 
 /// Replace every `{}` in `template` with `value`.
-pub fn fill_template(template: &str, value: &str) -> String {
+pub(crate) fn fill_template(template: &str, value: &str) -> String {
     template.replace(TEMPLATE_PLACEHOLDER, value)
 }
 
@@ -199,7 +199,7 @@ async fn sample_values(
 }
 
 /// Non-null values of `array` as SQL literal text (quotes in strings doubled).
-pub fn format_values(array: &dyn Array) -> Result<Vec<String>> {
+pub(crate) fn format_values(array: &dyn Array) -> Result<Vec<String>> {
     let formatter = ArrayFormatter::try_new(array, &FormatOptions::default())?;
     let is_string = matches!(
         array.data_type(),

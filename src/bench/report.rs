@@ -10,11 +10,11 @@ use crate::error::{Error, Result};
 use crate::io::IoStatsSnapshot;
 
 /// Version of the JSON report shape (bumped when a field changes meaning).
-pub const REPORT_FORMAT_VERSION: u32 = 1;
+pub(crate) const REPORT_FORMAT_VERSION: u32 = 1;
 
 /// Cost of one phase of an operation (the open of a cold operation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct PhaseRecord {
+pub(crate) struct PhaseRecord {
     /// Wall time of the phase in milliseconds.
     pub latency_ms: f64,
     /// GET/LIST requests of the phase.
@@ -27,7 +27,7 @@ pub struct PhaseRecord {
 
 impl PhaseRecord {
     /// A phase of `latency_ms` that spent `stats`.
-    pub fn new(latency_ms: f64, stats: IoStatsSnapshot) -> Self {
+    pub(crate) fn new(latency_ms: f64, stats: IoStatsSnapshot) -> Self {
         Self {
             latency_ms,
             requests: stats.requests,
@@ -39,7 +39,7 @@ impl PhaseRecord {
 
 /// One finished operation (a take or a query).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OperationRecord {
+pub(crate) struct OperationRecord {
     /// Operation number (0-based; its seed is `seed + index`).
     pub index: u64,
     /// Wall time in milliseconds, open included for cold operations.
@@ -59,7 +59,7 @@ pub struct OperationRecord {
 
 impl OperationRecord {
     /// The operation's counters.
-    pub fn io(&self) -> IoStatsSnapshot {
+    pub(crate) fn io(&self) -> IoStatsSnapshot {
         IoStatsSnapshot {
             requests: self.requests,
             bytes: self.bytes,
@@ -71,7 +71,7 @@ impl OperationRecord {
 
 /// Summary statistics of one quantity over the operations.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Distribution {
+pub(crate) struct Distribution {
     /// Smallest value.
     pub min: f64,
     /// Arithmetic mean.
@@ -88,7 +88,7 @@ pub struct Distribution {
 
 impl Distribution {
     /// Statistics of `values` (all zero when empty).
-    pub fn of(values: &[f64]) -> Self {
+    pub(crate) fn of(values: &[f64]) -> Self {
         let mut sorted: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
         sorted.sort_by(f64::total_cmp);
         if sorted.is_empty() {
@@ -108,7 +108,7 @@ impl Distribution {
 
 /// Nearest-rank percentile `p` (0..=100) of ascending `sorted` values: the smallest value
 /// with at least `p`% of the values at or below it. 0 for an empty slice.
-pub fn percentile_of_sorted(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile_of_sorted(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -119,7 +119,7 @@ pub fn percentile_of_sorted(sorted: &[f64], p: f64) -> f64 {
 
 /// Points of the empirical CDF of `values`: `(value, fraction of values <= value)`, ascending,
 /// one point per value.
-pub fn cdf_points(values: &[f64]) -> Vec<(f64, f64)> {
+pub(crate) fn cdf_points(values: &[f64]) -> Vec<(f64, f64)> {
     let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len() as f64;
@@ -132,7 +132,8 @@ pub fn cdf_points(values: &[f64]) -> Vec<(f64, f64)> {
 
 /// Counts of `values` in `bins` equal-width bins over `[min, max]` of the values, as
 /// `(bin start, bin end, count)`. Empty when there are no finite values or `bins == 0`.
-pub fn histogram(values: &[f64], bins: usize) -> Vec<(f64, f64, u64)> {
+#[cfg(test)]
+pub(crate) fn histogram(values: &[f64], bins: usize) -> Vec<(f64, f64, u64)> {
     let finite = values.iter().copied().filter(|v| v.is_finite());
     let lo = finite.clone().fold(f64::INFINITY, f64::min);
     let hi = finite.fold(f64::NEG_INFINITY, f64::max);
@@ -142,7 +143,7 @@ pub fn histogram(values: &[f64], bins: usize) -> Vec<(f64, f64, u64)> {
 /// Counts of `values` in `bins` equal-width bins over `[lo, hi]` (values outside are
 /// clamped into the first / last bin), as `(bin start, bin end, count)`. Empty when
 /// `bins == 0`, the bounds are not finite or there are no finite values.
-pub fn histogram_in(values: &[f64], lo: f64, hi: f64, bins: usize) -> Vec<(f64, f64, u64)> {
+pub(crate) fn histogram_in(values: &[f64], lo: f64, hi: f64, bins: usize) -> Vec<(f64, f64, u64)> {
     let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     if finite.is_empty() || bins == 0 || !lo.is_finite() || !hi.is_finite() || hi < lo {
         return Vec::new();
@@ -166,7 +167,7 @@ pub fn histogram_in(values: &[f64], lo: f64, hi: f64, bins: usize) -> Vec<(f64, 
 
 /// Per-operation distributions of the I/O counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct PerOperation {
+pub(crate) struct PerOperation {
     /// Requests per operation.
     pub requests: Distribution,
     /// Bytes per operation.
@@ -179,7 +180,7 @@ pub struct PerOperation {
 
 /// What was benchmarked and how (echoed in the report so a run is self-describing).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BenchSettings {
+pub(crate) struct BenchSettings {
     /// `take` or `query`.
     pub command: String,
     /// Legend label for plots (`--label`, default: command, mode and URL).
@@ -216,7 +217,7 @@ pub struct BenchSettings {
 
 /// The whole report (`--json` prints it as one object).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BenchReport {
+pub(crate) struct BenchReport {
     /// [`REPORT_FORMAT_VERSION`].
     pub format_version: u32,
     /// lakeseek version that produced the report.
@@ -248,7 +249,7 @@ pub struct BenchReport {
 
 impl BenchReport {
     /// Build the report from finished operations.
-    pub fn new(
+    pub(crate) fn new(
         settings: BenchSettings,
         operations_requested: u64,
         mut operations: Vec<OperationRecord>,
@@ -298,13 +299,13 @@ impl BenchReport {
     }
 
     /// Latencies of the finished operations in milliseconds.
-    pub fn latencies_ms(&self) -> Vec<f64> {
+    pub(crate) fn latencies_ms(&self) -> Vec<f64> {
         self.operations.iter().map(|o| o.latency_ms).collect()
     }
 
     /// Parse a report written by `--json` (for `--compare`). Also accepts a minimal
     /// `{"label": "...", "latencies_ms": [...]}` object written by another tool.
-    pub fn from_json(text: &str, origin: &str) -> Result<Self> {
+    pub(crate) fn from_json(text: &str, origin: &str) -> Result<Self> {
         let bad = |e: serde_json::Error| {
             Error::InvalidArgument(format!("{origin} is not a lakeseek bench JSON report: {e}"))
         };
@@ -353,7 +354,7 @@ impl BenchReport {
     }
 
     /// Write the human-readable table.
-    pub fn write_table(&self, out: &mut dyn Write) -> Result<()> {
+    pub(crate) fn write_table(&self, out: &mut dyn Write) -> Result<()> {
         let s = &self.settings;
         let what = match (&s.rows_per_take, &s.filter_template) {
             (Some(n), _) => format!("{n} rows/take, columns {}", s.columns.join(",")),

@@ -23,7 +23,7 @@ use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 
 /// `lakeseek bench take`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct TakeBenchArgs {
+pub(crate) struct TakeBenchArgs {
     /// A Lance dataset (directory with `_versions/`) or a single `.lance` file: URL or path.
     pub url: String,
     /// Columns to read, comma-separated (default: every top-level column).
@@ -74,7 +74,7 @@ impl TakeTarget {
 }
 
 /// Run the take benchmark and build its report (nothing printed).
-pub async fn run_take_bench(args: &TakeBenchArgs) -> Result<BenchReport> {
+pub(crate) async fn run_take_bench(args: &TakeBenchArgs) -> Result<BenchReport> {
     let common = &args.common;
     common.validate()?;
     if args.takes == 0 {
@@ -276,7 +276,7 @@ fn file_columns(reader: &LanceFileReader, requested: &[String]) -> Result<Vec<us
 
 /// Row addresses (`fragment << 32 | offset`) of dataset-wide row numbers (ascending), with
 /// rows numbered over `fragments` in order. Rows past the end are dropped.
-pub fn row_addresses(rows: &[u64], fragments: &[(u64, u64)]) -> Vec<u64> {
+pub(crate) fn row_addresses(rows: &[u64], fragments: &[(u64, u64)]) -> Vec<u64> {
     let mut out = Vec::with_capacity(rows.len());
     let mut base = 0u64;
     let mut next = rows.iter().peekable();

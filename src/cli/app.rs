@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
 use crate::cli::ecp as ecp_cli;
 use crate::cli::query as index_cli;
 use crate::cli::{demo, file_commands};
+use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -76,9 +76,7 @@ pub fn main() -> ExitCode {
             }
             Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
             Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
-            Command::Bench(command) => crate::bench::run_bench(command, &mut out)
-                .await
-                .map(|_| ()),
+            Command::Bench(command) => crate::bench::run_bench(command, &mut out).await.map(|_| ()),
         }
     });
     let flushed = out.flush();

@@ -76,7 +76,8 @@ fn print_stats(enabled: bool, stats: IoStatsSnapshot) -> Result<()> {
 
 /// Run `ecp info`.
 pub async fn run_info(args: EcpInfoArgs) -> Result<()> {
-    let index = EcpIndex::open_url(&args.url, &args.storage_options, OpenOptions::default()).await?;
+    let index =
+        EcpIndex::open_url(&args.url, &args.storage_options, OpenOptions::default()).await?;
     let line =
         serde_json::to_string(index.info()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     println!("{line}");

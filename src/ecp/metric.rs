@@ -40,7 +40,7 @@ impl Metric {
 
 /// Scores rows of node embeddings against one query.
 #[derive(Debug, Clone)]
-pub struct Scorer {
+pub(crate) struct Scorer {
     metric: Metric,
     normalized: bool,
     query: Vec<f32>,
@@ -48,7 +48,7 @@ pub struct Scorer {
 }
 
 /// Dot product with 8 independent accumulators (lets the compiler vectorize).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let chunks_a = a.chunks_exact(8);
     let chunks_b = b.chunks_exact(8);
@@ -67,7 +67,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 impl Scorer {
     /// A scorer for `query`; rejects an empty query and non-finite components.
-    pub fn new(metric: Metric, normalized: bool, query: Vec<f32>) -> Result<Self> {
+    pub(crate) fn new(metric: Metric, normalized: bool, query: Vec<f32>) -> Result<Self> {
         if query.is_empty() {
             return Err(Error::InvalidArgument("empty query vector".into()));
         }
@@ -87,17 +87,18 @@ impl Scorer {
     }
 
     /// The query vector.
-    pub fn query(&self) -> &[f32] {
+    pub(crate) fn query(&self) -> &[f32] {
         &self.query
     }
 
     /// The metric's distance of one row (IP: the dot product).
-    pub fn dist(&self, row: &[f32]) -> f32 {
+    #[cfg(test)]
+    pub(crate) fn dist(&self, row: &[f32]) -> f32 {
         self.dist_with_norm(row, dot(row, row))
     }
 
     /// [`Scorer::dist`] with the row's squared norm precomputed (`dot(row, row)`).
-    pub fn dist_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
+    pub(crate) fn dist_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
         let d = dot(row, &self.query);
         match self.metric {
             Metric::IP => d,
@@ -109,12 +110,13 @@ impl Scorer {
     }
 
     /// Heap score (higher is better) of a node whose representative is `row`.
-    pub fn heap_score(&self, row: &[f32]) -> f32 {
+    #[cfg(test)]
+    pub(crate) fn heap_score(&self, row: &[f32]) -> f32 {
         self.heap_score_with_norm(row, dot(row, row))
     }
 
     /// [`Scorer::heap_score`] with the row's squared norm precomputed.
-    pub fn heap_score_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
+    pub(crate) fn heap_score_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
         let s = self.metric.sign() * self.dist_with_norm(row, row_norm_sq);
         if s.is_nan() {
             f32::NEG_INFINITY
@@ -124,12 +126,13 @@ impl Scorer {
     }
 
     /// Item score (lower is better) of an item with embedding `row`.
-    pub fn item_score(&self, row: &[f32]) -> f32 {
+    #[cfg(test)]
+    pub(crate) fn item_score(&self, row: &[f32]) -> f32 {
         self.item_score_with_norm(row, dot(row, row))
     }
 
     /// [`Scorer::item_score`] with the row's squared norm precomputed.
-    pub fn item_score_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
+    pub(crate) fn item_score_with_norm(&self, row: &[f32], row_norm_sq: f32) -> f32 {
         let s = -self.metric.sign() * self.dist_with_norm(row, row_norm_sq);
         if s.is_nan() {
             f32::INFINITY

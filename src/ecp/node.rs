@@ -130,7 +130,7 @@ impl EmbeddingDtype {
 
 /// Check `array` is 2-d `(n, dim)` and read it widened to f32. Returns `(n, values)`.
 /// At most `max_rows` rows are accepted.
-pub async fn read_embeddings(
+pub(crate) async fn read_embeddings(
     array: &FetchedArray,
     dim: Option<usize>,
     max_rows: u64,
@@ -179,7 +179,7 @@ pub async fn read_embeddings(
 }
 
 /// Check `array` is a 1-d uint32 array of `expected_len` and read it.
-pub async fn read_u32_ids(array: &FetchedArray, expected_len: usize) -> Result<Vec<u32>> {
+pub(crate) async fn read_u32_ids(array: &FetchedArray, expected_len: usize) -> Result<Vec<u32>> {
     if !array.data_type().is::<UInt32DataType>() {
         return Err(Error::corrupt(format!(
             "ids have data type {}, expected uint32",
@@ -201,7 +201,7 @@ pub async fn read_u32_ids(array: &FetchedArray, expected_len: usize) -> Result<V
 
 /// Bounds a node's child ids must respect.
 #[derive(Debug, Clone, Copy)]
-pub struct NodeLimits {
+pub(crate) struct NodeLimits {
     /// Vector dimension of the index.
     pub dim: usize,
     /// Levels below the root.
@@ -213,12 +213,12 @@ pub struct NodeLimits {
 }
 
 /// Path of a node's group (`lvl_{level+1}/node_{id}`).
-pub fn node_path(level: u32, node_id: u32) -> String {
+pub(crate) fn node_path(level: u32, node_id: u32) -> String {
     format!("lvl_{}/node_{}", level + 1, node_id)
 }
 
 /// Load a node: `Ok(None)` when its embeddings array does not exist (a gap).
-pub async fn load_node(
+pub(crate) async fn load_node(
     store: &ZarrStore,
     limits: NodeLimits,
     level: u32,

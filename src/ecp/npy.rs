@@ -10,7 +10,7 @@ fn bad(what: impl std::fmt::Display) -> Error {
 }
 
 /// Parse `.npy` bytes into rows (a 1-d array is one row).
-pub fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
+pub(crate) fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err(bad("not a .npy file (bad magic)"));
     }

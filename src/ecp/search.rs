@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 
 /// One node waiting in the heap.
 #[derive(Debug, Clone, Copy)]
-pub struct HeapEntry {
+pub(crate) struct HeapEntry {
     /// Heap score (higher is visited first).
     pub score: f32,
     /// Whether the node is a leaf.
@@ -110,7 +110,7 @@ impl SearchParams {
 
 /// Progress of one incremental call.
 #[derive(Debug, Clone)]
-pub struct CallState {
+pub(crate) struct CallState {
     k: usize,
     params: SearchParams,
     leaf_count: u64,
@@ -123,7 +123,7 @@ pub struct CallState {
 
 /// What the driver should do after a visit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Pop the next entry.
     Continue,
     /// The call is over.
@@ -132,7 +132,7 @@ pub enum Step {
 
 /// The persistent state of one query: heap, buffered items, exclude set.
 #[derive(Debug, Clone)]
-pub struct SearchState {
+pub(crate) struct SearchState {
     heap: BTreeSet<HeapEntry>,
     next_seq: u64,
     items: Vec<ScoredItem>,
@@ -143,7 +143,7 @@ pub struct SearchState {
 
 impl SearchState {
     /// A fresh query over an index with `levels` levels; `exclude` applies to every call.
-    pub fn new(levels: u32, exclude: impl IntoIterator<Item = u32>) -> Self {
+    pub(crate) fn new(levels: u32, exclude: impl IntoIterator<Item = u32>) -> Self {
         Self {
             heap: BTreeSet::new(),
             next_seq: 0,
@@ -155,7 +155,7 @@ impl SearchState {
     }
 
     /// A resumed query: the heap entries (any order) and buffered items of a saved state.
-    pub fn resume(
+    pub(crate) fn resume(
         levels: u32,
         heap: impl IntoIterator<Item = (f32, bool, u32, u32)>,
         items: Vec<ScoredItem>,
@@ -186,34 +186,29 @@ impl SearchState {
         });
     }
 
-    /// Whether the root has been scored into the heap.
-    pub fn is_seeded(&self) -> bool {
-        self.seeded
-    }
-
     /// Buffered items, sorted.
-    pub fn items(&self) -> &[ScoredItem] {
+    pub(crate) fn items(&self) -> &[ScoredItem] {
         &self.items
     }
 
     /// Heap entries in visiting order.
-    pub fn heap_entries(&self) -> impl Iterator<Item = &HeapEntry> {
+    pub(crate) fn heap_entries(&self) -> impl Iterator<Item = &HeapEntry> {
         self.heap.iter()
     }
 
     /// The query's own exclude set.
-    pub fn exclude(&self) -> &HashSet<u32> {
+    pub(crate) fn exclude(&self) -> &HashSet<u32> {
         &self.exclude
     }
 
     /// Whether a call is needed before draining `k`: the first call always searches; later
     /// calls search only while fewer than `k` items are buffered and nodes remain.
-    pub fn needs_search(&self, k: usize) -> bool {
+    pub(crate) fn needs_search(&self, k: usize) -> bool {
         !self.seeded || (self.items.len() < k && !self.heap.is_empty())
     }
 
     /// Start a call. Seeds the heap from the root on the first call.
-    pub fn begin(
+    pub(crate) fn begin(
         &mut self,
         k: usize,
         params: SearchParams,
@@ -245,22 +240,22 @@ impl SearchState {
     }
 
     /// Pop the best entry, if any.
-    pub fn pop(&mut self) -> Option<HeapEntry> {
+    pub(crate) fn pop(&mut self) -> Option<HeapEntry> {
         self.heap.pop_first()
     }
 
     /// Put back an entry whose node could not be loaded (so a failed call can be retried).
-    pub fn unpop(&mut self, entry: HeapEntry) {
+    pub(crate) fn unpop(&mut self, entry: HeapEntry) {
         self.heap.insert(entry);
     }
 
     /// The next `n` entries that would be popped.
-    pub fn upcoming(&self, n: usize) -> impl Iterator<Item = &HeapEntry> {
+    pub(crate) fn upcoming(&self, n: usize) -> impl Iterator<Item = &HeapEntry> {
         self.heap.iter().take(n)
     }
 
     /// Process a popped entry with its node (`None`: the node does not exist).
-    pub fn visit(
+    pub(crate) fn visit(
         &mut self,
         entry: HeapEntry,
         node: Option<&Node>,
@@ -308,12 +303,12 @@ impl SearchState {
     }
 
     /// End a call: sort the whole buffer.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.items.sort_by(item_order);
     }
 
     /// Remove and return the first `k` buffered items.
-    pub fn drain(&mut self, k: usize) -> Vec<ScoredItem> {
+    pub(crate) fn drain(&mut self, k: usize) -> Vec<ScoredItem> {
         let n = k.min(self.items.len());
         self.items.drain(..n).collect()
     }

@@ -31,14 +31,14 @@ use crate::error::{Error, Result};
 
 /// Largest chunk (in elements) the reader decodes: 2^26 (256 MiB of f32). ecp-core's defaults
 /// are 512 KiB node chunks and 8 MiB representative chunks.
-pub const MAX_CHUNK_ELEMENTS: u64 = 1 << 26;
+pub(crate) const MAX_CHUNK_ELEMENTS: u64 = 1 << 26;
 
 /// The zarrs storage arrays are opened on (reads go through [`FetcherStorage::get_object`]).
-pub type Storage = dyn AsyncReadableWritableStorageTraits;
+pub(crate) type Storage = dyn AsyncReadableWritableStorageTraits;
 
 /// The index's [`FetcherStorage`], as itself (typed errors) and as a zarrs storage.
 #[derive(Clone)]
-pub struct ZarrStore {
+pub(crate) struct ZarrStore {
     reader: Arc<FetcherStorage>,
     storage: Arc<Storage>,
     label: String,
@@ -87,7 +87,7 @@ fn default_first_chunk_key(path: &str, rank: usize) -> String {
 impl ZarrStore {
     /// Read (and, when it has a writer, write) through `reader`; `label` names the index root
     /// in errors.
-    pub fn new(reader: Arc<FetcherStorage>, label: impl Into<String>) -> Self {
+    pub(crate) fn new(reader: Arc<FetcherStorage>, label: impl Into<String>) -> Self {
         let storage: Arc<Storage> = reader.clone();
         Self {
             reader,
@@ -96,18 +96,8 @@ impl ZarrStore {
         }
     }
 
-    /// The zarrs storage.
-    pub fn storage(&self) -> &Arc<Storage> {
-        &self.storage
-    }
-
-    /// The storage over lakeseek's I/O layer.
-    pub fn reader(&self) -> &Arc<FetcherStorage> {
-        &self.reader
-    }
-
     /// Full name of `path` for errors.
-    pub fn label_of(&self, path: &str) -> String {
+    pub(crate) fn label_of(&self, path: &str) -> String {
         format!("{}/{}", self.label.trim_end_matches('/'), path)
     }
 
@@ -117,7 +107,7 @@ impl ZarrStore {
 
     /// GET `path/zarr.json` and (when `speculative_rank` is given) the first chunk of an array
     /// of that rank, concurrently. `Ok(None)` when the array does not exist.
-    pub async fn fetch(
+    pub(crate) async fn fetch(
         &self,
         path: &str,
         speculative_rank: Option<usize>,
@@ -165,7 +155,7 @@ impl ZarrStore {
 
     /// Write a 1-d array (`shape (n,)`, one chunk of `max(n,1)` rows, no compression) or a
     /// rank-0 scalar (`values.len() == 1`, `rank0`), the way ecp-core writes query state.
-    pub async fn write_plain<T>(
+    pub(crate) async fn write_plain<T>(
         &self,
         path: &str,
         data_type: DataType,
@@ -200,7 +190,7 @@ impl ZarrStore {
     }
 
     /// Delete an array's metadata and first chunk (query state is single-chunk).
-    pub async fn erase_plain(&self, path: &str, rank: usize) -> Result<()> {
+    pub(crate) async fn erase_plain(&self, path: &str, rank: usize) -> Result<()> {
         for key in [
             format!("{path}/zarr.json"),
             default_first_chunk_key(path, rank),

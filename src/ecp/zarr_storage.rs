@@ -56,7 +56,7 @@ use crate::io::stats::{IoStats, IoStatsSnapshot, RequestGuard};
 
 /// At most this many object versions are pinned per storage; later first reads are not
 /// pinned (a replacement of those objects is then not detected).
-pub const MAX_PINNED_VERSIONS: usize = 1 << 18;
+pub(crate) const MAX_PINNED_VERSIONS: usize = 1 << 18;
 
 tokio::task_local! {
     static QUERY_STATS: Arc<IoStats>;
@@ -65,7 +65,10 @@ tokio::task_local! {
 /// Run `fut` with `stats` as the current query's counters: requests a [`FetcherStorage`]
 /// sends while `fut` runs (on this task) are added to `stats` as well as to the storage's
 /// index-wide counters.
-pub async fn with_query_stats<F: std::future::Future>(stats: Arc<IoStats>, fut: F) -> F::Output {
+pub(crate) async fn with_query_stats<F: std::future::Future>(
+    stats: Arc<IoStats>,
+    fut: F,
+) -> F::Output {
     QUERY_STATS.scope(stats, fut).await
 }
 
@@ -165,7 +168,7 @@ impl Drop for CountOnDrop<'_> {
 }
 
 /// A zarrs storage reading through a [`RangeFetcher`]; see the module docs.
-pub struct FetcherStorage {
+pub(crate) struct FetcherStorage {
     fetcher: RangeFetcher,
     prefix: Path,
     label: String,
@@ -190,7 +193,7 @@ impl std::fmt::Debug for FetcherStorage {
 impl FetcherStorage {
     /// A read-only storage over the objects under `prefix`, read by `fetcher` and counted into
     /// `stats`. `label` names the prefix in errors (e.g. the index URL).
-    pub fn new(
+    pub(crate) fn new(
         fetcher: RangeFetcher,
         prefix: Path,
         label: impl Into<String>,
@@ -209,7 +212,7 @@ impl FetcherStorage {
     }
 
     /// Send writes to `store` (under the same prefix) through zarrs' object_store storage.
-    pub fn with_object_store_writes(mut self, store: Arc<dyn ObjectStore>) -> Self {
+    pub(crate) fn with_object_store_writes(mut self, store: Arc<dyn ObjectStore>) -> Self {
         let prefixed = PrefixStore::new(store, self.prefix.clone());
         self.writer = Some(Arc::new(AsyncObjectStore::new(prefixed)));
         self
@@ -217,33 +220,24 @@ impl FetcherStorage {
 
     /// Never pin the versions of keys starting with `key_prefix` (objects that are expected
     /// to be rewritten while the storage is open).
-    pub fn with_unpinned_prefix(mut self, key_prefix: impl Into<String>) -> Self {
+    pub(crate) fn with_unpinned_prefix(mut self, key_prefix: impl Into<String>) -> Self {
         self.unpinned_prefixes.push(key_prefix.into());
         self
     }
 
-    /// The fetcher reads go through.
-    pub fn fetcher(&self) -> &RangeFetcher {
-        &self.fetcher
-    }
-
     /// The index-wide counters.
-    pub fn stats(&self) -> &Arc<IoStats> {
+    #[cfg(test)]
+    pub(crate) fn stats(&self) -> &Arc<IoStats> {
         &self.stats
     }
 
     /// A handle on the request counters and log.
-    pub fn probe(&self) -> &StorageProbe {
+    pub(crate) fn probe(&self) -> &StorageProbe {
         &self.probe
     }
 
-    /// Whether writes are possible.
-    pub fn is_writable(&self) -> bool {
-        self.writer.is_some()
-    }
-
     /// The name of `key` in errors: `<label>/<key>`.
-    pub fn label_of(&self, key: &str) -> String {
+    pub(crate) fn label_of(&self, key: &str) -> String {
         format!("{}/{}", self.label, key)
     }
 
@@ -331,7 +325,7 @@ impl FetcherStorage {
 
     /// The whole object at `key`, `None` when it does not exist (and was never read before).
     /// See the module docs for pinning; errors name `<label>/<key>`.
-    pub async fn get_object(&self, key: &str) -> Result<Option<Bytes>> {
+    pub(crate) async fn get_object(&self, key: &str) -> Result<Option<Bytes>> {
         let path = self.path_of(key);
         let pinned = if self.is_pinnable(key) {
             self.pinned_version(key)
@@ -406,7 +400,11 @@ impl FetcherStorage {
     }
 
     /// Byte ranges of `key` (see the module docs); `None` when the object does not exist.
-    pub async fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+    pub(crate) async fn get_ranges(
+        &self,
+        key: &str,
+        ranges: &[ByteRange],
+    ) -> Result<Option<Vec<Bytes>>> {
         if ranges.is_empty() {
             return Ok(Some(Vec::new()));
         }

@@ -6,10 +6,10 @@
 //! Mode bit 7 instead decodes the encoding from protobuf bytes (exercising prost parsing).
 //! Successful decodes are checked against the output contract of `DecodedValues`.
 
-use bytes::Bytes;
 use crate::lance::compression::*;
 use crate::lance::proto::encodings::compressive_encoding::Compression;
 use crate::lance::proto::encodings::*;
+use bytes::Bytes;
 use prost::Message;
 
 struct Input<'a> {
@@ -335,4 +335,3 @@ pub fn decompress(data: &[u8]) {
         }
     }
 }
-

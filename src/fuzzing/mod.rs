@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use crate::ecp::metric::{Metric, Scorer};
 use crate::ecp::npy::parse_npy;
 use crate::ecp::search::{SearchParams, SearchState, Step};
@@ -36,6 +35,7 @@ use crate::lance::file::{parse_file_metadata, FileVersion, MetadataParse, RawPag
 use crate::lance::page::PageLayout;
 use crate::lance::proto::table as table_pb;
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use bytes::Bytes;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};

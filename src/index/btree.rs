@@ -20,14 +20,14 @@ use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn, KeyRef};
 use crate::index::predicate::{LeafQuery, Predicate};
 
-pub mod exec;
+pub(crate) mod exec;
 
 /// Rows per BTree page when the lookup does not say.
-pub const DEFAULT_BATCH_SIZE: u64 = 4096;
+pub(crate) const DEFAULT_BATCH_SIZE: u64 = 4096;
 
 /// How much of a selected page matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PageMatch {
+pub(crate) enum PageMatch {
     /// Some rows may match: read values and ids, filter.
     Some,
     /// Every row matches: only the ids are needed.
@@ -35,11 +35,11 @@ pub enum PageMatch {
 }
 
 /// Pages chosen for a query: page_idx -> match kind, ascending.
-pub type PageSelection = BTreeMap<u32, PageMatch>;
+pub(crate) type PageSelection = BTreeMap<u32, PageMatch>;
 
 /// The decoded `page_lookup.lance` of one BTree segment.
 #[derive(Debug, Clone)]
-pub struct BTreePageLookup {
+pub(crate) struct BTreePageLookup {
     min: KeyColumn,
     max: KeyColumn,
     null_count: Vec<u32>,
@@ -67,7 +67,7 @@ impl BTreePageLookup {
     /// Build from the lookup file's columns and schema metadata, validating what page
     /// selection relies on (equal lengths, no null counts/page numbers, min ascending with
     /// nulls first, page numbers unique).
-    pub fn new(
+    pub(crate) fn new(
         min: &ArrayRef,
         max: &ArrayRef,
         null_count: &ArrayRef,
@@ -147,17 +147,19 @@ impl BTreePageLookup {
     }
 
     /// Number of pages.
-    pub fn num_pages(&self) -> usize {
+    pub(crate) fn num_pages(&self) -> usize {
         self.page_idx.len()
     }
 
     /// Page numbers of all lookup rows.
-    pub fn page_numbers(&self) -> &[u32] {
+    #[cfg(test)]
+    pub(crate) fn page_numbers(&self) -> &[u32] {
         &self.page_idx
     }
 
     /// (min, max, null_count, page_idx) of lookup row `i` (for `--explain`).
-    pub fn row(&self, i: usize) -> Option<(Option<Key>, Option<Key>, u32, u32)> {
+    #[cfg(test)]
+    pub(crate) fn row(&self, i: usize) -> Option<(Option<Key>, Option<Key>, u32, u32)> {
         (i < self.num_pages()).then(|| {
             (
                 self.min.get(i).map(|k| k.to_key()),
@@ -196,7 +198,7 @@ impl BTreePageLookup {
     }
 
     /// Pages that can hold `v` (lance: equality never yields "All" pages).
-    pub fn pages_equal(&self, v: KeyRef<'_>, out: &mut PageSelection) {
+    pub(crate) fn pages_equal(&self, v: KeyRef<'_>, out: &mut PageSelection) {
         let (start, below) = self.search_start_for(v);
         let end = self.rows_with_min_at_most(v);
         for i in start..end {
@@ -212,7 +214,12 @@ impl BTreePageLookup {
     }
 
     /// Pages a range can touch, with the ones entirely inside it marked `All`.
-    pub fn pages_in_range(&self, lower: &Bound<Key>, upper: &Bound<Key>, out: &mut PageSelection) {
+    pub(crate) fn pages_in_range(
+        &self,
+        lower: &Bound<Key>,
+        upper: &Bound<Key>,
+        out: &mut PageSelection,
+    ) {
         let start = match lower {
             Bound::Unbounded => self.search_start,
             Bound::Included(k) | Bound::Excluded(k) => self.search_start_for(k.as_key_ref()).0,
@@ -256,7 +263,7 @@ impl BTreePageLookup {
     }
 
     /// Pages holding nulls: the straddle page(s) as `Some`, all-null pages as `All`.
-    pub fn pages_null(&self, out: &mut PageSelection) {
+    pub(crate) fn pages_null(&self, out: &mut PageSelection) {
         for i in 0..self.num_pages() {
             if self.max.get(i).is_none() {
                 merge_or(out, self.page_idx[i], PageMatch::All);
@@ -267,7 +274,7 @@ impl BTreePageLookup {
     }
 
     /// Pages a single leaf query can make TRUE.
-    pub fn select_leaf(&self, query: &LeafQuery) -> PageSelection {
+    pub(crate) fn select_leaf(&self, query: &LeafQuery) -> PageSelection {
         let mut out = PageSelection::new();
         match query {
             LeafQuery::Equals(k) => self.pages_equal(k.as_key_ref(), &mut out),
@@ -286,7 +293,7 @@ impl BTreePageLookup {
     /// Pages on which `predicate` (all of whose leaves are on this index's column) can be
     /// TRUE, and which of them are TRUE on every row. Conservative: a row can only be TRUE
     /// on a selected page; `All` pages are exact.
-    pub fn select(&self, predicate: &Predicate) -> PageSelection {
+    pub(crate) fn select(&self, predicate: &Predicate) -> PageSelection {
         match predicate {
             Predicate::Leaf(l) => self.select_leaf(&l.query),
             Predicate::IsTrue(p) => self.select(p),
@@ -322,7 +329,7 @@ impl BTreePageLookup {
 
     /// Where page `page` lives: (page-data file index, row range in that file), given the
     /// row count of each page-data file (one file unless range-partitioned).
-    pub fn page_rows(&self, page: u32, file_rows: &[u64]) -> Result<(usize, Range<u64>)> {
+    pub(crate) fn page_rows(&self, page: u32, file_rows: &[u64]) -> Result<(usize, Range<u64>)> {
         let (file, local) = match &self.partitions {
             None => (0usize, page as u64),
             Some(parts) => {

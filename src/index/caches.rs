@@ -11,7 +11,7 @@ use crate::lance::dataset::DatasetSession;
 
 /// Caches of decoded index structures shared by the datasets of one session.
 #[derive(Debug)]
-pub struct IndexCaches {
+pub(crate) struct IndexCaches {
     /// Decoded BTree page lookups, by `page_lookup.lance` path + size.
     pub btree_lookups: SizedCache<(), BTreePageLookup>,
     /// Decoded BTree pages (values + ids) by page-data path + size + page number; `None`
@@ -22,7 +22,7 @@ pub struct IndexCaches {
 
 impl IndexCaches {
     /// The index caches of `session` (created with the session's budgets on first use).
-    pub fn of(session: &DatasetSession) -> Arc<IndexCaches> {
+    pub(crate) fn of(session: &DatasetSession) -> Arc<IndexCaches> {
         session.extensions.get_or_init(|| IndexCaches {
             btree_lookups: SizedCache::new(session.cache_bytes),
             btree_pages: session.index_page_cache_bytes.map(SizedCache::new),

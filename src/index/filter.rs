@@ -19,14 +19,14 @@ use crate::lance::dataset::Dataset;
 
 /// How a filter may be answered.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FilterOptions {
+pub(crate) struct FilterOptions {
     /// Scan the data of fragments (or the whole dataset) no index answers for.
     pub allow_scan: bool,
 }
 
 /// A planned filter: what it will read, before the index pages are fetched.
 #[derive(Debug)]
-pub struct FilterPlan {
+pub(crate) struct FilterPlan {
     kind: PlanKind,
 }
 
@@ -40,7 +40,7 @@ enum PlanKind {
 
 impl FilterPlan {
     /// A JSON description of the plan (`--explain`).
-    pub fn explain(&self) -> serde_json::Value {
+    pub(crate) fn explain(&self) -> serde_json::Value {
         match &self.kind {
             PlanKind::Single(plan) => explain(plan),
             PlanKind::Conjuncts(parts) => list_element::filter::explain_parts(parts),
@@ -49,7 +49,7 @@ impl FilterPlan {
 
     /// Why the whole dataset will be scanned, and how many fragments that is, when no index
     /// answers the filter and scanning was allowed.
-    pub fn full_scan_notice(&self) -> Option<String> {
+    pub(crate) fn full_scan_notice(&self) -> Option<String> {
         match &self.kind {
             PlanKind::Single(plan) => plan
                 .full_scan_reason
@@ -61,7 +61,7 @@ impl FilterPlan {
 }
 
 /// Plan `filter` on `dataset` (one wave: index lookups and metadata).
-pub async fn plan_filter(
+pub(crate) async fn plan_filter(
     dataset: &Dataset,
     filter: &str,
     options: FilterOptions,
@@ -91,7 +91,7 @@ pub async fn plan_filter(
 }
 
 /// Execute a plan: the row addresses where the filter is TRUE (deleted rows removed).
-pub async fn execute_filter(
+pub(crate) async fn execute_filter(
     dataset: &Dataset,
     plan: &FilterPlan,
     stats: &IoStats,
@@ -105,7 +105,7 @@ pub async fn execute_filter(
 }
 
 /// Plan and execute in one call.
-pub async fn filter_row_addresses(
+pub(crate) async fn filter_row_addresses(
     dataset: &Dataset,
     filter: &str,
     options: FilterOptions,

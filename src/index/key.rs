@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 
 /// An owned key.
 #[derive(Debug, Clone)]
-pub enum Key {
+pub(crate) enum Key {
     /// Boolean (false < true).
     Bool(bool),
     /// Signed integer, date, time, duration or timestamp.
@@ -35,7 +35,7 @@ pub enum Key {
 
 /// A borrowed key.
 #[derive(Debug, Clone, Copy)]
-pub enum KeyRef<'a> {
+pub(crate) enum KeyRef<'a> {
     /// Boolean.
     Bool(bool),
     /// Signed integer family.
@@ -50,7 +50,7 @@ pub enum KeyRef<'a> {
 
 impl Key {
     /// Borrow.
-    pub fn as_key_ref(&self) -> KeyRef<'_> {
+    pub(crate) fn as_key_ref(&self) -> KeyRef<'_> {
         match self {
             Key::Bool(b) => KeyRef::Bool(*b),
             Key::Int(v) => KeyRef::Int(*v),
@@ -73,7 +73,8 @@ impl KeyRef<'_> {
     }
 
     /// Owned copy.
-    pub fn to_key(&self) -> Key {
+    #[cfg(test)]
+    pub(crate) fn to_key(&self) -> Key {
         match *self {
             KeyRef::Bool(b) => Key::Bool(b),
             KeyRef::Int(v) => Key::Int(v),
@@ -152,7 +153,7 @@ impl std::fmt::Display for Key {
 }
 
 /// Whether an Arrow type can be a BTree key column here.
-pub fn is_key_type(data_type: &DataType) -> bool {
+pub(crate) fn is_key_type(data_type: &DataType) -> bool {
     use DataType::*;
     matches!(
         data_type,
@@ -186,7 +187,7 @@ pub fn is_key_type(data_type: &DataType) -> bool {
 
 /// Typed access to an Arrow array's values as keys (cheap: shares the array's buffers).
 #[derive(Debug, Clone)]
-pub enum KeyColumn {
+pub(crate) enum KeyColumn {
     /// Booleans.
     Bool(arrow_array::BooleanArray),
     /// Any signed 8..64-bit integer family array, widened on access.
@@ -224,7 +225,7 @@ fn reinterpret<F: ArrowPrimitiveType, T: ArrowPrimitiveType<Native = F::Native>>
 
 impl KeyColumn {
     /// View `array` as keys. `Unsupported` for types a BTree key cannot have.
-    pub fn new(array: &ArrayRef) -> Result<Self> {
+    pub(crate) fn new(array: &ArrayRef) -> Result<Self> {
         use arrow_schema::TimeUnit as U;
         use DataType::*;
         Ok(match array.data_type() {
@@ -283,13 +284,8 @@ impl KeyColumn {
     }
 
     /// Number of values.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.array().len()
-    }
-
-    /// True when there are no values.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn array(&self) -> &dyn Array {
@@ -311,12 +307,13 @@ impl KeyColumn {
     }
 
     /// Number of nulls.
-    pub fn null_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn null_count(&self) -> usize {
         self.array().null_count()
     }
 
     /// The key at row `i` (`None` for null). `i` must be `< len()`.
-    pub fn get(&self, i: usize) -> Option<KeyRef<'_>> {
+    pub(crate) fn get(&self, i: usize) -> Option<KeyRef<'_>> {
         if self.array().is_null(i) {
             return None;
         }

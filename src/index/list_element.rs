@@ -16,31 +16,39 @@
 //! * [`query`]: answering a call on a dataset (index search, recheck, scans, NOT).
 //! * [`filter`]: filters combining calls with other predicates by AND (CLI).
 
-pub mod bind;
-pub mod call;
-pub mod details;
-pub mod expr;
-pub mod filter;
-pub mod key_encoding;
-pub mod query;
-pub mod ranges;
-pub mod resolve;
-pub mod stitch;
-pub mod three_valued;
-pub mod tuple_range;
-pub mod value;
+pub(crate) mod bind;
+pub(crate) mod call;
+pub(crate) mod details;
+pub(crate) mod expr;
+pub(crate) mod filter;
+pub(crate) mod key_encoding;
+pub(crate) mod query;
+pub(crate) mod ranges;
+pub(crate) mod resolve;
+pub(crate) mod stitch;
+pub(crate) mod three_valued;
+pub(crate) mod tuple_range;
+pub(crate) mod value;
 
-pub use bind::{BoundElementPredicate, BoundField, ElementPredicate};
-pub use call::{any_element_call, parse_any_element_filter, AnyElementCall};
-pub use details::{decode_details, Refusal, RefusalKind};
-pub use key_encoding::{KeyEncoder, KeyType, ListElementEntries};
-pub use ranges::{
+#[cfg(test)]
+pub(crate) use bind::BoundElementPredicate;
+#[cfg(test)]
+pub(crate) use call::parse_any_element_filter;
+#[cfg(test)]
+pub(crate) use details::{decode_details, Refusal, RefusalKind};
+#[cfg(test)]
+pub(crate) use key_encoding::{KeyEncoder, KeyType};
+#[cfg(test)]
+pub(crate) use ranges::{
     plan_any_element, AnyElementPlan, CallStrategy, IndexAnswer, NullRows, PlanOptions,
 };
-pub use resolve::{
-    resolve, ElementField, FieldView, FlatField, FlatSchema, ResolvedKey, ResolvedListElementIndex,
-    SchemaView,
+#[cfg(test)]
+pub(crate) use resolve::{
+    resolve, ElementField, FlatField, FlatSchema, ResolvedKey, ResolvedListElementIndex, SchemaView,
 };
-pub use three_valued::{eval_element, evaluate_any_element};
-pub use tuple_range::{successor, EncodedRange};
-pub use value::ElementValue;
+#[cfg(test)]
+pub(crate) use three_valued::{eval_element, evaluate_any_element};
+#[cfg(test)]
+pub(crate) use tuple_range::EncodedRange;
+#[cfg(test)]
+pub(crate) use value::ElementValue;

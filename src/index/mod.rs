@@ -7,11 +7,11 @@
 //! * [`filter`]: the one filter entry point (plans over every index kind).
 //! * [`list_element`]: the experimental list element index (`any_element`).
 
-pub mod btree;
-pub mod caches;
-pub mod filter;
-pub mod key;
-pub mod list_element;
-pub mod predicate;
-pub mod query;
-pub mod sql_literal;
+pub(crate) mod btree;
+pub(crate) mod caches;
+pub(crate) mod filter;
+pub(crate) mod key;
+pub(crate) mod list_element;
+pub(crate) mod predicate;
+pub(crate) mod query;
+pub(crate) mod sql_literal;

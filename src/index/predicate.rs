@@ -30,11 +30,12 @@ use crate::error::Result;
 use crate::index::key::Key;
 use crate::lance::dataset::Schema;
 
-pub use parse::{parse_filter, Filter, Literal, Operand};
+#[cfg_attr(not(test), allow(unused_imports))] // used by the tests
+pub(crate) use parse::parse_filter;
 
 /// A column a predicate refers to.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ColumnRef {
+pub(crate) struct ColumnRef {
     /// Dotted column path as written.
     pub name: String,
     /// Lance field id.
@@ -46,7 +47,7 @@ pub struct ColumnRef {
 /// A typed predicate tree. Leaves refer to columns by index into
 /// [`BoundFilter::columns`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Predicate {
+pub(crate) enum Predicate {
     /// All children TRUE.
     And(Vec<Predicate>),
     /// Any child TRUE.
@@ -61,7 +62,7 @@ pub enum Predicate {
 
 /// A test on one column.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Leaf {
+pub(crate) struct Leaf {
     /// Index into [`BoundFilter::columns`].
     pub column: usize,
     /// The test.
@@ -70,7 +71,7 @@ pub struct Leaf {
 
 /// What a leaf tests (lance's SargableQuery forms).
 #[derive(Debug, Clone, PartialEq)]
-pub enum LeafQuery {
+pub(crate) enum LeafQuery {
     /// `col = v`.
     Equals(Key),
     /// `col IN (...)`: sorted, deduplicated values; `has_null` when the list had a NULL
@@ -96,7 +97,7 @@ pub enum LeafQuery {
 
 /// A filter typed against a schema.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoundFilter {
+pub(crate) struct BoundFilter {
     /// The filter text.
     pub text: String,
     /// Columns referred to, in first-use order.
@@ -107,18 +108,16 @@ pub struct BoundFilter {
 
 impl BoundFilter {
     /// Parse `text` and type it against `schema`.
-    pub fn parse(text: &str, schema: &Schema) -> Result<Self> {
+    pub(crate) fn parse(text: &str, schema: &Schema) -> Result<Self> {
         let filter = parse_filter(text)?;
         bind::bind(text, &filter, schema)
     }
 
     /// Whether every leaf refers to the same single column.
-    pub fn single_column(&self) -> Option<&ColumnRef> {
+    pub(crate) fn single_column(&self) -> Option<&ColumnRef> {
         match self.columns.as_slice() {
             [c] => Some(c),
             _ => None,
         }
     }
 }
-
-pub use eval::{evaluate_rows, RowTruth};

@@ -25,23 +25,23 @@ use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
 use crate::lance::reader::{LanceFileReader, RowSelection};
 
 /// Type names (after the last '/') of BTree index details lance accepts.
-pub const BTREE_DETAILS_TYPES: [&str; 2] = [
+pub(crate) const BTREE_DETAILS_TYPES: [&str; 2] = [
     "lance.table.BTreeIndexDetails",
     "lance.index.pb.BTreeIndexDetails",
 ];
 /// Highest BTree index version lance 14 (and lakeseek) reads.
-pub const MAX_BTREE_VERSION: i32 = 1;
+pub(crate) const MAX_BTREE_VERSION: i32 = 1;
 
 /// Options of a query.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct QueryOptions {
+pub(crate) struct QueryOptions {
     /// Scan every fragment when the column has no usable BTree index.
     pub allow_scan: bool,
 }
 
 /// One BTree segment in a plan.
 #[derive(Debug, Clone)]
-pub struct PlannedSegment {
+pub(crate) struct PlannedSegment {
     /// Its manifest entry.
     pub segment: IndexSegment,
     /// Fragments it answers for (its bitmap intersected with the current fragments).
@@ -54,7 +54,7 @@ pub struct PlannedSegment {
 
 /// A fragment answered by scanning its data.
 #[derive(Debug, Clone)]
-pub struct ScanTarget {
+pub(crate) struct ScanTarget {
     /// Fragment id.
     pub fragment: u64,
     /// The open data file holding the column and the column's field index in it, or
@@ -64,7 +64,7 @@ pub struct ScanTarget {
 
 /// What a query will read.
 #[derive(Debug, Clone)]
-pub struct QueryPlan {
+pub(crate) struct QueryPlan {
     /// The typed filter.
     pub filter: BoundFilter,
     /// The filtered column.
@@ -83,10 +83,11 @@ pub struct QueryPlan {
 
 /// The answer.
 #[derive(Debug, Clone)]
-pub struct QueryAnswer {
+pub(crate) struct QueryAnswer {
     /// Row addresses where the filter is TRUE.
     pub row_addresses: RoaringTreemap,
     /// Pages served from the page cache.
+    #[cfg_attr(not(test), allow(dead_code))] // read by the tests
     pub cached_pages: usize,
 }
 
@@ -154,7 +155,7 @@ fn usable_segments(
 }
 
 /// Plan `filter` on `dataset` (reads lookups, page-data and scan-file metadata: one wave).
-pub async fn plan_query(
+pub(crate) async fn plan_query(
     dataset: &Dataset,
     filter: &str,
     options: QueryOptions,
@@ -305,7 +306,7 @@ async fn open_scan(
 
 /// Execute a plan: read selected pages and scanned columns, drop deleted rows and rows of
 /// fragments that no longer exist.
-pub async fn execute_plan(
+pub(crate) async fn execute_plan(
     dataset: &Dataset,
     plan: &QueryPlan,
     stats: &IoStats,
@@ -418,7 +419,8 @@ async fn scan_fragment(
 }
 
 /// Plan and execute in one call.
-pub async fn query_row_addresses(
+#[cfg(test)]
+pub(crate) async fn query_row_addresses(
     dataset: &Dataset,
     filter: &str,
     options: QueryOptions,
@@ -431,7 +433,7 @@ pub async fn query_row_addresses(
 /// A JSON description of a plan (`--explain`): segments, coverage, chosen pages with their
 /// page-data rows and the disk byte ranges that hold them, scanned fragments and deletion
 /// files.
-pub fn explain(plan: &QueryPlan) -> serde_json::Value {
+pub(crate) fn explain(plan: &QueryPlan) -> serde_json::Value {
     use serde_json::json;
     let segments: Vec<serde_json::Value> = plan
         .segments

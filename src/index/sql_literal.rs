@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// Comparison operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompareOp {
+pub(crate) enum CompareOp {
     /// `=`
     Eq,
     /// `!=` / `<>`
@@ -30,7 +30,7 @@ pub enum CompareOp {
 
 impl CompareOp {
     /// The operator with its operands swapped (`5 < x` is `x > 5`).
-    pub fn swapped(self) -> Self {
+    pub(crate) fn swapped(self) -> Self {
         match self {
             CompareOp::Lt => CompareOp::Gt,
             CompareOp::LtEq => CompareOp::GtEq,
@@ -41,7 +41,7 @@ impl CompareOp {
     }
 
     /// SQL spelling.
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             CompareOp::Eq => "=",
             CompareOp::NotEq => "!=",
@@ -55,7 +55,7 @@ impl CompareOp {
 
 /// An untyped literal as written.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Literal {
+pub(crate) enum Literal {
     /// `NULL`.
     Null,
     /// `TRUE` / `FALSE`.
@@ -107,7 +107,10 @@ impl std::fmt::Display for Literal {
 /// a function call, a cast to a type no literal has, `-'text'`, ...). A literal form that is
 /// malformed (`X'0'`, `DATE 5`, a value kind SQL filters do not take) is an error built by
 /// `invalid` from its description, so each parser keeps its own error prefix.
-pub fn try_literal(expr: &Expr, invalid: &dyn Fn(String) -> Error) -> Result<Option<Literal>> {
+pub(crate) fn try_literal(
+    expr: &Expr,
+    invalid: &dyn Fn(String) -> Error,
+) -> Result<Option<Literal>> {
     Ok(Some(match expr {
         Expr::Nested(inner) => return try_literal(inner, invalid),
         Expr::Value(v) => match &v.value {
@@ -185,7 +188,7 @@ fn decode_hex(h: &str) -> Option<Vec<u8>> {
 
 /// A literal coerced to a column type, before the caller's own key or value type.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Scalar {
+pub(crate) enum Scalar {
     /// Boolean.
     Bool(bool),
     /// Signed integers; dates (Date32 days, Date64 ms) and timestamps in the column's unit.
@@ -200,7 +203,7 @@ pub enum Scalar {
 
 /// Why a literal does not coerce.
 #[derive(Debug, Clone, PartialEq)]
-pub enum CoerceError {
+pub(crate) enum CoerceError {
     /// The literal cannot be compared with the type (or does not fit it).
     Mismatch,
     /// The literal is malformed (`DATE 'x'`, `CAST('y' AS DOUBLE)`, out of range).
@@ -212,7 +215,7 @@ pub enum CoerceError {
 const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
 /// Coerce `lit` to column type `t`; `Ok(None)` for `NULL`.
-pub fn coerce_literal(lit: &Literal, t: &DataType) -> Result<Option<Scalar>, CoerceError> {
+pub(crate) fn coerce_literal(lit: &Literal, t: &DataType) -> Result<Option<Scalar>, CoerceError> {
     use DataType as T;
     Ok(Some(match (lit, t) {
         (Literal::Null, _) => return Ok(None),

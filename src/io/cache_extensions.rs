@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 
 /// A type map of shared caches, each created on first use.
 #[derive(Debug, Clone, Default)]
-pub struct CacheExtensions {
+pub(crate) struct CacheExtensions {
     slots: Arc<Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
 }
 
 impl CacheExtensions {
     /// The `T` of this session, created by `init` on first use.
-    pub fn get_or_init<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Arc<T> {
+    pub(crate) fn get_or_init<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Arc<T> {
         let mut slots = self
             .slots
             .lock()
@@ -32,7 +32,8 @@ impl CacheExtensions {
     }
 
     /// Install `value` as this session's `T`, replacing any earlier one.
-    pub fn insert<T: Any + Send + Sync>(&self, value: T) {
+    #[cfg(test)]
+    pub(crate) fn insert<T: Any + Send + Sync>(&self, value: T) {
         let mut slots = self
             .slots
             .lock()

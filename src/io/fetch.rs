@@ -82,7 +82,7 @@ impl ReadRequest {
 }
 
 /// `range` cut to `0..object_size`; `None` when the result would be empty.
-pub fn clamp_range(range: &Range<u64>, object_size: u64) -> Option<Range<u64>> {
+pub(crate) fn clamp_range(range: &Range<u64>, object_size: u64) -> Option<Range<u64>> {
     let end = range.end.min(object_size);
     (range.start < end).then_some(range.start..end)
 }
@@ -91,7 +91,7 @@ pub fn clamp_range(range: &Range<u64>, object_size: u64) -> Option<Range<u64>> {
 /// Empty or inverted ranges are `InvalidArgument`; a range past the end of an object of known
 /// size is `Corrupt` (the size and the range came from the same metadata, or the caller's
 /// metadata is wrong).
-pub fn check_range(path: &Path, range: &Range<u64>, object_size: Option<u64>) -> Result<()> {
+pub(crate) fn check_range(path: &Path, range: &Range<u64>, object_size: Option<u64>) -> Result<()> {
     if range.start >= range.end {
         return Err(Error::InvalidArgument(format!(
             "empty or inverted range {}..{} of {path}",
@@ -169,7 +169,7 @@ impl Default for FetchOptions {
 /// as long as the merged range stays within `max_merged` bytes (overlapping ranges are always
 /// merged, and a single range larger than `max_merged` stays whole). Empty ranges are
 /// ignored. Returns disjoint merged ranges sorted by start. Pure.
-pub fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_merged: u64) -> Vec<Range<u64>> {
+pub(crate) fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_merged: u64) -> Vec<Range<u64>> {
     let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end).cloned().collect();
     sorted.sort_by_key(|r| (r.start, r.end));
     let mut merged: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
@@ -199,7 +199,11 @@ pub struct PlannedRead {
 
 /// Validate `requests` and merge them per object into the GETs a fetch will send, grouped by
 /// path (sorted) and sorted by start within a path. Pure: the read plan of a wave.
-pub fn plan_fetch(requests: &[ReadRequest], gap: u64, max_merged: u64) -> Result<Vec<PlannedRead>> {
+pub(crate) fn plan_fetch(
+    requests: &[ReadRequest],
+    gap: u64,
+    max_merged: u64,
+) -> Result<Vec<PlannedRead>> {
     for r in requests {
         r.validate()?;
     }

@@ -15,11 +15,11 @@ use crate::io::stats::IoStats;
 
 /// Objects a LIST request returns per page on S3 (and the default on GCS/Azure); used to
 /// count requests while a listing stream is consumed.
-pub const LIST_PAGE_SIZE: usize = 1000;
+pub(crate) const LIST_PAGE_SIZE: usize = 1000;
 
 /// One listed object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedObject {
+pub(crate) struct ListedObject {
     /// Full object path.
     pub path: Path,
     /// Size in bytes.
@@ -30,7 +30,7 @@ pub struct ListedObject {
 
 /// What a [`ObjectLister::list`] visitor wants next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListControl {
+pub(crate) enum ListControl {
     /// Keep listing.
     Continue,
     /// Stop: no further LIST pages are requested.
@@ -39,7 +39,7 @@ pub enum ListControl {
 
 /// Lazy listing of the objects under a prefix.
 #[async_trait]
-pub trait ObjectLister: Send + Sync + Debug {
+pub(crate) trait ObjectLister: Send + Sync + Debug {
     /// Visit the objects directly or indirectly under `prefix` in the store's order until the
     /// visitor says [`ListControl::Stop`]. Requests are counted in `stats` (one per
     /// [`LIST_PAGE_SIZE`] objects started).
@@ -58,19 +58,19 @@ pub trait ObjectLister: Send + Sync + Debug {
 
 /// [`ObjectLister`] over any `object_store` implementation.
 #[derive(Debug, Clone)]
-pub struct ObjectStoreLister {
+pub(crate) struct ObjectStoreLister {
     store: Arc<dyn ObjectStore>,
     ordered: bool,
 }
 
 impl ObjectStoreLister {
     /// A lister over `store`; `ordered` says whether it lists in lexical order.
-    pub fn new(store: Arc<dyn ObjectStore>, ordered: bool) -> Self {
+    pub(crate) fn new(store: Arc<dyn ObjectStore>, ordered: bool) -> Self {
         Self { store, ordered }
     }
 
     /// A lister for a store opened from a URL of the given scheme.
-    pub fn for_scheme(store: Arc<dyn ObjectStore>, scheme: &ObjectStoreScheme) -> Self {
+    pub(crate) fn for_scheme(store: Arc<dyn ObjectStore>, scheme: &ObjectStoreScheme) -> Self {
         let ordered = matches!(
             scheme,
             ObjectStoreScheme::AmazonS3

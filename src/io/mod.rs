@@ -37,25 +37,24 @@
 //! # }).unwrap();
 //! ```
 
-pub mod cache;
-pub mod cache_extensions;
-pub mod fetch;
-pub mod list;
-pub mod retry;
-pub mod source;
-pub mod stats;
-pub mod store;
-pub mod wrappers;
+pub(crate) mod cache;
+pub(crate) mod cache_extensions;
+pub(crate) mod fetch;
+pub(crate) mod list;
+pub(crate) mod retry;
+pub(crate) mod source;
+pub(crate) mod stats;
+pub(crate) mod store;
+pub(crate) mod wrappers;
 
-pub use cache::{CacheKey, DeepSize, SizedCache};
-pub use fetch::{
-    check_range, clamp_range, merge_ranges, plan_fetch, FetchOptions, PlannedRead, RangeFetcher,
-    ReadRequest, Tail,
-};
-pub use retry::{is_transient, should_retry, ReadSpan, RetriesExhausted, RetryPolicy, ShortBody};
-pub use source::{is_object_changed, ObjectChanged, ObjectStoreSource, ObjectVersion, RangeSource};
+#[cfg_attr(not(test), allow(unused_imports))] // used by the tests
+pub(crate) use fetch::{FetchOptions, RangeFetcher, ReadRequest};
+#[cfg_attr(not(test), allow(unused_imports))] // used by the tests
+pub(crate) use retry::{should_retry, RetryPolicy};
+#[cfg_attr(not(test), allow(unused_imports))] // used by the tests
+pub(crate) use source::{is_object_changed, ObjectStoreSource, ObjectVersion, RangeSource};
 pub use stats::{IoStats, IoStatsSnapshot};
-pub use store::{open_url, open_url_with, OpenOptions, OpenedUrl};
-pub use wrappers::LatencySource;
+pub(crate) use store::{open_url, open_url_with, OpenOptions, OpenedUrl};
+pub(crate) use wrappers::LatencySource;
 #[cfg(test)]
-pub use wrappers::{CountingConnector, FaultConfig, FaultCounts, FaultKind, FaultSource, RecordingSource};
+pub(crate) use wrappers::{FaultConfig, FaultCounts, FaultKind, FaultSource, RecordingSource};

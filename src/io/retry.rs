@@ -108,7 +108,7 @@ fn random_unit() -> f64 {
 /// transient, retried, never decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("short read: asked for {wanted} bytes, got {got} (body ended early)")]
-pub struct ShortBody {
+pub(crate) struct ShortBody {
     /// Bytes asked for.
     pub wanted: u64,
     /// Bytes received.
@@ -117,7 +117,7 @@ pub struct ShortBody {
 
 impl ShortBody {
     /// The [`Error::Store`] for a short body of `path` / `range`.
-    pub fn error(path: &str, range: Option<Range<u64>>, wanted: u64, got: u64) -> Error {
+    pub(crate) fn error(path: &str, range: Option<Range<u64>>, wanted: u64, got: u64) -> Error {
         Error::Store {
             path: path.to_string(),
             range,
@@ -132,11 +132,11 @@ impl ShortBody {
 /// A single attempt took longer than [`RetryPolicy::attempt_timeout`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("attempt timed out after {0:?}")]
-pub struct AttemptTimedOut(pub Duration);
+pub(crate) struct AttemptTimedOut(pub Duration);
 
 /// Which bytes a retried read asks for (named in errors).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadSpan {
+pub(crate) enum ReadSpan {
     /// A bounded range.
     Range(Range<u64>),
     /// The last `n` bytes.
@@ -167,7 +167,7 @@ impl ReadSpan {
 /// The last error of a read that was retried until its budget ran out.
 #[derive(Debug, thiserror::Error)]
 #[error("gave up on the {read} after {attempts} attempts in {elapsed:?}: {last}")]
-pub struct RetriesExhausted {
+pub(crate) struct RetriesExhausted {
     /// The read that failed.
     pub read: ReadSpan,
     /// Attempts made (first one included).
@@ -181,23 +181,24 @@ pub struct RetriesExhausted {
 
 /// object_store stores whose HTTP client retries before an error reaches lakeseek (the
 /// `store` name of their `Generic` errors).
-pub const SELF_RETRYING_STORES: &[&str] = &["S3", "GCS", "MicrosoftAzure", "HTTP", "HTTP client"];
+pub(crate) const SELF_RETRYING_STORES: &[&str] =
+    &["S3", "GCS", "MicrosoftAzure", "HTTP", "HTTP client"];
 
 /// Whether `err` came out of object_store's own HTTP retry layer (so its budget is spent).
-pub fn already_retried(err: &Error) -> bool {
+pub(crate) fn already_retried(err: &Error) -> bool {
     matches!(err, Error::Store { source, .. }
         if matches!(&**source, object_store::Error::Generic { store, .. }
             if SELF_RETRYING_STORES.contains(store)))
 }
 
 /// Whether lakeseek retries `err`: transient and not already retried by object_store.
-pub fn should_retry(err: &Error) -> bool {
+pub(crate) fn should_retry(err: &Error) -> bool {
     is_transient(err) && !already_retried(err)
 }
 
 /// Whether `err` is a transient store failure (see the module docs); it may still have been
 /// retried by object_store already ([`already_retried`]).
-pub fn is_transient(err: &Error) -> bool {
+pub(crate) fn is_transient(err: &Error) -> bool {
     match err {
         Error::Store { source, .. } => is_transient_store_error(source),
         _ => false,
@@ -206,7 +207,7 @@ pub fn is_transient(err: &Error) -> bool {
 
 /// Whether an object_store error is transient. Only `Generic` errors can be: every other
 /// variant (NotFound, Precondition, PermissionDenied, ...) is a definite answer.
-pub fn is_transient_store_error(err: &object_store::Error) -> bool {
+pub(crate) fn is_transient_store_error(err: &object_store::Error) -> bool {
     match err {
         object_store::Error::Generic { source, .. } => chain_is_transient(source.as_ref()),
         _ => false,
@@ -281,13 +282,13 @@ fn status_in_message(message: &str) -> Option<u16> {
 }
 
 /// 5xx, 408 (request timeout) and 429 (too many requests) are worth retrying.
-pub fn is_transient_status(status: u16) -> bool {
+pub(crate) fn is_transient_status(status: u16) -> bool {
     (500..600).contains(&status) || status == 408 || status == 429
 }
 
 /// Run `attempt` until it succeeds, fails permanently, or the policy's budget runs out,
 /// counting each retry in `stats`. `path` / `read` name the read in errors.
-pub async fn with_retries<T, F, Fut>(
+pub(crate) async fn with_retries<T, F, Fut>(
     policy: &RetryPolicy,
     stats: &IoStats,
     path: &str,

@@ -41,7 +41,7 @@ impl std::fmt::Display for ObjectVersion {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("object changed since its metadata was read: expected {expected}, the store now has {}",
     .found.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "a different version (If-Match failed)".into()))]
-pub struct ObjectChanged {
+pub(crate) struct ObjectChanged {
     /// The version the caller's metadata came from.
     pub expected: ObjectVersion,
     /// The version the store reported, when it said.
@@ -50,7 +50,7 @@ pub struct ObjectChanged {
 
 impl ObjectChanged {
     /// The [`Error::Store`] for a changed object at `path` / `range`.
-    pub fn error(path: &Path, range: Option<Range<u64>>, changed: ObjectChanged) -> Error {
+    pub(crate) fn error(path: &Path, range: Option<Range<u64>>, changed: ObjectChanged) -> Error {
         Error::Store {
             path: path.to_string(),
             range,
@@ -64,7 +64,7 @@ impl ObjectChanged {
 
 /// Whether `err` says the object changed between reads (an [`ObjectChanged`] or a failed
 /// `If-Match` precondition).
-pub fn is_object_changed(err: &Error) -> bool {
+pub(crate) fn is_object_changed(err: &Error) -> bool {
     matches!(err, Error::Store { source, .. }
         if matches!(**source, object_store::Error::Precondition { .. }))
 }
@@ -106,7 +106,7 @@ pub trait RangeSource: Send + Sync + Debug {
 
 /// [`RangeSource`] over any `object_store` implementation.
 #[derive(Debug, Clone)]
-pub struct ObjectStoreSource {
+pub(crate) struct ObjectStoreSource {
     store: Arc<dyn ObjectStore>,
     gap: u64,
     label: String,
@@ -116,7 +116,7 @@ pub struct ObjectStoreSource {
 impl ObjectStoreSource {
     /// Wrap a store. `gap` is the coalescing gap: large (e.g. 64 KiB–1 MiB) for remote
     /// stores where a request costs far more than the gap bytes, 0 for local files.
-    pub fn new(store: Arc<dyn ObjectStore>, gap: u64, label: impl Into<String>) -> Self {
+    pub(crate) fn new(store: Arc<dyn ObjectStore>, gap: u64, label: impl Into<String>) -> Self {
         Self {
             store,
             gap,
@@ -126,14 +126,9 @@ impl ObjectStoreSource {
     }
 
     /// Advertise `policy` as this source's [`RangeSource::retry_policy`].
-    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+    pub(crate) fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
-    }
-
-    /// The wrapped store.
-    pub fn store(&self) -> &Arc<dyn ObjectStore> {
-        &self.store
     }
 }
 

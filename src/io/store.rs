@@ -57,22 +57,13 @@ use crate::io::source::{ObjectStoreSource, RangeSource};
 /// same requests and bytes as pylance and is as fast or faster; 256 KiB saves a few more
 /// requests for up to 1.9x the bytes. Override with the `coalesce_gap` storage option (e.g.
 /// lower it when egress bytes are billed).
-pub const REMOTE_COALESCE_GAP: u64 = 64 * 1024;
+pub(crate) const REMOTE_COALESCE_GAP: u64 = 64 * 1024;
 /// Coalescing gap for local files: no benefit from reading gap bytes.
-pub const LOCAL_COALESCE_GAP: u64 = 0;
-
-/// Storage-option keys that lakeseek parses itself (not passed to object_store's builders).
-pub const LAKESEEK_OPTION_KEYS: &[&str] = &[
-    "max_retries",
-    "retry_timeout_secs",
-    "retry_init_backoff_ms",
-    "retry_max_backoff_ms",
-    "coalesce_gap",
-];
+pub(crate) const LOCAL_COALESCE_GAP: u64 = 0;
 
 /// A URL opened into a store, with the object path inside it.
 #[derive(Debug, Clone)]
-pub struct OpenedUrl {
+pub(crate) struct OpenedUrl {
     /// The object store handle (shared with zarrs and anything else that needs one).
     pub store: Arc<dyn ObjectStore>,
     /// lakeseek's I/O trait over the same store.
@@ -86,7 +77,7 @@ pub struct OpenedUrl {
 /// Everything [`open_url_with`] accepts besides the URL. Its `Debug` shows option keys
 /// but hides the values of secret ones (see [`is_secret_option`]).
 #[derive(Clone, Default)]
-pub struct OpenOptions {
+pub(crate) struct OpenOptions {
     /// `key=value` storage options (object_store config keys and [`LAKESEEK_OPTION_KEYS`]).
     pub storage_options: Vec<(String, String)>,
     /// HTTP client factory for the remote backends; `None` uses object_store's reqwest client.
@@ -98,7 +89,7 @@ pub struct OpenOptions {
 
 impl OpenOptions {
     /// Options from `key=value` pairs, no custom connector.
-    pub fn new(storage_options: &[(String, String)]) -> Self {
+    pub(crate) fn new(storage_options: &[(String, String)]) -> Self {
         Self {
             storage_options: storage_options.to_vec(),
             ..Self::default()
@@ -106,7 +97,8 @@ impl OpenOptions {
     }
 
     /// Use `connector` for every HTTP request of the opened store.
-    pub fn with_http_connector(mut self, connector: Arc<dyn HttpConnector>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_http_connector(mut self, connector: Arc<dyn HttpConnector>) -> Self {
         self.http_connector = Some(connector);
         self
     }
@@ -131,7 +123,7 @@ impl std::fmt::Debug for OpenOptions {
 
 /// Whether the value of storage option `key` may be a credential (keys, secrets, tokens,
 /// SAS, passwords): such values are never shown.
-pub fn is_secret_option(key: &str) -> bool {
+pub(crate) fn is_secret_option(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
     [
         "secret",
@@ -148,7 +140,7 @@ pub fn is_secret_option(key: &str) -> bool {
 
 /// `url` as it may appear in a message: without a `user:password@` part and without the
 /// query string or fragment (which can carry signatures or SAS tokens).
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let cut = url.find(['?', '#']).unwrap_or(url.len());
     let url = &url[..cut];
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
@@ -164,12 +156,12 @@ pub fn redact_url(url: &str) -> String {
 
 /// Parse `url` (a URL or a plain local path) and open its store with `options`
 /// (`key=value` pairs, see the module docs).
-pub fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
+pub(crate) fn open_url(url: &str, options: &[(String, String)]) -> Result<OpenedUrl> {
     open_url_with(url, &OpenOptions::new(options))
 }
 
 /// [`open_url`] with an optional [`HttpConnector`].
-pub fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
+pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUrl> {
     let parsed = parse_url_or_path(url)?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| {
         Error::InvalidArgument(format!("cannot parse store URL {}: {e}", redact_url(url)))
@@ -316,7 +308,7 @@ fn finish_open(
 
 /// The storage options lakeseek parses itself (see [`LAKESEEK_OPTION_KEYS`]).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct IoTuning {
+pub(crate) struct IoTuning {
     /// `max_retries`.
     pub max_retries: Option<usize>,
     /// `retry_timeout_secs`.
@@ -332,7 +324,7 @@ pub struct IoTuning {
 impl IoTuning {
     /// object_store's retry config with the given fields replaced, or `None` when no retry
     /// option was given (object_store's defaults then apply).
-    pub fn retry_config(&self) -> Option<RetryConfig> {
+    pub(crate) fn retry_config(&self) -> Option<RetryConfig> {
         if self.max_retries.is_none()
             && self.retry_timeout.is_none()
             && self.init_backoff.is_none()
@@ -364,7 +356,7 @@ impl IoTuning {
     /// lakeseek's own read retries ([`RetryPolicy`], around object_store's) with the same
     /// retry options, or `None` when no retry option was given (the fetcher's default then
     /// applies). See [`crate::io::retry`] for the resulting bound on attempts.
-    pub fn read_retry_policy(&self) -> Option<RetryPolicy> {
+    pub(crate) fn read_retry_policy(&self) -> Option<RetryPolicy> {
         if self.max_retries.is_none()
             && self.retry_timeout.is_none()
             && self.init_backoff.is_none()
@@ -394,7 +386,9 @@ impl IoTuning {
 
 /// Split `options` into lakeseek's own (parsed) and the rest (for object_store's builders,
 /// in the given order). Keys are matched case-insensitively, as object_store does.
-pub fn split_options(options: &[(String, String)]) -> Result<(IoTuning, Vec<(String, String)>)> {
+pub(crate) fn split_options(
+    options: &[(String, String)],
+) -> Result<(IoTuning, Vec<(String, String)>)> {
     let mut tuning = IoTuning::default();
     let mut rest = Vec::new();
     for (key, value) in options {

@@ -15,19 +15,18 @@
 //! and deletion file names are write-once in lance, so their paths (plus the size/etag the
 //! listing reports, when there was a listing) identify their content.
 
-pub mod deletion;
-pub mod manifest;
-pub mod paths;
-pub mod schema;
-pub mod take;
-pub mod versions;
+pub(crate) mod deletion;
+pub(crate) mod manifest;
+pub(crate) mod paths;
+pub(crate) mod schema;
+pub(crate) mod take;
+pub(crate) mod versions;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::future::try_join_all;
 use object_store::path::Path;
-use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
@@ -38,30 +37,29 @@ use crate::io::{
 };
 use crate::lance::reader::ReaderCaches;
 
-pub use deletion::DeletionVector;
-pub use manifest::{
-    DataFile, DeletionFileRef, DeletionKind, Fragment, IndexFileEntry, IndexSegment, Manifest,
-};
-pub use schema::{Schema, SchemaField};
-pub use versions::ManifestNaming;
+pub(crate) use deletion::DeletionVector;
+#[cfg_attr(not(test), allow(unused_imports))] // used by the tests
+pub(crate) use manifest::{DataFile, DeletionKind, Fragment, IndexSegment, Manifest};
+pub(crate) use schema::{Schema, SchemaField};
+pub(crate) use versions::ManifestNaming;
 
 use manifest::{decode_manifest_file, KnownBytes, ManifestStep, MANIFEST_TAIL_BYTES};
 use versions::{LatestManifestChooser, VERSIONS_DIR};
 
 /// Requests of one wave a dataset keeps in flight (lance uses 64 for object stores too).
-pub const DATASET_FETCH_CONCURRENCY: usize = 64;
+pub(crate) const DATASET_FETCH_CONCURRENCY: usize = 64;
 
 /// Default of [`DatasetSession::eager_deletion_files`].
-pub const DEFAULT_EAGER_DELETION_FILES: usize = 64;
+pub(crate) const DEFAULT_EAGER_DELETION_FILES: usize = 64;
 
 /// Default capacity of a [`DatasetSession`]'s caches.
-pub const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
+pub(crate) const DEFAULT_SESSION_CACHE_BYTES: u64 = 256 << 20;
 
 /// Caches shared by the datasets opened with one session: decoded manifests, deletion
 /// vectors, Lance file metadata and page init data; the index layer keeps its caches (page
 /// lookups, decoded index pages) in [`DatasetSession::extensions`].
 #[derive(Debug, Clone)]
-pub struct DatasetSession {
+pub(crate) struct DatasetSession {
     manifests: SizedCache<(), Manifest>,
     deletions: SizedCache<(), DeletionVector>,
     /// File metadata and page-init caches of the file reader.
@@ -80,7 +78,7 @@ pub struct DatasetSession {
 
 impl DatasetSession {
     /// A session whose caches hold about `capacity_bytes` each (no page cache).
-    pub fn new(capacity_bytes: u64) -> Self {
+    pub(crate) fn new(capacity_bytes: u64) -> Self {
         Self {
             manifests: SizedCache::new(capacity_bytes),
             deletions: SizedCache::new(capacity_bytes),
@@ -95,7 +93,7 @@ impl DatasetSession {
     /// Caches that together hold about `total_bytes`: half for page inits and structural
     /// plans, a quarter for index structures, the rest for file metadata, manifests and
     /// deletion vectors; index pages are cached (within the index quarter).
-    pub fn with_budget(total_bytes: u64) -> Self {
+    pub(crate) fn with_budget(total_bytes: u64) -> Self {
         let eighth = (total_bytes / 8).max(1);
         Self {
             manifests: SizedCache::new(eighth / 2),
@@ -109,14 +107,16 @@ impl DatasetSession {
     }
 
     /// Set [`DatasetSession::eager_deletion_files`].
-    pub fn with_eager_deletion_files(mut self, max_files: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_eager_deletion_files(mut self, max_files: usize) -> Self {
         self.eager_deletion_files = max_files;
         self
     }
 
     /// Also cache decoded index pages, up to about `capacity_bytes` (warm lookups of keys
     /// on cached pages then need no request at all).
-    pub fn with_page_cache(mut self, capacity_bytes: u64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_page_cache(mut self, capacity_bytes: u64) -> Self {
         self.index_page_cache_bytes = Some(capacity_bytes);
         self
     }
@@ -130,8 +130,9 @@ impl Default for DatasetSession {
 
 /// The I/O handles a dataset reads through.
 #[derive(Debug, Clone)]
-pub struct DatasetStore {
+pub(crate) struct DatasetStore {
     /// Ranged reads.
+    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub source: Arc<dyn RangeSource>,
     /// Listing (only used to find the latest version).
     pub lister: Arc<dyn ObjectLister>,
@@ -143,7 +144,7 @@ impl DatasetStore {
     /// Handles over `source` and `lister`; up to [`DATASET_FETCH_CONCURRENCY`] requests of
     /// one wave in flight (an IN list touches two chunks per page, plus chunk metadata:
     /// with fewer slots one wave would take two round trips).
-    pub fn new(source: Arc<dyn RangeSource>, lister: Arc<dyn ObjectLister>) -> Self {
+    pub(crate) fn new(source: Arc<dyn RangeSource>, lister: Arc<dyn ObjectLister>) -> Self {
         let options = FetchOptions {
             max_concurrency: DATASET_FETCH_CONCURRENCY,
             ..FetchOptions::default()
@@ -159,7 +160,7 @@ impl DatasetStore {
 
 /// Where a version's manifest lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestLocation {
+pub(crate) struct ManifestLocation {
     /// Full object path.
     pub path: Path,
     /// Dataset version.
@@ -172,18 +173,19 @@ pub struct ManifestLocation {
 
 /// One version of an opened dataset.
 #[derive(Debug, Clone)]
-pub struct Dataset {
+pub(crate) struct Dataset {
     root: Path,
     store: DatasetStore,
     session: Arc<DatasetSession>,
     manifest: Arc<Manifest>,
+    #[cfg_attr(not(test), allow(dead_code))] // read by the tests
     location: ManifestLocation,
 }
 
 impl Dataset {
     /// Open the dataset at `url` (`s3://bucket/t.lance`, `gs://...`, a local path, ...)
     /// with `key=value` storage options; `version` pins a version, `None` opens the latest.
-    pub async fn open_url(
+    pub(crate) async fn open_url(
         url: &str,
         storage_options: &[(String, String)],
         version: Option<u64>,
@@ -195,7 +197,7 @@ impl Dataset {
     }
 
     /// Open the dataset at an already opened URL (store handle + root path).
-    pub async fn open_opened(
+    pub(crate) async fn open_opened(
         opened: &OpenedUrl,
         version: Option<u64>,
         session: Arc<DatasetSession>,
@@ -210,7 +212,7 @@ impl Dataset {
     }
 
     /// Open the dataset rooted at `root` in `store`.
-    pub async fn open(
+    pub(crate) async fn open(
         store: DatasetStore,
         root: Path,
         version: Option<u64>,
@@ -245,47 +247,48 @@ impl Dataset {
     }
 
     /// The decoded manifest.
-    pub fn manifest(&self) -> &Arc<Manifest> {
+    pub(crate) fn manifest(&self) -> &Arc<Manifest> {
         &self.manifest
     }
 
     /// Dataset version.
-    pub fn version(&self) -> u64 {
+    pub(crate) fn version(&self) -> u64 {
         self.manifest.version
     }
 
     /// Dataset root path inside the store.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// Where the manifest was read from.
-    pub fn manifest_location(&self) -> &ManifestLocation {
+    #[cfg(test)]
+    pub(crate) fn manifest_location(&self) -> &ManifestLocation {
         &self.location
     }
 
     /// I/O handles.
-    pub fn store(&self) -> &DatasetStore {
+    pub(crate) fn store(&self) -> &DatasetStore {
         &self.store
     }
 
     /// The session (caches).
-    pub fn session(&self) -> &Arc<DatasetSession> {
+    pub(crate) fn session(&self) -> &Arc<DatasetSession> {
         &self.session
     }
 
     /// Path of a file relative to the dataset root.
-    pub fn child(&self, relative: &str) -> Path {
+    pub(crate) fn child(&self, relative: &str) -> Path {
         join(&self.root, relative)
     }
 
     /// Path of a data file.
-    pub fn data_file_path(&self, file: &DataFile) -> Path {
+    pub(crate) fn data_file_path(&self, file: &DataFile) -> Path {
         self.child(&format!("data/{}", file.path))
     }
 
     /// Path of file `name` of an index segment (`_indices/<uuid>/<name>`).
-    pub fn index_file_path(&self, segment: &IndexSegment, name: &str) -> Result<Path> {
+    pub(crate) fn index_file_path(&self, segment: &IndexSegment, name: &str) -> Result<Path> {
         if segment.base_id.is_some() {
             return Err(Error::unsupported(format!(
                 "index {} ({}) lives under another base path",
@@ -299,7 +302,7 @@ impl Dataset {
 
     /// Deleted offsets of every listed fragment that has a deletion file, read in one wave
     /// (cached). Fragments without deletions are absent from the map.
-    pub async fn deletion_vectors(
+    pub(crate) async fn deletion_vectors(
         &self,
         fragments: &[&Fragment],
         stats: &IoStats,
@@ -329,11 +332,6 @@ impl Dataset {
                 }
             });
         Ok(try_join_all(loads).await?.into_iter().collect())
-    }
-
-    /// Ids of the fragments of this version.
-    pub fn fragment_ids(&self) -> RoaringBitmap {
-        self.manifest.fragment_ids()
     }
 }
 

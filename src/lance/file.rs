@@ -25,12 +25,12 @@ use crate::lance::proto::file as pb;
 use crate::lance::schema::LanceSchema;
 
 /// Size of the footer at the end of every v2 file.
-pub const FOOTER_LEN: u64 = 40;
+pub(crate) const FOOTER_LEN: u64 = 40;
 /// Magic bytes that end every Lance file.
-pub const MAGIC: &[u8; 4] = b"LANC";
+pub(crate) const MAGIC: &[u8; 4] = b"LANC";
 /// Bytes read from the end of a file when opening it (footer + tables + schema + column
 /// metadata of typical files fit).
-pub const DEFAULT_TAIL_BYTES: u64 = 64 * 1024;
+pub(crate) const DEFAULT_TAIL_BYTES: u64 = 64 * 1024;
 /// Size of one offset-table entry (u64 position, u64 size).
 const TABLE_ENTRY_LEN: u64 = 16;
 
@@ -303,7 +303,7 @@ impl DeepSize for FileMetadata {
 
 /// Result of [`parse_file_metadata`].
 #[derive(Debug)]
-pub enum MetadataParse {
+pub(crate) enum MetadataParse {
     /// Everything was decoded.
     Parsed(Box<FileMetadata>),
     /// The bytes given start too late: also read this range (it ends where the given bytes
@@ -315,7 +315,7 @@ pub enum MetadataParse {
 ///
 /// `tail` holds the object bytes `tail_start..object_size`. Every position and size read
 /// from the file is checked against the object and the table bounds before use.
-pub fn parse_file_metadata(
+pub(crate) fn parse_file_metadata(
     tail: &Bytes,
     tail_start: u64,
     object_size: u64,
@@ -570,7 +570,7 @@ fn parse_page(
 /// the entry when they differ, and an open served from the entry carries its etag, so its
 /// range reads are conditional on it and a same-size replacement fails with
 /// [`ObjectChanged`](crate::io::ObjectChanged) instead of mixing versions.
-pub type FileMetadataCache = SizedCache<(), VersionedMetadata>;
+pub(crate) type FileMetadataCache = SizedCache<(), VersionedMetadata>;
 
 /// File metadata with the etag of the object version it was decoded from.
 #[derive(Debug, Clone)]
@@ -596,41 +596,9 @@ fn metadata_key(path: &Path, size: u64) -> CacheKey<()> {
     }
 }
 
-/// Open a file's metadata: one suffix read of [`DEFAULT_TAIL_BYTES`] (which also returns the
-/// object size), plus one read of the missing prefix when the metadata is larger.
-///
-/// With `size_hint` (the object size from a manifest or listing) a cached entry is used
-/// without any request; otherwise the cache is consulted after the suffix read.
-pub async fn load_file_metadata(
-    fetcher: &RangeFetcher,
-    path: &Path,
-    size_hint: Option<u64>,
-    cache: Option<&FileMetadataCache>,
-    stats: &IoStats,
-) -> Result<Arc<FileMetadata>> {
-    Ok(
-        load_file_metadata_versioned(fetcher, path, size_hint, cache, stats)
-            .await?
-            .0,
-    )
-}
-
-/// [`load_file_metadata`], also returning the object version the metadata belongs to
-/// (size + the etag it was decoded from, when the store reports etags).
-pub async fn load_file_metadata_versioned(
-    fetcher: &RangeFetcher,
-    path: &Path,
-    size_hint: Option<u64>,
-    cache: Option<&FileMetadataCache>,
-    stats: &IoStats,
-) -> Result<(Arc<FileMetadata>, ObjectVersion)> {
-    let opened = open_file_metadata(fetcher, path, size_hint, cache, stats).await?;
-    Ok((opened.metadata, opened.version))
-}
-
 /// File metadata with the suffix read it came from.
 #[derive(Debug, Clone)]
-pub struct OpenedFile {
+pub(crate) struct OpenedFile {
     /// The decoded metadata.
     pub metadata: Arc<FileMetadata>,
     /// The object version it belongs to.
@@ -642,7 +610,7 @@ pub struct OpenedFile {
 }
 
 /// [`load_file_metadata_versioned`], also returning the suffix bytes it read.
-pub async fn open_file_metadata(
+pub(crate) async fn open_file_metadata(
     fetcher: &RangeFetcher,
     path: &Path,
     size_hint: Option<u64>,
@@ -718,7 +686,7 @@ pub async fn open_file_metadata(
 }
 
 /// Forget the cached metadata of `path` at `size` (after a read found the object changed).
-pub async fn forget_file_metadata(cache: &FileMetadataCache, path: &Path, size: u64) {
+pub(crate) async fn forget_file_metadata(cache: &FileMetadataCache, path: &Path, size: u64) {
     cache.invalidate(&metadata_key(path, size)).await;
 }
 

@@ -144,7 +144,7 @@ fn field_paths(
 }
 
 /// Build the `inspect` data from decoded metadata.
-pub fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
+pub(crate) fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
     let mut fields = Vec::new();
     let mut leaves = HashMap::new();
     field_paths(&metadata.schema.fields, "", &mut fields, &mut leaves);

@@ -10,11 +10,11 @@
 //! * [`page`]: page layouts (mini-block, full-zip, constant, 2.3 planar) — planners that
 //!   say which byte ranges a row selection needs, and decoders that build Arrow arrays.
 
-pub mod compression;
-pub mod dataset;
-pub mod file;
-pub mod inspect;
-pub mod page;
-pub mod proto;
-pub mod reader;
-pub mod schema;
+pub(crate) mod compression;
+pub(crate) mod dataset;
+pub(crate) mod file;
+pub(crate) mod inspect;
+pub(crate) mod page;
+pub(crate) mod proto;
+pub(crate) mod reader;
+pub(crate) mod schema;

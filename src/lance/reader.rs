@@ -22,13 +22,12 @@ use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
 
-pub use crate::lance::inspect::{
-    inspect, ColumnInspection, FieldInspection, FileInspection, PageInspection,
-};
+#[cfg_attr(not(test), allow(unused_imports))] // used by the tests
+pub(crate) use crate::lance::inspect::{inspect, FileInspection};
 
 /// Most rows one [`LanceFileReader::read_rows`] call returns (Arrow arrays are indexed by
 /// 32-bit offsets in places; larger reads are split by the caller).
-pub const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
+pub(crate) const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
 
 /// Which rows to read.
 #[derive(Debug, Clone, PartialEq, Eq)]

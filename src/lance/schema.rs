@@ -22,14 +22,14 @@ use crate::io::cache::DeepSize;
 use crate::lance::proto::file as pb;
 
 /// Field metadata key marking a blob column (one physical column of descriptions).
-pub const BLOB_METADATA_KEY: &str = "lance-encoding:blob";
+pub(crate) const BLOB_METADATA_KEY: &str = "lance-encoding:blob";
 /// Arrow extension-name metadata key.
-pub const ARROW_EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+pub(crate) const ARROW_EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
 /// Extension name of blob v2 fields.
-pub const BLOB_V2_EXTENSION_NAME: &str = "lance.blob.v2";
+pub(crate) const BLOB_V2_EXTENSION_NAME: &str = "lance.blob.v2";
 const PACKED_STRUCT_KEYS: [&str; 2] = ["packed", "lance-encoding:packed"];
 /// Extension name of the bfloat16 element type.
-pub const BFLOAT16_EXTENSION_NAME: &str = "lance.bfloat16";
+pub(crate) const BFLOAT16_EXTENSION_NAME: &str = "lance.bfloat16";
 /// Longest logical type accepted (real ones are a few dozen bytes).
 const MAX_LOGICAL_TYPE_LEN: usize = 256;
 
@@ -369,7 +369,7 @@ fn parse_time_unit(unit: &str, lt: &str) -> Result<TimeUnit> {
 }
 
 /// Arrow type of a leaf logical type (no child fields).
-pub fn leaf_arrow_type(lt: &str) -> Result<DataType> {
+pub(crate) fn leaf_arrow_type(lt: &str) -> Result<DataType> {
     use DataType::*;
     let simple = match lt {
         "null" => Some(Null),

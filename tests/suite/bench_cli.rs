@@ -8,11 +8,11 @@ use crate::suite::common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::S3TestServer;
 use crate::bench::query::{run_query_bench, QueryBenchArgs};
 use crate::bench::take::{run_take_bench, TakeBenchArgs};
 use crate::bench::{BenchReport, CommonBenchArgs};
 use crate::error::Error;
+use common::S3TestServer;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::S3TestServer;
 use crate::index::query::{query_row_addresses, QueryOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
+use common::S3TestServer;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {

@@ -6,9 +6,9 @@ use crate::suite::ecp_support;
 
 use std::path::Path as FsPath;
 
-use ecp_support::*;
 use crate::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
 use crate::Error;
+use ecp_support::*;
 use serde_json::Value;
 
 const NAME: &str = "l2_l2_f32"; // 2 levels, dim 16; case q0 visits lvl_1/node_1 and lvl_2/node_1

@@ -2,9 +2,9 @@
 
 use crate::suite::ecp_support;
 
+use crate::cli::ecp::{search_pages, EcpInfoArgs, EcpSearchArgs};
 use clap::Parser;
 use ecp_support::*;
-use crate::cli::ecp::{search_pages, EcpInfoArgs, EcpSearchArgs};
 
 #[derive(Parser)]
 struct SearchCli {

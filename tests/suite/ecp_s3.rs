@@ -6,9 +6,9 @@ use crate::suite::ecp_support;
 
 use std::time::Duration;
 
+use crate::ecp::{EcpIndex, OpenOptions};
 use common::S3TestServer;
 use ecp_support::*;
-use crate::ecp::{EcpIndex, OpenOptions};
 
 async fn open_s3(s3: &S3TestServer, name: &str, prefetch: usize) -> EcpIndex {
     let opened = s3.open(&format!("idx/{name}"));

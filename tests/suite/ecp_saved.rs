@@ -3,9 +3,9 @@
 
 use crate::suite::ecp_support;
 
-use ecp_support::*;
 use crate::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
 use crate::Error;
+use ecp_support::*;
 
 const NAME: &str = "l3_l2n_f16";
 

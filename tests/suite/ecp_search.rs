@@ -6,9 +6,9 @@ use crate::suite::ecp_support;
 
 use std::sync::Arc;
 
-use ecp_support::*;
 use crate::ecp::{EcpIndex, OpenOptions};
 use crate::io::IoStats;
+use ecp_support::*;
 
 async fn open_local(name: &str, prefetch: usize) -> EcpIndex {
     let url = fixture_dir(name).to_string_lossy().to_string();

@@ -21,10 +21,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::Criterion;
 use crate::ecp::npy::parse_npy;
 use crate::ecp::{EcpIndex, OpenOptions, QueryOptions, SearchParams};
 use crate::io::{IoStats, IoStatsSnapshot};
+use criterion::Criterion;
 
 struct Workload {
     index_dir: PathBuf,

@@ -10,8 +10,6 @@ use crate::suite::faults_support as faults;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::S3TestServer;
-use faults::*;
 use crate::index::list_element::parse_any_element_filter;
 use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
@@ -21,6 +19,8 @@ use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::{FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy};
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 use crate::Result;
+use common::S3TestServer;
+use faults::*;
 
 /// (capability, dataset directory under tests/fixtures, dataset, filters).
 const CASES: &[(&str, &str, &str, &[&str])] = &[

@@ -16,10 +16,10 @@
 use crate::suite::common;
 use crate::suite::ecp_support;
 
-use common::S3TestServer;
-use ecp_support::*;
 use crate::ecp::{EcpIndex, OpenOptions};
 use crate::Result;
+use common::S3TestServer;
+use ecp_support::*;
 
 const INDEXES: [&str; 2] = ["l2_l2_f32", "l3_l2_i8"];
 

@@ -20,9 +20,6 @@ use crate::suite::faults_support as faults;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use common::S3TestServer;
-use ecp_support::*;
-use faults::*;
 use crate::ecp::{EcpIndex, OpenOptions};
 use crate::io::wrappers::ReadKind;
 use crate::io::{
@@ -30,6 +27,9 @@ use crate::io::{
     RangeSource, RecordingSource, RetryPolicy,
 };
 use crate::{Error, Result};
+use common::S3TestServer;
+use ecp_support::*;
+use faults::*;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 

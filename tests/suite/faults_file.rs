@@ -9,15 +9,15 @@ use crate::suite::faults_support as faults;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use common::S3TestServer;
-use faults::*;
 use crate::io::{
     is_object_changed, FaultCounts, FaultKind, FaultSource, FetchOptions, IoStats, RangeFetcher,
     RangeSource, RetryPolicy,
 };
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use crate::Result;
+use arrow_array::RecordBatch;
+use common::S3TestServer;
+use faults::*;
 use object_store::path::Path;
 
 /// (capability, fixture file): flat files of each version, and the sparse nested file.

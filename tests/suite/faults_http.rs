@@ -8,8 +8,8 @@
 
 use crate::suite::common;
 
-use common::{pattern, S3TestServer};
 use crate::io::{should_retry, FetchOptions, IoStats, RangeFetcher, ReadRequest, RetryPolicy};
+use common::{pattern, S3TestServer};
 
 const OBJECT: &str = "data/object.bin";
 const SIZE: usize = 200_000;

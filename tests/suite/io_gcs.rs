@@ -4,9 +4,9 @@
 
 use crate::suite::common;
 
-use common::{pattern, GcsTestServer};
 use crate::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};
 use crate::Error;
+use common::{pattern, GcsTestServer};
 
 const BUCKET: &str = "lake-bucket";
 const SIZE: usize = 700_001;

@@ -2,10 +2,10 @@
 
 use crate::suite::common;
 
-use common::pattern;
 use crate::io::wrappers::{ReadKind, RecordingSource};
 use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher, ReadRequest};
 use crate::Error;
+use common::pattern;
 use std::sync::Arc;
 
 #[tokio::test]

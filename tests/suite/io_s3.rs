@@ -6,9 +6,9 @@ use crate::suite::common;
 use std::ops::Range;
 use std::sync::Arc;
 
-use common::{pattern, S3TestServer};
 use crate::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};
 use crate::Error;
+use common::{pattern, S3TestServer};
 use object_store::path::Path;
 
 const OBJECT: &str = "data/obj.bin";

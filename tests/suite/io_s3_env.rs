@@ -3,8 +3,8 @@
 //! running only the ignored `child_*` test) given the variables; the parent starts the S3
 //! server and waits for the child.
 
-use crate::suite::common::{pattern, s3, S3TestServer};
 use crate::io::{open_url, IoStats, RangeFetcher};
+use crate::suite::common::{pattern, s3, S3TestServer};
 
 /// Name of the child test, as the test harness filters it.
 const CHILD: &str = "io_s3_env::child_reads_s3_settings_from_its_environment";
@@ -31,8 +31,15 @@ async fn s3_settings_come_from_the_environment_and_options_override_them() {
         .expect("child test finishes")
         .expect("child test starts");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("1 passed"), "the child ran its test: {stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran its test: {stdout}"
+    );
 }
 
 #[tokio::test]

@@ -14,10 +14,10 @@ use crate::suite::common;
 
 use std::sync::Arc;
 
-use common::pattern;
 use crate::io::wrappers::CountingConnector;
 use crate::io::{open_url_with, FetchOptions, IoStats, OpenOptions, RangeFetcher, ReadRequest};
 use crate::Error;
+use common::pattern;
 use object_store::{ObjectStoreExt, PutPayload};
 
 #[tokio::test]

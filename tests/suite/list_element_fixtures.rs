@@ -20,9 +20,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::PathBuf;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::UInt64Type;
-use arrow_array::{Array, RecordBatch, UInt32Array};
 use crate::index::list_element::{
     decode_details, evaluate_any_element, parse_any_element_filter, plan_any_element, resolve,
     AnyElementPlan, BoundElementPredicate, CallStrategy, ElementField, ElementValue, FlatField,
@@ -30,6 +27,9 @@ use crate::index::list_element::{
     SchemaView,
 };
 use crate::Error;
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{Array, RecordBatch, UInt32Array};
 use serde_json::Value;
 
 fn dir() -> PathBuf {

@@ -10,13 +10,13 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use crate::index::list_element::{ElementValue, EncodedRange, KeyEncoder, KeyType};
 use arrow_array::builder::{Float32Builder, ListBuilder, StringBuilder, StructBuilder};
 use arrow_array::{
     Array, ArrayRef, BinaryViewArray, Float32Array, LargeBinaryArray, LargeStringArray,
     StringArray, StringViewArray, TimestampMicrosecondArray, TimestampNanosecondArray,
 };
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
-use crate::index::list_element::{ElementValue, EncodedRange, KeyEncoder, KeyType};
 use proptest::prelude::*;
 
 fn hex(s: &str) -> Vec<u8> {

@@ -16,7 +16,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ops::Range;
 
-use bytes::Bytes;
 use crate::io::fetch::{merge_ranges, plan_fetch, ReadRequest};
 use crate::lance::compression::{decode_block, decode_miniblock, decode_u64_sequence};
 use crate::lance::dataset::manifest::{decode_manifest_file, KnownBytes, ManifestStep};
@@ -24,6 +23,7 @@ use crate::lance::file::{parse_file_metadata, MetadataParse};
 use crate::lance::proto::encodings::compressive_encoding::Compression;
 use crate::lance::proto::encodings::*;
 use crate::Error;
+use bytes::Bytes;
 use object_store::path::Path;
 use proptest::prelude::*;
 

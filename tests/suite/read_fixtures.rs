@@ -8,12 +8,12 @@ use crate::suite::read_support as support;
 
 use std::ops::Range;
 
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use crate::io::wrappers::{ReadKind, RecordingSource};
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
 use crate::lance::page::{PageInit, PageLayout};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use crate::Error;
+use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use std::sync::Arc;
 use support::{
     assert_same, catalog, open, oracle_full, random_rows, read_ipc, source_for, Backend,

@@ -9,7 +9,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::S3TestServer;
 use crate::index::list_element::parse_any_element_filter;
 use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
@@ -21,6 +20,7 @@ use crate::lance::dataset::manifest::reader_flags;
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::lance::proto::table as pb;
 use crate::Error;
+use common::S3TestServer;
 use prost::Message;
 use serde_json::Value;
 

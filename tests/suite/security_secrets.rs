@@ -8,10 +8,10 @@ use crate::suite::common;
 use std::process::Command;
 use std::sync::Arc;
 
-use common::{s3, S3TestServer};
 use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions};
 use crate::io::{open_url, IoStats, OpenOptions, RangeFetcher};
 use crate::lance::dataset::{Dataset, DatasetSession};
+use common::{s3, S3TestServer};
 
 /// Every secret below contains this marker (the base64 Azure key is checked separately).
 const MARKER: &str = "d0n0tl3ak";

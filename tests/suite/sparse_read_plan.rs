@@ -9,11 +9,11 @@ use crate::suite::read_support as support;
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use crate::io::wrappers::{ReadKind, RecordingSource};
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
 use crate::lance::page::{PageInit, PageLayout};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use bytes::Bytes;
 use support::{catalog, Backend};
 
 /// One nested field's sparse pages (one per leaf column, page 0 of each).

@@ -28,13 +28,13 @@ use crate::lance::dataset::{Dataset, IndexSegment};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 
 /// Canonical file names of a BTree segment.
-pub const PAGE_LOOKUP_FILE: &str = "page_lookup.lance";
+pub(crate) const PAGE_LOOKUP_FILE: &str = "page_lookup.lance";
 /// Canonical page-data file name.
-pub const PAGE_DATA_FILE: &str = "page_data.lance";
+pub(crate) const PAGE_DATA_FILE: &str = "page_data.lance";
 
 /// One decoded BTree page (for the opt-in page cache).
 #[derive(Debug, Clone)]
-pub struct BTreePageData {
+pub(crate) struct BTreePageData {
     /// Sorted values.
     pub values: ArrayRef,
     /// Row addresses (or row ids) of the values.
@@ -55,7 +55,7 @@ impl DeepSize for BTreePageLookup {
 
 /// A BTree segment whose lookup is loaded and whose page-data file is open.
 #[derive(Debug, Clone)]
-pub struct OpenedSegment {
+pub(crate) struct OpenedSegment {
     /// The decoded lookup.
     pub lookup: Arc<BTreePageLookup>,
     /// Path of the lookup file.
@@ -66,10 +66,11 @@ pub struct OpenedSegment {
 
 /// The TRUE ids of one segment for a query, and what was read.
 #[derive(Debug, Clone, Default)]
-pub struct SegmentAnswer {
+pub(crate) struct SegmentAnswer {
     /// Ids (row addresses) whose value makes the predicate TRUE, unsorted.
     pub ids: Vec<u64>,
     /// Pages selected, with their kind.
+    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub pages: PageSelection,
     /// Pages served from the page cache.
     pub cached_pages: usize,
@@ -101,7 +102,7 @@ fn lookup_name(segment: &IndexSegment) -> Result<String> {
 }
 
 /// Whether opening `segment` needs no request (lookup and page-data metadata cached).
-pub async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
+pub(crate) async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
     let Ok(name) = lookup_name(segment) else {
         return false;
     };
@@ -148,7 +149,7 @@ pub async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment) -> boo
 }
 
 /// Open a segment: lookup (cached) and page-data metadata, in one wave.
-pub async fn open_segment(
+pub(crate) async fn open_segment(
     dataset: &Dataset,
     segment: &IndexSegment,
     stats: &IoStats,
@@ -224,7 +225,7 @@ async fn open_file(
 }
 
 /// The decoded lookup of `path` (one GET of the whole file; cached by path + size).
-pub async fn load_lookup(
+pub(crate) async fn load_lookup(
     dataset: &Dataset,
     path: &Path,
     manifest_size: Option<u64>,
@@ -263,7 +264,7 @@ pub async fn load_lookup(
 
 /// Decode a whole `page_lookup.lance` held in memory (no I/O: the file reader reads from
 /// the bytes).
-pub async fn decode_lookup(path: &Path, bytes: Bytes) -> Result<BTreePageLookup> {
+pub(crate) async fn decode_lookup(path: &Path, bytes: Bytes) -> Result<BTreePageLookup> {
     let size = bytes.len() as u64;
     let source: Arc<dyn RangeSource> = Arc::new(InMemoryObject {
         path: path.clone(),
@@ -297,10 +298,10 @@ pub async fn decode_lookup(path: &Path, bytes: Bytes) -> Result<BTreePageLookup>
 }
 
 /// Selected pages of one page-data file: page -> (match kind, rows in the file).
-pub type FilePages = BTreeMap<u32, (PageMatch, Range<u64>)>;
+pub(crate) type FilePages = BTreeMap<u32, (PageMatch, Range<u64>)>;
 
 /// Which data-file rows each selected page covers, grouped per page-data file.
-pub fn plan_page_rows(
+pub(crate) fn plan_page_rows(
     lookup: &BTreePageLookup,
     selection: &PageSelection,
     file_rows: &[u64],
@@ -319,7 +320,7 @@ fn rows_of<'a>(pages: impl Iterator<Item = &'a Range<u64>>) -> Vec<u64> {
 
 /// Read the selected pages of an opened segment and return the ids whose value makes
 /// `predicate` (all leaves on this index's column) TRUE.
-pub async fn answer_segment(
+pub(crate) async fn answer_segment(
     dataset: &Dataset,
     opened: &OpenedSegment,
     predicate: &Predicate,
@@ -497,7 +498,7 @@ fn ids_of(ids: &ArrayRef) -> Result<Vec<u64>> {
 }
 
 /// Append the ids of rows whose value makes `predicate` TRUE.
-pub fn filter_page(
+pub(crate) fn filter_page(
     values: &ArrayRef,
     ids: &ArrayRef,
     predicate: &Predicate,

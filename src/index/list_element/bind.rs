@@ -21,7 +21,7 @@ use crate::index::sql_literal::{coerce_literal, CoerceError, Scalar};
 
 /// A field a bound predicate refers to.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoundField {
+pub(crate) struct BoundField {
     /// Lance field id.
     pub id: i32,
     /// Current name.
@@ -33,7 +33,7 @@ pub struct BoundField {
 /// A typed predicate over one element. Field operands are indices into
 /// [`BoundElementPredicate::fields`]; `None` values are NULL literals.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ElementPredicate {
+pub(crate) enum ElementPredicate {
     /// `TRUE`, `FALSE` or `NULL`.
     Constant(Option<bool>),
     /// A boolean field used as a predicate.
@@ -113,7 +113,7 @@ pub enum ElementPredicate {
 
 /// A predicate typed against the element struct.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoundElementPredicate {
+pub(crate) struct BoundElementPredicate {
     /// The predicate text.
     pub text: String,
     /// Fields referred to, in first-use order.
@@ -124,7 +124,11 @@ pub struct BoundElementPredicate {
 
 impl BoundElementPredicate {
     /// Type `expr` (parsed from `text`) against the element fields.
-    pub fn bind(text: &str, expr: &ElementExpr, element_fields: &[ElementField]) -> Result<Self> {
+    pub(crate) fn bind(
+        text: &str,
+        expr: &ElementExpr,
+        element_fields: &[ElementField],
+    ) -> Result<Self> {
         let mut binder = Binder {
             text,
             element_fields,
@@ -139,13 +143,13 @@ impl BoundElementPredicate {
     }
 
     /// Parse and type a predicate string.
-    pub fn parse(text: &str, element_fields: &[ElementField]) -> Result<Self> {
+    pub(crate) fn parse(text: &str, element_fields: &[ElementField]) -> Result<Self> {
         let expr = super::expr::parse_element_predicate(text)?;
         Self::bind(text, &expr, element_fields)
     }
 
     /// SQL-like text of a (sub-)predicate, with current field names.
-    pub fn describe(&self, p: &ElementPredicate) -> String {
+    pub(crate) fn describe(&self, p: &ElementPredicate) -> String {
         describe(p, &self.fields)
     }
 }
@@ -474,7 +478,7 @@ fn value_text(v: &Option<ElementValue>) -> String {
 }
 
 /// SQL-like text of a bound predicate.
-pub fn describe(p: &ElementPredicate, fields: &[BoundField]) -> String {
+pub(crate) fn describe(p: &ElementPredicate, fields: &[BoundField]) -> String {
     use ElementPredicate as P;
     let name = |i: &usize| fields.get(*i).map_or("?", |f| f.name.as_str()).to_string();
     let not = |n: bool| if n { "NOT " } else { "" };

@@ -2,18 +2,21 @@
 //! filter (sqlparser), for the top-level filter parser and for standalone use.
 
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator, Value};
+#[cfg(test)]
 use sqlparser::dialect::GenericDialect;
+#[cfg(test)]
 use sqlparser::parser::Parser;
+#[cfg(test)]
 use sqlparser::tokenizer::Token;
 
 use crate::error::{Error, Result};
 
 /// The filter function's name (matched case-insensitively).
-pub const ANY_ELEMENT: &str = "any_element";
+pub(crate) const ANY_ELEMENT: &str = "any_element";
 
 /// One `any_element` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AnyElementCall {
+pub(crate) struct AnyElementCall {
     /// The list column as a dotted path.
     pub column: String,
     /// The inner predicate text (quotes unescaped).
@@ -28,7 +31,7 @@ fn invalid(what: impl std::fmt::Display) -> Error {
 
 /// If `expr` is `any_element(...)` or `NOT any_element(...)` (parentheses allowed),
 /// the call; `Ok(None)` for any other expression; an error for a malformed call.
-pub fn any_element_call(expr: &Expr) -> Result<Option<AnyElementCall>> {
+pub(crate) fn any_element_call(expr: &Expr) -> Result<Option<AnyElementCall>> {
     match expr {
         Expr::Nested(inner) => any_element_call(inner),
         Expr::UnaryOp {
@@ -98,7 +101,8 @@ pub fn any_element_call(expr: &Expr) -> Result<Option<AnyElementCall>> {
 }
 
 /// Parse a whole filter that is one (possibly negated) `any_element` call.
-pub fn parse_any_element_filter(text: &str) -> Result<AnyElementCall> {
+#[cfg(test)]
+pub(crate) fn parse_any_element_filter(text: &str) -> Result<AnyElementCall> {
     let dialect = GenericDialect {};
     let mut parser = Parser::new(&dialect)
         .try_with_sql(text)

@@ -12,7 +12,7 @@ use super::key_encoding::KeyType;
 
 /// Which rule made a reader refuse a list element index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RefusalKind {
+pub(crate) enum RefusalKind {
     /// `index_details` is not a `ListElementIndexDetails`.
     NotListElementDetails,
     /// `index_details` does not decode.
@@ -55,7 +55,7 @@ pub enum RefusalKind {
 
 /// Why a list element index is not used; the reader evaluates the call on the data.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The rule.
     pub kind: RefusalKind,
     /// A sentence for `--explain`.
@@ -64,7 +64,7 @@ pub struct Refusal {
 
 impl Refusal {
     /// A refusal of `kind` with a reason.
-    pub fn new(kind: RefusalKind, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: RefusalKind, reason: impl Into<String>) -> Self {
         Refusal {
             kind,
             reason: reason.into(),
@@ -79,7 +79,7 @@ impl std::fmt::Display for Refusal {
 }
 
 /// The highest target BTree version lakeseek reads (lance 14's BTree plugin version).
-pub const MAX_TARGET_INDEX_VERSION: u32 = 1;
+pub(crate) const MAX_TARGET_INDEX_VERSION: u32 = 1;
 
 /// The last name of a type URL (after the last `/` and the last `.`), lowercased.
 fn type_url_name(type_url: &str) -> String {
@@ -93,18 +93,18 @@ fn type_url_name(type_url: &str) -> String {
 
 /// Whether an `index_details` type URL names `ListElementIndexDetails` (any package;
 /// compared case-insensitively like lance compares type URLs).
-pub fn is_list_element_type_url(type_url: &str) -> bool {
+pub(crate) fn is_list_element_type_url(type_url: &str) -> bool {
     type_url_name(type_url) == LIST_ELEMENT_DETAILS_NAME.to_ascii_lowercase()
 }
 
 /// Whether a type URL names a BTree's details (`lance.table.BTreeIndexDetails` or the
 /// older `lance.index.pb.BTreeIndexDetails`).
-pub fn is_btree_type_url(type_url: &str) -> bool {
+pub(crate) fn is_btree_type_url(type_url: &str) -> bool {
     type_url_name(type_url) == "btreeindexdetails"
 }
 
 /// Decode `IndexMetadata.index_details` of a list element index.
-pub fn decode_details(index_details: &Any) -> Result<ListElementIndexDetails, Refusal> {
+pub(crate) fn decode_details(index_details: &Any) -> Result<ListElementIndexDetails, Refusal> {
     if !is_list_element_type_url(&index_details.type_url) {
         return Err(Refusal::new(
             RefusalKind::NotListElementDetails,
@@ -125,7 +125,7 @@ pub fn decode_details(index_details: &Any) -> Result<ListElementIndexDetails, Re
 /// The checks that need only the details message: at least one key, parallel lists, no
 /// duplicate id, a known key encoding, key types from the spec's table, a BTree target of
 /// version 1 or greater (and at most [`MAX_TARGET_INDEX_VERSION`]). Returns the key types.
-pub fn check_details(details: &ListElementIndexDetails) -> Result<Vec<KeyType>, Refusal> {
+pub(crate) fn check_details(details: &ListElementIndexDetails) -> Result<Vec<KeyType>, Refusal> {
     let ids = &details.key_field_ids;
     if ids.is_empty() {
         return Err(Refusal::new(
@@ -212,7 +212,7 @@ pub fn check_details(details: &ListElementIndexDetails) -> Result<Vec<KeyType>, 
 
 /// "Every segment of one logical index has the same key_field_ids, key_types and
 /// key_encoding" — refuse the index when its segments disagree.
-pub fn check_segments_agree(segments: &[ListElementIndexDetails]) -> Result<(), Refusal> {
+pub(crate) fn check_segments_agree(segments: &[ListElementIndexDetails]) -> Result<(), Refusal> {
     let Some(first) = segments.first() else {
         return Ok(());
     };

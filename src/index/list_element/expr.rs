@@ -16,11 +16,11 @@ use sqlparser::tokenizer::Token;
 
 use crate::error::{Error, Result};
 use crate::index::sql_literal::try_literal;
-pub use crate::index::sql_literal::{CompareOp, Literal};
+pub(crate) use crate::index::sql_literal::{CompareOp, Literal};
 
 /// The truth value tested by `IS [NOT] TRUE|FALSE|UNKNOWN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Truth {
+pub(crate) enum Truth {
     /// `IS TRUE`.
     True,
     /// `IS FALSE`.
@@ -31,7 +31,7 @@ pub enum Truth {
 
 /// An untyped predicate over the fields of one list element.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ElementExpr {
+pub(crate) enum ElementExpr {
     /// A field of the element, by its current name.
     Field(String),
     /// A literal.
@@ -105,7 +105,7 @@ fn invalid(text: &str, what: impl std::fmt::Display) -> Error {
 }
 
 /// Parse the predicate string of an `any_element` call.
-pub fn parse_element_predicate(text: &str) -> Result<ElementExpr> {
+pub(crate) fn parse_element_predicate(text: &str) -> Result<ElementExpr> {
     let dialect = GenericDialect {};
     let mut parser = Parser::new(&dialect)
         .try_with_sql(text)
@@ -121,7 +121,7 @@ pub fn parse_element_predicate(text: &str) -> Result<ElementExpr> {
 }
 
 /// Convert a sqlparser expression into an [`ElementExpr`].
-pub fn convert(text: &str, expr: &Expr) -> Result<ElementExpr> {
+pub(crate) fn convert(text: &str, expr: &Expr) -> Result<ElementExpr> {
     let boxed = |e: &Expr| convert(text, e).map(Box::new);
     Ok(match expr {
         Expr::Nested(inner) => convert(text, inner)?,

@@ -25,7 +25,7 @@ use crate::lance::dataset::Dataset;
 
 /// One top-level conjunct of a filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FilterPart {
+pub(crate) enum FilterPart {
     /// An `any_element` call, possibly under `NOT`.
     AnyElement(AnyElementCall),
     /// Any other predicate, as SQL text.
@@ -111,7 +111,7 @@ fn mentions_any_element(expr: &Expr) -> bool {
 
 /// The conjuncts of a filter that holds an `any_element` call; `None` when it holds none
 /// (the filter is then a plain BTree filter).
-pub fn split_any_element_filter(text: &str) -> Result<Option<Vec<FilterPart>>> {
+pub(crate) fn split_any_element_filter(text: &str) -> Result<Option<Vec<FilterPart>>> {
     let expr = parse(text)?;
     if !mentions_any_element(&expr) {
         return Ok(None);
@@ -135,7 +135,7 @@ pub fn split_any_element_filter(text: &str) -> Result<Option<Vec<FilterPart>>> {
 
 /// A planned conjunct.
 #[derive(Debug)]
-pub enum PlannedPart {
+pub(crate) enum PlannedPart {
     /// An `any_element` call.
     AnyElement(Box<AnyElementQueryPlan>),
     /// A BTree query.
@@ -143,7 +143,7 @@ pub enum PlannedPart {
 }
 
 /// Plan every conjunct (concurrently: one wave).
-pub async fn plan_parts(
+pub(crate) async fn plan_parts(
     dataset: &Dataset,
     parts: &[FilterPart],
     allow_scan: bool,
@@ -164,7 +164,7 @@ pub async fn plan_parts(
 }
 
 /// `--explain` output of planned conjuncts.
-pub fn explain_parts(planned: &[PlannedPart]) -> serde_json::Value {
+pub(crate) fn explain_parts(planned: &[PlannedPart]) -> serde_json::Value {
     serde_json::Value::Array(
         planned
             .iter()
@@ -177,7 +177,7 @@ pub fn explain_parts(planned: &[PlannedPart]) -> serde_json::Value {
 }
 
 /// Execute planned conjuncts (concurrently) and intersect their answers.
-pub async fn execute_parts(
+pub(crate) async fn execute_parts(
     dataset: &Dataset,
     planned: &[PlannedPart],
     stats: &IoStats,

@@ -15,13 +15,16 @@
 
 use std::sync::Arc;
 
+#[cfg(test)]
 use arrow_array::cast::AsArray;
 use arrow_array::{
     new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array,
-    GenericListArray, Int16Array, Int32Array, Int64Array, Int8Array, LargeBinaryArray,
-    LargeStringArray, OffsetSizeTrait, StringArray, StructArray, UInt16Array, UInt32Array,
-    UInt64Array, UInt8Array,
+    Int16Array, Int32Array, Int64Array, Int8Array, LargeBinaryArray, LargeStringArray, StringArray,
+    UInt16Array, UInt32Array, UInt64Array, UInt8Array,
 };
+#[cfg(test)]
+use arrow_array::{GenericListArray, OffsetSizeTrait, StructArray};
+#[cfg(test)]
 use arrow_buffer::NullBuffer;
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SortOptions, TimeUnit};
@@ -31,7 +34,7 @@ use crate::error::{Error, Result};
 
 /// The logical type of a key field, as listed in the spec's key type table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum KeyType {
+pub(crate) enum KeyType {
     /// `bool`.
     Bool,
     /// `int8`.
@@ -77,7 +80,7 @@ pub enum KeyType {
 
 impl KeyType {
     /// Parse a Lance logical type string; `None` for types outside the spec's key table.
-    pub fn from_logical_type(logical_type: &str) -> Option<KeyType> {
+    pub(crate) fn from_logical_type(logical_type: &str) -> Option<KeyType> {
         Some(match logical_type {
             "bool" => KeyType::Bool,
             "int8" => KeyType::Int8,
@@ -116,7 +119,7 @@ impl KeyType {
     }
 
     /// The Lance logical type string.
-    pub fn logical_type(&self) -> String {
+    pub(crate) fn logical_type(&self) -> String {
         match self {
             KeyType::Bool => "bool".into(),
             KeyType::Int8 => "int8".into(),
@@ -148,7 +151,7 @@ impl KeyType {
     }
 
     /// The canonical Arrow type (Utf8 for `string`, Binary for `binary`).
-    pub fn arrow_type(&self) -> DataType {
+    pub(crate) fn arrow_type(&self) -> DataType {
         match self {
             KeyType::Bool => DataType::Boolean,
             KeyType::Int8 => DataType::Int8,
@@ -174,7 +177,7 @@ impl KeyType {
     }
 
     /// The key type of an Arrow type, if it has one (view types map to their plain type).
-    pub fn from_arrow_type(data_type: &DataType) -> Option<KeyType> {
+    pub(crate) fn from_arrow_type(data_type: &DataType) -> Option<KeyType> {
         Some(match data_type {
             DataType::Utf8View => KeyType::Utf8,
             DataType::BinaryView => KeyType::Binary,
@@ -210,12 +213,13 @@ impl KeyType {
     ];
 
     /// Whether an array of `data_type` holds values of this key type.
-    pub fn accepts(&self, data_type: &DataType) -> bool {
+    pub(crate) fn accepts(&self, data_type: &DataType) -> bool {
         KeyType::from_arrow_type(data_type).as_ref() == Some(self)
     }
 
     /// Value width W of a fixed-width key (`None` for strings and binaries).
-    pub fn fixed_width(&self) -> Option<usize> {
+    #[cfg(test)]
+    pub(crate) fn fixed_width(&self) -> Option<usize> {
         match self {
             KeyType::Bool | KeyType::Int8 | KeyType::UInt8 => Some(1),
             KeyType::Int16 | KeyType::UInt16 => Some(2),
@@ -229,15 +233,9 @@ impl KeyType {
         }
     }
 
-    /// The encoding of a null key: `0x00` then W zero bytes, or `0x00` alone for strings
-    /// and binaries (spec: "A null is the byte 0x00 ...").
-    pub fn null_encoding(&self) -> Vec<u8> {
-        vec![0u8; 1 + self.fixed_width().unwrap_or(0)]
-    }
-
     /// A one-element array of this key type holding `value` (null for `None`).
     /// `InvalidArgument` when the value does not fit the type.
-    pub fn scalar_array(&self, value: Option<&ElementValue>) -> Result<ArrayRef> {
+    pub(crate) fn scalar_array(&self, value: Option<&ElementValue>) -> Result<ArrayRef> {
         let data_type = self.arrow_type();
         let Some(value) = value else {
             return Ok(new_null_array(&data_type, 1));
@@ -329,13 +327,13 @@ fn retype(array: ArrayRef, data_type: DataType) -> Result<ArrayRef> {
 }
 
 /// Sort options of every key: ascending, nulls first.
-pub const KEY_SORT_OPTIONS: SortOptions = SortOptions {
+pub(crate) const KEY_SORT_OPTIONS: SortOptions = SortOptions {
     descending: false,
     nulls_first: true,
 };
 
 /// Encodes keys and key tuples of one index (its `key_types`, in key order).
-pub struct KeyEncoder {
+pub(crate) struct KeyEncoder {
     key_types: Vec<KeyType>,
     /// One single-field converter per key (keys encode independently; a tuple is the
     /// concatenation).
@@ -352,7 +350,7 @@ impl std::fmt::Debug for KeyEncoder {
 
 impl KeyEncoder {
     /// An encoder for these key types (at least one).
-    pub fn new(key_types: Vec<KeyType>) -> Result<Self> {
+    pub(crate) fn new(key_types: Vec<KeyType>) -> Result<Self> {
         if key_types.is_empty() {
             return Err(Error::InvalidArgument(
                 "a list element index needs at least one key".into(),
@@ -372,12 +370,17 @@ impl KeyEncoder {
     }
 
     /// The key types, in key order.
-    pub fn key_types(&self) -> &[KeyType] {
+    #[cfg(test)]
+    pub(crate) fn key_types(&self) -> &[KeyType] {
         &self.key_types
     }
 
     /// The encoding of one key (`position` in key order); `None` encodes a null.
-    pub fn encode_key(&self, position: usize, value: Option<&ElementValue>) -> Result<Vec<u8>> {
+    pub(crate) fn encode_key(
+        &self,
+        position: usize,
+        value: Option<&ElementValue>,
+    ) -> Result<Vec<u8>> {
         let (key_type, converter) = self
             .key_types
             .get(position)
@@ -390,7 +393,8 @@ impl KeyEncoder {
 
     /// The encoding of a tuple of the first `values.len()` keys (a prefix of the key
     /// order, or the whole tuple).
-    pub fn encode_tuple(&self, values: &[Option<ElementValue>]) -> Result<Vec<u8>> {
+    #[cfg(test)]
+    pub(crate) fn encode_tuple(&self, values: &[Option<ElementValue>]) -> Result<Vec<u8>> {
         if values.len() > self.key_types.len() {
             return Err(Error::InvalidArgument(format!(
                 "{} values for {} keys",
@@ -407,7 +411,8 @@ impl KeyEncoder {
 
     /// Encode whole key columns (one array per key, equal lengths) into one Binary value
     /// per row. Nulls in the arrays encode as null keys.
-    pub fn encode_columns(&self, columns: &[ArrayRef]) -> Result<BinaryArray> {
+    #[cfg(test)]
+    pub(crate) fn encode_columns(&self, columns: &[ArrayRef]) -> Result<BinaryArray> {
         if columns.len() != self.key_types.len() {
             return Err(Error::InvalidArgument(format!(
                 "{} key columns for {} keys",
@@ -440,7 +445,8 @@ impl KeyEncoder {
     /// tuple of null keys); a null list gives one entry with a null value; an empty list
     /// gives none. `key_children` are the positions of the key fields among the element
     /// struct's children, in key order.
-    pub fn encode_entries(
+    #[cfg(test)]
+    pub(crate) fn encode_entries(
         &self,
         list: &dyn Array,
         key_children: &[usize],
@@ -454,6 +460,7 @@ impl KeyEncoder {
         }
     }
 
+    #[cfg(test)]
     fn entries_of<O: OffsetSizeTrait>(
         &self,
         list: &GenericListArray<O>,
@@ -491,6 +498,7 @@ impl KeyEncoder {
 
 /// The key columns of an element struct with the struct's own validity applied, so that
 /// a null element's keys are all null whatever its child slots hold.
+#[cfg(test)]
 fn logical_key_columns(elements: &StructArray, key_children: &[usize]) -> Result<Vec<ArrayRef>> {
     key_children
         .iter()
@@ -514,7 +522,8 @@ fn logical_key_columns(elements: &StructArray, key_children: &[usize]) -> Result
 /// Index entries computed from list data (what the target's `page_data.lance` holds
 /// before sorting).
 #[derive(Debug, Clone)]
-pub struct ListElementEntries {
+#[cfg(test)]
+pub(crate) struct ListElementEntries {
     /// Encoded key tuples; null for a null list.
     pub values: BinaryArray,
     /// For each entry, the position of its row in the input list array.

@@ -69,14 +69,14 @@ impl SchemaView for Schema {
 
 /// Options of an `any_element` query.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct AnyElementOptions {
+pub(crate) struct AnyElementOptions {
     /// Planner limits.
     pub plan: PlanOptions,
 }
 
 /// One target segment in a plan.
 #[derive(Debug, Clone)]
-pub struct PlannedTarget {
+pub(crate) struct PlannedTarget {
     /// Its manifest entry.
     pub segment: IndexSegment,
     /// Fragments it answers for (its bitmap intersected with the current fragments).
@@ -89,7 +89,7 @@ pub struct PlannedTarget {
 
 /// The index chosen for a call.
 #[derive(Debug)]
-pub struct ChosenIndex {
+pub(crate) struct ChosenIndex {
     /// Index name.
     pub name: String,
     /// The resolved keys.
@@ -104,7 +104,7 @@ pub struct ChosenIndex {
 
 /// What an `any_element` query will read and how it answers.
 #[derive(Debug)]
-pub struct AnyElementQueryPlan {
+pub(crate) struct AnyElementQueryPlan {
     /// The call.
     pub call: AnyElementCall,
     /// Field id of the list column.
@@ -127,10 +127,11 @@ pub struct AnyElementQueryPlan {
 
 /// The answer of an `any_element` query.
 #[derive(Debug, Clone, Default)]
-pub struct AnyElementAnswer {
+pub(crate) struct AnyElementAnswer {
     /// Row addresses where the call (or its NOT) is TRUE.
     pub row_addresses: RoaringTreemap,
     /// Rows the index returned for a recheck.
+    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub rechecked_rows: u64,
 }
 
@@ -237,7 +238,7 @@ fn target_predicate(plan: &AnyElementPlan, strategy: &CallStrategy) -> Option<Pr
 }
 
 /// Plan an `any_element` call on `dataset` (one wave of metadata reads).
-pub async fn plan_any_element_query(
+pub(crate) async fn plan_any_element_query(
     dataset: &Dataset,
     call: &AnyElementCall,
     options: AnyElementOptions,
@@ -582,7 +583,7 @@ async fn evaluate_fragment(
 }
 
 /// Execute a plan.
-pub async fn execute_any_element_query(
+pub(crate) async fn execute_any_element_query(
     dataset: &Dataset,
     plan: &AnyElementQueryPlan,
     stats: &IoStats,
@@ -713,7 +714,8 @@ pub async fn execute_any_element_query(
 }
 
 /// Plan and execute.
-pub async fn query_any_element(
+#[cfg(test)]
+pub(crate) async fn query_any_element(
     dataset: &Dataset,
     call: &AnyElementCall,
     options: AnyElementOptions,
@@ -724,7 +726,7 @@ pub async fn query_any_element(
 }
 
 /// A JSON description of a plan (`--explain`).
-pub fn explain_any_element(plan: &AnyElementQueryPlan) -> serde_json::Value {
+pub(crate) fn explain_any_element(plan: &AnyElementQueryPlan) -> serde_json::Value {
     use serde_json::json;
     let strategy = match &plan.strategy {
         CallStrategy::IndexExact => "index (exact)",

@@ -29,7 +29,7 @@ use crate::error::Result;
 
 /// Limits of the planner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanOptions {
+pub(crate) struct PlanOptions {
     /// Most ranges searched for the TRUE rows; past it, trailing fixed keys become
     /// residual (the first key is always used).
     pub max_ranges: usize,
@@ -49,7 +49,7 @@ impl Default for PlanOptions {
 
 /// How far the index answers the TRUE rows of the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexAnswer {
+pub(crate) enum IndexAnswer {
     /// The rows found in [`AnyElementPlan::true_ranges`] are exactly the TRUE rows.
     Exact,
     /// The rows found are a superset of the TRUE rows; evaluate the call on them.
@@ -60,7 +60,7 @@ pub enum IndexAnswer {
 
 /// Whether the NULL rows of the call come from the index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NullRows {
+pub(crate) enum NullRows {
     /// NULL rows = (rows whose target value is null, i.e. null lists) ∪ (rows found in
     /// these ranges), minus the TRUE rows.
     FromIndex {
@@ -76,7 +76,7 @@ pub enum NullRows {
 
 /// The plan for one `any_element` call.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AnyElementPlan {
+pub(crate) struct AnyElementPlan {
     /// How far the index answers the TRUE rows.
     pub answer: IndexAnswer,
     /// Why the index is not used (for [`IndexAnswer::NotUsed`]).
@@ -95,7 +95,7 @@ pub struct AnyElementPlan {
 
 /// What to do for a call, given whether it is negated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallStrategy {
+pub(crate) enum CallStrategy {
     /// Result = rows found in the TRUE ranges.
     IndexExact,
     /// Candidates = rows found in the TRUE ranges; evaluate the call on their lists.
@@ -112,7 +112,7 @@ pub enum CallStrategy {
 
 impl AnyElementPlan {
     /// The strategy for the call, or for `NOT` the call when `negated`.
-    pub fn strategy(&self, negated: bool) -> CallStrategy {
+    pub(crate) fn strategy(&self, negated: bool) -> CallStrategy {
         match (self.answer, negated) {
             (IndexAnswer::NotUsed, _) => CallStrategy::EvaluateOnData {
                 reason: self.not_used_reason.clone().unwrap_or_default(),
@@ -136,7 +136,7 @@ impl AnyElementPlan {
     }
 
     /// Lines for `--explain`.
-    pub fn explain(&self) -> Vec<String> {
+    pub(crate) fn explain(&self) -> Vec<String> {
         let mut lines = Vec::new();
         match self.answer {
             IndexAnswer::NotUsed => lines.push(format!(
@@ -278,7 +278,7 @@ fn classify(
 }
 
 /// Plan a bound `any_element` predicate against an index's keys.
-pub fn plan_any_element(
+pub(crate) fn plan_any_element(
     bound: &BoundElementPredicate,
     keys: &[ResolvedKey],
     encoder: &KeyEncoder,

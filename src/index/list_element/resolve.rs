@@ -13,7 +13,7 @@ use crate::lance::proto::list_element::ListElementIndexDetails;
 
 /// One field of a Lance schema, as the resolver needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldView<'a> {
+pub(crate) struct FieldView<'a> {
     /// Lance field id.
     pub id: i32,
     /// Parent field id (-1 at the top level).
@@ -25,7 +25,7 @@ pub struct FieldView<'a> {
 }
 
 /// A Lance schema as a flat list of fields with ids and parent ids.
-pub trait SchemaView {
+pub(crate) trait SchemaView {
     /// The field with this id.
     fn field_by_id(&self, id: i32) -> Option<FieldView<'_>>;
     /// The direct children of a field, in schema order.
@@ -50,7 +50,8 @@ pub trait SchemaView {
 
 /// An owned field of a [`FlatSchema`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlatField {
+#[cfg(test)]
+pub(crate) struct FlatField {
     /// Lance field id.
     pub id: i32,
     /// Parent field id (-1 at the top level).
@@ -61,9 +62,10 @@ pub struct FlatField {
     pub logical_type: String,
 }
 
+#[cfg(test)]
 impl FlatField {
     /// A field.
-    pub fn new(id: i32, parent_id: i32, name: &str, logical_type: &str) -> Self {
+    pub(crate) fn new(id: i32, parent_id: i32, name: &str, logical_type: &str) -> Self {
         FlatField {
             id,
             parent_id,
@@ -75,11 +77,13 @@ impl FlatField {
 
 /// A minimal owned schema (Lance's flat field list), implementing [`SchemaView`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FlatSchema {
+#[cfg(test)]
+pub(crate) struct FlatSchema {
     /// Fields in schema (pre-)order.
     pub fields: Vec<FlatField>,
 }
 
+#[cfg(test)]
 impl SchemaView for FlatSchema {
     fn field_by_id(&self, id: i32) -> Option<FieldView<'_>> {
         self.fields.iter().find(|f| f.id == id).map(view)
@@ -94,6 +98,7 @@ impl SchemaView for FlatSchema {
     }
 }
 
+#[cfg(test)]
 fn view(f: &FlatField) -> FieldView<'_> {
     FieldView {
         id: f.id,
@@ -105,7 +110,7 @@ fn view(f: &FlatField) -> FieldView<'_> {
 
 /// A direct child of the element struct: what a predicate may refer to.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ElementField {
+pub(crate) struct ElementField {
     /// Lance field id.
     pub id: i32,
     /// Current name.
@@ -119,7 +124,7 @@ pub struct ElementField {
 
 impl ElementField {
     /// An element field from its logical type.
-    pub fn new(id: i32, name: &str, logical_type: &str) -> Self {
+    pub(crate) fn new(id: i32, name: &str, logical_type: &str) -> Self {
         ElementField {
             id,
             name: name.to_string(),
@@ -131,7 +136,7 @@ impl ElementField {
 
 /// One resolved key.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ResolvedKey {
+pub(crate) struct ResolvedKey {
     /// Lance field id.
     pub field_id: i32,
     /// The field's current name (what predicates use).
@@ -144,7 +149,8 @@ pub struct ResolvedKey {
 
 /// A list element index whose details passed every check against the current schema.
 #[derive(Debug)]
-pub struct ResolvedListElementIndex {
+#[allow(dead_code)] // every resolved field is kept (Debug output, explain), not all are read
+pub(crate) struct ResolvedListElementIndex {
     /// Field id of the indexed list<struct> column.
     pub column_id: i32,
     /// Current dotted path of the column.
@@ -165,7 +171,8 @@ pub struct ResolvedListElementIndex {
 
 impl ResolvedListElementIndex {
     /// Key position of a field id, if it is a key.
-    pub fn key_position(&self, field_id: i32) -> Option<usize> {
+    #[cfg(test)]
+    pub(crate) fn key_position(&self, field_id: i32) -> Option<usize> {
         self.keys.iter().position(|k| k.field_id == field_id)
     }
 }
@@ -173,7 +180,7 @@ impl ResolvedListElementIndex {
 /// Resolve an index: `details` from `IndexMetadata.index_details`, `indexed_fields` =
 /// `IndexMetadata.fields`, `index_version` = `IndexMetadata.index_version` (absent = 0).
 /// Any failed rule gives a [`Refusal`]: the index must not be used.
-pub fn resolve(
+pub(crate) fn resolve(
     details: &ListElementIndexDetails,
     indexed_fields: &[i32],
     index_version: i32,

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 
 /// One data file's read of the list column.
 #[derive(Debug, Clone)]
-pub struct ListPart {
+pub(crate) struct ListPart {
     /// A List or LargeList of Struct, one row per requested row.
     pub array: ArrayRef,
     /// Lance field id of each struct child, in child order.
@@ -29,7 +29,7 @@ pub struct ListPart {
 
 /// An element field to deliver.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WantedField {
+pub(crate) struct WantedField {
     /// Lance field id.
     pub id: i32,
     /// Current name.
@@ -41,7 +41,7 @@ pub struct WantedField {
 /// Stitch `parts` (all read with the same row selection of `num_rows` rows) into one
 /// list<struct<wanted...>>. With no parts (no file holds the column) every row is a null
 /// list.
-pub fn stitch_list_parts(
+pub(crate) fn stitch_list_parts(
     parts: &[ListPart],
     wanted: &[WantedField],
     num_rows: usize,

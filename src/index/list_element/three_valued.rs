@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 /// The predicate's value on one element whose referenced fields hold `values` (indexed
 /// like [`BoundElementPredicate::fields`]; `None` = null). `None` result = UNKNOWN.
 /// `Opaque` nodes evaluate to UNKNOWN here; [`evaluate_any_element`] refuses them first.
-pub fn eval_element(p: &ElementPredicate, values: &[Option<ElementValue>]) -> Option<bool> {
+pub(crate) fn eval_element(p: &ElementPredicate, values: &[Option<ElementValue>]) -> Option<bool> {
     use ElementPredicate as P;
     let get = |i: &usize| values.get(*i).and_then(Option::as_ref);
     match p {
@@ -127,7 +127,7 @@ fn distinct(a: Option<&ElementValue>, b: Option<&ElementValue>) -> bool {
 }
 
 /// The first opaque sub-expression, if any.
-pub fn find_opaque(p: &ElementPredicate) -> Option<&str> {
+pub(crate) fn find_opaque(p: &ElementPredicate) -> Option<&str> {
     use ElementPredicate as P;
     match p {
         P::Opaque(t) => Some(t),
@@ -139,7 +139,7 @@ pub fn find_opaque(p: &ElementPredicate) -> Option<&str> {
 
 /// `any_element(list, predicate)` for every row of `list` (a `List` or `LargeList` of
 /// `Struct`): TRUE, FALSE or NULL per the spec.
-pub fn evaluate_any_element(
+pub(crate) fn evaluate_any_element(
     list: &dyn Array,
     bound: &BoundElementPredicate,
 ) -> Result<BooleanArray> {

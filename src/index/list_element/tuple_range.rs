@@ -54,7 +54,7 @@ use std::ops::Bound;
 
 /// A range of encoded key tuples: `lower <= value < upper` (`upper == None`: unbounded).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EncodedRange {
+pub(crate) struct EncodedRange {
     /// Inclusive lower bound.
     pub lower: Vec<u8>,
     /// Exclusive upper bound; `None` when unbounded.
@@ -63,7 +63,7 @@ pub struct EncodedRange {
 
 impl EncodedRange {
     /// All tuples whose encoding starts with `prefix`: `[prefix, succ(prefix))`.
-    pub fn with_prefix(prefix: Vec<u8>) -> EncodedRange {
+    pub(crate) fn with_prefix(prefix: Vec<u8>) -> EncodedRange {
         let upper = successor(&prefix);
         EncodedRange {
             lower: prefix,
@@ -74,7 +74,7 @@ impl EncodedRange {
     /// Tuples starting with `prefix` whose next key lies between `lower` and `upper`,
     /// given as single-key encodings (see the module docs). `None` when the range is
     /// empty.
-    pub fn with_prefix_and_next_key(
+    pub(crate) fn with_prefix_and_next_key(
         prefix: &[u8],
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
@@ -95,23 +95,14 @@ impl EncodedRange {
     }
 
     /// Whether no byte string lies in the range.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         matches!(&self.upper, Some(upper) if *upper <= self.lower)
     }
 
     /// Whether `value` lies in the range.
-    pub fn contains(&self, value: &[u8]) -> bool {
+    #[cfg(test)]
+    pub(crate) fn contains(&self, value: &[u8]) -> bool {
         value >= self.lower.as_slice() && self.upper.as_deref().is_none_or(|upper| value < upper)
-    }
-
-    /// The range as Rust bounds (for a BTree range query over Binary values).
-    pub fn bounds(&self) -> (Bound<&[u8]>, Bound<&[u8]>) {
-        (
-            Bound::Included(self.lower.as_slice()),
-            self.upper
-                .as_deref()
-                .map_or(Bound::Unbounded, Bound::Excluded),
-        )
     }
 }
 
@@ -126,7 +117,7 @@ impl std::fmt::Display for EncodedRange {
 }
 
 /// Bytes as space-separated upper-case hex pairs (the spec's spelling).
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 3);
     for (i, b) in bytes.iter().enumerate() {
         if i > 0 {
@@ -140,7 +131,7 @@ pub fn hex(bytes: &[u8]) -> String {
 /// The smallest byte string greater than every string that starts with `bytes`: drop
 /// trailing `0xFF` bytes, then increment the last one. `None` when no such string exists
 /// (`bytes` empty or all `0xFF`).
-pub fn successor(bytes: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn successor(bytes: &[u8]) -> Option<Vec<u8>> {
     let last = bytes.iter().rposition(|&b| b != 0xFF)?;
     let mut out = bytes[..=last].to_vec();
     out[last] += 1;

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 /// A non-null value of one scalar field of a list element, or a literal coerced to a
 /// field's type.
 #[derive(Debug, Clone)]
-pub enum ElementValue {
+pub(crate) enum ElementValue {
     /// Boolean.
     Bool(bool),
     /// Int8..Int64, Date32 (days), Date64 (ms), Timestamp (stored integer in its unit).
@@ -39,7 +39,7 @@ pub enum ElementValue {
 impl ElementValue {
     /// Compare two values in the order described in the module docs; `None` when the two
     /// kinds cannot be compared (e.g. a string with an integer).
-    pub fn compare(&self, other: &ElementValue) -> Option<Ordering> {
+    pub(crate) fn compare(&self, other: &ElementValue) -> Option<Ordering> {
         use ElementValue as V;
         Some(match (self, other) {
             (V::Bool(a), V::Bool(b)) => a.cmp(b),
@@ -57,7 +57,7 @@ impl ElementValue {
     }
 
     /// Whether this is a float zero (either sign).
-    pub fn is_float_zero(&self) -> bool {
+    pub(crate) fn is_float_zero(&self) -> bool {
         match self {
             ElementValue::Float32(v) => *v == 0.0,
             ElementValue::Float64(v) => *v == 0.0,
@@ -66,7 +66,7 @@ impl ElementValue {
     }
 
     /// The same kind of float zero with the given sign; other values unchanged.
-    pub fn with_zero_sign(&self, negative: bool) -> ElementValue {
+    pub(crate) fn with_zero_sign(&self, negative: bool) -> ElementValue {
         match self {
             ElementValue::Float32(v) if *v == 0.0 => {
                 ElementValue::Float32(if negative { -0.0 } else { 0.0 })
@@ -107,37 +107,8 @@ impl std::fmt::Display for ElementValue {
     }
 }
 
-/// Whether lakeseek can read values of this Arrow type from an element field (the types
-/// of the spec's key table, with the view variants).
-pub fn is_scalar_field_type(data_type: &DataType) -> bool {
-    use DataType as T;
-    matches!(
-        data_type,
-        T::Boolean
-            | T::Int8
-            | T::Int16
-            | T::Int32
-            | T::Int64
-            | T::UInt8
-            | T::UInt16
-            | T::UInt32
-            | T::UInt64
-            | T::Float32
-            | T::Float64
-            | T::Date32
-            | T::Date64
-            | T::Timestamp(_, _)
-            | T::Utf8
-            | T::LargeUtf8
-            | T::Utf8View
-            | T::Binary
-            | T::LargeBinary
-            | T::BinaryView
-    )
-}
-
 /// Typed, downcast-once access to the values of a scalar Arrow array.
-pub enum FieldColumn<'a> {
+pub(crate) enum FieldColumn<'a> {
     /// Boolean.
     Bool(&'a BooleanArray),
     /// Any signed integer family array, widened to i64.
@@ -153,7 +124,7 @@ pub enum FieldColumn<'a> {
 }
 
 /// Signed integer family arrays.
-pub enum IntColumn<'a> {
+pub(crate) enum IntColumn<'a> {
     /// Int8.
     I8(&'a PrimitiveArray<Int8Type>),
     /// Int16.
@@ -165,7 +136,7 @@ pub enum IntColumn<'a> {
 }
 
 /// Unsigned integer arrays.
-pub enum UIntColumn<'a> {
+pub(crate) enum UIntColumn<'a> {
     /// UInt8.
     U8(&'a PrimitiveArray<UInt8Type>),
     /// UInt16.
@@ -177,7 +148,7 @@ pub enum UIntColumn<'a> {
 }
 
 /// String and binary arrays.
-pub enum BytesColumn<'a> {
+pub(crate) enum BytesColumn<'a> {
     /// Utf8.
     Utf8(&'a arrow_array::StringArray),
     /// LargeUtf8.
@@ -194,7 +165,7 @@ pub enum BytesColumn<'a> {
 
 impl<'a> FieldColumn<'a> {
     /// Downcast `array`; `Unsupported` for types outside [`is_scalar_field_type`].
-    pub fn new(array: &'a dyn Array) -> Result<Self> {
+    pub(crate) fn new(array: &'a dyn Array) -> Result<Self> {
         use DataType as T;
         Ok(match array.data_type() {
             T::Boolean => FieldColumn::Bool(array.as_boolean()),
@@ -245,18 +216,8 @@ impl<'a> FieldColumn<'a> {
         }
     }
 
-    /// Number of values.
-    pub fn len(&self) -> usize {
-        self.array().len()
-    }
-
-    /// Whether the column has no values.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The value at `index` (`None` when null or out of bounds).
-    pub fn value(&self, index: usize) -> Option<ElementValue> {
+    pub(crate) fn value(&self, index: usize) -> Option<ElementValue> {
         let array = self.array();
         if index >= array.len() || array.is_null(index) {
             return None;

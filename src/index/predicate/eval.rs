@@ -4,15 +4,14 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 
 use super::{LeafQuery, Predicate};
-use crate::error::{Error, Result};
-use crate::index::key::{KeyColumn, KeyRef};
+use crate::index::key::KeyRef;
 
 /// The truth of a predicate on one row: `Some(true)`, `Some(false)` or `None` (NULL).
-pub type RowTruth = Option<bool>;
+pub(crate) type RowTruth = Option<bool>;
 
 impl LeafQuery {
     /// Truth of this test for a value (`None` = the value is null).
-    pub fn eval(&self, value: Option<KeyRef<'_>>) -> RowTruth {
+    pub(crate) fn eval(&self, value: Option<KeyRef<'_>>) -> RowTruth {
         if let LeafQuery::IsNull = self {
             return Some(value.is_none());
         }
@@ -50,7 +49,7 @@ impl LeafQuery {
 
 impl Predicate {
     /// Truth for one row; `value(c)` is the row's value of filter column `c`.
-    pub fn eval<'a>(&self, value: &dyn Fn(usize) -> Option<KeyRef<'a>>) -> RowTruth {
+    pub(crate) fn eval<'a>(&self, value: &dyn Fn(usize) -> Option<KeyRef<'a>>) -> RowTruth {
         match self {
             Predicate::Leaf(l) => l.query.eval(value(l.column)),
             Predicate::Not(p) => p.eval(value).map(|b| !b),
@@ -79,21 +78,4 @@ impl Predicate {
             }
         }
     }
-}
-
-/// Indices of the rows where `predicate` is TRUE; `columns[c]` holds filter column `c`
-/// (all of the same length).
-pub fn evaluate_rows(predicate: &Predicate, columns: &[KeyColumn]) -> Result<Vec<usize>> {
-    let len = columns.first().map_or(0, |c| c.len());
-    if columns.iter().any(|c| c.len() != len) {
-        return Err(Error::corrupt("filter columns have different lengths"));
-    }
-    let mut out = Vec::new();
-    for row in 0..len {
-        let get = |c: usize| columns.get(c).and_then(|col| col.get(row));
-        if predicate.eval(&get) == Some(true) {
-            out.push(row);
-        }
-    }
-    Ok(out)
 }

@@ -7,11 +7,11 @@ use sqlparser::tokenizer::Token;
 
 use crate::error::{Error, Result};
 use crate::index::sql_literal::try_literal;
-pub use crate::index::sql_literal::{CompareOp, Literal};
+pub(crate) use crate::index::sql_literal::{CompareOp, Literal};
 
 /// One side of a comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Operand {
+pub(crate) enum Operand {
     /// A column path.
     Column(String),
     /// A literal.
@@ -20,7 +20,7 @@ pub enum Operand {
 
 /// An untyped filter tree.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Filter {
+pub(crate) enum Filter {
     /// Conjunction.
     And(Vec<Filter>),
     /// Disjunction.
@@ -74,7 +74,7 @@ fn invalid(text: &str, what: impl std::fmt::Display) -> Error {
 }
 
 /// Parse a filter expression.
-pub fn parse_filter(text: &str) -> Result<Filter> {
+pub(crate) fn parse_filter(text: &str) -> Result<Filter> {
     let dialect = GenericDialect {};
     let mut parser = Parser::new(&dialect)
         .try_with_sql(text)

@@ -42,7 +42,7 @@ use crate::io::source::{ObjectVersion, RangeSource};
 
 /// What a [`FaultSource`] can do to one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FaultKind {
+pub(crate) enum FaultKind {
     /// A transient 503-like store error.
     ServerError,
     /// A timeout error after [`FaultConfig::timeout_delay`].
@@ -57,7 +57,7 @@ pub enum FaultKind {
 
 /// Which faults a [`FaultSource`] injects, and how often.
 #[derive(Debug, Clone)]
-pub struct FaultConfig {
+pub(crate) struct FaultConfig {
     /// Seed of every decision.
     pub seed: u64,
     /// Probability (0..=1) of each kind per attempt, checked in this order; the first that
@@ -89,7 +89,7 @@ impl Default for FaultConfig {
 
 impl FaultConfig {
     /// No faults, decisions seeded by `seed`.
-    pub fn seeded(seed: u64) -> Self {
+    pub(crate) fn seeded(seed: u64) -> Self {
         Self {
             seed,
             ..Self::default()
@@ -97,13 +97,13 @@ impl FaultConfig {
     }
 
     /// Also inject `kind` with probability `p` per attempt.
-    pub fn with(mut self, kind: FaultKind, p: f64) -> Self {
+    pub(crate) fn with(mut self, kind: FaultKind, p: f64) -> Self {
         self.probabilities.push((kind, p));
         self
     }
 
     /// Fail every attempt on paths containing `path_part` with `kind`.
-    pub fn failing_path(mut self, path_part: impl Into<String>, kind: FaultKind) -> Self {
+    pub(crate) fn failing_path(mut self, path_part: impl Into<String>, kind: FaultKind) -> Self {
         self.persistent.push((path_part.into(), kind));
         self
     }
@@ -111,7 +111,7 @@ impl FaultConfig {
 
 /// What a [`FaultSource`] saw and injected so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FaultCounts {
+pub(crate) struct FaultCounts {
     /// Attempts seen (all reads, faulty or not).
     pub attempts: u64,
     /// Transient 503-like errors injected.
@@ -130,7 +130,7 @@ pub struct FaultCounts {
 
 impl FaultCounts {
     /// All injected faults (stalls included).
-    pub fn injected(&self) -> u64 {
+    pub(crate) fn injected(&self) -> u64 {
         self.server_errors
             + self.timeouts
             + self.stalls
@@ -140,7 +140,7 @@ impl FaultCounts {
     }
 
     /// Injected faults that make an attempt fail (everything but stalls).
-    pub fn failing(&self) -> u64 {
+    pub(crate) fn failing(&self) -> u64 {
         self.injected() - self.stalls
     }
 }
@@ -160,7 +160,7 @@ struct Counters {
 /// error so lakeseek classifies it exactly as it would a real one.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
-pub struct InjectedFault(String);
+pub(crate) struct InjectedFault(String);
 
 /// Which kind of read an attempt is, for the decision hash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -174,7 +174,7 @@ type ReadKey = (ReadOp, String, u64, u64);
 
 /// Deterministic fault injection around a [`RangeSource`]; see the module docs.
 #[derive(Debug, Clone)]
-pub struct FaultSource {
+pub(crate) struct FaultSource {
     inner: Arc<dyn RangeSource>,
     config: Arc<FaultConfig>,
     counters: Arc<Counters>,
@@ -185,7 +185,7 @@ pub struct FaultSource {
 
 impl FaultSource {
     /// Wrap `inner` with the faults of `config`.
-    pub fn new(inner: Arc<dyn RangeSource>, config: FaultConfig) -> Self {
+    pub(crate) fn new(inner: Arc<dyn RangeSource>, config: FaultConfig) -> Self {
         let persistent = Arc::new(Mutex::new(config.persistent.clone()));
         Self {
             inner,
@@ -199,30 +199,22 @@ impl FaultSource {
 
     /// From now on, fail every attempt on paths containing `path_part` with `kind` (shared by
     /// clones, so a reader opened over this source sees it too).
-    pub fn fail_path(&self, path_part: impl Into<String>, kind: FaultKind) {
+    pub(crate) fn fail_path(&self, path_part: impl Into<String>, kind: FaultKind) {
         self.persistent
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((path_part.into(), kind));
     }
 
-    /// Stop all persistent failures.
-    pub fn heal_paths(&self) {
-        self.persistent
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-    }
-
     /// Advertise `policy` as the [`RangeSource::retry_policy`] instead of the inner source's
     /// (tests use small budgets this way).
-    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+    pub(crate) fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
     }
 
     /// What was injected so far.
-    pub fn counts(&self) -> FaultCounts {
+    pub(crate) fn counts(&self) -> FaultCounts {
         let c = &self.counters;
         let load = |a: &AtomicU64| a.load(Ordering::SeqCst);
         FaultCounts {

@@ -15,20 +15,15 @@ use crate::io::source::{ObjectVersion, RangeSource};
 /// trip would. Concurrent requests wait concurrently, so round trips (not requests) decide
 /// the wall time, as on a real object store.
 #[derive(Debug, Clone)]
-pub struct LatencySource {
+pub(crate) struct LatencySource {
     inner: Arc<dyn RangeSource>,
     delay: Duration,
 }
 
 impl LatencySource {
     /// Wrap `inner`, adding `delay` to every request.
-    pub fn new(inner: Arc<dyn RangeSource>, delay: Duration) -> Self {
+    pub(crate) fn new(inner: Arc<dyn RangeSource>, delay: Duration) -> Self {
         Self { inner, delay }
-    }
-
-    /// The per-request delay.
-    pub fn delay(&self) -> Duration {
-        self.delay
     }
 
     async fn wait(&self) {

@@ -14,7 +14,7 @@ use crate::io::source::{ObjectVersion, RangeSource};
 /// Lets at most `limit` requests run at once through the inner source, however many
 /// fetches share it (a [`RangeFetcher`](crate::io::RangeFetcher)'s own bound is per wave).
 #[derive(Debug, Clone)]
-pub struct ConcurrencyLimitSource {
+pub(crate) struct ConcurrencyLimitSource {
     inner: Arc<dyn RangeSource>,
     permits: Arc<Semaphore>,
     limit: usize,
@@ -22,18 +22,13 @@ pub struct ConcurrencyLimitSource {
 
 impl ConcurrencyLimitSource {
     /// Wrap `inner`, allowing `limit` (at least 1) requests in flight.
-    pub fn new(inner: Arc<dyn RangeSource>, limit: usize) -> Self {
+    pub(crate) fn new(inner: Arc<dyn RangeSource>, limit: usize) -> Self {
         let limit = limit.max(1);
         Self {
             inner,
             permits: Arc::new(Semaphore::new(limit)),
             limit,
         }
-    }
-
-    /// The cap.
-    pub fn limit(&self) -> usize {
-        self.limit
     }
 
     async fn permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {

@@ -26,11 +26,9 @@ mod limit;
 mod recording;
 
 #[cfg(any(test, feature = "testing"))]
-pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord};
+pub(crate) use counting::{CountingConnector, HttpCountsSnapshot, HttpRequestRecord};
 #[cfg(test)]
-pub use fault::{FaultConfig, FaultCounts, FaultKind, FaultSource, InjectedFault};
-pub use latency::LatencySource;
+pub(crate) use fault::{FaultConfig, FaultCounts, FaultKind, FaultSource};
+pub(crate) use latency::LatencySource;
 #[cfg(test)]
-pub use limit::ConcurrencyLimitSource;
-#[cfg(test)]
-pub use recording::{ReadKind, RecordedRead, RecordingSource};
+pub(crate) use recording::{ReadKind, RecordingSource};

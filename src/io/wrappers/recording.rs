@@ -12,7 +12,7 @@ use crate::io::source::{ObjectVersion, RangeSource};
 
 /// What kind of read was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadKind {
+pub(crate) enum ReadKind {
     /// `get_range` of this byte range.
     Range(Range<u64>),
     /// `get_suffix` of the last this-many bytes.
@@ -23,7 +23,7 @@ pub enum ReadKind {
 
 /// One read seen by a [`RecordingSource`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordedRead {
+pub(crate) struct RecordedRead {
     /// Object path.
     pub path: String,
     /// What was asked for.
@@ -41,14 +41,14 @@ pub struct RecordedRead {
 /// read-plan assertion wants: `!rec.touched("f.lance", page3)` means no byte of page 3 was
 /// fetched, not even as coalescing filler.
 #[derive(Debug)]
-pub struct RecordingSource {
+pub(crate) struct RecordingSource {
     inner: Arc<dyn RangeSource>,
     log: Mutex<Vec<RecordedRead>>,
 }
 
 impl RecordingSource {
     /// Wrap `inner`.
-    pub fn new(inner: Arc<dyn RangeSource>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn RangeSource>) -> Self {
         Self {
             inner,
             log: Mutex::new(Vec::new()),
@@ -79,32 +79,27 @@ impl RecordingSource {
     }
 
     /// All reads so far.
-    pub fn reads(&self) -> Vec<RecordedRead> {
+    pub(crate) fn reads(&self) -> Vec<RecordedRead> {
         self.log().clone()
     }
 
     /// All reads so far, clearing the log.
-    pub fn take(&self) -> Vec<RecordedRead> {
+    pub(crate) fn take(&self) -> Vec<RecordedRead> {
         std::mem::take(&mut *self.log())
     }
 
     /// Forget all reads.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.log().clear();
     }
 
-    /// Number of reads so far.
-    pub fn len(&self) -> usize {
-        self.log().len()
-    }
-
     /// Whether nothing was read yet.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.log().is_empty()
     }
 
     /// Absolute byte ranges returned for `path`, in issue order (failed reads left out).
-    pub fn ranges_of(&self, path: &str) -> Vec<Range<u64>> {
+    pub(crate) fn ranges_of(&self, path: &str) -> Vec<Range<u64>> {
         self.log()
             .iter()
             .filter(|r| r.path == path)
@@ -113,14 +108,14 @@ impl RecordingSource {
     }
 
     /// Whether any returned byte of `path` lies in `range`.
-    pub fn touched(&self, path: &str, range: Range<u64>) -> bool {
+    pub(crate) fn touched(&self, path: &str, range: Range<u64>) -> bool {
         self.ranges_of(path)
             .iter()
             .any(|r| r.start < range.end && range.start < r.end)
     }
 
     /// Total bytes returned so far, over all paths.
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         self.log()
             .iter()
             .filter_map(|r| r.bytes.as_ref())

@@ -40,7 +40,7 @@ fn buffer_suffix(compression: &Option<BufferCompression>) -> String {
 }
 
 /// The compression tree as text, e.g. `General(zstd, Variable(offsets: Flat(32)))`.
-pub fn describe(encoding: &CompressiveEncoding) -> String {
+pub(crate) fn describe(encoding: &CompressiveEncoding) -> String {
     let Some(compression) = &encoding.compression else {
         return "<unset>".to_string();
     };
@@ -127,7 +127,7 @@ pub fn describe(encoding: &CompressiveEncoding) -> String {
 }
 
 /// Names of every codec node of the tree, pre-order ("General(lz4)" for general compression).
-pub fn codec_names(encoding: &CompressiveEncoding) -> Vec<String> {
+pub(crate) fn codec_names(encoding: &CompressiveEncoding) -> Vec<String> {
     let mut names = Vec::new();
     collect(encoding, &mut names);
     names

@@ -31,10 +31,10 @@ use crate::lance::proto::encodings::compressive_encoding::Compression;
 use crate::lance::proto::encodings::CompressiveEncoding;
 use common::{require_payload, variant};
 
-pub use describe::{codec_names, describe};
+pub(crate) use describe::{codec_names, describe};
 
 /// Upper bound on the size of any single decoded output (1 GiB). Larger claims are `Corrupt`.
-pub const MAX_DECODED_BYTES: usize = 1 << 30;
+pub(crate) const MAX_DECODED_BYTES: usize = 1 << 30;
 
 /// Decoded values of a chunk/block.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,7 +88,7 @@ impl DecodedValues {
 
 /// Decode one mini-block chunk's value buffers (each already sliced to its declared size, no
 /// padding) holding `num_values` values.
-pub fn decode_miniblock(
+pub(crate) fn decode_miniblock(
     encoding: &CompressiveEncoding,
     buffers: &[Bytes],
     num_values: usize,
@@ -156,7 +156,7 @@ pub fn decode_miniblock(
 }
 
 /// Value buffers per chunk this encoding writes (to cross-check `MiniBlockLayout.num_buffers`).
-pub fn miniblock_buffer_count(encoding: &CompressiveEncoding) -> Result<usize> {
+pub(crate) fn miniblock_buffer_count(encoding: &CompressiveEncoding) -> Result<usize> {
     match variant(encoding)? {
         Compression::Flat(_)
         | Compression::InlineBitpacking(_)
@@ -177,7 +177,7 @@ pub fn miniblock_buffer_count(encoding: &CompressiveEncoding) -> Result<usize> {
 }
 
 /// Decode a block: page dictionaries, rep/def levels, constant-layout levels, 2.3 sequences.
-pub fn decode_block(
+pub(crate) fn decode_block(
     encoding: &CompressiveEncoding,
     payload: Option<Bytes>,
     num_values: usize,
@@ -258,7 +258,7 @@ pub fn decode_block(
 }
 
 /// Rep/def levels as u16 (block form).
-pub fn decode_levels(
+pub(crate) fn decode_levels(
     encoding: &CompressiveEncoding,
     payload: Option<Bytes>,
     num_values: usize,
@@ -283,7 +283,7 @@ pub fn decode_levels(
 
 /// [`decode_levels`] as `(value, length)` runs: RLE blocks are read run by run without
 /// expanding them; any other encoding is decoded and grouped into runs.
-pub fn decode_level_runs(
+pub(crate) fn decode_level_runs(
     encoding: &CompressiveEncoding,
     payload: Option<Bytes>,
     num_values: usize,
@@ -305,7 +305,7 @@ pub fn decode_level_runs(
 /// 2.3 unsigned sequences (positions, counts): u64 values under the generic block grammar
 /// (Constant without value = empty, Range, Flat64, OOL bitpacking, Delta, General, Rle,
 /// Dictionary). `num_values` is the cardinality from the container.
-pub fn decode_u64_sequence(
+pub(crate) fn decode_u64_sequence(
     encoding: &CompressiveEncoding,
     payload: Option<Bytes>,
     num_values: usize,
@@ -315,7 +315,8 @@ pub fn decode_u64_sequence(
 }
 
 /// 2.3 u32 sequences under the same grammar (indexed dictionary indices), widened to u64.
-pub fn decode_u32_sequence(
+#[cfg(test)]
+pub(crate) fn decode_u32_sequence(
     encoding: &CompressiveEncoding,
     payload: Option<Bytes>,
     num_values: usize,
@@ -326,7 +327,7 @@ pub fn decode_u32_sequence(
 
 /// Whether the block codec has a payload buffer (metadata-only codecs like Constant/Range/
 /// Delta-of-Range do not).
-pub fn block_has_payload(encoding: &CompressiveEncoding) -> Result<bool> {
+pub(crate) fn block_has_payload(encoding: &CompressiveEncoding) -> Result<bool> {
     match variant(encoding)? {
         Compression::Constant(_) => Ok(false),
         Compression::Range(_) => Ok(false),
@@ -356,7 +357,11 @@ pub fn block_has_payload(encoding: &CompressiveEncoding) -> Result<bool> {
 /// The true level count of a legacy block RLE of u16 levels with u8 run lengths (pylance
 /// 6.0.1 wrote such chunks with a `num_levels` header that overflowed u16); `None` for other
 /// encodings.
-pub fn infer_level_count(encoding: &CompressiveEncoding, payload: &Bytes) -> Result<Option<u64>> {
+#[cfg(test)]
+pub(crate) fn infer_level_count(
+    encoding: &CompressiveEncoding,
+    payload: &Bytes,
+) -> Result<Option<u64>> {
     match variant(encoding)? {
         Compression::Rle(r) => rle::infer_level_count(r, payload),
         _ => Ok(None),
@@ -365,7 +370,7 @@ pub fn infer_level_count(encoding: &CompressiveEncoding, payload: &Bytes) -> Res
 
 /// Full-zip per-value decoders: the caller has already stripped control words and lengths.
 /// `data` holds `num_values` values of the encoding's fixed width.
-pub fn decode_fullzip_fixed(
+pub(crate) fn decode_fullzip_fixed(
     encoding: &CompressiveEncoding,
     data: Bytes,
     num_values: usize,
@@ -390,7 +395,7 @@ pub fn decode_fullzip_fixed(
 }
 
 /// Full-zip variable-width values: `offsets` (`n+1`, non-decreasing) into `data`.
-pub fn decode_fullzip_variable(
+pub(crate) fn decode_fullzip_variable(
     encoding: &CompressiveEncoding,
     offsets: Vec<u64>,
     data: Bytes,

@@ -15,7 +15,7 @@ use crate::lance::dataset::manifest::DeletionKind;
 
 /// Deleted row offsets of one fragment.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct DeletionVector(pub RoaringBitmap);
+pub(crate) struct DeletionVector(pub RoaringBitmap);
 
 impl DeepSize for DeletionVector {
     fn deep_size(&self) -> usize {
@@ -24,7 +24,7 @@ impl DeepSize for DeletionVector {
 }
 
 /// Decode a deletion file of the given kind.
-pub fn decode_deletion_file(kind: DeletionKind, bytes: &Bytes) -> Result<DeletionVector> {
+pub(crate) fn decode_deletion_file(kind: DeletionKind, bytes: &Bytes) -> Result<DeletionVector> {
     match kind {
         DeletionKind::Bitmap => RoaringBitmap::deserialize_from(&bytes[..])
             .map(DeletionVector)

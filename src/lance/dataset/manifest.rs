@@ -21,37 +21,34 @@ use crate::lance::proto::table as pb;
 
 /// Bytes read from the end of a manifest on the first request (lance reads 64 KiB too):
 /// small manifests (the common case) arrive whole, index section included.
-pub const MANIFEST_TAIL_BYTES: u64 = 64 * 1024;
+pub(crate) const MANIFEST_TAIL_BYTES: u64 = 64 * 1024;
 /// Length of the manifest footer.
-pub const MANIFEST_FOOTER_LEN: u64 = 16;
+pub(crate) const MANIFEST_FOOTER_LEN: u64 = 16;
 const MAGIC: &[u8; 4] = b"LANC";
 
 /// Reader feature flag bits (Manifest.reader_feature_flags).
-pub mod reader_flags {
+pub(crate) mod reader_flags {
     /// Deletion files are present.
-    pub const DELETION_FILES: u64 = 1 << 0;
+    pub(crate) const DELETION_FILES: u64 = 1 << 0;
     /// Stable row ids.
-    pub const STABLE_ROW_IDS: u64 = 1 << 1;
+    pub(crate) const STABLE_ROW_IDS: u64 = 1 << 1;
     /// Deprecated "use v2 format" flag.
-    pub const USE_V2_FORMAT_DEPRECATED: u64 = 1 << 2;
+    pub(crate) const USE_V2_FORMAT_DEPRECATED: u64 = 1 << 2;
     /// Table config present.
-    pub const TABLE_CONFIG: u64 = 1 << 3;
+    pub(crate) const TABLE_CONFIG: u64 = 1 << 3;
     /// Multiple base paths.
-    pub const BASE_PATHS: u64 = 1 << 4;
+    #[cfg(test)]
+    pub(crate) const BASE_PATHS: u64 = 1 << 4;
     /// Transaction files disabled.
-    pub const NO_TRANSACTION_FILES: u64 = 1 << 5;
-    /// Data overlay files present.
-    pub const DATA_OVERLAYS: u64 = 1 << 6;
+    pub(crate) const NO_TRANSACTION_FILES: u64 = 1 << 5;
     /// Some index declares covering fields.
-    pub const COVERING_INDEX_FIELDS: u64 = 1 << 7;
+    pub(crate) const COVERING_INDEX_FIELDS: u64 = 1 << 7;
     /// Data files may have different exact versions.
-    pub const MIXED_DATA_FILE_VERSIONS: u64 = 1 << 8;
+    pub(crate) const MIXED_DATA_FILE_VERSIONS: u64 = 1 << 8;
     /// Fragment reuse index present.
-    pub const FRAGMENT_REUSE_INDEX: u64 = 1 << 10;
-    /// Fragment records live in a fragment tree.
-    pub const FRAGMENT_TREE: u64 = 1 << 12;
+    pub(crate) const FRAGMENT_REUSE_INDEX: u64 = 1 << 10;
     /// IndexMetadata.fields and covering_fields are independent declarations.
-    pub const INDEPENDENT_COVERING_FIELDS: u64 = 1 << 13;
+    pub(crate) const INDEPENDENT_COVERING_FIELDS: u64 = 1 << 13;
 
     /// Every bit lakeseek can read a dataset with. Deletion files, stable row ids and
     /// fragment reuse are handled by the reader; covering fields are safe because an index
@@ -59,7 +56,7 @@ pub mod reader_flags {
     /// safe because each data file's own version is used. Everything else (overlays,
     /// base paths, fragment trees, spilled lineage, managed blobs, zone seeds, unknown
     /// bits) is refused.
-    pub const SUPPORTED: u64 = DELETION_FILES
+    pub(crate) const SUPPORTED: u64 = DELETION_FILES
         | STABLE_ROW_IDS
         | USE_V2_FORMAT_DEPRECATED
         | TABLE_CONFIG
@@ -72,14 +69,14 @@ pub mod reader_flags {
 
 /// Bytes of one object known so far, as absolute-offset chunks.
 #[derive(Debug, Clone, Default)]
-pub struct KnownBytes {
+pub(crate) struct KnownBytes {
     size: u64,
     chunks: Vec<(u64, Bytes)>,
 }
 
 impl KnownBytes {
     /// Nothing known yet about an object of `size` bytes.
-    pub fn new(size: u64) -> Self {
+    pub(crate) fn new(size: u64) -> Self {
         Self {
             size,
             chunks: Vec::new(),
@@ -87,17 +84,17 @@ impl KnownBytes {
     }
 
     /// Object size.
-    pub fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         self.size
     }
 
     /// Record bytes read at absolute offset `start`.
-    pub fn add(&mut self, start: u64, bytes: Bytes) {
+    pub(crate) fn add(&mut self, start: u64, bytes: Bytes) {
         self.chunks.push((start, bytes));
     }
 
     /// The bytes of `range` if one chunk covers it.
-    pub fn slice(&self, range: Range<u64>) -> Option<Bytes> {
+    pub(crate) fn slice(&self, range: Range<u64>) -> Option<Bytes> {
         self.chunks.iter().find_map(|(start, b)| {
             let end = start + b.len() as u64;
             (range.start >= *start && range.end <= end && range.start <= range.end)
@@ -108,7 +105,7 @@ impl KnownBytes {
 
 /// Next step of decoding a manifest file.
 #[derive(Debug)]
-pub enum ManifestStep {
+pub(crate) enum ManifestStep {
     /// Read this absolute range and call [`decode_manifest_file`] again.
     NeedRange(Range<u64>),
     /// Fully decoded.
@@ -117,7 +114,7 @@ pub enum ManifestStep {
 
 /// Decode a manifest file from the bytes known so far (pure). Asks for at most two more
 /// ranges: the rest of an oversized manifest, then an index section outside the tail.
-pub fn decode_manifest_file(known: &KnownBytes) -> Result<ManifestStep> {
+pub(crate) fn decode_manifest_file(known: &KnownBytes) -> Result<ManifestStep> {
     let size = known.size();
     if size < MANIFEST_FOOTER_LEN + 4 {
         return Err(Error::corrupt(format!(
@@ -211,7 +208,7 @@ fn decode_index_section(
 
 /// A decoded manifest: one version of a dataset.
 #[derive(Debug, Clone)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// Dataset version.
     pub version: u64,
     /// Schema with field ids.
@@ -223,14 +220,16 @@ pub struct Manifest {
     /// Reader feature flags (all understood, see [`reader_flags::SUPPORTED`]).
     pub reader_feature_flags: u64,
     /// Default data storage version, e.g. "2.2".
+    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub data_storage_version: String,
     /// Writer library and version, e.g. "lance 14.0.2".
+    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub writer: Option<String>,
 }
 
 /// One fragment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fragment {
+pub(crate) struct Fragment {
     /// Fragment id: the high 32 bits of its row addresses.
     pub id: u64,
     /// Rows ever written (deleted rows keep their offsets).
@@ -243,7 +242,7 @@ pub struct Fragment {
 
 /// One data file of a fragment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DataFile {
+pub(crate) struct DataFile {
     /// Path relative to `<root>/data/`.
     pub path: String,
     /// Field ids stored in the file.
@@ -258,7 +257,8 @@ pub struct DataFile {
 
 impl DataFile {
     /// Column index in this file of field `id`, if the file stores it.
-    pub fn column_of(&self, id: i32) -> Option<u32> {
+    #[cfg(test)]
+    pub(crate) fn column_of(&self, id: i32) -> Option<u32> {
         let pos = self.fields.iter().position(|f| *f == id)?;
         self.column_indices
             .get(pos)
@@ -268,7 +268,7 @@ impl DataFile {
 
 /// Deletion file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DeletionKind {
+pub(crate) enum DeletionKind {
     /// Arrow IPC file, one UInt32 column of deleted offsets (`.arrow`).
     Arrow,
     /// Portable roaring bitmap of deleted offsets (`.bin`).
@@ -277,7 +277,7 @@ pub enum DeletionKind {
 
 /// Reference to a fragment's deletion file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DeletionFileRef {
+pub(crate) struct DeletionFileRef {
     /// Format.
     pub kind: DeletionKind,
     /// Version the deleting transaction read.
@@ -290,7 +290,7 @@ pub struct DeletionFileRef {
 
 impl DeletionFileRef {
     /// Path relative to the dataset root: `_deletions/{fragment}-{read_version}-{id}.{ext}`.
-    pub fn relative_path(&self, fragment_id: u64) -> String {
+    pub(crate) fn relative_path(&self, fragment_id: u64) -> String {
         let ext = match self.kind {
             DeletionKind::Arrow => "arrow",
             DeletionKind::Bitmap => "bin",
@@ -304,7 +304,7 @@ impl DeletionFileRef {
 
 /// One index segment (IndexMetadata).
 #[derive(Debug, Clone, PartialEq)]
-pub struct IndexSegment {
+pub(crate) struct IndexSegment {
     /// 16 uuid bytes.
     pub uuid: [u8; 16],
     /// Index name (shared by the segments of one logical index).
@@ -331,7 +331,7 @@ pub struct IndexSegment {
 
 /// One file of an index segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexFileEntry {
+pub(crate) struct IndexFileEntry {
     /// Path relative to the index directory.
     pub path: String,
     /// Size in bytes.
@@ -340,7 +340,7 @@ pub struct IndexFileEntry {
 
 impl IndexSegment {
     /// Canonical hyphenated lowercase uuid (the directory name under `_indices/`).
-    pub fn uuid_string(&self) -> String {
+    pub(crate) fn uuid_string(&self) -> String {
         let h: String = self.uuid.iter().map(|b| format!("{b:02x}")).collect();
         format!(
             "{}-{}-{}-{}-{}",
@@ -353,14 +353,14 @@ impl IndexSegment {
     }
 
     /// Index type name: the part of the details type URL after the last '/'.
-    pub fn type_name(&self) -> Option<&str> {
+    pub(crate) fn type_name(&self) -> Option<&str> {
         self.details_type_url
             .as_deref()
             .map(|u| u.rsplit('/').next().unwrap_or(u))
     }
 
     /// Recorded size of file `name`, if listed.
-    pub fn file_size(&self, name: &str) -> Option<u64> {
+    pub(crate) fn file_size(&self, name: &str) -> Option<u64> {
         self.files
             .iter()
             .find(|f| f.path == name)
@@ -370,7 +370,10 @@ impl IndexSegment {
 
 impl Manifest {
     /// Validate and convert the protobufs.
-    pub fn from_proto(proto: pb::Manifest, section: Option<pb::IndexSection>) -> Result<Self> {
+    pub(crate) fn from_proto(
+        proto: pb::Manifest,
+        section: Option<pb::IndexSection>,
+    ) -> Result<Self> {
         let unknown = proto.reader_feature_flags & !reader_flags::SUPPORTED;
         if unknown != 0 {
             return Err(Error::unsupported(format!(
@@ -424,17 +427,17 @@ impl Manifest {
     }
 
     /// Whether the dataset uses stable row ids.
-    pub fn uses_stable_row_ids(&self) -> bool {
+    pub(crate) fn uses_stable_row_ids(&self) -> bool {
         self.reader_feature_flags & reader_flags::STABLE_ROW_IDS != 0
     }
 
     /// The fragment with this id.
-    pub fn fragment(&self, id: u64) -> Option<&Fragment> {
+    pub(crate) fn fragment(&self, id: u64) -> Option<&Fragment> {
         self.fragments.iter().find(|f| f.id == id)
     }
 
     /// Ids of all fragments.
-    pub fn fragment_ids(&self) -> RoaringBitmap {
+    pub(crate) fn fragment_ids(&self) -> RoaringBitmap {
         self.fragments
             .iter()
             .filter_map(|f| u32::try_from(f.id).ok())

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 /// `.` or `..` (also percent-encoded), no leading `/`, no URL scheme or drive prefix
 /// (`s3:`, `file:`, `C:`), no backslash and no control characters. `what` names the
 /// entry in the error (e.g. "data file of fragment 3").
-pub fn check_relative_path(what: &str, relative: &str) -> Result<()> {
+pub(crate) fn check_relative_path(what: &str, relative: &str) -> Result<()> {
     let refuse = |why: &str| {
         Err(Error::corrupt(format!(
             "{what} has path {relative:?}, which {why}; refusing to read outside the dataset root"

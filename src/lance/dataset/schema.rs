@@ -10,7 +10,7 @@ use crate::lance::proto::table as pb;
 
 /// One schema field.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SchemaField {
+pub(crate) struct SchemaField {
     /// Field id (what data files and indices refer to).
     pub id: i32,
     /// Parent field id, -1 for top-level fields.
@@ -25,7 +25,7 @@ pub struct SchemaField {
 
 /// The dataset schema as stored in the manifest.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Schema {
+pub(crate) struct Schema {
     /// Fields in pre-order.
     pub fields: Vec<SchemaField>,
 }
@@ -33,7 +33,7 @@ pub struct Schema {
 impl Schema {
     /// Build from the manifest's fields, checking ids are unique and parents precede
     /// their children.
-    pub fn from_proto(fields: &[pb::Field]) -> Result<Self> {
+    pub(crate) fn from_proto(fields: &[pb::Field]) -> Result<Self> {
         let mut out: Vec<SchemaField> = Vec::with_capacity(fields.len());
         for f in fields {
             if out.iter().any(|o| o.id == f.id) {
@@ -60,13 +60,13 @@ impl Schema {
     }
 
     /// The field with this id.
-    pub fn field_by_id(&self, id: i32) -> Option<&SchemaField> {
+    pub(crate) fn field_by_id(&self, id: i32) -> Option<&SchemaField> {
         self.fields.iter().find(|f| f.id == id)
     }
 
     /// Resolve a column path: a top-level name, or `a.b.c` through struct children (never
     /// through lists). An exact top-level name wins over a dotted path.
-    pub fn field_by_path(&self, path: &str) -> Option<&SchemaField> {
+    pub(crate) fn field_by_path(&self, path: &str) -> Option<&SchemaField> {
         if let Some(f) = self
             .fields
             .iter()
@@ -94,12 +94,12 @@ impl Schema {
     }
 
     /// Whether the field has children (struct/list parent).
-    pub fn has_children(&self, id: i32) -> bool {
+    pub(crate) fn has_children(&self, id: i32) -> bool {
         self.fields.iter().any(|f| f.parent_id == id)
     }
 
     /// Dotted path of a field (names along the parent chain).
-    pub fn path_of(&self, id: i32) -> String {
+    pub(crate) fn path_of(&self, id: i32) -> String {
         let mut parts = Vec::new();
         let mut cur = self.field_by_id(id);
         let mut guard = 0;
@@ -117,7 +117,7 @@ impl Schema {
 }
 
 /// Arrow type of a leaf logical type string. `Unsupported` for nested and exotic types.
-pub fn arrow_type_of(logical_type: &str) -> Result<DataType> {
+pub(crate) fn arrow_type_of(logical_type: &str) -> Result<DataType> {
     let t = logical_type;
     let simple = match t {
         "null" => Some(DataType::Null),

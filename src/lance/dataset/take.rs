@@ -18,11 +18,11 @@ use crate::lance::dataset::{DataFile, Dataset, SchemaField};
 use crate::lance::reader::{LanceFileReader, RowSelection};
 
 /// Name of the row-address column in take and query output.
-pub const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
+pub(crate) const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
 
 /// Read `columns` (top-level names) of the rows at `addresses`. The batch starts with a
 /// `_rowaddr` UInt64 column.
-pub async fn take_rows(
+pub(crate) async fn take_rows(
     dataset: &Dataset,
     addresses: &[u64],
     columns: &[String],

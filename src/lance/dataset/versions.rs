@@ -16,11 +16,11 @@
 use crate::error::{Error, Result};
 
 /// Directory (relative to the dataset root) that holds the manifests.
-pub const VERSIONS_DIR: &str = "_versions";
+pub(crate) const VERSIONS_DIR: &str = "_versions";
 
 /// How manifest files are named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ManifestNaming {
+pub(crate) enum ManifestNaming {
     /// `{N}.manifest`.
     V1,
     /// `{u64::MAX - N:020}.manifest`.
@@ -29,7 +29,7 @@ pub enum ManifestNaming {
 
 impl ManifestNaming {
     /// File name (without directory) of the manifest of `version`.
-    pub fn file_name(self, version: u64) -> String {
+    pub(crate) fn file_name(self, version: u64) -> String {
         match self {
             ManifestNaming::V1 => format!("{version}.manifest"),
             ManifestNaming::V2 => format!("{:020}.manifest", u64::MAX - version),
@@ -39,7 +39,7 @@ impl ManifestNaming {
 
 /// Parse a manifest file name into (version, naming). `None` for detached versions,
 /// temporary files, the version hint and anything else that is not a manifest.
-pub fn parse_manifest_name(file_name: &str) -> Option<(u64, ManifestNaming)> {
+pub(crate) fn parse_manifest_name(file_name: &str) -> Option<(u64, ManifestNaming)> {
     let stem = file_name.strip_suffix(".manifest")?;
     if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -54,7 +54,7 @@ pub fn parse_manifest_name(file_name: &str) -> Option<(u64, ManifestNaming)> {
 
 /// Running choice of the latest manifest while a listing is consumed.
 #[derive(Debug, Clone, Default)]
-pub struct LatestManifestChooser<T> {
+pub(crate) struct LatestManifestChooser<T> {
     best: Option<(u64, ManifestNaming, T)>,
     naming: Option<ManifestNaming>,
     mixed: bool,
@@ -62,7 +62,7 @@ pub struct LatestManifestChooser<T> {
 
 impl<T> LatestManifestChooser<T> {
     /// A chooser that has seen nothing yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             best: None,
             naming: None,
@@ -72,7 +72,7 @@ impl<T> LatestManifestChooser<T> {
 
     /// Offer one listed file. Returns true when the listing can stop: the store lists in
     /// lexical order and the first manifest seen uses V2 naming, so it is the latest.
-    pub fn offer(&mut self, file_name: &str, item: T, lexically_ordered: bool) -> bool {
+    pub(crate) fn offer(&mut self, file_name: &str, item: T, lexically_ordered: bool) -> bool {
         let Some((version, naming)) = parse_manifest_name(file_name) else {
             return false;
         };
@@ -90,7 +90,7 @@ impl<T> LatestManifestChooser<T> {
 
     /// The latest manifest seen: (version, naming, item). `dir` names the directory in
     /// errors.
-    pub fn finish(self, dir: &str) -> Result<(u64, ManifestNaming, T)> {
+    pub(crate) fn finish(self, dir: &str) -> Result<(u64, ManifestNaming, T)> {
         if self.mixed {
             return Err(Error::Corrupt {
                 path: dir.to_string(),

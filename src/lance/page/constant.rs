@@ -414,7 +414,7 @@ impl ConstantInit {
 }
 
 /// One value from inline scalar bytes.
-pub fn inline_scalar(bytes: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
+pub(crate) fn inline_scalar(bytes: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
     match data_type {
         DataType::Boolean => {
             crate::ensure_corrupt!(
@@ -442,7 +442,7 @@ pub fn inline_scalar(bytes: &Bytes, data_type: &DataType) -> Result<DecodedValue
 }
 
 /// One value from a scalar value buffer (`u32 n`, `n × u32 len`, buffers).
-pub fn buffer_scalar(raw: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
+pub(crate) fn buffer_scalar(raw: &Bytes, data_type: &DataType) -> Result<DecodedValues> {
     let read_u32 = |at: usize| -> Result<usize> {
         let b = raw
             .get(at..at + 4)

@@ -635,7 +635,7 @@ impl FullZipInit {
 
 /// Parse a byte-packed row-offset index: `rows + 1` little-endian offsets of width
 /// `len / (rows + 1)` ∈ {1, 2, 4, 8}; non-decreasing, last = `data_size`.
-pub fn parse_row_offsets(bytes: &[u8], rows: u64, data_size: u64) -> Result<Vec<u64>> {
+pub(crate) fn parse_row_offsets(bytes: &[u8], rows: u64, data_size: u64) -> Result<Vec<u64>> {
     let entries = rows
         .checked_add(1)
         .ok_or_else(|| Error::corrupt("row count overflows"))?;

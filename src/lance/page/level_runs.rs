@@ -10,7 +10,7 @@ use std::ops::Range;
 /// Levels as runs, with the count of "marked" levels (row starts for repetition levels,
 /// visible levels for definition levels) before each run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LevelRuns {
+pub(crate) struct LevelRuns {
     values: Vec<u16>,
     /// Level index where each run ends (exclusive), ascending.
     ends: Vec<usize>,
@@ -20,7 +20,7 @@ pub struct LevelRuns {
 
 impl LevelRuns {
     /// Runs of `(value, length)` (lengths > 0); `is_marked` says which values count.
-    pub fn new(runs: &[(u16, u32)], is_marked: impl Fn(u16) -> bool) -> Self {
+    pub(crate) fn new(runs: &[(u16, u32)], is_marked: impl Fn(u16) -> bool) -> Self {
         let mut values = Vec::with_capacity(runs.len());
         let mut ends = Vec::with_capacity(runs.len());
         let mut marked_before = Vec::with_capacity(runs.len() + 1);
@@ -43,17 +43,18 @@ impl LevelRuns {
     }
 
     /// Number of levels.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.last().copied().unwrap_or(0)
     }
 
     /// Whether there are no levels.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Number of marked levels.
-    pub fn marked(&self) -> usize {
+    pub(crate) fn marked(&self) -> usize {
         self.marked_before.last().copied().unwrap_or(0)
     }
 
@@ -66,7 +67,7 @@ impl LevelRuns {
     }
 
     /// Marked levels before level `level` (all of them when `level >= len`).
-    pub fn marked_before(&self, level: usize) -> usize {
+    pub(crate) fn marked_before(&self, level: usize) -> usize {
         let run = self.ends.partition_point(|&e| e <= level);
         if run == self.values.len() {
             return self.marked();
@@ -80,13 +81,13 @@ impl LevelRuns {
     }
 
     /// Level index of the `k`-th marked level (0-based), if there are more than `k`.
-    pub fn nth_marked(&self, k: usize) -> Option<usize> {
+    pub(crate) fn nth_marked(&self, k: usize) -> Option<usize> {
         let run = self.marked_before[1..].partition_point(|&m| m <= k);
         (run < self.values.len()).then(|| self.start(run) + (k - self.marked_before[run]))
     }
 
     /// Append the levels of `range` (clamped to the levels) to `out`.
-    pub fn extend_into(&self, range: Range<usize>, out: &mut Vec<u16>) {
+    pub(crate) fn extend_into(&self, range: Range<usize>, out: &mut Vec<u16>) {
         let end = range.end.min(self.len());
         let mut at = range.start;
         let mut run = self.ends.partition_point(|&e| e <= at);

@@ -396,7 +396,7 @@ pub(crate) struct DecodedChunk {
 
 /// The pieces of one chunk.
 #[derive(Debug)]
-pub struct ChunkFrame {
+pub(crate) struct ChunkFrame {
     /// Rep/def levels in the chunk.
     pub num_levels: usize,
     /// Repetition level payload.
@@ -413,7 +413,7 @@ fn pad8(n: usize) -> usize {
 
 impl ChunkFrame {
     /// Split a chunk into its level payloads and value buffers (all sizes checked).
-    pub fn parse(
+    pub(crate) fn parse(
         chunk: &Bytes,
         has_rep: bool,
         has_def: bool,
@@ -505,7 +505,7 @@ impl MiniBlockInit {
 }
 
 /// Approximate heap size of decoded values.
-pub fn decoded_size(values: &DecodedValues) -> usize {
+pub(crate) fn decoded_size(values: &DecodedValues) -> usize {
     match values {
         DecodedValues::Fixed { data, .. } => data.len(),
         DecodedValues::Variable { offsets, data } => offsets.len() * 8 + data.len(),

@@ -43,7 +43,7 @@ impl ChunkRows {
 }
 
 /// Parse a repetition index of `num_chunks × (depth + 1)` u64 values.
-pub fn parse_repetition_index(
+pub(crate) fn parse_repetition_index(
     bytes: &[u8],
     num_chunks: usize,
     depth: u32,

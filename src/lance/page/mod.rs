@@ -21,16 +21,16 @@
 //! through their positions/counts ([`sparse_nested`]); the reader assembles the leaves of
 //! a field into struct / list / map arrays ([`structure::assemble`]).
 
-pub mod constant;
-pub mod fullzip;
-pub mod level_runs;
-pub mod miniblock;
-pub mod miniblock_nested;
-pub mod sparse;
-pub mod sparse_nested;
-pub mod sparse_plan;
-pub mod structure;
-pub mod values;
+pub(crate) mod constant;
+pub(crate) mod fullzip;
+pub(crate) mod level_runs;
+pub(crate) mod miniblock;
+pub(crate) mod miniblock_nested;
+pub(crate) mod sparse;
+pub(crate) mod sparse_nested;
+pub(crate) mod sparse_plan;
+pub(crate) mod structure;
+pub(crate) mod values;
 
 use std::ops::Range;
 
@@ -45,11 +45,11 @@ use crate::lance::compression;
 use crate::lance::file::{FileVersion, RawPageEncoding};
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
 
-pub use constant::ConstantPage;
-pub use fullzip::FullZipPage;
-pub use miniblock::MiniBlockPage;
-pub use sparse::SparsePage;
-pub use values::LeafBuilder;
+pub(crate) use constant::ConstantPage;
+pub(crate) use fullzip::FullZipPage;
+pub(crate) use miniblock::MiniBlockPage;
+pub(crate) use sparse::SparsePage;
+pub(crate) use values::LeafBuilder;
 
 /// Layout of one page, decoded from its `Any`.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,11 +141,11 @@ pub enum PlanDetail {
 }
 
 /// Sorted, disjoint, non-empty page-local row ranges.
-pub type RowRanges = [Range<u64>];
+pub(crate) type RowRanges = [Range<u64>];
 
 /// Structural interpretation of a page's layers for a flat (non-nested) read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlatNullability {
+pub(crate) enum FlatNullability {
     /// `[ALL_VALID_ITEM]`: no def levels.
     AllValid,
     /// `[NULLABLE_ITEM]`: def 0 = valid, 1 = null.
@@ -153,7 +153,7 @@ pub enum FlatNullability {
 }
 
 /// Decode the stored layer enums.
-pub fn decode_layers(raw: &[i32]) -> Result<Vec<RepDefLayer>> {
+pub(crate) fn decode_layers(raw: &[i32]) -> Result<Vec<RepDefLayer>> {
     raw.iter()
         .map(|&v| match RepDefLayer::try_from(v) {
             Ok(RepDefLayer::RepdefUnspecified) | Err(_) => {
@@ -165,7 +165,7 @@ pub fn decode_layers(raw: &[i32]) -> Result<Vec<RepDefLayer>> {
 }
 
 /// The nullability of a flat page, or `Unsupported` for nested (list/struct) structure.
-pub fn flat_nullability(layers: &[RepDefLayer]) -> Result<FlatNullability> {
+pub(crate) fn flat_nullability(layers: &[RepDefLayer]) -> Result<FlatNullability> {
     match layers {
         [RepDefLayer::RepdefAllValidItem] => Ok(FlatNullability::AllValid),
         [RepDefLayer::RepdefNullableItem] => Ok(FlatNullability::Nullable),
@@ -631,7 +631,7 @@ pub(crate) fn describe_opt(encoding: &Option<CompressiveEncoding>) -> String {
 }
 
 /// Total rows in `rows`.
-pub fn count_rows(rows: &RowRanges) -> u64 {
+pub(crate) fn count_rows(rows: &RowRanges) -> u64 {
     rows.iter().map(|r| r.end - r.start).sum()
 }
 

@@ -24,11 +24,11 @@ use crate::lance::compression;
 
 /// Most entries of any sparse sequence, and most leaf slots of a nested page, lakeseek
 /// decodes (guards allocations sized by counts stored in the page).
-pub const MAX_SPARSE_ENTRIES: u64 = 1 << 26;
+pub(crate) const MAX_SPARSE_ENTRIES: u64 = 1 << 26;
 
 /// A rule of the sparse structure; a page that breaks one is corrupt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlanRule {
+pub(crate) enum PlanRule {
     /// Structural buffers match the layer metadata exactly (one per sequence with a payload).
     BuffersMatch,
     /// A sequence decodes to exactly its declared number of values, within limits.
@@ -49,7 +49,7 @@ pub enum PlanRule {
 
 impl PlanRule {
     /// Short name used in error messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             PlanRule::BuffersMatch => "buffers match layers",
             PlanRule::SequenceLength => "sequence length",
@@ -63,7 +63,7 @@ impl PlanRule {
     }
 
     /// A `Corrupt` error saying this rule was broken.
-    pub fn broken(self, detail: impl std::fmt::Display) -> Error {
+    pub(crate) fn broken(self, detail: impl std::fmt::Display) -> Error {
         Error::corrupt(format!("sparse rule '{}' broken: {detail}", self.name()))
     }
 }

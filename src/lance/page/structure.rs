@@ -331,7 +331,7 @@ pub struct LeafData {
 
 /// Build the Arrow array of `field` from the leaves under it (in depth-first order),
 /// starting at layer `depth`.
-pub fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) -> Result<ArrayRef> {
+pub(crate) fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) -> Result<ArrayRef> {
     let first = leaves
         .first()
         .ok_or_else(|| Error::corrupt(format!("no leaf columns for field {:?}", field.name())))?;
@@ -446,7 +446,7 @@ pub fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) -> Result
 }
 
 /// Physical leaf columns of a (non-blob, non-packed) Arrow type.
-pub fn leaf_count(data_type: &DataType) -> usize {
+pub(crate) fn leaf_count(data_type: &DataType) -> usize {
     match data_type {
         DataType::Struct(children) => children
             .iter()

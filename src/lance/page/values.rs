@@ -504,7 +504,7 @@ fn kind_name(values: &DecodedValues) -> String {
 }
 
 /// Number of values held by decoded values.
-pub fn decoded_len(values: &DecodedValues) -> usize {
+pub(crate) fn decoded_len(values: &DecodedValues) -> usize {
     match values {
         DecodedValues::Fixed { num_values, .. } => *num_values,
         DecodedValues::Variable { offsets, .. } => offsets.len().saturating_sub(1),

@@ -11,9 +11,9 @@
 use bytes::Bytes;
 
 /// `google.protobuf.Any` type URL of a 2.1/2.2 page layout.
-pub const PAGE_LAYOUT_TYPE_URL: &str = "/lance.encodings21.PageLayout";
+pub(crate) const PAGE_LAYOUT_TYPE_URL: &str = "/lance.encodings21.PageLayout";
 /// `google.protobuf.Any` type URL of a 2.3 page layout.
-pub const PLANAR_LAYOUT_TYPE_URL: &str = "/lance.encodings23.PlanarLayout";
+pub(crate) const PLANAR_LAYOUT_TYPE_URL: &str = "/lance.encodings23.PlanarLayout";
 
 // ------------------------------------------------------------------------------------------
 // Shared enums
@@ -91,7 +91,7 @@ pub struct MiniBlockLayout {
 }
 
 /// Addressing of a full-zip page: fixed value width or variable-width offsets.
-pub mod full_zip_layout {
+pub(crate) mod full_zip_layout {
     /// `oneof details` of [`super::FullZipLayout`].
     #[derive(Clone, Copy, PartialEq, Eq, prost::Oneof)]
     pub enum Details {
@@ -155,7 +155,7 @@ pub struct ConstantLayout {
 
 /// Blob layout (blob v1): large binary values stored outside the page.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct BlobLayout {
+pub(crate) struct BlobLayout {
     /// Layout of the (position, size) descriptions.
     #[prost(message, optional, boxed, tag = "1")]
     pub inner_layout: Option<Box<PageLayout>>,
@@ -165,10 +165,10 @@ pub struct BlobLayout {
 }
 
 /// The layout variants of [`PageLayout`].
-pub mod page_layout {
+pub(crate) mod page_layout {
     /// `oneof layout` of [`super::PageLayout`].
     #[derive(Clone, PartialEq, prost::Oneof)]
-    pub enum Layout {
+    pub(crate) enum Layout {
         /// Mini-block chunks.
         #[prost(message, tag = "1")]
         MiniBlockLayout(super::MiniBlockLayout),
@@ -186,7 +186,7 @@ pub mod page_layout {
 
 /// `lance.encodings21.PageLayout`: page encoding of 2.1 and 2.2 files.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct PageLayout {
+pub(crate) struct PageLayout {
     /// The layout.
     #[prost(oneof = "page_layout::Layout", tags = "1, 2, 3, 4")]
     pub layout: Option<page_layout::Layout>,
@@ -349,7 +349,7 @@ pub struct PackedStruct {
 }
 
 /// Nested messages of [`VariablePackedStruct`].
-pub mod variable_packed_struct {
+pub(crate) mod variable_packed_struct {
     /// One child field of a variable packed struct.
     #[derive(Clone, PartialEq, prost::Message)]
     pub struct FieldEncoding {
@@ -362,7 +362,7 @@ pub mod variable_packed_struct {
     }
 
     /// Nested oneof of [`FieldEncoding`].
-    pub mod field_encoding {
+    pub(crate) mod field_encoding {
         /// `oneof layout` of [`super::FieldEncoding`].
         #[derive(Clone, Copy, PartialEq, Eq, prost::Oneof)]
         pub enum Layout {
@@ -404,7 +404,7 @@ pub struct ByteStreamSplit {
 }
 
 /// The codec variants of [`CompressiveEncoding`].
-pub mod compressive_encoding {
+pub(crate) mod compressive_encoding {
     /// `oneof compression` of [`super::CompressiveEncoding`].
     #[derive(Clone, PartialEq, prost::Oneof)]
     pub enum Compression {
@@ -473,7 +473,7 @@ pub struct CompressiveEncoding {
 
 /// `lance.encodings23.PlanarLayout`: page encoding of 2.3 files.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct PlanarLayout {
+pub(crate) struct PlanarLayout {
     /// Rows → leaf slots.
     #[prost(message, optional, tag = "1")]
     pub structure: Option<StructuralPlane>,
@@ -483,10 +483,10 @@ pub struct PlanarLayout {
 }
 
 /// The codec variants of [`StructuralPlane`].
-pub mod structural_plane {
+pub(crate) mod structural_plane {
     /// `oneof codec` of [`super::StructuralPlane`].
     #[derive(Clone, PartialEq, prost::Oneof)]
-    pub enum Codec {
+    pub(crate) enum Codec {
         /// Rep/def levels (2.2 engines).
         #[prost(message, tag = "1")]
         Dense(super::DenseStructure),
@@ -498,7 +498,7 @@ pub mod structural_plane {
 
 /// How a 2.3 page maps rows to leaf slots.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct StructuralPlane {
+pub(crate) struct StructuralPlane {
     /// Dense or sparse.
     #[prost(oneof = "structural_plane::Codec", tags = "1, 2")]
     pub codec: Option<structural_plane::Codec>,
@@ -506,7 +506,7 @@ pub struct StructuralPlane {
 
 /// Dense structure: rep/def layers, inner-most first.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct DenseStructure {
+pub(crate) struct DenseStructure {
     /// Structural layers, inner-most first.
     #[prost(enumeration = "RepDefLayer", repeated, tag = "1")]
     pub layers: Vec<i32>,
@@ -521,7 +521,7 @@ pub struct SparseStructure {
 }
 
 /// The codec variants of [`ValuePlane`].
-pub mod value_plane {
+pub(crate) mod value_plane {
     /// `oneof codec` of [`super::ValuePlane`].
     #[derive(Clone, PartialEq, prost::Oneof)]
     pub enum Codec {
@@ -545,7 +545,7 @@ pub mod value_plane {
 
 /// How a 2.3 page stores leaf values.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ValuePlane {
+pub(crate) struct ValuePlane {
     /// The codec.
     #[prost(oneof = "value_plane::Codec", tags = "1, 2, 3, 4, 5")]
     pub codec: Option<value_plane::Codec>,
@@ -600,7 +600,7 @@ pub struct DenseChunkLevels {
 }
 
 /// Addressing variants of [`ZippedValues`].
-pub mod zipped_values {
+pub(crate) mod zipped_values {
     /// `oneof addressing` of [`super::ZippedValues`].
     #[derive(Clone, Copy, PartialEq, Eq, prost::Oneof)]
     pub enum Addressing {
@@ -657,7 +657,7 @@ pub struct ConstantValue {
 pub struct NoValues {}
 
 /// The layer variants of [`SparseStructuralLayer`].
-pub mod sparse_structural_layer {
+pub(crate) mod sparse_structural_layer {
     /// `oneof layer` of [`super::SparseStructuralLayer`].
     #[derive(Clone, PartialEq, prost::Oneof)]
     pub enum Layer {
@@ -713,7 +713,7 @@ pub struct SparseFixedSizeListLayer {
 }
 
 /// Nested enum of [`SparseValiditySet`].
-pub mod sparse_validity_set {
+pub(crate) mod sparse_validity_set {
     /// Whether the positions list null or valid slots.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
     #[repr(i32)]

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// `lance.file.FileDescriptor`: global buffer 0 of every v2 file.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct FileDescriptor {
+pub(crate) struct FileDescriptor {
     /// The schema of the file.
     #[prost(message, optional, tag = "1")]
     pub schema: Option<Schema>,
@@ -75,7 +75,7 @@ pub struct Field {
 
 /// `lance.file.v2.DeferredEncoding`: an encoding stored elsewhere in the file.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct DeferredEncoding {
+pub(crate) struct DeferredEncoding {
     /// Absolute position of the buffer holding the encoding.
     #[prost(uint64, tag = "1")]
     pub buffer_location: u64,
@@ -86,7 +86,7 @@ pub struct DeferredEncoding {
 
 /// `lance.file.v2.DirectEncoding`: an encoding embedded in the metadata.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct DirectEncoding {
+pub(crate) struct DirectEncoding {
     /// A serialized `google.protobuf.Any`.
     #[prost(bytes = "bytes", tag = "1")]
     pub encoding: bytes::Bytes,
@@ -94,17 +94,17 @@ pub struct DirectEncoding {
 
 /// `lance.file.v2.Encoding`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Encoding {
+pub(crate) struct Encoding {
     /// Where the encoding is.
     #[prost(oneof = "encoding::Location", tags = "1, 2, 3")]
     pub location: Option<encoding::Location>,
 }
 
 /// Nested types of [`Encoding`].
-pub mod encoding {
+pub(crate) mod encoding {
     /// `Encoding.location`.
     #[derive(Clone, PartialEq, prost::Oneof)]
-    pub enum Location {
+    pub(crate) enum Location {
         /// Stored in another buffer (never written by pylance; rejected by lance 14.0.2).
         #[prost(message, tag = "1")]
         Indirect(super::DeferredEncoding),
@@ -119,7 +119,7 @@ pub mod encoding {
 
 /// `lance.file.v2.ColumnMetadata`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ColumnMetadata {
+pub(crate) struct ColumnMetadata {
     /// Column-level encoding (a `/lance.encodings.ColumnEncoding` with `values {}` in 2.1+).
     #[prost(message, optional, tag = "1")]
     pub encoding: Option<Encoding>,
@@ -135,10 +135,10 @@ pub struct ColumnMetadata {
 }
 
 /// Nested types of [`ColumnMetadata`].
-pub mod column_metadata {
+pub(crate) mod column_metadata {
     /// `lance.file.v2.ColumnMetadata.Page`.
     #[derive(Clone, PartialEq, prost::Message)]
-    pub struct Page {
+    pub(crate) struct Page {
         /// Absolute position of each page buffer.
         #[prost(uint64, repeated, tag = "1")]
         pub buffer_offsets: Vec<u64>,

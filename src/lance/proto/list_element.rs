@@ -11,7 +11,7 @@
 /// Details of a list element index segment, stored as a `google.protobuf.Any` in
 /// `IndexMetadata.index_details`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ListElementIndexDetails {
+pub(crate) struct ListElementIndexDetails {
     /// The key fields, in key order, as Lance field ids (`file.Field.id`).
     #[prost(int32, repeated, tag = "1")]
     pub key_field_ids: Vec<i32>,
@@ -43,7 +43,8 @@ pub enum ListElementKeyEncoding {
 }
 
 /// The last component of the type URL of [`ListElementIndexDetails`].
-pub const LIST_ELEMENT_DETAILS_NAME: &str = "ListElementIndexDetails";
+pub(crate) const LIST_ELEMENT_DETAILS_NAME: &str = "ListElementIndexDetails";
 
 /// The type URL lakeseek writes (in fixtures) for [`ListElementIndexDetails`].
-pub const LIST_ELEMENT_DETAILS_TYPE_URL: &str = "/lance.index.ListElementIndexDetails";
+#[cfg(test)]
+pub(crate) const LIST_ELEMENT_DETAILS_TYPE_URL: &str = "/lance.index.ListElementIndexDetails";

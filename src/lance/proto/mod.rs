@@ -1,6 +1,6 @@
 //! Protobuf messages of the Lance file format, defined with prost derives (no protoc).
 
-pub mod encodings;
-pub mod file;
-pub mod list_element;
-pub mod table;
+pub(crate) mod encodings;
+pub(crate) mod file;
+pub(crate) mod list_element;
+pub(crate) mod table;

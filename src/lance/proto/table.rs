@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// `lance.table.Manifest`: one version of a dataset.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// Flat schema in pre-order (a parent precedes its children).
     #[prost(message, repeated, tag = "1")]
     pub fields: Vec<Field>,
@@ -56,7 +56,7 @@ pub struct Manifest {
 
 /// `lance.table.Manifest.WriterVersion`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct WriterVersion {
+pub(crate) struct WriterVersion {
     /// Library name, e.g. "lance".
     #[prost(string, tag = "1")]
     pub library: String,
@@ -67,7 +67,7 @@ pub struct WriterVersion {
 
 /// `lance.table.Manifest.DataStorageFormat`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct DataStorageFormat {
+pub(crate) struct DataStorageFormat {
     /// "lance".
     #[prost(string, tag = "1")]
     pub file_format: String,
@@ -78,7 +78,7 @@ pub struct DataStorageFormat {
 
 /// `lance.table.BasePath`: a root that data, deletion or index files can live under.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct BasePath {
+pub(crate) struct BasePath {
     /// Id referenced by `base_id` fields.
     #[prost(uint32, tag = "1")]
     pub id: u32,
@@ -95,7 +95,7 @@ pub struct BasePath {
 
 /// `lance.file.Field`: one schema entry.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Field {
+pub(crate) struct Field {
     /// PARENT / REPEATED / LEAF (lance 14 always writes 0; meaningless).
     #[prost(int32, tag = "1")]
     pub r#type: i32,
@@ -121,7 +121,7 @@ pub struct Field {
 
 /// `lance.table.DataFragment`: a set of rows stored in one or more data files.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct DataFragment {
+pub(crate) struct DataFragment {
     /// Fragment id (high 32 bits of the row addresses of its rows).
     #[prost(uint64, tag = "1")]
     pub id: u64,
@@ -141,7 +141,7 @@ pub struct DataFragment {
 
 /// `lance.table.DataFile`: one Lance file of a fragment.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct DataFile {
+pub(crate) struct DataFile {
     /// Path relative to `<root>/data/` (or to the base path given by `base_id`).
     #[prost(string, tag = "1")]
     pub path: String,
@@ -177,7 +177,7 @@ pub enum DeletionFileType {
 
 /// `lance.table.DeletionFile`: which rows of a fragment are deleted.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct DeletionFile {
+pub(crate) struct DeletionFile {
     /// File format.
     #[prost(enumeration = "DeletionFileType", tag = "1")]
     pub file_type: i32,
@@ -197,7 +197,7 @@ pub struct DeletionFile {
 
 /// `lance.table.UUID`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Uuid {
+pub(crate) struct Uuid {
     /// 16 raw bytes.
     #[prost(bytes = "vec", tag = "1")]
     pub uuid: Vec<u8>,
@@ -205,7 +205,7 @@ pub struct Uuid {
 
 /// `lance.table.IndexSection`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct IndexSection {
+pub(crate) struct IndexSection {
     /// All index segments of the version.
     #[prost(message, repeated, tag = "1")]
     pub indices: Vec<IndexMetadata>,
@@ -213,7 +213,7 @@ pub struct IndexSection {
 
 /// `lance.table.IndexMetadata`: one index segment.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct IndexMetadata {
+pub(crate) struct IndexMetadata {
     /// Segment uuid (names its directory under `_indices/`).
     #[prost(message, optional, tag = "1")]
     pub uuid: Option<Uuid>,
@@ -251,7 +251,7 @@ pub struct IndexMetadata {
 
 /// `lance.table.IndexFile`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct IndexFile {
+pub(crate) struct IndexFile {
     /// Path relative to the index directory.
     #[prost(string, tag = "1")]
     pub path: String,

@@ -12,10 +12,10 @@ use crate::io::wrappers::{CountingConnector, HttpCountsSnapshot};
 use crate::io::{open_url_with, OpenOptions, OpenedUrl};
 
 /// Environment variable naming the fake-gcs-server binary (overrides the default location).
-pub const BINARY_ENV: &str = "FAKE_GCS_SERVER";
+pub(crate) const BINARY_ENV: &str = "FAKE_GCS_SERVER";
 
 /// A fake-gcs-server child process for one test; killed on drop.
-pub struct GcsTestServer {
+pub(crate) struct GcsTestServer {
     child: Child,
     endpoint: String,
     counting: CountingConnector,
@@ -24,7 +24,7 @@ pub struct GcsTestServer {
 impl GcsTestServer {
     /// The binary: `$FAKE_GCS_SERVER`, else `localstack/.state/bin/fake-gcs-server` (the
     /// link `localstack/install.sh` makes). `None` when neither exists.
-    pub fn binary() -> Option<PathBuf> {
+    pub(crate) fn binary() -> Option<PathBuf> {
         if let Some(p) = std::env::var_os(BINARY_ENV) {
             return Some(PathBuf::from(p)).filter(|p| p.is_file());
         }
@@ -36,7 +36,7 @@ impl GcsTestServer {
     /// Start the server with objects from `seed_dir/<bucket>/<object path>`. Returns `None`
     /// (after [`emulator_missing`](super::emulator_missing)) when the binary is not installed;
     /// panics when it is installed but does not come up.
-    pub async fn start(seed_dir: &FsPath) -> Option<Self> {
+    pub(crate) async fn start(seed_dir: &FsPath) -> Option<Self> {
         let Some(binary) = Self::binary() else {
             super::emulator_missing("fake-gcs-server");
             return None;
@@ -92,13 +92,13 @@ impl GcsTestServer {
     }
 
     /// `http://127.0.0.1:PORT`.
-    pub fn endpoint(&self) -> &str {
+    pub(crate) fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
     /// Storage options for `gs://` URLs: the service-account JSON object_store's GCS builder
     /// needs to talk to the emulator with no OAuth, plus fast-failing retries.
-    pub fn storage_options(&self) -> Vec<(String, String)> {
+    pub(crate) fn storage_options(&self) -> Vec<(String, String)> {
         let key = format!(
             r#"{{"gcs_base_url":"{}","disable_oauth":true,"client_email":"","private_key":"","private_key_id":""}}"#,
             self.endpoint
@@ -112,19 +112,19 @@ impl GcsTestServer {
     }
 
     /// Open `gs://<bucket>/<key>` through the counting connector.
-    pub fn open(&self, bucket: &str, key: &str) -> OpenedUrl {
+    pub(crate) fn open(&self, bucket: &str, key: &str) -> OpenedUrl {
         let opts = OpenOptions::new(&self.storage_options())
             .with_http_connector(Arc::new(self.counting.clone()));
         open_url_with(&format!("gs://{bucket}/{key}"), &opts).expect("open test GCS URL")
     }
 
     /// The HTTP-layer counter of stores made by [`open`](Self::open).
-    pub fn counting(&self) -> &CountingConnector {
+    pub(crate) fn counting(&self) -> &CountingConnector {
         &self.counting
     }
 
     /// Shortcut for `counting().snapshot()`.
-    pub fn http_counts(&self) -> HttpCountsSnapshot {
+    pub(crate) fn http_counts(&self) -> HttpCountsSnapshot {
         self.counting.snapshot()
     }
 }

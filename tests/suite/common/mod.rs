@@ -11,23 +11,23 @@
 //! Nothing here is timed; every server binds 127.0.0.1 on a random port.
 #![allow(dead_code, unused_imports)]
 
-pub mod gcs;
-pub mod s3;
+pub(super) mod gcs;
+pub(super) mod s3;
 mod s3_backend;
 
-pub use gcs::GcsTestServer;
-pub use s3::S3TestServer;
+pub(super) use gcs::GcsTestServer;
+pub(super) use s3::S3TestServer;
 
 /// Environment variable: when set to `1`, tests that need an external emulator binary
 /// (fake-gcs-server) fail instead of skipping when it is missing. `.ci/run` sets it after
 /// `localstack/install.sh`.
-pub const REQUIRE_EMULATORS_ENV: &str = "LAKESEEK_REQUIRE_EMULATORS";
+pub(super) const REQUIRE_EMULATORS_ENV: &str = "LAKESEEK_REQUIRE_EMULATORS";
 
 /// Call when an emulator binary is missing: panics if [`REQUIRE_EMULATORS_ENV`] is `1` or
 /// `CI=true` (as CI sets it),
 /// otherwise prints a loud skip notice (so a local `cargo test` without the emulator
 /// still passes, and CI cannot skip silently).
-pub fn emulator_missing(what: &str) {
+pub(super) fn emulator_missing(what: &str) {
     let required = std::env::var(REQUIRE_EMULATORS_ENV).is_ok_and(|v| v == "1")
         || std::env::var("CI").is_ok_and(|v| v == "true");
     if required {
@@ -37,7 +37,7 @@ pub fn emulator_missing(what: &str) {
 }
 
 /// Deterministic test bytes: `len` bytes that differ at every offset modulo 251.
-pub fn pattern(len: usize) -> Vec<u8> {
+pub(super) fn pattern(len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (i % 251) as u8 ^ ((i / 251) as u8).wrapping_mul(31))
         .collect()
@@ -45,7 +45,7 @@ pub fn pattern(len: usize) -> Vec<u8> {
 
 /// The `lakeseek` binary of this build (`target/<profile>/lakeseek`, next to the `deps/`
 /// directory holding this test binary); `tests/cli.rs` makes `cargo test` build it.
-pub fn lakeseek_bin() -> std::path::PathBuf {
+pub(super) fn lakeseek_bin() -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("path of the test binary");
     let profile_dir = exe
         .parent()

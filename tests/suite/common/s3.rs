@@ -6,23 +6,23 @@ use std::path::Path as FsPath;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::io::wrappers::{CountingConnector, HttpCountsSnapshot};
+use crate::io::{open_url_with, OpenOptions, OpenedUrl};
 use bytes::Bytes;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
-use crate::io::wrappers::{CountingConnector, HttpCountsSnapshot};
-use crate::io::{open_url_with, OpenOptions, OpenedUrl};
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 /// Access key the server accepts (the secret is the same).
-pub const ACCESS_KEY: &str = "test";
+pub(crate) const ACCESS_KEY: &str = "test";
 /// Secret key the server accepts.
-pub const SECRET_KEY: &str = "test";
+pub(crate) const SECRET_KEY: &str = "test";
 /// Region used for signing.
-pub const REGION: &str = "us-east-1";
+pub(crate) const REGION: &str = "us-east-1";
 /// The bucket every server starts with.
-pub const BUCKET: &str = "test-bucket";
+pub(crate) const BUCKET: &str = "test-bucket";
 
 /// An S3 server for one test. Dropping it stops the server and deletes its data.
 ///
@@ -35,7 +35,7 @@ pub const BUCKET: &str = "test-bucket";
 /// // ... read through opened.source / a RangeFetcher ...
 /// assert_eq!(s3.http_counts().since(&before).gets, 1);
 /// ```
-pub struct S3TestServer {
+pub(crate) struct S3TestServer {
     endpoint: String,
     counting: CountingConnector,
     server_requests: Arc<AtomicU64>,
@@ -49,13 +49,13 @@ pub struct S3TestServer {
 impl S3TestServer {
     /// Start a server on 127.0.0.1 (random port) with bucket [`BUCKET`] created.
     /// Panics when it cannot (test support).
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with_auth(true).await
     }
 
     /// Like [`start`](Self::start) but accepting unsigned requests too (anonymous reads),
     /// e.g. for plain `http://` URL reads of `ENDPOINT/test-bucket/key`.
-    pub async fn start_public() -> Self {
+    pub(crate) async fn start_public() -> Self {
         Self::start_with_auth(false).await
     }
 
@@ -110,18 +110,18 @@ impl S3TestServer {
     }
 
     /// `http://127.0.0.1:PORT`.
-    pub fn endpoint(&self) -> &str {
+    pub(crate) fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
     /// `s3://test-bucket/<key>`.
-    pub fn url(&self, key: &str) -> String {
+    pub(crate) fn url(&self, key: &str) -> String {
         format!("s3://{BUCKET}/{}", key.trim_start_matches('/'))
     }
 
     /// Storage options for `crate::io::open_url` (or `--storage-option`): endpoint, keys,
     /// region, plain HTTP, and fast-failing retries (2 retries, 5 s, 10 ms first backoff).
-    pub fn storage_options(&self) -> Vec<(String, String)> {
+    pub(crate) fn storage_options(&self) -> Vec<(String, String)> {
         [
             ("aws_endpoint", self.endpoint.as_str()),
             ("allow_http", "true"),
@@ -138,12 +138,12 @@ impl S3TestServer {
     }
 
     /// Open `s3://test-bucket/<key>` through the counting connector.
-    pub fn open(&self, key: &str) -> OpenedUrl {
+    pub(crate) fn open(&self, key: &str) -> OpenedUrl {
         self.open_with(key, &[])
     }
 
     /// Like [`open`](Self::open) with extra storage options appended (later keys win).
-    pub fn open_with(&self, key: &str, extra: &[(&str, &str)]) -> OpenedUrl {
+    pub(crate) fn open_with(&self, key: &str, extra: &[(&str, &str)]) -> OpenedUrl {
         let mut options = self.storage_options();
         options.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let opts = OpenOptions::new(&options).with_http_connector(Arc::new(self.counting.clone()));
@@ -152,27 +152,27 @@ impl S3TestServer {
 
     /// The HTTP-layer counter shared by every store [`open`](Self::open) made (not by
     /// seeding): set latency or inject client-side faults here.
-    pub fn counting(&self) -> &CountingConnector {
+    pub(crate) fn counting(&self) -> &CountingConnector {
         &self.counting
     }
 
     /// Shortcut for `counting().snapshot()`.
-    pub fn http_counts(&self) -> HttpCountsSnapshot {
+    pub(crate) fn http_counts(&self) -> HttpCountsSnapshot {
         self.counting.snapshot()
     }
 
     /// Requests the server received (seeding included), faults included.
-    pub fn server_requests(&self) -> u64 {
+    pub(crate) fn server_requests(&self) -> u64 {
         self.server_requests.load(Ordering::SeqCst)
     }
 
     /// Make the server answer its next `n` requests with `503 SlowDown`.
-    pub fn fail_next_server_requests(&self, n: u64) {
+    pub(crate) fn fail_next_server_requests(&self, n: u64) {
         self.faults_left.store(n, Ordering::SeqCst);
     }
 
     /// Upload `data` as `key` (through S3 PUT, not counted by [`counting`](Self::counting)).
-    pub async fn put(&self, key: &str, data: impl Into<Bytes>) {
+    pub(crate) async fn put(&self, key: &str, data: impl Into<Bytes>) {
         let bytes: Bytes = data.into();
         self.seed
             .put(&Path::from(key), PutPayload::from(bytes))
@@ -181,7 +181,7 @@ impl S3TestServer {
     }
 
     /// Upload every file under `local_dir` as `<prefix>/<relative path>`; returns the keys.
-    pub async fn upload_dir(&self, local_dir: &FsPath, prefix: &str) -> Vec<String> {
+    pub(crate) async fn upload_dir(&self, local_dir: &FsPath, prefix: &str) -> Vec<String> {
         let mut keys = Vec::new();
         let mut stack = vec![local_dir.to_path_buf()];
         while let Some(dir) = stack.pop() {

@@ -14,14 +14,14 @@ use s3s::dto::*;
 use s3s::{S3Request, S3Response, S3Result, S3};
 
 /// s3s-fs with the suffix-range fix; every other operation is delegated unchanged.
-pub struct FixedFileSystem {
+pub(super) struct FixedFileSystem {
     inner: s3s_fs::FileSystem,
     root: PathBuf,
 }
 
 impl FixedFileSystem {
     /// s3s-fs over `root` (buckets are its sub-directories).
-    pub fn new(root: PathBuf) -> Self {
+    pub(super) fn new(root: PathBuf) -> Self {
         let inner = s3s_fs::FileSystem::new(&root).expect("s3s-fs root");
         Self { inner, root }
     }

@@ -13,7 +13,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Deserialize;
 
-pub const FIXTURES: [&str; 5] = [
+pub(super) const FIXTURES: [&str; 5] = [
     "l1_ip_f32",
     "l2_l2_f32",
     "l3_l2n_f16",
@@ -22,7 +22,7 @@ pub const FIXTURES: [&str; 5] = [
 ];
 
 #[derive(Debug, Deserialize)]
-pub struct Page {
+pub(super) struct Page {
     pub k: usize,
     pub ids: Vec<u32>,
     pub scores: Vec<f64>,
@@ -30,7 +30,7 @@ pub struct Page {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Case {
+pub(super) struct Case {
     pub name: String,
     pub query: Vec<f32>,
     pub k: usize,
@@ -44,7 +44,7 @@ pub struct Case {
 
 impl Case {
     /// The fixture's search parameters for this case.
-    pub fn params(&self) -> SearchParams {
+    pub(super) fn params(&self) -> SearchParams {
         SearchParams {
             search_exp: self.search_exp,
             max_increments: self.max_increments,
@@ -52,7 +52,11 @@ impl Case {
     }
 
     /// Start this case's query on `index`: its parameters and exclude set, `prefetch`.
-    pub fn start(&self, index: &EcpIndex, prefetch: Option<usize>) -> crate::Result<EcpQuery> {
+    pub(super) fn start(
+        &self,
+        index: &EcpIndex,
+        prefetch: Option<usize>,
+    ) -> crate::Result<EcpQuery> {
         index.query(
             self.query.clone(),
             QueryOptions {
@@ -65,7 +69,7 @@ impl Case {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Saved {
+pub(super) struct Saved {
     pub query_id: u64,
     pub query: Vec<f32>,
     pub exclude: Vec<u32>,
@@ -77,7 +81,7 @@ pub struct Saved {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Expected {
+pub(super) struct Expected {
     pub name: String,
     pub levels: u32,
     pub metric: String,
@@ -93,13 +97,13 @@ pub struct Expected {
     pub saved: Vec<Saved>,
 }
 
-pub fn fixture_dir(name: &str) -> PathBuf {
+pub(super) fn fixture_dir(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/ecp")
         .join(name)
 }
 
-pub fn expected(name: &str) -> Expected {
+pub(super) fn expected(name: &str) -> Expected {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join(format!("tests/fixtures/ecp/expected/{name}.json"));
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
@@ -107,7 +111,7 @@ pub fn expected(name: &str) -> Expected {
 
 /// Scores agree within float32 noise (the reference computes in float64; sqrt near 0
 /// amplifies the expanded-form error, hence the absolute term).
-pub fn assert_scores_close(what: &str, got: &[f32], want: &[f64]) {
+pub(super) fn assert_scores_close(what: &str, got: &[f32], want: &[f64]) {
     assert_eq!(got.len(), want.len(), "{what}: score count");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let tol = 3e-3 + 1e-4 * w.abs();
@@ -119,7 +123,7 @@ pub fn assert_scores_close(what: &str, got: &[f32], want: &[f64]) {
 }
 
 /// Every file under `dir`, as (relative key, bytes).
-pub fn files_under(dir: &FsPath) -> Vec<(String, Vec<u8>)> {
+pub(super) fn files_under(dir: &FsPath) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -141,7 +145,7 @@ pub fn files_under(dir: &FsPath) -> Vec<(String, Vec<u8>)> {
 }
 
 /// Upload a fixture into `store` under `prefix`.
-pub async fn upload(store: &Arc<dyn ObjectStore>, prefix: &str, dir: &FsPath) {
+pub(super) async fn upload(store: &Arc<dyn ObjectStore>, prefix: &str, dir: &FsPath) {
     for (rel, bytes) in files_under(dir) {
         let key = if prefix.is_empty() {
             rel
@@ -156,7 +160,7 @@ pub async fn upload(store: &Arc<dyn ObjectStore>, prefix: &str, dir: &FsPath) {
 }
 
 /// A fixture copied into an InMemory store under `idx/<name>`.
-pub async fn in_memory(name: &str) -> (Arc<dyn ObjectStore>, Path) {
+pub(super) async fn in_memory(name: &str) -> (Arc<dyn ObjectStore>, Path) {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let prefix = format!("idx/{name}");
     upload(&store, &prefix, &fixture_dir(name)).await;
@@ -164,7 +168,7 @@ pub async fn in_memory(name: &str) -> (Arc<dyn ObjectStore>, Path) {
 }
 
 /// Copy a fixture to a fresh temp dir (for tests that write or corrupt it).
-pub fn temp_copy(name: &str) -> tempfile::TempDir {
+pub(super) fn temp_copy(name: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for (rel, bytes) in files_under(&fixture_dir(name)) {
         let p = tmp.path().join(rel);
@@ -174,14 +178,14 @@ pub fn temp_copy(name: &str) -> tempfile::TempDir {
     tmp
 }
 
-pub fn node_of(path: &str) -> Option<(u32, u32)> {
+pub(super) fn node_of(path: &str) -> Option<(u32, u32)> {
     let mut parts = path.split('/');
     let lvl = parts.next()?.strip_prefix("lvl_")?.parse::<u32>().ok()?;
     let node = parts.next()?.strip_prefix("node_")?.parse::<u32>().ok()?;
     Some((lvl - 1, node))
 }
 
-pub async fn check_info(index: &EcpIndex, exp: &Expected) {
+pub(super) async fn check_info(index: &EcpIndex, exp: &Expected) {
     let info = index.info();
     assert_eq!(info.levels, exp.levels);
     assert_eq!(format!("{:?}", info.metric), exp.metric);
@@ -198,7 +202,7 @@ pub async fn check_info(index: &EcpIndex, exp: &Expected) {
     );
 }
 
-pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool) {
+pub(super) async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool) {
     for case in &exp.cases {
         let what = format!("{} {}", exp.name, case.name);
         index.clear_cache();
@@ -239,7 +243,7 @@ pub async fn check_cases(index: &EcpIndex, exp: &Expected, check_requests: bool)
     assert_eq!(kinds.writes, 0, "{}: no writes", exp.name);
 }
 
-pub async fn check_saved(index: &EcpIndex, exp: &Expected) {
+pub(super) async fn check_saved(index: &EcpIndex, exp: &Expected) {
     for saved in &exp.saved {
         let what = format!("{} saved query {}", exp.name, saved.query_id);
         let params = SearchParams {
@@ -284,7 +288,7 @@ pub async fn check_saved(index: &EcpIndex, exp: &Expected) {
     }
 }
 
-pub async fn check_exhaustive(index: &EcpIndex, exp: &Expected) {
+pub(super) async fn check_exhaustive(index: &EcpIndex, exp: &Expected) {
     for case in &exp.cases {
         let stats = Arc::new(IoStats::new());
         let got = index

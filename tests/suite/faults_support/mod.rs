@@ -10,11 +10,11 @@ use crate::io::{is_object_changed, FaultConfig, FaultCounts, FaultKind, RetryPol
 use crate::Error;
 
 /// Seeds every fault test runs with (deterministic).
-pub const SEEDS: [u64; 4] = [11, 23, 37, 41];
+pub(super) const SEEDS: [u64; 4] = [11, 23, 37, 41];
 
 /// A small, fast retry budget: `retries` retries, 1-4 ms backoff, 10 s overall, and no
 /// attempt longer than 5 s (the faults' own delays are a few ms).
-pub fn fast_policy(retries: usize) -> RetryPolicy {
+pub(super) fn fast_policy(retries: usize) -> RetryPolicy {
     RetryPolicy {
         max_retries: retries,
         init_backoff: Duration::from_millis(1),
@@ -26,7 +26,7 @@ pub fn fast_policy(retries: usize) -> RetryPolicy {
 
 /// Transient faults only (503s, timeouts, stalls, truncated bodies); at most 2 faulty
 /// attempts per read, so 2 retries always get through.
-pub fn transient(seed: u64) -> FaultConfig {
+pub(super) fn transient(seed: u64) -> FaultConfig {
     FaultConfig::seeded(seed)
         .with(FaultKind::ServerError, 0.15)
         .with(FaultKind::Timeout, 0.05)
@@ -35,23 +35,29 @@ pub fn transient(seed: u64) -> FaultConfig {
 }
 
 /// Only truncated bodies, on half of the attempts.
-pub fn truncating(seed: u64) -> FaultConfig {
+pub(super) fn truncating(seed: u64) -> FaultConfig {
     FaultConfig::seeded(seed).with(FaultKind::Truncate, 0.5)
 }
 
 /// Objects replaced between reads on a fraction of the attempts.
-pub fn drifting(seed: u64, p: f64) -> FaultConfig {
+pub(super) fn drifting(seed: u64, p: f64) -> FaultConfig {
     FaultConfig::seeded(seed).with(FaultKind::VersionDrift, p)
 }
 
 /// Whether `err` is an acceptable outcome of a changed object: the change was detected
 /// (`ObjectChanged`), or the stale metadata made a decoder refuse the bytes (`Corrupt`).
-pub fn is_clean_change_error(err: &Error) -> bool {
+pub(super) fn is_clean_change_error(err: &Error) -> bool {
     is_object_changed(err) || matches!(err, Error::Corrupt { .. })
 }
 
 /// One row of the fault report.
-pub fn report(capability: &str, kind: &str, outcome: &str, counts: &FaultCounts, retries: u64) {
+pub(super) fn report(
+    capability: &str,
+    kind: &str,
+    outcome: &str,
+    counts: &FaultCounts,
+    retries: u64,
+) {
     eprintln!(
         "FAULT-REPORT | {capability} | {kind} | {outcome} | injected {} (failing {}) of {} attempts | retries {retries} | wrong answers 0",
         counts.injected(),
@@ -61,7 +67,7 @@ pub fn report(capability: &str, kind: &str, outcome: &str, counts: &FaultCounts,
 }
 
 /// Sum two fault counts.
-pub fn add(a: FaultCounts, b: FaultCounts) -> FaultCounts {
+pub(super) fn add(a: FaultCounts, b: FaultCounts) -> FaultCounts {
     FaultCounts {
         attempts: a.attempts + b.attempts,
         server_errors: a.server_errors + b.server_errors,

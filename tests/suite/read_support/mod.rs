@@ -5,22 +5,22 @@
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, RecordBatch};
 use crate::io::wrappers::RecordingSource;
 use crate::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher, RangeSource};
 use crate::lance::reader::{LanceFileReader, ReaderCaches};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 
 /// `tests/fixtures/files`.
-pub fn fixtures_dir() -> PathBuf {
+pub(super) fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/files")
 }
 
 /// One file of the catalog.
 #[derive(Debug, Clone)]
-pub struct FixtureFile {
+pub(super) struct FixtureFile {
     /// Data set name.
     pub name: String,
     /// Path relative to `files/`.
@@ -38,7 +38,7 @@ pub struct FixtureFile {
 }
 
 /// Every file in `catalog.json`.
-pub fn catalog() -> Vec<FixtureFile> {
+pub(super) fn catalog() -> Vec<FixtureFile> {
     let text = std::fs::read_to_string(fixtures_dir().join("catalog.json")).expect("catalog.json");
     let json: serde_json::Value = serde_json::from_str(&text).expect("catalog parses");
     json["files"]
@@ -69,14 +69,14 @@ pub fn catalog() -> Vec<FixtureFile> {
 }
 
 /// Record batches of an Arrow IPC file.
-pub fn read_ipc(path: &FsPath) -> Vec<RecordBatch> {
+pub(super) fn read_ipc(path: &FsPath) -> Vec<RecordBatch> {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
     let reader = arrow_ipc::reader::FileReader::try_new(file, None).expect("ipc file");
     reader.map(|b| b.expect("ipc batch")).collect()
 }
 
 /// The single batch of a full-read oracle.
-pub fn oracle_full(file: &FixtureFile) -> RecordBatch {
+pub(super) fn oracle_full(file: &FixtureFile) -> RecordBatch {
     let mut batches = read_ipc(&fixtures_dir().join(&file.oracle_full));
     assert_eq!(batches.len(), 1, "{} holds one batch", file.oracle_full);
     batches.remove(0)
@@ -84,7 +84,7 @@ pub fn oracle_full(file: &FixtureFile) -> RecordBatch {
 
 /// Where a test reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(super) enum Backend {
     /// `LocalFileSystem` on the fixture directory.
     Local,
     /// object_store `InMemory` holding a copy of the file.
@@ -93,7 +93,7 @@ pub enum Backend {
 
 /// A source over `backend` holding the fixture at `relative` (relative to `files/`), and
 /// the object path to read.
-pub async fn source_for(backend: Backend, relative: &str) -> (Arc<dyn RangeSource>, Path) {
+pub(super) async fn source_for(backend: Backend, relative: &str) -> (Arc<dyn RangeSource>, Path) {
     match backend {
         Backend::Local => {
             let store = Arc::new(
@@ -113,7 +113,7 @@ pub async fn source_for(backend: Backend, relative: &str) -> (Arc<dyn RangeSourc
 }
 
 /// An in-memory source holding `bytes` at `name`.
-pub async fn memory_source(name: &str, bytes: Vec<u8>) -> (Arc<dyn RangeSource>, Path) {
+pub(super) async fn memory_source(name: &str, bytes: Vec<u8>) -> (Arc<dyn RangeSource>, Path) {
     let store = Arc::new(InMemory::new());
     let path = Path::from(name);
     store
@@ -124,7 +124,10 @@ pub async fn memory_source(name: &str, bytes: Vec<u8>) -> (Arc<dyn RangeSource>,
 }
 
 /// Open a reader over `source`.
-pub async fn open(source: Arc<dyn RangeSource>, path: Path) -> crate::Result<LanceFileReader> {
+pub(super) async fn open(
+    source: Arc<dyn RangeSource>,
+    path: Path,
+) -> crate::Result<LanceFileReader> {
     let fetcher = RangeFetcher::new(source, FetchOptions::default());
     LanceFileReader::open(
         fetcher,
@@ -137,14 +140,14 @@ pub async fn open(source: Arc<dyn RangeSource>, path: Path) -> crate::Result<Lan
 }
 
 /// A recording source over `backend` for `relative`.
-pub async fn recording(backend: Backend, relative: &str) -> (Arc<RecordingSource>, Path) {
+pub(super) async fn recording(backend: Backend, relative: &str) -> (Arc<RecordingSource>, Path) {
     let (inner, path) = source_for(backend, relative).await;
     (Arc::new(RecordingSource::new(inner)), path)
 }
 
 /// Assert two arrays are equal: same type and length, same nulls, same valid values
 /// (Arrow `equals`: floats by bit pattern, null slots ignored).
-pub fn assert_same(ours: &ArrayRef, oracle: &ArrayRef, what: &str) {
+pub(super) fn assert_same(ours: &ArrayRef, oracle: &ArrayRef, what: &str) {
     assert_eq!(ours.data_type(), oracle.data_type(), "{what}: data type");
     assert_eq!(ours.len(), oracle.len(), "{what}: length");
     assert_eq!(
@@ -165,7 +168,7 @@ pub fn assert_same(ours: &ArrayRef, oracle: &ArrayRef, what: &str) {
 }
 
 /// Deterministic pseudo-random sorted unique rows (`count` of `0..rows`).
-pub fn random_rows(seed: u64, rows: u64, count: usize) -> Vec<u64> {
+pub(super) fn random_rows(seed: u64, rows: u64, count: usize) -> Vec<u64> {
     let mut state = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
@@ -184,7 +187,7 @@ pub fn random_rows(seed: u64, rows: u64, count: usize) -> Vec<u64> {
 
 /// The footer fields of a file (little-endian, last 40 bytes).
 #[derive(Debug, Clone, Copy)]
-pub struct RawFooter {
+pub(super) struct RawFooter {
     /// Column metadata start.
     pub column_meta_start: u64,
     /// CMO table start.
@@ -202,7 +205,7 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 }
 
 /// Decode the footer of a well-formed file.
-pub fn raw_footer(file: &[u8]) -> RawFooter {
+pub(super) fn raw_footer(file: &[u8]) -> RawFooter {
     let f = &file[file.len() - 40..];
     RawFooter {
         column_meta_start: le_u64(f, 0),
@@ -214,7 +217,7 @@ pub fn raw_footer(file: &[u8]) -> RawFooter {
 }
 
 /// (position, size) entries of the CMO table of a well-formed file.
-pub fn cmo_entries(file: &[u8]) -> Vec<(u64, u64)> {
+pub(super) fn cmo_entries(file: &[u8]) -> Vec<(u64, u64)> {
     let footer = raw_footer(file);
     (0..footer.num_columns as usize)
         .map(|i| {
@@ -225,7 +228,7 @@ pub fn cmo_entries(file: &[u8]) -> Vec<(u64, u64)> {
 }
 
 /// The decoded column metadata protobufs of a well-formed file.
-pub fn column_protos(file: &[u8]) -> Vec<crate::lance::proto::file::ColumnMetadata> {
+pub(super) fn column_protos(file: &[u8]) -> Vec<crate::lance::proto::file::ColumnMetadata> {
     use prost::Message;
     cmo_entries(file)
         .into_iter()
@@ -240,7 +243,7 @@ pub fn column_protos(file: &[u8]) -> Vec<crate::lance::proto::file::ColumnMetada
 
 /// Rewrite the column metadata region of a well-formed file with `columns` (re-encoded),
 /// keeping data, schema and global buffers; rebuilds the CMO/GBO tables and the footer.
-pub fn with_columns(
+pub(super) fn with_columns(
     file: &[u8],
     columns: &[crate::lance::proto::file::ColumnMetadata],
 ) -> Vec<u8> {
@@ -271,7 +274,7 @@ pub fn with_columns(
 }
 
 /// Open `bytes` from the in-memory store and read every field fully; the first error.
-pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> crate::Result<()> {
+pub(super) async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> crate::Result<()> {
     let (source, path) = memory_source(name, bytes).await;
     let reader = open(source, path).await?;
     let stats = IoStats::new();
@@ -290,7 +293,7 @@ pub async fn open_and_read_all(name: &str, bytes: Vec<u8>) -> crate::Result<()> 
 /// Re-encode page 0 of `column` after `edit` on its stored 2.1+ planar layout and its page
 /// record (buffer offsets/sizes); the rest of the file is kept.
 #[allow(dead_code)]
-pub fn edit_planar_page(
+pub(super) fn edit_planar_page(
     file: &[u8],
     column: usize,
     edit: impl Fn(

@@ -17,8 +17,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use futures::StreamExt;
 use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions, SearchParams};
 use crate::index::list_element::parse_any_element_filter;
 use crate::index::list_element::query::{query_any_element, AnyElementOptions};
@@ -27,6 +25,8 @@ use crate::io::list::ObjectStoreLister;
 use crate::io::{FetchOptions, IoStats, OpenedUrl, RangeFetcher};
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use arrow_array::RecordBatch;
+use futures::StreamExt;
 use object_store::path::Path;
 use serde_json::Value;
 
@@ -63,7 +63,7 @@ fn read_json(rel: &str) -> Value {
 
 /// One operation of the workload.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Op {
+pub(super) enum Op {
     /// Read `rows` (sorted) or a row range of top-level `columns` of a file.
     File {
         /// Index into the opened files.
@@ -112,7 +112,7 @@ pub enum Op {
 
 impl Op {
     /// Short kind name for reports.
-    pub fn kind(&self) -> &'static str {
+    pub(super) fn kind(&self) -> &'static str {
         match self {
             Op::File { .. } => "file",
             Op::BTree { .. } => "btree",
@@ -124,7 +124,7 @@ impl Op {
 
 /// The result of an operation, compared exactly (scores by bit pattern).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub(super) enum Answer {
     /// Row addresses, ascending.
     Rows(Vec<u64>),
     /// A read batch.
@@ -137,16 +137,16 @@ pub enum Answer {
 
 /// A deterministic pseudo-random sequence (splitmix64).
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(super) struct Rng(u64);
 
 impl Rng {
     /// Seeded sequence.
-    pub fn new(seed: u64) -> Self {
+    pub(super) fn new(seed: u64) -> Self {
         Self(seed)
     }
 
     /// Next 64 bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -155,14 +155,14 @@ impl Rng {
     }
 
     /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
     }
 }
 
 /// Handles over one S3 client: a dataset store, a fetcher and the opened ecp indices.
 #[derive(Clone)]
-pub struct Handles {
+pub(super) struct Handles {
     opened: OpenedUrl,
     store: DatasetStore,
     fetcher: RangeFetcher,
@@ -173,7 +173,7 @@ pub struct Handles {
 impl Handles {
     /// Open everything through a new client of `s3`; `cache_bytes` sizes each cache of
     /// the dataset session and each ecp node cache.
-    pub async fn open(s3: &S3TestServer, cache_bytes: u64) -> Self {
+    pub(super) async fn open(s3: &S3TestServer, cache_bytes: u64) -> Self {
         let opened = s3.open("");
         let lister = Arc::new(ObjectStoreLister::for_scheme(
             opened.store.clone(),
@@ -207,22 +207,22 @@ impl Handles {
     }
 
     /// The shared dataset session.
-    pub fn session(&self) -> &Arc<DatasetSession> {
+    pub(super) fn session(&self) -> &Arc<DatasetSession> {
         &self.session
     }
 
     /// The shared ecp indices.
-    pub fn ecp(&self) -> &[EcpIndex] {
+    pub(super) fn ecp(&self) -> &[EcpIndex] {
         &self.ecp
     }
 
     /// The store handle.
-    pub fn opened(&self) -> &OpenedUrl {
+    pub(super) fn opened(&self) -> &OpenedUrl {
         &self.opened
     }
 
     /// Run one operation.
-    pub async fn run(&self, op: &Op) -> Answer {
+    pub(super) async fn run(&self, op: &Op) -> Answer {
         let stats = IoStats::new();
         let result = match op {
             Op::File {
@@ -353,7 +353,7 @@ struct FileShape {
 }
 
 /// The fixtures uploaded to a server plus the pools operations are drawn from.
-pub struct Workload {
+pub(super) struct Workload {
     files: Vec<FileShape>,
     btree: Vec<Op>,
     list_element: Vec<Op>,
@@ -362,7 +362,7 @@ pub struct Workload {
 
 impl Workload {
     /// Upload every fixture the workload reads to `s3` and collect the query pools.
-    pub async fn upload(s3: &S3TestServer) -> Self {
+    pub(super) async fn upload(s3: &S3TestServer) -> Self {
         let root = fixtures();
         for file in FILES {
             let data = std::fs::read(root.join("files").join(file)).expect("fixture file");
@@ -472,13 +472,13 @@ impl Workload {
     }
 
     /// Query pool sizes: (btree, list element, ecp).
-    pub fn pool_sizes(&self) -> (usize, usize, usize) {
+    pub(super) fn pool_sizes(&self) -> (usize, usize, usize) {
         (self.btree.len(), self.list_element.len(), self.ecp.len())
     }
 
     /// `n` distinct-ish operations drawn from `rng`: 40 % file reads, 30 % BTree,
     /// 20 % list element, 10 % ecp.
-    pub fn draw(&self, rng: &mut Rng, n: usize) -> Vec<Op> {
+    pub(super) fn draw(&self, rng: &mut Rng, n: usize) -> Vec<Op> {
         (0..n)
             .map(|_| match rng.below(10) {
                 0..=3 => self.file_op(rng),
@@ -517,7 +517,7 @@ impl Workload {
 }
 
 /// The answers of `ops` computed one at a time, in order, through `handles`.
-pub async fn baseline(handles: &Handles, ops: &[Op]) -> Vec<Answer> {
+pub(super) async fn baseline(handles: &Handles, ops: &[Op]) -> Vec<Answer> {
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         out.push(handles.run(op).await);
@@ -528,7 +528,7 @@ pub async fn baseline(handles: &Handles, ops: &[Op]) -> Vec<Answer> {
 /// Run `schedule` (indices into `ops`) with up to `in_flight` operations at once, each
 /// on its own tokio task, all over `handles`' shared caches. Returns (schedule position,
 /// answer) pairs in completion order.
-pub async fn run_concurrent(
+pub(super) async fn run_concurrent(
     handles: &Handles,
     ops: &Arc<Vec<Op>>,
     schedule: &[usize],
@@ -550,7 +550,7 @@ pub async fn run_concurrent(
 }
 
 /// A number from the environment, or `default`.
-pub fn env_number(name: &str, default: usize) -> usize {
+pub(super) fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.trim().parse().ok())
@@ -558,7 +558,7 @@ pub fn env_number(name: &str, default: usize) -> usize {
 }
 
 /// Count answers per kind: (kind, total, errors).
-pub fn summary(ops: &[Op], answers: &[Answer]) -> HashMap<&'static str, (usize, usize)> {
+pub(super) fn summary(ops: &[Op], answers: &[Answer]) -> HashMap<&'static str, (usize, usize)> {
     let mut out: HashMap<&'static str, (usize, usize)> = HashMap::new();
     for (op, a) in ops.iter().zip(answers) {
         let e = out.entry(op.kind()).or_default();
