@@ -4,12 +4,24 @@
 //! object, carries the object path and the byte range that was being read or decoded.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Result alias used throughout lakeseek.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in lakeseek.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Clone` (sources are shared behind `Arc`), so an error that passes through a cache keeps
+/// its variant and its source for every caller that waited on the same load.
+///
+/// ```
+/// let err = lakeseek::Error::InvalidArgument("bad --rows".into());
+/// match err.clone() {
+///     lakeseek::Error::InvalidArgument(why) => assert_eq!(why, "bad --rows"),
+///     _ => unreachable!(),
+/// }
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The object, dataset, column, index or node does not exist.
@@ -50,14 +62,38 @@ pub enum Error {
         range: Option<Range<u64>>,
         /// The underlying object_store error.
         #[source]
-        source: Box<object_store::Error>,
+        source: Arc<object_store::Error>,
+    },
+    /// The object was replaced between the read its metadata came from and a later read
+    /// (its size or etag changed, or the store refused an `If-Match`). Not retried: reopen
+    /// the dataset, file or index to read the new version.
+    #[error("object changed: {path}{}: {what}", fmt_range(.range))]
+    ObjectChanged {
+        /// Object path.
+        path: String,
+        /// Byte range that was being read, when the call was a range read.
+        range: Option<Range<u64>>,
+        /// Which versions disagreed.
+        what: String,
     },
     /// Local I/O failed (writing output, reading a query file, ...).
     #[error("i/o error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[source] Arc<std::io::Error>),
     /// Arrow rejected data we built (a bug or corrupt data that slipped past validation).
     #[error("arrow error: {0}")]
-    Arrow(#[from] arrow_schema::ArrowError),
+    Arrow(#[source] Arc<arrow_schema::ArrowError>),
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(Arc::new(e))
+    }
+}
+
+impl From<arrow_schema::ArrowError> for Error {
+    fn from(e: arrow_schema::ArrowError) -> Self {
+        Error::Arrow(Arc::new(e))
+    }
 }
 
 fn fmt_range(range: &Option<Range<u64>>) -> String {
@@ -89,7 +125,9 @@ impl Error {
     /// if they are not set yet (inner context wins: it is more precise).
     pub fn at(mut self, object_path: &str, byte_range: Option<Range<u64>>) -> Self {
         match &mut self {
-            Error::Corrupt { path, range, .. } | Error::Store { path, range, .. } => {
+            Error::Corrupt { path, range, .. }
+            | Error::Store { path, range, .. }
+            | Error::ObjectChanged { path, range, .. } => {
                 if path.is_empty() {
                     *path = object_path.to_string();
                 }

@@ -59,7 +59,7 @@ pub async fn store() -> Result<Arc<dyn ObjectStore>> {
             .map_err(|e| Error::Store {
                 path: location.to_string(),
                 range: None,
-                source: Box::new(e),
+                source: std::sync::Arc::new(e),
             })?;
     }
     Ok(Arc::new(store))

@@ -147,7 +147,7 @@ pub(crate) async fn run_bench(command: &BenchCommand, out: &mut dyn Write) -> Re
     };
     if common.json {
         serde_json::to_writer(&mut *out, &report)
-            .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+            .map_err(|e| Error::from(std::io::Error::other(e)))?;
         writeln!(out)?;
     } else {
         report.write_table(out)?;

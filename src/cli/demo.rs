@@ -30,7 +30,7 @@ pub async fn run_demo(out: &mut dyn Write) -> Result<()> {
         .map_err(|e| Error::Store {
             path: path.to_string(),
             range: None,
-            source: Box::new(e),
+            source: std::sync::Arc::new(e),
         })?;
     let source = Arc::new(ObjectStoreSource::new(store, 0, "memory://"));
     let fetcher = RangeFetcher::new(source, FetchOptions::default());

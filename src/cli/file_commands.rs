@@ -70,7 +70,7 @@ pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> 
     }
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &inspection)
-            .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+            .map_err(|e| Error::from(std::io::Error::other(e)))?;
         writeln!(out)?;
     } else {
         write_inspection_text(out, &inspection)?;

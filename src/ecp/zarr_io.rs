@@ -68,7 +68,7 @@ fn storage_error(label: &str, e: StorageError) -> Error {
     Error::Store {
         path: label.to_string(),
         range: None,
-        source: Box::new(object_store::Error::Generic {
+        source: std::sync::Arc::new(object_store::Error::Generic {
             store: "zarrs",
             source: Box::new(e),
         }),

@@ -308,6 +308,11 @@ impl FetcherStorage {
                 range,
                 source,
             },
+            Error::ObjectChanged { range, what, .. } => Error::ObjectChanged {
+                path: name,
+                range,
+                what,
+            },
             Error::NotFound { what, .. } => Error::NotFound { path: name, what },
             Error::Corrupt { range, what, .. } => Error::Corrupt {
                 path: name,

@@ -103,47 +103,10 @@ where
     }
 }
 
-/// moka hands errors back behind an `Arc`; rebuild an owned error that keeps the message,
-/// path and range (store sources cannot be cloned, so they are described).
+/// moka hands errors back behind an `Arc`; every caller gets its own copy of the same typed
+/// error (sources are shared, see [`Error`]).
 fn clone_error(e: &Error) -> Error {
-    match e {
-        Error::NotFound { path, what } => Error::NotFound {
-            path: path.clone(),
-            what: what.clone(),
-        },
-        Error::Corrupt { path, range, what } => Error::Corrupt {
-            path: path.clone(),
-            range: range.clone(),
-            what: what.clone(),
-        },
-        Error::Unsupported { path, what } => Error::Unsupported {
-            path: path.clone(),
-            what: what.clone(),
-        },
-        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
-        Error::Store {
-            path,
-            range,
-            source,
-        } => Error::Store {
-            path: path.clone(),
-            range: range.clone(),
-            source: Box::new(match &**source {
-                // Keep "the object changed" recognizable (`is_object_changed`).
-                object_store::Error::Precondition { path, source } => {
-                    object_store::Error::Precondition {
-                        path: path.clone(),
-                        source: source.to_string().into(),
-                    }
-                }
-                other => object_store::Error::Generic {
-                    store: "cached",
-                    source: other.to_string().into(),
-                },
-            }),
-        },
-        other => Error::Io(std::io::Error::other(other.to_string())),
-    }
+    e.clone()
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ impl ObjectLister for ObjectStoreLister {
             let meta = item.map_err(|e| Error::Store {
                 path: prefix.to_string(),
                 range: None,
-                source: Box::new(e),
+                source: std::sync::Arc::new(e),
             })?;
             seen += 1;
             if seen % LIST_PAGE_SIZE == 1 && seen > 1 {

@@ -121,7 +121,7 @@ impl ShortBody {
         Error::Store {
             path: path.to_string(),
             range,
-            source: Box::new(object_store::Error::Generic {
+            source: std::sync::Arc::new(object_store::Error::Generic {
                 store: "lakeseek",
                 source: Box::new(ShortBody { wanted, got }),
             }),
@@ -176,7 +176,7 @@ pub(crate) struct RetriesExhausted {
     pub elapsed: Duration,
     /// The last attempt's error.
     #[source]
-    pub last: Box<object_store::Error>,
+    pub last: std::sync::Arc<object_store::Error>,
 }
 
 /// object_store stores whose HTTP client retries before an error reaches lakeseek (the
@@ -334,7 +334,7 @@ fn timed_out(path: &str, range: Option<Range<u64>>, limit: Duration) -> Error {
     Error::Store {
         path: path.to_string(),
         range,
-        source: Box::new(object_store::Error::Generic {
+        source: std::sync::Arc::new(object_store::Error::Generic {
             store: "lakeseek",
             source: Box::new(AttemptTimedOut(limit)),
         }),
@@ -351,7 +351,7 @@ fn exhausted(err: Error, read: ReadSpan, attempts: u32, elapsed: Duration) -> Er
         } if attempts > 1 => Error::Store {
             path,
             range,
-            source: Box::new(object_store::Error::Generic {
+            source: std::sync::Arc::new(object_store::Error::Generic {
                 store: "lakeseek",
                 source: Box::new(RetriesExhausted {
                     read,
@@ -374,7 +374,7 @@ mod tests {
         Error::Store {
             path: "p".into(),
             range: Some(0..10),
-            source: Box::new(object_store::Error::Generic {
+            source: std::sync::Arc::new(object_store::Error::Generic {
                 store: "test",
                 source: Box::new(source),
             }),
@@ -419,7 +419,7 @@ mod tests {
         let not_found = Error::Store {
             path: "p".into(),
             range: None,
-            source: Box::new(object_store::Error::NotFound {
+            source: std::sync::Arc::new(object_store::Error::NotFound {
                 path: "p".into(),
                 source: "gone".into(),
             }),
@@ -428,7 +428,7 @@ mod tests {
         let from_s3 = Error::Store {
             path: "p".into(),
             range: None,
-            source: Box::new(object_store::Error::Generic {
+            source: std::sync::Arc::new(object_store::Error::Generic {
                 store: "S3",
                 source: Box::new(StatusLike("503 Service Unavailable".into())),
             }),

@@ -34,8 +34,7 @@ impl std::fmt::Display for ObjectVersion {
 
 /// The object was replaced between the read its metadata came from and a later range read:
 /// its size or etag differs from the expected one (or the store refused an `If-Match`).
-/// Carried as the cause of an [`Error::Store`] wrapping `object_store::Error::Precondition`;
-/// test for it with [`is_object_changed`]. Never retried: the caller's metadata is stale, so
+/// Reported as [`Error::ObjectChanged`]; test for it with [`is_object_changed`]. Never retried: the caller's metadata is stale, so
 /// the query must be restarted from fresh metadata (a new open reads the new version, and
 /// caches are keyed by version, so nothing decoded from the old one is reused).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,13 +50,10 @@ pub(crate) struct ObjectChanged {
 impl ObjectChanged {
     /// The [`Error::Store`] for a changed object at `path` / `range`.
     pub(crate) fn error(path: &Path, range: Option<Range<u64>>, changed: ObjectChanged) -> Error {
-        Error::Store {
+        Error::ObjectChanged {
             path: path.to_string(),
             range,
-            source: Box::new(object_store::Error::Precondition {
-                path: path.to_string(),
-                source: Box::new(changed),
-            }),
+            what: changed.to_string(),
         }
     }
 }
@@ -65,8 +61,7 @@ impl ObjectChanged {
 /// Whether `err` says the object changed between reads (an [`ObjectChanged`] or a failed
 /// `If-Match` precondition).
 pub(crate) fn is_object_changed(err: &Error) -> bool {
-    matches!(err, Error::Store { source, .. }
-        if matches!(**source, object_store::Error::Precondition { .. }))
+    matches!(err, Error::ObjectChanged { .. })
 }
 
 /// Ranged reads of objects. Implementations must not HEAD before a ranged read.
@@ -138,10 +133,15 @@ fn store_error(path: &Path, range: Option<Range<u64>>, e: object_store::Error) -
             path: path.to_string(),
             what: "object does not exist".into(),
         },
+        object_store::Error::Precondition { source, .. } => Error::ObjectChanged {
+            path: path.to_string(),
+            range,
+            what: format!("the store refused the read's precondition: {source}"),
+        },
         other => Error::Store {
             path: path.to_string(),
             range,
-            source: Box::new(other),
+            source: std::sync::Arc::new(other),
         },
     }
 }

@@ -337,7 +337,7 @@ fn store_error(
     Error::Store {
         path: path.to_string(),
         range,
-        source: Box::new(object_store::Error::Generic {
+        source: std::sync::Arc::new(object_store::Error::Generic {
             store: "FaultSource",
             source: Box::new(source),
         }),

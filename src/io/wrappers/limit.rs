@@ -36,7 +36,7 @@ impl ConcurrencyLimitSource {
         self.permits
             .acquire()
             .await
-            .map_err(|e| Error::Io(std::io::Error::other(e)))
+            .map_err(|e| Error::from(std::io::Error::other(e)))
     }
 }
 
