@@ -152,13 +152,13 @@ impl BTreePageLookup {
     }
 
     /// Page numbers of all lookup rows.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn page_numbers(&self) -> &[u32] {
         &self.page_idx
     }
 
     /// (min, max, null_count, page_idx) of lookup row `i` (for `--explain`).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn row(&self, i: usize) -> Option<(Option<Key>, Option<Key>, u32, u32)> {
         (i < self.num_pages()).then(|| {
             (

@@ -73,7 +73,7 @@ impl KeyRef<'_> {
     }
 
     /// Owned copy.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn to_key(&self) -> Key {
         match *self {
             KeyRef::Bool(b) => Key::Bool(b),

@@ -32,7 +32,7 @@ pub(crate) mod value;
 
 #[cfg(test)]
 pub(crate) use bind::BoundElementPredicate;
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use call::parse_any_element_filter;
 #[cfg(test)]
 pub(crate) use details::{decode_details, Refusal, RefusalKind};

@@ -2,11 +2,11 @@
 //! filter (sqlparser), for the top-level filter parser and for standalone use.
 
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator, Value};
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 use sqlparser::dialect::GenericDialect;
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 use sqlparser::parser::Parser;
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 use sqlparser::tokenizer::Token;
 
 use crate::error::{Error, Result};
@@ -101,7 +101,7 @@ pub(crate) fn any_element_call(expr: &Expr) -> Result<Option<AnyElementCall>> {
 }
 
 /// Parse a whole filter that is one (possibly negated) `any_element` call.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn parse_any_element_filter(text: &str) -> Result<AnyElementCall> {
     let dialect = GenericDialect {};
     let mut parser = Parser::new(&dialect)

@@ -25,7 +25,7 @@ const MAX_LOGGED_REQUESTS: usize = 100_000;
 
 /// Live counters of a [`CountingConnector`]; shared by every client it creates.
 #[derive(Debug, Default)]
-pub(crate) struct HttpCounters {
+pub struct HttpCounters {
     requests: AtomicU64,
     gets: AtomicU64,
     heads: AtomicU64,
@@ -43,7 +43,7 @@ pub(crate) struct HttpCounters {
 
 /// A copy of [`HttpCounters`] at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct HttpCountsSnapshot {
+pub struct HttpCountsSnapshot {
     /// All requests (any method), including retries and injected faults.
     pub requests: u64,
     /// GET requests.
@@ -71,7 +71,7 @@ pub(crate) struct HttpCountsSnapshot {
 
 impl HttpCountsSnapshot {
     /// Counts accumulated since `earlier` (`max_in_flight` is the later snapshot's).
-    pub(crate) fn since(&self, earlier: &HttpCountsSnapshot) -> HttpCountsSnapshot {
+    pub fn since(&self, earlier: &HttpCountsSnapshot) -> HttpCountsSnapshot {
         HttpCountsSnapshot {
             requests: self.requests.saturating_sub(earlier.requests),
             gets: self.gets.saturating_sub(earlier.gets),
@@ -92,7 +92,7 @@ impl HttpCountsSnapshot {
 
 /// One request as seen on the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HttpRequestRecord {
+pub struct HttpRequestRecord {
     /// HTTP method, e.g. `GET`.
     pub method: String,
     /// Request path (no query string), percent-encoded as sent.
@@ -105,7 +105,7 @@ pub(crate) struct HttpRequestRecord {
 
 impl HttpCounters {
     /// Copy the counters.
-    pub(crate) fn snapshot(&self) -> HttpCountsSnapshot {
+    pub fn snapshot(&self) -> HttpCountsSnapshot {
         let load = |a: &AtomicU64| a.load(Ordering::SeqCst);
         HttpCountsSnapshot {
             requests: load(&self.requests),
@@ -123,12 +123,12 @@ impl HttpCounters {
     }
 
     /// Requests seen so far (the first 100 000), in the order they were sent.
-    pub(crate) fn log(&self) -> Vec<HttpRequestRecord> {
+    pub fn log(&self) -> Vec<HttpRequestRecord> {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Forget the request log and restart `max_in_flight` from the current in-flight count.
-    pub(crate) fn reset_log_and_peak(&self) {
+    pub fn reset_log_and_peak(&self) {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.max_in_flight
             .store(self.in_flight.load(Ordering::SeqCst), Ordering::SeqCst);
@@ -209,7 +209,7 @@ struct Knobs {
 /// [`OpenOptions::with_http_connector`](crate::io::store::OpenOptions::with_http_connector)
 /// or any object_store builder's `with_http_connector`.
 #[derive(Debug, Clone)]
-pub(crate) struct CountingConnector {
+pub struct CountingConnector {
     counters: Arc<HttpCounters>,
     knobs: Arc<Knobs>,
 }
@@ -222,7 +222,7 @@ impl Default for CountingConnector {
 
 impl CountingConnector {
     /// A connector over object_store's reqwest client, no latency, no faults.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             counters: Arc::new(HttpCounters::default()),
             knobs: Arc::new(Knobs::default()),
@@ -230,13 +230,13 @@ impl CountingConnector {
     }
 
     /// Change the per-request latency (applies to clients already made too).
-    pub(crate) fn set_latency(&self, latency: Duration) {
+    pub fn set_latency(&self, latency: Duration) {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.knobs.latency_micros.store(micros, Ordering::SeqCst);
     }
 
     /// Answer the next `count` requests with HTTP `status` (e.g. 503) instead of sending them.
-    pub(crate) fn fail_next_requests(&self, count: u64, status: http::StatusCode) {
+    pub fn fail_next_requests(&self, count: u64, status: http::StatusCode) {
         self.knobs
             .fault_status
             .store(u64::from(status.as_u16()), Ordering::SeqCst);
@@ -246,17 +246,17 @@ impl CountingConnector {
     /// Cut the bodies of the next `count` successful responses with a body of at least 2
     /// bytes after half of their `Content-Length`, ending them with an `Interrupted` HTTP
     /// error, as when a connection closes mid-body.
-    pub(crate) fn truncate_next_responses(&self, count: u64) {
+    pub fn truncate_next_responses(&self, count: u64) {
         self.knobs.truncations_left.store(count, Ordering::SeqCst);
     }
 
     /// The live counters (shared; snapshot and diff them).
-    pub(crate) fn counters(&self) -> &Arc<HttpCounters> {
+    pub fn counters(&self) -> &Arc<HttpCounters> {
         &self.counters
     }
 
     /// Shortcut for `counters().snapshot()`.
-    pub(crate) fn snapshot(&self) -> HttpCountsSnapshot {
+    pub fn snapshot(&self) -> HttpCountsSnapshot {
         self.counters.snapshot()
     }
 }

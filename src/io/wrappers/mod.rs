@@ -16,6 +16,7 @@
 //! [`HttpConnector`]: object_store::client::HttpConnector
 
 #[cfg(any(test, feature = "testing"))]
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))] // public through `lakeseek::testing`
 mod counting;
 #[cfg(test)]
 mod fault;
@@ -25,7 +26,9 @@ mod limit;
 #[cfg(test)]
 mod recording;
 
-#[cfg(any(test, feature = "testing"))]
+#[cfg(feature = "testing")]
+pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequestRecord};
+#[cfg(all(test, not(feature = "testing")))]
 pub(crate) use counting::{CountingConnector, HttpCountsSnapshot, HttpRequestRecord};
 #[cfg(test)]
 pub(crate) use fault::{FaultConfig, FaultCounts, FaultKind, FaultSource};

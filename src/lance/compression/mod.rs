@@ -315,7 +315,7 @@ pub(crate) fn decode_u64_sequence(
 }
 
 /// 2.3 u32 sequences under the same grammar (indexed dictionary indices), widened to u64.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn decode_u32_sequence(
     encoding: &CompressiveEncoding,
     payload: Option<Bytes>,
@@ -357,7 +357,7 @@ pub(crate) fn block_has_payload(encoding: &CompressiveEncoding) -> Result<bool> 
 /// The true level count of a legacy block RLE of u16 levels with u8 run lengths (pylance
 /// 6.0.1 wrote such chunks with a `num_levels` header that overflowed u16); `None` for other
 /// encodings.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn infer_level_count(
     encoding: &CompressiveEncoding,
     payload: &Bytes,

@@ -343,7 +343,7 @@ pub(super) fn decode_block_runs(
 /// The level count of a block RLE of u16 values with raw u8 run lengths (the form pylance
 /// 6.0.1 used for levels whose count overflowed the u16 chunk header), or `None` for any other
 /// RLE form.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(super) fn infer_level_count(rle: &Rle, payload: &Bytes) -> Result<Option<u64>> {
     let parsed = StableRle::parse(rle)?;
     if parsed.values.bits != 16
