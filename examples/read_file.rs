@@ -17,17 +17,32 @@ async fn main() -> lakeseek::Result<()> {
     println!(
         "{} rows, schema {:?}\nopen: {:?}",
         file.num_rows(),
-        file.schema().fields().iter().map(|f| f.name()).collect::<Vec<_>>(),
+        file.schema()
+            .fields()
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>(),
         open_cost.snapshot()
     );
     let cost = IoStats::new();
-    let head = file.with_stats(&cost).read_range(&["key", "camera"], 0..10).await?;
-    println!("rows 0..10: {} rows, {:?}", head.num_rows(), cost.snapshot());
+    let head = file
+        .with_stats(&cost)
+        .read_range(&["key", "camera"], 0..10)
+        .await?;
+    println!(
+        "rows 0..10: {} rows, {:?}",
+        head.num_rows(),
+        cost.snapshot()
+    );
     let cost = IoStats::new();
     let some = file
         .with_stats(&cost)
         .take(&["key", "detections"], &[9000, 3, 4711, 3])
         .await?;
-    println!("rows [9000, 3, 4711, 3]: {} rows, {:?}", some.num_rows(), cost.snapshot());
+    println!(
+        "rows [9000, 3, 4711, 3]: {} rows, {:?}",
+        some.num_rows(),
+        cost.snapshot()
+    );
     Ok(())
 }

@@ -173,25 +173,25 @@ mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-// The test suite lives in `tests/suite/` but is compiled into the library's unit-test binary,
-// so it can check internals (planners, decoders, read plans) that are not public API.
+pub use api::{Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Query, QueryResult};
+pub use error::{Error, Result};
+pub use io::{IoStats, IoStatsSnapshot};
+pub use session::{Session, DEFAULT_SESSION_BUDGET};
+
 /// The README's code blocks, run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+// The test suite lives in `tests/suite/` but is compiled into the library's unit-test binary,
+// so it can check internals (planners, decoders, read plans) that are not public API.
+// The tests use the `http` crate under its own name (the `http` feature took the name here).
+#[cfg(test)]
+extern crate http1 as http;
+#[cfg(test)]
+use repository_tests::suite;
 #[cfg(test)]
 #[path = "../tests"]
 mod repository_tests {
     pub(crate) mod suite;
 }
-#[cfg(test)]
-use repository_tests::suite;
-// The tests use the `http` crate under its own name (the `http` feature took the name here).
-#[cfg(test)]
-extern crate http1 as http;
-
-pub use api::{Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Query, QueryResult};
-pub use error::{Error, Result};
-pub use io::{IoStats, IoStatsSnapshot};
-pub use session::{Session, DEFAULT_SESSION_BUDGET};

@@ -118,7 +118,7 @@ impl DatasetBuilder {
     pub async fn open(self) -> Result<Dataset> {
         let opened = self.params.open_url()?;
         let session = self.params.session();
-        let shared = session.dataset_session().clone();
+        let shared = Arc::clone(session.dataset_session());
         let stats = self.params.stats;
         let version = DatasetVersion::open_opened(&opened, self.version, shared, &stats).await?;
         Ok(Dataset {

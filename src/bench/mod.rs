@@ -22,6 +22,7 @@
 //! JSON object, `--plot out.svg` (or `.png`) draws the latency CDF and histogram (with
 //! `--compare old.json` runs overlaid), `--latency-ms N` adds N ms to every request
 //! (printed in the report).
+#![allow(clippy::future_not_send)] // benchmarks drive their operations on one task and write to `&mut dyn Write`
 
 pub(crate) mod plot;
 pub(crate) mod query;
@@ -258,13 +259,13 @@ impl BenchStore {
     ) -> Result<Self> {
         let mut opened = open_url_with(url, &OpenOptions::new(storage_options))?;
         let plain: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-            opened.store.clone(),
+            Arc::clone(&opened.store),
             &opened.scheme,
         ));
         let lister: Arc<dyn ObjectLister> = if latency_ms > 0 {
             let delay = Duration::from_millis(latency_ms);
             let source: Arc<dyn RangeSource> =
-                Arc::new(LatencySource::new(opened.source.clone(), delay));
+                Arc::new(LatencySource::new(Arc::clone(&opened.source), delay));
             opened.source = source;
             Arc::new(LatencyLister {
                 inner: plain,
@@ -360,7 +361,7 @@ where
     Fut: Future<Output = Result<OperationRecord>>,
 {
     let stop = Arc::new(AtomicBool::new(false));
-    let stop_launching = stop.clone();
+    let stop_launching = Arc::clone(&stop);
     let progress = indicatif::ProgressBar::with_draw_target(
         Some(count),
         indicatif::ProgressDrawTarget::stderr(),
@@ -477,7 +478,7 @@ mod tests {
         let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let driven = drive_operations(20, 3, |i| {
-            let (running, peak) = (running.clone(), peak.clone());
+            let (running, peak) = (Arc::clone(&running), Arc::clone(&peak));
             async move {
                 let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                 peak.fetch_max(now, Ordering::SeqCst);

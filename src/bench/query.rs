@@ -126,7 +126,7 @@ async fn open_dataset(
     version: Option<u64>,
     stats: &IoStats,
 ) -> Result<Dataset> {
-    let handles = DatasetStore::new(store.opened.source.clone(), store.lister.clone());
+    let handles = DatasetStore::new(Arc::clone(&store.opened.source), Arc::clone(&store.lister));
     let session = Arc::new(DatasetSession::default());
     Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
 }

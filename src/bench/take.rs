@@ -202,7 +202,7 @@ async fn open_dataset(
     session: Arc<DatasetSession>,
     stats: &IoStats,
 ) -> Result<Dataset> {
-    let handles = DatasetStore::new(store.opened.source.clone(), store.lister.clone());
+    let handles = DatasetStore::new(Arc::clone(&store.opened.source), Arc::clone(&store.lister));
     Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
 }
 
@@ -211,7 +211,7 @@ async fn open_file(
     caches: Arc<ReaderCaches>,
     stats: &IoStats,
 ) -> Result<LanceFileReader> {
-    let fetcher = RangeFetcher::new(store.opened.source.clone(), FetchOptions::default());
+    let fetcher = RangeFetcher::new(Arc::clone(&store.opened.source), FetchOptions::default());
     LanceFileReader::open(fetcher, store.opened.path.clone(), None, caches, stats).await
 }
 

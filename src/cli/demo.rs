@@ -41,7 +41,7 @@ pub async fn run_demo(out: &mut dyn Write) -> Result<()> {
         fetcher.clone(),
         path.clone(),
         None,
-        caches.clone(),
+        Arc::clone(&caches),
         &open_stats,
     )
     .await?;

@@ -49,7 +49,7 @@ pub struct ReadArgs {
 /// Open a Lance file reader on `url` with fresh caches.
 pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<LanceFileReader> {
     let opened = open_url_with(url, &OpenOptions::new(&store.storage_options))?;
-    let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
     LanceFileReader::open(
         fetcher,
         opened.path,

@@ -4,6 +4,7 @@
 //! Output shapes are contracts other tools parse: `read` prints one JSON object per row
 //! (arrow-json line-delimited form) on stdout; `--stats` prints
 //! `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
+#![allow(clippy::future_not_send)] // the commands write to `&mut dyn Write` on the main task; they are never spawned
 
 mod app;
 pub mod demo;

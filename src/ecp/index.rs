@@ -174,7 +174,7 @@ impl EcpIndex {
         options: OpenOptions,
     ) -> Result<Self> {
         let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(
-            store.clone(),
+            Arc::clone(&store),
             REMOTE_COALESCE_GAP,
             label.to_string(),
         ));
@@ -209,7 +209,7 @@ impl EcpIndex {
     ) -> Result<Self> {
         let stats = Arc::new(IoStats::new());
         let label = label.trim_end_matches('/');
-        let mut storage = FetcherStorage::new(fetcher, prefix, label, stats.clone())
+        let mut storage = FetcherStorage::new(fetcher, prefix, label, Arc::clone(&stats))
             .with_unpinned_prefix(QUERIES_PREFIX);
         if let Some(store) = writer.filter(|_| options.writable) {
             storage = storage.with_object_store_writes(store);
@@ -285,7 +285,7 @@ impl EcpIndex {
             },
             item: (level, node_id),
         };
-        let inner = self.inner.clone();
+        let inner = Arc::clone(&self.inner);
         self.inner
             .cache
             .get_or_try_load(key, async move {

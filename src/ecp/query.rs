@@ -136,7 +136,7 @@ impl EcpQuery {
         if k == 0 {
             return Err(Error::InvalidArgument("k must be at least 1".into()));
         }
-        let stats = self.stats.clone();
+        let stats = Arc::clone(&self.stats);
         with_query_stats(stats, self.run(k, extra)).await
     }
 
@@ -165,7 +165,7 @@ impl EcpQuery {
     async fn run(&mut self, k: usize, extra: &[u32]) -> Result<SearchResult> {
         self.visited.clear();
         if self.state.needs_search(k) {
-            let root = self.index.inner.root.clone();
+            let root = Arc::clone(&self.index.inner.root);
             let mut call = self.state.begin(k, self.params, extra, &root, &self.scorer);
             let outcome = self.search_loop(&mut call).await;
             self.visited = std::mem::take(&mut call.visited);

@@ -88,7 +88,7 @@ impl ZarrStore {
     /// Read (and, when it has a writer, write) through `reader`; `label` names the index root
     /// in errors.
     pub(crate) fn new(reader: Arc<FetcherStorage>, label: impl Into<String>) -> Self {
-        let storage: Arc<Storage> = reader.clone();
+        let storage: Arc<Storage> = Arc::<FetcherStorage>::clone(&reader);
         Self {
             reader,
             storage,
@@ -129,7 +129,7 @@ impl ZarrStore {
             return Err(Error::unsupported("arrays with storage transformers").at(&label, None));
         }
         let array = Array::new_with_metadata(
-            self.storage.clone(),
+            Arc::clone(&self.storage),
             &format!("/{path}"),
             ArrayMetadata::V3(metadata),
         )
@@ -149,7 +149,7 @@ impl ZarrStore {
             label,
             array,
             first_chunk,
-            reader: self.reader.clone(),
+            reader: Arc::clone(&self.reader),
         }))
     }
 
@@ -173,7 +173,7 @@ impl ZarrStore {
         };
         let fill: Vec<u8> = vec![0u8; data_type.fixed_size().unwrap_or(0)];
         let array = ArrayBuilder::new(shape, chunks, data_type, zarrs::array::FillValue::new(fill))
-            .build(self.storage.clone(), &format!("/{path}"))
+            .build(Arc::clone(&self.storage), &format!("/{path}"))
             .map_err(|e| Error::InvalidArgument(format!("cannot build array {label}: {e}")))?;
         array
             .async_store_metadata()

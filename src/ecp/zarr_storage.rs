@@ -73,7 +73,7 @@ pub(crate) async fn with_query_stats<F: std::future::Future>(
 }
 
 fn current_query_stats() -> Option<Arc<IoStats>> {
-    QUERY_STATS.try_with(|s| s.clone()).ok()
+    QUERY_STATS.try_with(Arc::clone).ok()
 }
 
 /// Counts of what a [`FetcherStorage`] did (see [`StorageProbe`]).
@@ -295,7 +295,7 @@ impl FetcherStorage {
             _index_wave: self.stats.start_wave(),
             _query_wave: query.as_ref().map(|q| q.start_wave()),
         };
-        let out = call(call_stats.clone()).await;
+        let out = call(Arc::clone(&call_stats)).await;
         out.map_err(|e| self.rename(key, e))
     }
 

@@ -21,9 +21,13 @@ async fn setup() -> (Arc<dyn ObjectStore>, Arc<RecordingSource>, FetcherStorage)
         .put(&Path::from("root/q/state"), PutPayload::from(vec![1u8; 10]))
         .await
         .unwrap();
-    let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(store.clone(), 0, "mem"));
+    let source: Arc<dyn RangeSource> =
+        Arc::new(ObjectStoreSource::new(Arc::clone(&store), 0, "mem"));
     let recording = Arc::new(RecordingSource::new(source));
-    let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
+    let fetcher = RangeFetcher::new(
+        Arc::<RecordingSource>::clone(&recording),
+        FetchOptions::default(),
+    );
     let storage = FetcherStorage::new(
         fetcher,
         Path::from("root"),
@@ -62,7 +66,7 @@ async fn whole_get_then_pinned_range_reread() {
 async fn missing_object_is_none_and_query_stats_count_too() {
     let (_store, _rec, storage) = setup().await;
     let query = Arc::new(IoStats::new());
-    let got = with_query_stats(query.clone(), storage.get_object("a/missing"))
+    let got = with_query_stats(Arc::clone(&query), storage.get_object("a/missing"))
         .await
         .unwrap();
     assert!(got.is_none());
@@ -161,7 +165,7 @@ async fn writes_need_a_writer_and_unpin() {
         .await
         .unwrap_err();
     assert!(matches!(err, StorageError::ReadOnly), "{err}");
-    let storage = storage.with_object_store_writes(store.clone());
+    let storage = storage.with_object_store_writes(Arc::clone(&store));
     storage.get_object("a/obj").await.unwrap();
     storage.set(&key, Bytes::from_static(b"new")).await.unwrap();
     // Our own write is not a foreign replacement.

@@ -74,7 +74,7 @@ impl Input<'_> {
 
     fn buffer_compression(&mut self) -> Option<BufferCompression> {
         let b = self.byte();
-        (b & 3 == 3).then(|| BufferCompression {
+        (b & 3 == 3).then_some(BufferCompression {
             scheme: ((b >> 2) % 4) as i32,
             level: None,
         })

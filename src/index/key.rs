@@ -9,6 +9,7 @@
 //! * Strings and binaries compare as unsigned bytes, a proper prefix first.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
@@ -74,8 +75,8 @@ impl KeyRef<'_> {
 
     /// Owned copy.
     #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn to_key(&self) -> Key {
-        match *self {
+    pub(crate) fn to_key(self) -> Key {
+        match self {
             KeyRef::Bool(b) => Key::Bool(b),
             KeyRef::Int(v) => Key::Int(v),
             KeyRef::UInt(v) => Key::UInt(v),
@@ -278,7 +279,7 @@ impl KeyColumn {
                 KeyColumn::I64(reinterpret::<TimestampNanosecondType, Int64Type>(array))
             }
             Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView
-            | FixedSizeBinary(_) => KeyColumn::Bytes(array.clone()),
+            | FixedSizeBinary(_) => KeyColumn::Bytes(Arc::clone(array)),
             other => return Err(Error::unsupported(format!("key column of type {other}"))),
         })
     }

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
+use std::sync::Arc;
 
 use roaring::{RoaringBitmap, RoaringTreemap};
 
@@ -161,7 +162,7 @@ pub(crate) async fn plan_query(
     options: QueryOptions,
     stats: &IoStats,
 ) -> Result<QueryPlan> {
-    let manifest = dataset.manifest().clone();
+    let manifest = Arc::clone(dataset.manifest());
     let bound = BoundFilter::parse(filter, &manifest.schema)?;
     let column = bound.single_column().cloned().ok_or_else(|| {
         Error::InvalidArgument(format!("filter {filter:?} must test exactly one column"))
@@ -269,7 +270,7 @@ async fn open_scan(
         });
     };
     let path = dataset.data_file_path(file);
-    let caches = dataset.session().reader_caches.clone();
+    let caches = Arc::clone(&dataset.session().reader_caches);
     let reader = LanceFileReader::open(
         dataset.store().fetcher.clone(),
         path.clone(),
@@ -311,7 +312,7 @@ pub(crate) async fn execute_plan(
     plan: &QueryPlan,
     stats: &IoStats,
 ) -> Result<QueryAnswer> {
-    let manifest = dataset.manifest().clone();
+    let manifest = Arc::clone(dataset.manifest());
     let with_deletions: Vec<&Fragment> = manifest
         .fragments
         .iter()

@@ -27,7 +27,7 @@ impl CacheExtensions {
             return typed;
         }
         let typed = Arc::new(init());
-        slots.insert(TypeId::of::<T>(), typed.clone());
+        slots.insert(TypeId::of::<T>(), Arc::<T>::clone(&typed));
         typed
     }
 

@@ -169,7 +169,7 @@ pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUr
     let (tuning, passthrough) = split_options(&options.storage_options)?;
     let connector = options.http_connector.clone().map(SharedConnector);
     let store: Arc<dyn ObjectStore> = match (&options.object_store, &scheme) {
-        (Some(given), _) => given.clone(),
+        (Some(given), _) => Arc::clone(given),
         (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
     };
     finish_open(store, parsed, scheme, path, &tuning)
@@ -293,7 +293,7 @@ fn finish_open(
         _ => REMOTE_COALESCE_GAP,
     });
     let label = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
-    let mut object_source = ObjectStoreSource::new(store.clone(), gap, label);
+    let mut object_source = ObjectStoreSource::new(Arc::clone(&store), gap, label);
     if let Some(policy) = tuning.read_retry_policy() {
         object_source = object_source.with_retry_policy(policy);
     }

@@ -149,7 +149,7 @@ impl DatasetStore {
             max_concurrency: DATASET_FETCH_CONCURRENCY,
             ..FetchOptions::default()
         };
-        let fetcher = RangeFetcher::new(source.clone(), options);
+        let fetcher = RangeFetcher::new(Arc::clone(&source), options);
         Self {
             source,
             lister,
@@ -204,10 +204,10 @@ impl Dataset {
         stats: &IoStats,
     ) -> Result<Self> {
         let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-            opened.store.clone(),
+            Arc::clone(&opened.store),
             &opened.scheme,
         ));
-        let store = DatasetStore::new(opened.source.clone(), lister);
+        let store = DatasetStore::new(Arc::clone(&opened.source), lister);
         Self::open(store, opened.path.clone(), version, session, stats).await
     }
 

@@ -619,7 +619,7 @@ pub(crate) async fn open_file_metadata(
 ) -> Result<OpenedFile> {
     let read_tail: Arc<std::sync::Mutex<Option<Tail>>> = Arc::default();
     let load = |tail: Option<Tail>| {
-        let slot = read_tail.clone();
+        let slot = Arc::clone(&read_tail);
         async move {
             let tail = match tail {
                 Some(tail) => tail,
@@ -659,7 +659,7 @@ pub(crate) async fn open_file_metadata(
                 if cached.etag == tail.version.etag {
                     return Ok(OpenedFile {
                         version: tail.version.clone(),
-                        metadata: cached.metadata.clone(),
+                        metadata: Arc::clone(&cached.metadata),
                         tail: Some(tail),
                     });
                 }
@@ -679,7 +679,7 @@ pub(crate) async fn open_file_metadata(
     };
     let tail = read_tail.lock().ok().and_then(|mut t| t.take());
     Ok(OpenedFile {
-        metadata: loaded.metadata.clone(),
+        metadata: Arc::clone(&loaded.metadata),
         version,
         tail,
     })

@@ -177,7 +177,7 @@ impl LanceFileReader {
 
     /// The file schema as Arrow.
     pub fn arrow_schema(&self) -> SchemaRef {
-        self.metadata.schema.arrow.clone()
+        Arc::clone(&self.metadata.schema.arrow)
     }
 
     /// Top-level rows.
@@ -513,7 +513,7 @@ impl LanceFileReader {
                 let init = Arc::new(init);
                 self.caches
                     .page_init
-                    .insert(self.page_key(t), init.clone())
+                    .insert(self.page_key(t), Arc::clone(&init))
                     .await;
                 decoded.insert((t.column, t.page), init);
             }
@@ -626,7 +626,7 @@ fn merge_leaf_pages(
     let Some(mut merged) = pages.next() else {
         return Ok(empty_leaf(field, leaf_type));
     };
-    let mut values = vec![merged.values.clone()];
+    let mut values = vec![Arc::clone(&merged.values)];
     for page in pages {
         crate::ensure_corrupt!(
             merged.layers.len() == page.layers.len(),
@@ -781,8 +781,8 @@ impl SharedPlans {
         );
         let bucket = self.0.entry(fingerprint).or_default();
         match bucket.iter().find(|p| ***p == **plan) {
-            Some(same) => *plan = same.clone(),
-            None => bucket.push(plan.clone()),
+            Some(same) => *plan = Arc::clone(same),
+            None => bucket.push(Arc::clone(plan)),
         }
     }
 }

@@ -260,7 +260,10 @@ async fn metadata_larger_than_the_tail_needs_exactly_one_more_read() {
     let recording = Arc::new(crate::io::wrappers::RecordingSource::new(source));
     let stats = IoStats::new();
     let reader = LanceFileReader::open(
-        RangeFetcher::new(recording.clone(), FetchOptions::default()),
+        RangeFetcher::new(
+            Arc::<crate::io::wrappers::RecordingSource>::clone(&recording),
+            FetchOptions::default(),
+        ),
         path,
         None,
         Arc::new(ReaderCaches::default()),

@@ -44,12 +44,12 @@ struct Recorded {
 
 async fn open_recorded(session: Arc<DatasetSession>, stats: &IoStats) -> Recorded {
     let opened = open_url(wide_dir().to_str().unwrap(), &[]).unwrap();
-    let recorder = Arc::new(RecordingSource::new(opened.source.clone()));
+    let recorder = Arc::new(RecordingSource::new(Arc::clone(&opened.source)));
     let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-        opened.store.clone(),
+        Arc::clone(&opened.store),
         &opened.scheme,
     ));
-    let store = DatasetStore::new(recorder.clone() as Arc<dyn RangeSource>, lister);
+    let store = DatasetStore::new(Arc::clone(&recorder) as Arc<dyn RangeSource>, lister);
     let dataset = Dataset::open(store, opened.path.clone(), None, session, stats)
         .await
         .unwrap();
@@ -63,7 +63,7 @@ async fn chunk_ranges_per_page(
     pages: u64,
 ) -> (String, BTreeMap<u64, Vec<Range<u64>>>) {
     let opened = open_url(page_data.to_str().unwrap(), &[]).unwrap();
-    let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
     let stats = IoStats::new();
     let reader = LanceFileReader::open(
         fetcher,
@@ -109,7 +109,7 @@ fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
 async fn point_query_reads_only_its_pages_chunks_and_lookup_with_tail_in_one_wave() {
     let session = Arc::new(DatasetSession::default());
     let open_stats = IoStats::new();
-    let rec = open_recorded(session.clone(), &open_stats).await;
+    let rec = open_recorded(Arc::clone(&session), &open_stats).await;
     assert_eq!(open_stats.snapshot().round_trips, 2, "list + manifest");
     let segment = rec
         .dataset

@@ -51,13 +51,13 @@ async fn every_recorded_predicate_matches_pylance_locally() {
             let filter = q["filter"].as_str().unwrap();
             let version = q["version"].as_u64();
             let stats = IoStats::new();
-            let dataset = Dataset::open_url(url, &[], version, session.clone(), &stats)
+            let dataset = Dataset::open_url(url, &[], version, Arc::clone(&session), &stats)
                 .await
                 .unwrap();
             let allow_scan = unindexed.contains(&filter);
             let got =
                 query_row_addresses(&dataset, filter, QueryOptions { allow_scan }, &stats).await;
-            let lazy = Dataset::open_url(url, &[], version, lazy_session.clone(), &stats)
+            let lazy = Dataset::open_url(url, &[], version, Arc::clone(&lazy_session), &stats)
                 .await
                 .unwrap();
             let got_lazy =
@@ -86,7 +86,7 @@ async fn every_recorded_predicate_matches_pylance_locally() {
         for e in ds["errors"].as_array().unwrap() {
             let filter = e["filter"].as_str().unwrap();
             let stats = IoStats::new();
-            let dataset = Dataset::open_url(url, &[], None, session.clone(), &stats)
+            let dataset = Dataset::open_url(url, &[], None, Arc::clone(&session), &stats)
                 .await
                 .unwrap();
             match query_row_addresses(&dataset, filter, QueryOptions::default(), &stats).await {

@@ -88,7 +88,14 @@ async fn every_recorded_predicate_matches_pylance_over_s3() {
         for q in ds["queries"].as_array().unwrap() {
             let filter = q["filter"].as_str().unwrap();
             let stats = IoStats::new();
-            let dataset = open(&s3, name, q["version"].as_u64(), session.clone(), &stats).await;
+            let dataset = open(
+                &s3,
+                name,
+                q["version"].as_u64(),
+                Arc::clone(&session),
+                &stats,
+            )
+            .await;
             let options = QueryOptions {
                 allow_scan: unindexed.contains(&filter),
             };
@@ -212,7 +219,7 @@ async fn cold_point_query_is_five_round_trips_and_warm_is_one() {
     let session = Arc::new(DatasetSession::default());
     let stats = IoStats::new();
     let before = s3.http_counts();
-    let ds = open(&s3, "wide", None, session.clone(), &stats).await;
+    let ds = open(&s3, "wide", None, Arc::clone(&session), &stats).await;
     let q = &queries[1];
     let a = query_row_addresses(
         &ds,

@@ -82,7 +82,7 @@ async fn gaps_are_skipped_and_cost_one_wave() {
     assert!(gap.is_none());
     let stats = Arc::new(IoStats::new());
     let present = index
-        .with_stats(stats.clone(), index.node(0, 1))
+        .with_stats(Arc::clone(&stats), index.node(0, 1))
         .await
         .unwrap();
     assert!(present.is_some());
@@ -90,7 +90,7 @@ async fn gaps_are_skipped_and_cost_one_wave() {
     // embeddings zarr.json + chunk 0, ids zarr.json + chunk 0 (+ more chunks in a 2nd wave)
     assert!(s.requests >= 4, "{s:?}");
     let again = index
-        .with_stats(stats.clone(), index.node(0, 1))
+        .with_stats(Arc::clone(&stats), index.node(0, 1))
         .await
         .unwrap();
     assert!(again.is_some());

@@ -197,7 +197,7 @@ async fn s3_report(w: &Workload) {
         let stats = Arc::new(IoStats::new());
         let start = Instant::now();
         let got = index
-            .exhaustive_search(q.clone(), 10, &[], 64, stats.clone())
+            .exhaustive_search(q.clone(), 10, &[], 64, Arc::clone(&stats))
             .await
             .unwrap();
         let n = scan_nq as f64;

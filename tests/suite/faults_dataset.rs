@@ -82,7 +82,7 @@ fn store(
 ) -> (DatasetStore, object_store::path::Path) {
     let opened = s3.open(&format!("ds/{name}.lance"));
     let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-        opened.store.clone(),
+        Arc::clone(&opened.store),
         &opened.scheme,
     ));
     (

@@ -44,7 +44,7 @@ fn label(name: &str) -> String {
 
 async fn memory_source(name: &str) -> (Arc<dyn ObjectStore>, Arc<dyn RangeSource>) {
     let (store, _) = in_memory(name).await;
-    let source = Arc::new(ObjectStoreSource::new(store.clone(), 0, "memory"));
+    let source = Arc::new(ObjectStoreSource::new(Arc::clone(&store), 0, "memory"));
     (store, source)
 }
 
@@ -222,7 +222,7 @@ async fn a_same_size_replacement_after_a_read_is_object_changed() {
     let name = "l2_l2_f32";
     let clean = clean_answers(name).await;
     let (store, source) = memory_source(name).await;
-    let index = open(source.clone(), name).await.unwrap();
+    let index = open(Arc::clone(&source), name).await.unwrap();
     assert!(run_all(&index, name).await.unwrap().0 == clean);
     // Every leaf's embeddings chunk rewritten with the same size after it was read.
     let mut replaced = 0;
@@ -269,7 +269,7 @@ async fn a_same_size_replacement_on_s3_is_object_changed() {
     let opened = s3.open(&format!("idx/{name}"));
     let url = s3.url(&format!("idx/{name}"));
     let index = EcpIndex::open_source(
-        opened.source.clone(),
+        Arc::clone(&opened.source),
         opened.path.clone(),
         &url,
         OpenOptions::default(),
@@ -355,7 +355,7 @@ async fn reads_are_whole_objects_of_visited_nodes_then_pinned_ranges() {
     let (_, source) = memory_source(name).await;
     let recording = Arc::new(RecordingSource::new(source));
     let index = EcpIndex::open_source(
-        recording.clone(),
+        Arc::<RecordingSource>::clone(&recording),
         Path::from(format!("idx/{name}")),
         &label(name),
         OpenOptions {

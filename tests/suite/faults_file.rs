@@ -157,7 +157,7 @@ async fn persistent_faults_name_path_and_range() {
         for kind in [FaultKind::ServerError, FaultKind::Timeout] {
             // Failing from the start: the open's suffix read gives up.
             let opened = s3.open(&key);
-            let faulty = FaultSource::new(opened.source.clone(), Default::default())
+            let faulty = FaultSource::new(Arc::clone(&opened.source), Default::default())
                 .with_retry_policy(fast_policy(2));
             faulty.fail_path(file.to_string(), kind);
             let err = read_with(Arc::new(faulty.clone()), &opened.path, &IoStats::new())
@@ -172,7 +172,7 @@ async fn persistent_faults_name_path_and_range() {
             assert!(msg.contains("after 3 attempts"), "{msg}");
 
             // Failing after the open: the data read names its byte range.
-            let faulty = FaultSource::new(opened.source.clone(), Default::default())
+            let faulty = FaultSource::new(Arc::clone(&opened.source), Default::default())
                 .with_retry_policy(fast_policy(2));
             let stats = IoStats::new();
             let reader = open(Arc::new(faulty.clone()), &opened.path, &stats)
@@ -244,7 +244,7 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
     let key = format!("files/{}", FILES[1].1);
     let opened = s3.open(&key);
     let stats = IoStats::new();
-    let reader = open(opened.source.clone(), &opened.path, &stats)
+    let reader = open(Arc::clone(&opened.source), &opened.path, &stats)
         .await
         .unwrap();
     s3.put(&key, std::fs::read(fixture(FILES[5].1)).unwrap())
@@ -263,7 +263,7 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
         "a changed object is not retried"
     );
     // Restarting the query (a new open) reads the new object consistently.
-    let again = read_with(opened.source.clone(), &opened.path, &IoStats::new())
+    let again = read_with(Arc::clone(&opened.source), &opened.path, &IoStats::new())
         .await
         .unwrap();
     assert!(again == clean[5], "reopened file answers as the new object");

@@ -26,8 +26,8 @@ async fn local_files_read_by_path_and_file_url() {
             0,
             "no gap bytes for local files"
         );
-        let rec = Arc::new(RecordingSource::new(opened.source.clone()));
-        let f = RangeFetcher::new(rec.clone(), FetchOptions::default());
+        let rec = Arc::new(RecordingSource::new(Arc::clone(&opened.source)));
+        let f = RangeFetcher::new(Arc::<RecordingSource>::clone(&rec), FetchOptions::default());
         let stats = IoStats::new();
         let tail = f.tail(&opened.path, 1000, &stats).await.unwrap();
         assert_eq!(

@@ -371,7 +371,7 @@ async fn a_shrunk_object_is_an_object_change_not_a_range_error() {
     let s3 = S3TestServer::start().await;
     s3.put("shrink/obj.bin", pattern(5000)).await;
     let opened = s3.open("shrink/obj.bin");
-    let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
     let tail = fetcher
         .tail(&opened.path, 100, &IoStats::new())
         .await

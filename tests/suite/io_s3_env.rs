@@ -19,7 +19,7 @@ async fn s3_settings_come_from_the_environment_and_options_override_them() {
     let child = tokio::process::Command::new(exe)
         .args([CHILD, "--ignored", "--test-threads=1"])
         .env(URL_VAR, server.url("env/obj.bin"))
-        .env("AWS_ENDPOINT", server.endpoint().to_string())
+        .env("AWS_ENDPOINT", server.endpoint())
         .env("AWS_ALLOW_HTTP", "true")
         .env("AWS_ACCESS_KEY_ID", s3::ACCESS_KEY)
         .env("AWS_SECRET_ACCESS_KEY", s3::SECRET_KEY)

@@ -54,7 +54,7 @@ async fn external_s3_server_behaves_as_the_io_layer_expects() {
         .put(&opened.path, PutPayload::from(data.clone()))
         .await
         .unwrap();
-    let f = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+    let f = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
     let stats = IoStats::new();
 
     let before = counting.snapshot();

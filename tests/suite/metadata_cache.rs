@@ -20,7 +20,7 @@ async fn open(
 ) -> crate::Result<LanceFileReader> {
     let opened = s3.open(key);
     let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());
-    LanceFileReader::open(fetcher, opened.path, size_hint, caches.clone(), stats).await
+    LanceFileReader::open(fetcher, opened.path, size_hint, Arc::clone(caches), stats).await
 }
 
 async fn read_all(reader: &LanceFileReader, stats: &IoStats) -> crate::Result<()> {

@@ -7,6 +7,7 @@
 //!
 //! `io_s3_env` changes process-wide environment variables only in a child process it starts;
 //! `proptest_untrusted` installs a global allocator that counts per thread.
+#![allow(clippy::future_not_send)] // tests run their futures on the test's own runtime
 
 // Shared support modules.
 mod common;

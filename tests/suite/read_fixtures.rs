@@ -27,10 +27,11 @@ fn all_fields(reader: &LanceFileReader) -> Vec<usize> {
 }
 
 fn oracle_column(batch: &RecordBatch, name: &str) -> ArrayRef {
-    batch
-        .column_by_name(name)
-        .unwrap_or_else(|| panic!("oracle has no column {name}"))
-        .clone()
+    Arc::clone(
+        batch
+            .column_by_name(name)
+            .unwrap_or_else(|| panic!("oracle has no column {name}")),
+    )
 }
 
 fn take(array: &ArrayRef, rows: &[u64]) -> ArrayRef {
@@ -199,7 +200,7 @@ async fn every_fixture_matches_pylance_over_s3() {
     }
     for file in &files {
         let opened = s3.open(&format!("fixtures/{}", file.path));
-        check_file_on(file, opened.source.clone(), opened.path.clone(), "S3").await;
+        check_file_on(file, Arc::clone(&opened.source), opened.path.clone(), "S3").await;
     }
     let http = s3.http_counts();
     assert!(http.requests > 0, "reads went over HTTP: {http:?}");
@@ -268,13 +269,16 @@ async fn open_with_cached_metadata(
     path: object_store::path::Path,
     size: u64,
 ) -> LanceFileReader {
-    let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
+    let fetcher = RangeFetcher::new(
+        Arc::<RecordingSource>::clone(recording),
+        FetchOptions::default(),
+    );
     let caches = Arc::new(ReaderCaches::default());
     LanceFileReader::open(
         fetcher.clone(),
         path.clone(),
         Some(size),
-        caches.clone(),
+        Arc::clone(&caches),
         &IoStats::new(),
     )
     .await
@@ -299,7 +303,10 @@ async fn small_files_are_read_from_the_open_suffix_read_alone() {
             continue;
         }
         let (recording, path) = support::recording(Backend::Local, &file.path).await;
-        let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
+        let fetcher = RangeFetcher::new(
+            Arc::<RecordingSource>::clone(&recording),
+            FetchOptions::default(),
+        );
         let stats = IoStats::new();
         let reader = LanceFileReader::open(
             fetcher,
@@ -407,21 +414,33 @@ async fn open_is_one_suffix_read_and_cached_metadata_needs_none() {
     let (recording, path) = support::recording(Backend::Memory, &file.path).await;
     let caches = Arc::new(ReaderCaches::default());
     let stats = IoStats::new();
-    let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
-    let reader = LanceFileReader::open(fetcher.clone(), path.clone(), None, caches.clone(), &stats)
-        .await
-        .expect("open");
+    let fetcher = RangeFetcher::new(
+        Arc::<RecordingSource>::clone(&recording),
+        FetchOptions::default(),
+    );
+    let reader = LanceFileReader::open(
+        fetcher.clone(),
+        path.clone(),
+        None,
+        Arc::clone(&caches),
+        &stats,
+    )
+    .await
+    .expect("open");
     let reads = recording.take();
     assert_eq!(reads.len(), 1, "{reads:?}");
     assert_eq!(reads[0].kind, ReadKind::Suffix(64 * 1024));
     // With the size known and the metadata cached: no request at all.
     let size = reader.metadata().object_size;
     let stats2 = IoStats::new();
-    LanceFileReader::open(fetcher, path, Some(size), caches.clone(), &stats2)
+    LanceFileReader::open(fetcher, path, Some(size), Arc::clone(&caches), &stats2)
         .await
         .expect("open again");
     LanceFileReader::open(
-        RangeFetcher::new(recording.clone(), FetchOptions::default()),
+        RangeFetcher::new(
+            Arc::<RecordingSource>::clone(&recording),
+            FetchOptions::default(),
+        ),
         reader.path().clone(),
         Some(size),
         caches,

@@ -100,7 +100,7 @@ async fn provoke(what: &str, url: &str, options: &[(String, String)]) {
     match open_url(url, options) {
         Err(e) => assert_error_clean(&format!("{what}: open_url"), &e),
         Ok(opened) => {
-            let fetcher = RangeFetcher::new(opened.source.clone(), Default::default());
+            let fetcher = RangeFetcher::new(Arc::clone(&opened.source), Default::default());
             let e = fetcher
                 .tail(&opened.path, 100, &stats)
                 .await

@@ -29,14 +29,17 @@ struct SparseField {
 async fn open(relative: &str) -> (Arc<RecordingSource>, LanceFileReader, Vec<u8>) {
     let bytes = std::fs::read(support::fixtures_dir().join(relative)).expect("bytes");
     let (recording, path) = support::recording(Backend::Local, relative).await;
-    let fetcher = RangeFetcher::new(recording.clone(), FetchOptions::default());
+    let fetcher = RangeFetcher::new(
+        Arc::<RecordingSource>::clone(&recording),
+        FetchOptions::default(),
+    );
     let caches = Arc::new(ReaderCaches::default());
     let size = Some(bytes.len() as u64);
     LanceFileReader::open(
         fetcher.clone(),
         path.clone(),
         size,
-        caches.clone(),
+        Arc::clone(&caches),
         &IoStats::new(),
     )
     .await
@@ -236,7 +239,7 @@ async fn leaf_columns_of_one_field_share_their_structural_plan() {
     let plans: Vec<_> = inits
         .iter()
         .map(|init| match &**init {
-            PageInit::Sparse(s) => s.plan.clone(),
+            PageInit::Sparse(s) => Arc::clone(&s.plan),
             other => panic!("not a sparse init: {other:?}"),
         })
         .collect();

@@ -220,7 +220,7 @@ async fn open_file(
     size: Option<u64>,
     stats: &IoStats,
 ) -> Result<LanceFileReader> {
-    let caches = dataset.session().reader_caches.clone();
+    let caches = Arc::clone(&dataset.session().reader_caches);
     LanceFileReader::open(dataset.store().fetcher.clone(), path, size, caches, stats).await
 }
 
@@ -476,7 +476,7 @@ async fn read_pages_cached(
                 ids: batch.column(1).slice(offset, len),
             });
             offset += len;
-            cache.insert(key(*page), data.clone()).await;
+            cache.insert(key(*page), Arc::clone(&data)).await;
             have.insert(*page, data);
         }
     }

@@ -510,7 +510,7 @@ fn logical_key_columns(elements: &StructArray, key_children: &[usize]) -> Result
                 ))
             })?;
             let Some(element_nulls) = elements.nulls().filter(|n| n.null_count() > 0) else {
-                return Ok(column.clone());
+                return Ok(Arc::clone(column));
             };
             let nulls = NullBuffer::union(Some(element_nulls), column.logical_nulls().as_ref());
             let data = column.to_data().into_builder().nulls(nulls).build()?;

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use prost_types::Any;
@@ -244,7 +245,7 @@ pub(crate) async fn plan_any_element_query(
     options: AnyElementOptions,
     stats: &IoStats,
 ) -> Result<AnyElementQueryPlan> {
-    let manifest = dataset.manifest().clone();
+    let manifest = Arc::clone(dataset.manifest());
     let schema = &manifest.schema;
     let column = schema.field_by_path(&call.column).ok_or_else(|| {
         Error::InvalidArgument(format!("any_element: no column named {:?}", call.column))
@@ -449,7 +450,7 @@ async fn open_list_files(
     }
     let opens = chosen.iter().map(|d| async move {
         let path = dataset.data_file_path(d);
-        let caches = dataset.session().reader_caches.clone();
+        let caches = Arc::clone(&dataset.session().reader_caches);
         let reader = LanceFileReader::open(
             dataset.store().fetcher.clone(),
             path.clone(),
@@ -539,7 +540,7 @@ async fn read_lists(
                 .read_rows(&[f.field_index], &selection, stats)
                 .await?;
             Ok::<_, Error>(ListPart {
-                array: batch.column(0).clone(),
+                array: Arc::clone(batch.column(0)),
                 child_ids: f.child_ids.clone(),
             })
         }
@@ -588,7 +589,7 @@ pub(crate) async fn execute_any_element_query(
     plan: &AnyElementQueryPlan,
     stats: &IoStats,
 ) -> Result<AnyElementAnswer> {
-    let manifest = dataset.manifest().clone();
+    let manifest = Arc::clone(dataset.manifest());
     let negated = plan.call.negated;
     // On data, positive calls keep TRUE rows; NOT keeps FALSE rows.
     let want = Some(!negated);

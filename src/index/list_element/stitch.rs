@@ -125,7 +125,7 @@ fn stitch<O: OffsetSizeTrait>(
             p.child_ids
                 .iter()
                 .position(|id| *id == w.id)
-                .map(|i| s.column(i).clone())
+                .map(|i| Arc::clone(s.column(i)))
         });
         let column = match found {
             Some(c) => {

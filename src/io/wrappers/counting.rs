@@ -183,7 +183,7 @@ impl InFlight {
     fn start(counters: &Arc<HttpCounters>) -> Self {
         let now = counters.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         counters.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        Self(counters.clone())
+        Self(Arc::clone(counters))
     }
 }
 
@@ -266,8 +266,8 @@ impl HttpConnector for CountingConnector {
         let inner = ReqwestConnector::default().connect(options)?;
         Ok(HttpClient::new(CountingService {
             inner,
-            counters: self.counters.clone(),
-            knobs: self.knobs.clone(),
+            counters: Arc::clone(&self.counters),
+            knobs: Arc::clone(&self.knobs),
         }))
     }
 }
@@ -344,7 +344,7 @@ impl HttpService for CountingService {
         let cut_after = self.take_truncation(&parts);
         let body = CountingBody {
             inner: body,
-            counters: self.counters.clone(),
+            counters: Arc::clone(&self.counters),
             _in_flight: in_flight,
             cut_after,
             seen: 0,

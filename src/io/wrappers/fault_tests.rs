@@ -4,6 +4,7 @@ use crate::io::source::{is_object_changed, ObjectStoreSource};
 use crate::io::stats::IoStats;
 use object_store::memory::InMemory;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use std::sync::Arc;
 
 const SIZE: u64 = 10_000;
 
@@ -16,7 +17,7 @@ async fn memory() -> (Arc<InMemory>, Arc<dyn RangeSource>) {
             .await
             .unwrap();
     }
-    let dyn_store: Arc<dyn ObjectStore> = store.clone();
+    let dyn_store: Arc<dyn ObjectStore> = Arc::<InMemory>::clone(&store);
     (
         store,
         Arc::new(ObjectStoreSource::new(dyn_store, 0, "memory")),
@@ -62,7 +63,7 @@ fn transient_config(seed: u64) -> FaultConfig {
 async fn transient_faults_are_retried_to_the_exact_answer() {
     let (_, inner) = memory().await;
     let clean = read_all(
-        &FaultSource::new(inner.clone(), FaultConfig::seeded(1)),
+        &FaultSource::new(Arc::clone(&inner), FaultConfig::seeded(1)),
         &IoStats::new(),
     )
     .await
@@ -81,7 +82,7 @@ async fn transient_faults_are_retried_to_the_exact_answer() {
 async fn decisions_depend_only_on_the_seed() {
     let (_, inner) = memory().await;
     let run = |seed| {
-        let inner = inner.clone();
+        let inner = Arc::clone(&inner);
         async move {
             let faults =
                 FaultSource::new(inner, transient_config(seed)).with_retry_policy(fast_retries(2));
@@ -98,7 +99,7 @@ async fn persistent_faults_name_path_and_range() {
     let (_, inner) = memory().await;
     for kind in [FaultKind::ServerError, FaultKind::Timeout] {
         let faults = FaultSource::new(
-            inner.clone(),
+            Arc::clone(&inner),
             FaultConfig::seeded(1).failing_path("b.bin", kind),
         )
         .with_retry_policy(fast_retries(2));
@@ -125,7 +126,7 @@ async fn truncated_bodies_are_never_returned() {
 #[tokio::test]
 async fn a_replaced_object_is_detected_not_mixed() {
     let (store, inner) = memory().await;
-    let f = RangeFetcher::new(inner.clone(), FetchOptions::default());
+    let f = RangeFetcher::new(Arc::clone(&inner), FetchOptions::default());
     let stats = IoStats::new();
     let path = Path::from("a.bin");
     let tail = f.tail(&path, 100, &stats).await.unwrap();
@@ -144,7 +145,7 @@ async fn a_replaced_object_is_detected_not_mixed() {
         .put(&path, PutPayload::from(vec![1u8; SIZE as usize + 5]))
         .await
         .unwrap();
-    let fresh = RangeFetcher::new(inner.clone(), FetchOptions::default());
+    let fresh = RangeFetcher::new(Arc::clone(&inner), FetchOptions::default());
     let err = fresh.fetch(&req, &stats).await.unwrap_err();
     assert!(is_object_changed(&err), "{err}");
     assert!(err.to_string().contains("10000 bytes"), "{err}");

@@ -152,14 +152,18 @@ mod tests {
     #[tokio::test]
     async fn caps_requests_across_concurrent_fetches() {
         let unlimited = Arc::new(Probe::default());
-        run_three_fetches(unlimited.clone()).await;
+        run_three_fetches(Arc::<Probe>::clone(&unlimited)).await;
         assert!(
             unlimited.peak.load(Ordering::SeqCst) > 3,
             "without the cap requests overlap"
         );
 
         let probe = Arc::new(Probe::default());
-        run_three_fetches(Arc::new(ConcurrencyLimitSource::new(probe.clone(), 3))).await;
+        run_three_fetches(Arc::new(ConcurrencyLimitSource::new(
+            Arc::<Probe>::clone(&probe),
+            3,
+        )))
+        .await;
         assert_eq!(probe.peak.load(Ordering::SeqCst), 3);
     }
 }

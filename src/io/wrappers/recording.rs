@@ -194,7 +194,7 @@ mod tests {
         let slow = Arc::new(LatencySource::new(base, Duration::from_millis(1)));
         let rec = Arc::new(RecordingSource::new(slow));
         let fetcher = RangeFetcher::new(
-            rec.clone(),
+            Arc::<RecordingSource>::clone(&rec),
             FetchOptions {
                 coalesce_gap: Some(10),
                 ..Default::default()

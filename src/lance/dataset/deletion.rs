@@ -290,7 +290,7 @@ mod tests {
             false,
         )]));
         let batch = RecordBatch::try_new(
-            schema.clone(),
+            Arc::clone(&schema),
             vec![Arc::new(UInt32Array::from(values.to_vec()))],
         )
         .unwrap();
@@ -359,7 +359,7 @@ mod tests {
             column.data_type().clone(),
             false,
         )]));
-        let batch = RecordBatch::try_new(schema.clone(), vec![column]).unwrap();
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![column]).unwrap();
         let options = arrow_ipc::writer::IpcWriteOptions::default()
             .try_with_compression(compression)
             .unwrap();
@@ -385,7 +385,7 @@ mod tests {
             Some(arrow_ipc::CompressionType::LZ4_FRAME),
             Some(arrow_ipc::CompressionType::ZSTD),
         ] {
-            let file = arrow_file_with(column.clone(), codec);
+            let file = arrow_file_with(Arc::clone(&column), codec);
             let got = decode_deletion_file(DeletionKind::Arrow, &file).unwrap();
             assert_eq!(
                 got.0,
@@ -414,7 +414,7 @@ mod tests {
             arrow_ipc::CompressionType::LZ4_FRAME,
             arrow_ipc::CompressionType::ZSTD,
         ] {
-            let good = arrow_file_with(column.clone(), Some(codec));
+            let good = arrow_file_with(Arc::clone(&column), Some(codec));
             for at in 0..good.len() {
                 for value in [0x00, 0x7f, 0xff] {
                     let mut bad = good.to_vec();
@@ -447,7 +447,7 @@ mod tests {
             DataType::UInt32,
             false,
         )]));
-        let batch = RecordBatch::try_new(schema.clone(), vec![column]).unwrap();
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![column]).unwrap();
         let options = arrow_ipc::writer::IpcWriteOptions::default()
             .try_with_compression(Some(arrow_ipc::CompressionType::ZSTD))
             .unwrap();

@@ -60,7 +60,7 @@ impl SparseStructuralPlan {
         // The projection made while planning these rows, or a fresh one for a plan made
         // elsewhere.
         let projection = match &plan.projection {
-            Some(p) => p.clone(),
+            Some(p) => Arc::clone(p),
             None => Arc::new(self.project(rows)?),
         };
         let leaf_len = super::count_rows(&projection.leaf_ranges) as usize;

@@ -370,7 +370,7 @@ pub(crate) fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) ->
             Ok(match field.data_type() {
                 DataType::LargeList(_) => Arc::new(
                     LargeListArray::try_new(
-                        item.clone(),
+                        Arc::clone(item),
                         OffsetBuffer::new(ScalarBuffer::from(offsets.clone())),
                         child,
                         nulls,
@@ -396,7 +396,7 @@ pub(crate) fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) ->
                             .ok_or_else(|| Error::corrupt("map entries are not a struct"))?;
                         Arc::new(
                             MapArray::try_new(
-                                item.clone(),
+                                Arc::clone(item),
                                 offsets,
                                 entries.clone(),
                                 nulls,
@@ -406,7 +406,7 @@ pub(crate) fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) ->
                         )
                     } else {
                         Arc::new(
-                            ListArray::try_new(item.clone(), offsets, child, nulls)
+                            ListArray::try_new(Arc::clone(item), offsets, child, nulls)
                                 .map_err(corrupt)?,
                         )
                     }
@@ -416,7 +416,7 @@ pub(crate) fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) ->
         DataType::FixedSizeList(item, size) if matches!(item.data_type(), DataType::Struct(_)) => {
             let child = assemble(item, leaves, depth + 1)?;
             Ok(Arc::new(
-                FixedSizeListArray::try_new(item.clone(), *size, child, layer.nulls())
+                FixedSizeListArray::try_new(Arc::clone(item), *size, child, layer.nulls())
                     .map_err(corrupt)?,
             ))
         }

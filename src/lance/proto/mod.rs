@@ -1,5 +1,7 @@
 //! Protobuf messages of the Lance file format, defined with prost derives (no protoc).
 
+// Message and enum names follow the .proto files (and lance's own generated code).
+#[allow(clippy::enum_variant_names)]
 pub(crate) mod encodings;
 pub(crate) mod file;
 pub(crate) mod list_element;

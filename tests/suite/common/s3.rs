@@ -72,8 +72,10 @@ impl S3TestServer {
             requests: Arc::new(AtomicU64::new(0)),
             faults_left: Arc::new(AtomicU64::new(0)),
         };
-        let (server_requests, faults_left) =
-            (service.requests.clone(), service.faults_left.clone());
+        let (server_requests, faults_left) = (
+            Arc::clone(&service.requests),
+            Arc::clone(&service.faults_left),
+        );
 
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener

@@ -292,7 +292,7 @@ pub(super) async fn check_exhaustive(index: &EcpIndex, exp: &Expected) {
     for case in &exp.cases {
         let stats = Arc::new(IoStats::new());
         let got = index
-            .exhaustive_search(case.query.clone(), 10, &[], 8, stats.clone())
+            .exhaustive_search(case.query.clone(), 10, &[], 8, Arc::clone(&stats))
             .await
             .unwrap();
         assert_eq!(

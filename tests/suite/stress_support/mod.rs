@@ -176,16 +176,16 @@ impl Handles {
     pub(super) async fn open(s3: &S3TestServer, cache_bytes: u64) -> Self {
         let opened = s3.open("");
         let lister = Arc::new(ObjectStoreLister::for_scheme(
-            opened.store.clone(),
+            Arc::clone(&opened.store),
             &opened.scheme,
         ));
-        let store = DatasetStore::new(opened.source.clone(), lister);
-        let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+        let store = DatasetStore::new(Arc::clone(&opened.source), lister);
+        let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
         let session = Arc::new(DatasetSession::new(cache_bytes));
         let mut ecp = Vec::new();
         for name in ECP {
             let index = EcpIndex::open_store(
-                opened.store.clone(),
+                Arc::clone(&opened.store),
                 Path::from(format!("idx/{name}")),
                 &s3.url(&format!("idx/{name}")),
                 EcpOpenOptions {
@@ -278,7 +278,7 @@ impl Handles {
             self.fetcher.clone(),
             path,
             None,
-            self.session.reader_caches.clone(),
+            Arc::clone(&self.session.reader_caches),
             stats,
         )
         .await?;
@@ -299,7 +299,7 @@ impl Handles {
             self.store.clone(),
             Path::from(format!("ds/{dataset}.lance")),
             version,
-            self.session.clone(),
+            Arc::clone(&self.session),
             stats,
         )
         .await?;
@@ -318,7 +318,7 @@ impl Handles {
             self.store.clone(),
             Path::from(format!("le/{dataset}.lance")),
             None,
-            self.session.clone(),
+            Arc::clone(&self.session),
             stats,
         )
         .await?;
@@ -536,7 +536,7 @@ pub(super) async fn run_concurrent(
 ) -> Vec<(usize, Answer)> {
     let tasks = schedule.iter().enumerate().map(|(pos, &op)| {
         let handles = handles.clone();
-        let ops = ops.clone();
+        let ops = Arc::clone(ops);
         async move {
             tokio::spawn(async move { (pos, handles.run(&ops[op]).await) })
                 .await
