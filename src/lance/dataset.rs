@@ -21,6 +21,7 @@ pub(crate) mod paths;
 pub(crate) mod schema;
 pub(crate) mod take;
 pub(crate) mod versions;
+pub(crate) mod commit;
 
 use std::collections::HashMap;
 use std::sync::Arc;
