@@ -126,10 +126,12 @@ mod tests {
     async fn put_if_absent_never_overwrites() {
         for store in [
             Arc::new(InMemory::new()) as Arc<dyn ObjectStore>,
-            Arc::new(object_store::local::LocalFileSystem::new_with_prefix(
-                tempfile::tempdir().unwrap().keep(),
-            )
-            .unwrap()),
+            Arc::new(
+                object_store::local::LocalFileSystem::new_with_prefix(
+                    tempfile::tempdir().unwrap().keep(),
+                )
+                .unwrap(),
+            ),
         ] {
             let w = ObjectWriter::new(store.clone());
             let p = Path::from("v/1.manifest");
@@ -152,7 +154,9 @@ mod tests {
         let w = ObjectWriter::new(store.clone());
         let dir = tempfile::tempdir().unwrap();
         let local = dir.path().join("f");
-        let data: Vec<u8> = (0..(MULTIPART_THRESHOLD + 12345)).map(|i| i as u8).collect();
+        let data: Vec<u8> = (0..(MULTIPART_THRESHOLD + 12345))
+            .map(|i| i as u8)
+            .collect();
         std::fs::write(&local, &data).unwrap();
         let p = Path::from("big");
         assert_eq!(w.upload_file(&local, &p).await.unwrap(), data.len() as u64);

@@ -115,8 +115,7 @@ pub(crate) fn split_manifest_file(bytes: &[u8]) -> Result<ManifestParts> {
                 .ok()
                 .filter(|o| o.checked_add(4).is_some_and(|e| e <= position))
                 .ok_or_else(|| Error::corrupt("index section offset out of range"))?;
-            let len =
-                u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
+            let len = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
             crate::ensure_corrupt!(
                 offset + 4 + len <= position,
                 "index section of {len} bytes overlaps the manifest"
@@ -166,7 +165,10 @@ fn put_section(out: &mut Vec<u8>, message: &[u8]) -> Result<u64> {
 
 /// The next manifest file (pure): index section (previous entries + the new one),
 /// transaction section, manifest, footer.
-pub(crate) fn next_manifest_file(previous: &ManifestParts, next: &NextVersion<'_>) -> Result<Vec<u8>> {
+pub(crate) fn next_manifest_file(
+    previous: &ManifestParts,
+    next: &NextVersion<'_>,
+) -> Result<Vec<u8>> {
     let mut section = previous.index_section.clone().unwrap_or_default();
     wire::put_len_field(&mut section, 1, next.index);
     let mut out = Vec::new();
@@ -287,9 +289,11 @@ pub(crate) async fn commit_index(
                 let session = base.session().clone();
                 let store = base.store().clone();
                 let mut latest =
-                    Dataset::open(store.clone(), root.clone(), None, session.clone(), stats).await?;
+                    Dataset::open(store.clone(), root.clone(), None, session.clone(), stats)
+                        .await?;
                 if latest.version() < version {
-                    latest = Dataset::open(store, root.clone(), Some(version), session, stats).await?;
+                    latest =
+                        Dataset::open(store, root.clone(), Some(version), session, stats).await?;
                 }
                 base = latest;
             }
@@ -320,7 +324,8 @@ mod tests {
     fn next_manifest_keeps_every_other_field_and_adds_the_index() {
         let previous = split_manifest_file(&fixture_manifest()).unwrap();
         let old = pb::Manifest::decode(&previous.manifest[..]).unwrap();
-        let old_section = pb::IndexSection::decode(&previous.index_section.clone().unwrap()[..]).unwrap();
+        let old_section =
+            pb::IndexSection::decode(&previous.index_section.clone().unwrap()[..]).unwrap();
         let index = pb::IndexMetadata {
             name: "new_idx".into(),
             uuid: Some(pb::Uuid { uuid: vec![7; 16] }),
@@ -360,10 +365,16 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(kept(&next.manifest), kept(&previous.manifest));
-        assert!(wire::fields(&previous.manifest).unwrap().iter().any(|(t, _)| *t == 11));
+        assert!(wire::fields(&previous.manifest)
+            .unwrap()
+            .iter()
+            .any(|(t, _)| *t == 11));
         let section = pb::IndexSection::decode(&next.index_section.unwrap()[..]).unwrap();
         assert_eq!(section.indices.len(), old_section.indices.len() + 1);
-        assert_eq!(section.indices[..old_section.indices.len()], old_section.indices[..]);
+        assert_eq!(
+            section.indices[..old_section.indices.len()],
+            old_section.indices[..]
+        );
         assert_eq!(section.indices.last().unwrap(), &index);
         // It decodes with lakeseek's manifest reader as well.
         let known = {

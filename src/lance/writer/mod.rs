@@ -116,6 +116,7 @@ impl<W: Write> LanceFileWriter<W> {
     }
 
     /// Cut disk pages at about `bytes` of buffered values per column.
+    #[cfg(test)]
     pub(crate) fn with_page_bytes(mut self, bytes: usize) -> Self {
         self.page_bytes = bytes.max(1);
         self

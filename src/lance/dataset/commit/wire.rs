@@ -124,7 +124,14 @@ mod tests {
         };
         let bytes = s.encode_to_vec();
         let kept = Sample::decode(&without_fields(&bytes, &[2, 4]).unwrap()[..]).unwrap();
-        assert_eq!(kept, Sample { b: String::new(), d: 0, ..s.clone() });
+        assert_eq!(
+            kept,
+            Sample {
+                b: String::new(),
+                d: 0,
+                ..s.clone()
+            }
+        );
         let mut more = without_fields(&bytes, &[1]).unwrap();
         put_varint_field(&mut more, 1, 5);
         put_len_field(&mut more, 2, b"new");
@@ -134,7 +141,11 @@ mod tests {
 
     #[test]
     fn truncated_messages_are_corrupt() {
-        let bytes = Sample { b: "hello".into(), ..Default::default() }.encode_to_vec();
+        let bytes = Sample {
+            b: "hello".into(),
+            ..Default::default()
+        }
+        .encode_to_vec();
         for cut in 1..bytes.len() {
             assert!(fields(&bytes[..cut]).is_err(), "{cut}");
         }
