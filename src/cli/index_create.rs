@@ -41,13 +41,10 @@ pub struct IndexCreateArgs {
 
 /// Run `lakeseek index create`, writing the result to `out`.
 pub async fn run_index_create(args: &IndexCreateArgs, out: &mut dyn Write) -> Result<()> {
-    let options = ListElementIndexOptions {
-        column: args.column.clone(),
-        keys: args.keys.clone(),
-        name: args.name.clone(),
-        page_rows: args.page_rows,
-        sort_memory_bytes: args.sort_memory_mb.max(1) << 20,
-    };
+    let keys: Vec<&str> = args.keys.iter().map(String::as_str).collect();
+    let mut options = ListElementIndexOptions::new(&args.column, &keys, &args.name);
+    options.page_rows = args.page_rows;
+    options.sort_memory_bytes = args.sort_memory_mb.max(1) << 20;
     let stats = IoStats::new();
     let created =
         create_list_element_index(&args.dataset, &args.store.storage_options, &options, &stats)

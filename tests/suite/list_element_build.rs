@@ -10,26 +10,26 @@ use std::collections::BTreeSet;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::UInt64Type;
-use arrow_array::{Array, RecordBatch};
-use lakeseek::cli::index_create::{run_index_create, IndexCreateArgs};
-use lakeseek::cli::StoreArgs;
-use lakeseek::index::list_element::build::{
+use crate::cli::index_create::{run_index_create, IndexCreateArgs};
+use crate::cli::StoreArgs;
+use crate::index::list_element::build::{
     build_list_element_index, commit_list_element_index, create_list_element_index,
     ListElementIndexOptions,
 };
-use lakeseek::index::list_element::parse_any_element_filter;
-use lakeseek::index::list_element::query::{
+use crate::index::list_element::parse_any_element_filter;
+use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
 };
-use lakeseek::io::{open_url, IoStats};
-use lakeseek::lance::dataset::{Dataset, DatasetSession};
-use lakeseek::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
-use lakeseek::Error;
+use crate::io::{open_url, IoStats};
+use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::Error;
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{Array, RecordBatch};
 use serde_json::Value;
 
-use crate::common::S3TestServer;
+use crate::suite::common::S3TestServer;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/list_element")

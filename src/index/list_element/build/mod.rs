@@ -51,35 +51,35 @@ use object_store::ObjectStoreScheme;
 pub(crate) use keys::{resolve_build_keys, BuildKeys};
 
 /// Rows per BTree page when none is given (lance's BTree default `zone_size`).
-pub const DEFAULT_PAGE_ROWS: u32 = 4096;
+pub(crate) const DEFAULT_PAGE_ROWS: u32 = 4096;
 
 /// Memory the sort keeps before spilling runs to temporary files.
-pub const DEFAULT_SORT_MEMORY_BYTES: usize = 256 << 20;
+pub(crate) const DEFAULT_SORT_MEMORY_BYTES: usize = 256 << 20;
 
 /// Rows of a fragment read at a time.
-pub const ROWS_PER_READ: u64 = 16 * 1024;
+pub(crate) const ROWS_PER_READ: u64 = 16 * 1024;
 
 /// The BTree format version of the target (row addresses; spec: 1 or greater).
 const TARGET_INDEX_VERSION: u32 = 1;
 
 /// What to build.
 #[derive(Debug, Clone)]
-pub struct ListElementIndexOptions {
+pub(crate) struct ListElementIndexOptions {
     /// The list<struct> column (top-level name or struct path).
-    pub column: String,
+    pub(crate) column: String,
     /// Key fields: names of direct children of the element struct, in key order.
-    pub keys: Vec<String>,
+    pub(crate) keys: Vec<String>,
     /// Index name (must not exist yet).
-    pub name: String,
+    pub(crate) name: String,
     /// Rows per BTree page.
-    pub page_rows: u32,
+    pub(crate) page_rows: u32,
     /// Sort memory budget in bytes.
-    pub sort_memory_bytes: usize,
+    pub(crate) sort_memory_bytes: usize,
 }
 
 impl ListElementIndexOptions {
     /// Options with the default page size and sort budget.
-    pub fn new(column: &str, keys: &[&str], name: &str) -> Self {
+    pub(crate) fn new(column: &str, keys: &[&str], name: &str) -> Self {
         Self {
             column: column.to_string(),
             keys: keys.iter().map(|k| k.to_string()).collect(),
@@ -92,25 +92,25 @@ impl ListElementIndexOptions {
 
 /// An index whose files are written but not committed yet.
 #[derive(Debug, Clone)]
-pub struct BuiltListElementIndex {
+pub(crate) struct BuiltListElementIndex {
     /// The segment to commit.
     index: pb::IndexMetadata,
     keys: BuildKeys,
     /// Covered fragment ids.
-    pub fragments: Vec<u64>,
+    pub(crate) fragments: Vec<u64>,
     /// Index entries written.
-    pub entries: u64,
+    pub(crate) entries: u64,
     /// BTree pages.
-    pub pages: u32,
+    pub(crate) pages: u32,
     /// Sorted runs the sort spilled to temporary files (0: it fit in memory).
-    pub sort_runs: usize,
+    pub(crate) sort_runs: usize,
     /// Version the index was built from.
-    pub read_version: u64,
+    pub(crate) read_version: u64,
 }
 
 impl BuiltListElementIndex {
     /// The segment uuid (its directory under `_indices/`).
-    pub fn uuid(&self) -> String {
+    pub(crate) fn uuid(&self) -> String {
         let bytes = self
             .index
             .uuid
@@ -125,33 +125,33 @@ impl BuiltListElementIndex {
 
 /// A committed index.
 #[derive(Debug, Clone, Serialize)]
-pub struct CreatedIndex {
+pub(crate) struct CreatedIndex {
     /// Index name.
-    pub name: String,
+    pub(crate) name: String,
     /// Segment uuid.
-    pub uuid: String,
+    pub(crate) uuid: String,
     /// The dataset version that adds the index.
-    pub version: u64,
+    pub(crate) version: u64,
     /// Its manifest (object path).
-    pub manifest: String,
+    pub(crate) manifest: String,
     /// The version it was built from.
-    pub read_version: u64,
+    pub(crate) read_version: u64,
     /// Index entries (elements, plus one per null list).
-    pub entries: u64,
+    pub(crate) entries: u64,
     /// BTree pages.
-    pub pages: u32,
+    pub(crate) pages: u32,
     /// Fragments it covers.
-    pub fragments: Vec<u64>,
+    pub(crate) fragments: Vec<u64>,
     /// Its files and sizes.
-    pub files: Vec<(String, u64)>,
+    pub(crate) files: Vec<(String, u64)>,
     /// Sorted runs spilled to temporary files during the build.
-    pub sort_runs: usize,
+    pub(crate) sort_runs: usize,
     /// Commit attempts (more than 1 when concurrent commits were rebased over).
-    pub commit_attempts: usize,
+    pub(crate) commit_attempts: usize,
 }
 
 /// Build and commit a list element index on the latest version of the dataset at `url`.
-pub async fn create_list_element_index(
+pub(crate) async fn create_list_element_index(
     url: &str,
     storage_options: &[(String, String)],
     options: &ListElementIndexOptions,
@@ -166,7 +166,7 @@ pub async fn create_list_element_index(
 
 /// Build the index files of `options` on `dataset` (opened from `opened`) and upload them,
 /// without committing.
-pub async fn build_list_element_index(
+pub(crate) async fn build_list_element_index(
     opened: &OpenedUrl,
     dataset: &Dataset,
     options: &ListElementIndexOptions,
@@ -234,7 +234,7 @@ pub async fn build_list_element_index(
 
 /// Commit `built` (built from `dataset`): a new version adding the index, rebased over
 /// concurrent commits that keep it valid. On failure the uploaded files are removed.
-pub async fn commit_list_element_index(
+pub(crate) async fn commit_list_element_index(
     opened: &OpenedUrl,
     dataset: &Dataset,
     built: &BuiltListElementIndex,
