@@ -197,7 +197,7 @@ fn value_buffer(values: &Values<'_>, start: usize, count: usize) -> Vec<u8> {
                 out.extend_from_slice(&((header + o - base) as u32).to_le_bytes());
             }
             out.extend_from_slice(&data[base..offsets[start + count]]);
-            while out.len() % 4 != 0 {
+            while !out.len().is_multiple_of(4) {
                 out.push(0x48);
             }
             out
@@ -206,7 +206,7 @@ fn value_buffer(values: &Values<'_>, start: usize, count: usize) -> Vec<u8> {
 }
 
 fn pad(out: &mut Vec<u8>) {
-    while out.len() % CHUNK_ALIGN != 0 {
+    while !out.len().is_multiple_of(CHUNK_ALIGN) {
         out.push(FILL_BYTE);
     }
 }
@@ -325,12 +325,11 @@ mod tests {
     fn variable_chunks_are_powers_of_two_but_the_last() {
         let values: Vec<Vec<u8>> = (0..5000).map(|i| vec![b'x'; i % 40]).collect();
         let array: ArrayRef = Arc::new(BinaryArray::from_iter_values(values.iter()));
-        let chunks = match variable_values(
+        let values = variable_values(
             array.as_binary::<i32>().value_offsets(),
             array.as_binary::<i32>().values(),
-        ) {
-            v => plan_chunks(&v, 5000),
-        };
+        );
+        let chunks = plan_chunks(&values, 5000);
         assert!(chunks.len() > 10);
         for (i, (_, n)) in chunks.iter().enumerate() {
             assert!(i + 1 == chunks.len() || n.is_power_of_two(), "{chunks:?}");
