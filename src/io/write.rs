@@ -133,7 +133,7 @@ mod tests {
                 .unwrap(),
             ),
         ] {
-            let w = ObjectWriter::new(store.clone());
+            let w = ObjectWriter::new(Arc::clone(&store));
             let p = Path::from("v/1.manifest");
             assert_eq!(
                 w.put_if_absent(&p, Bytes::from_static(b"a")).await.unwrap(),
@@ -150,8 +150,8 @@ mod tests {
 
     #[tokio::test]
     async fn upload_file_in_parts() {
-        let store = Arc::new(InMemory::new());
-        let w = ObjectWriter::new(store.clone());
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let w = ObjectWriter::new(Arc::clone(&store));
         let dir = tempfile::tempdir().unwrap();
         let local = dir.path().join("f");
         let data: Vec<u8> = (0..(MULTIPART_THRESHOLD + 12345))

@@ -15,13 +15,13 @@
 //! and deletion file names are write-once in lance, so their paths (plus the size/etag the
 //! listing reports, when there was a listing) identify their content.
 
+pub(crate) mod commit;
 pub(crate) mod deletion;
 pub(crate) mod manifest;
 pub(crate) mod paths;
 pub(crate) mod schema;
 pub(crate) mod take;
 pub(crate) mod versions;
-pub(crate) mod commit;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -263,7 +263,6 @@ impl Dataset {
     }
 
     /// Where the manifest was read from.
-    #[cfg(test)]
     pub(crate) fn manifest_location(&self) -> &ManifestLocation {
         &self.location
     }

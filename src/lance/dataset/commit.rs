@@ -22,6 +22,8 @@
 
 mod wire;
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use object_store::path::Path;
 use prost::Message;
@@ -286,11 +288,16 @@ pub(crate) async fn commit_index(
             }
             PutOutcome::AlreadyExists => {
                 // Someone else committed `version`: continue on top of the latest one.
-                let session = base.session().clone();
+                let session = Arc::clone(base.session());
                 let store = base.store().clone();
-                let mut latest =
-                    Dataset::open(store.clone(), root.clone(), None, session.clone(), stats)
-                        .await?;
+                let mut latest = Dataset::open(
+                    store.clone(),
+                    root.clone(),
+                    None,
+                    Arc::clone(&session),
+                    stats,
+                )
+                .await?;
                 if latest.version() < version {
                     latest =
                         Dataset::open(store, root.clone(), Some(version), session, stats).await?;

@@ -18,6 +18,7 @@ mod tests;
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
@@ -159,7 +160,7 @@ impl<W: Write> LanceFileWriter<W> {
             }
             let state = &mut self.columns[i];
             state.pending_bytes += value_bytes(array);
-            state.pending.push(array.clone());
+            state.pending.push(Arc::clone(array));
             if state.pending_bytes >= self.page_bytes {
                 self.flush_column(i)?;
             }

@@ -20,7 +20,7 @@ pub(crate) fn round_trip(
     version: WriteVersion,
     page_bytes: usize,
 ) -> (RecordBatch, std::collections::HashMap<String, String>) {
-    let mut writer = LanceFileWriter::new(Vec::new(), schema.clone(), version)
+    let mut writer = LanceFileWriter::new(Vec::new(), Arc::clone(&schema), version)
         .unwrap()
         .with_page_bytes(page_bytes);
     writer.add_schema_metadata("batch_size", "16");
@@ -36,7 +36,7 @@ pub(crate) fn round_trip(
     rt.block_on(async move {
         let opened = open_url("memory:///f.lance", &[]).unwrap();
         opened.store.put(&opened.path, bytes.into()).await.unwrap();
-        let fetcher = RangeFetcher::new(opened.source.clone(), FetchOptions::default());
+        let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
         let stats = IoStats::new();
         let reader = LanceFileReader::open(
             fetcher,
@@ -115,7 +115,7 @@ fn mismatched_batches_are_refused() {
         Field::new("ids", DataType::UInt64, false),
         Field::new("page_idx", DataType::UInt32, false),
     ]));
-    let mut w = LanceFileWriter::new(Vec::new(), schema.clone(), WriteVersion::V2_2).unwrap();
+    let mut w = LanceFileWriter::new(Vec::new(), Arc::clone(&schema), WriteVersion::V2_2).unwrap();
     let nulls = RecordBatch::try_new_with_options(
         schema,
         nulls.columns().to_vec(),

@@ -201,7 +201,7 @@ pub(crate) async fn build_list_element_index(
     let sorted = sorter.finish()?;
     let files = target::write_target(sorted, options.page_rows, version)?;
     let uuid = uuid::Uuid::new_v4();
-    let writer = ObjectWriter::new(opened.store.clone());
+    let writer = ObjectWriter::new(Arc::clone(&opened.store));
     let mut index_files = Vec::new();
     for name in [target::PAGE_DATA, target::PAGE_LOOKUP] {
         let path = dataset.child(&format!("_indices/{uuid}/{name}"));
@@ -240,7 +240,7 @@ pub(crate) async fn commit_list_element_index(
     built: &BuiltListElementIndex,
     stats: &IoStats,
 ) -> Result<CreatedIndex> {
-    let writer = ObjectWriter::new(opened.store.clone());
+    let writer = ObjectWriter::new(Arc::clone(&opened.store));
     let options = CommitOptions {
         version_hint: opened.scheme == ObjectStoreScheme::Local,
         max_attempts: MAX_COMMIT_ATTEMPTS,
@@ -350,7 +350,7 @@ async fn index_fragment(
                     .read_rows(&[f.field_index], &selection, stats)
                     .await?;
                 Ok::<_, Error>(ListPart {
-                    array: batch.column(0).clone(),
+                    array: Arc::clone(batch.column(0)),
                     child_ids: f.child_ids.clone(),
                 })
             }
