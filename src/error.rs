@@ -82,6 +82,15 @@ pub enum Error {
     /// Arrow rejected data we built (a bug or corrupt data that slipped past validation).
     #[error("arrow error: {0}")]
     Arrow(#[source] Arc<arrow_schema::ArrowError>),
+    /// A commit lost to a concurrent writer and could not be rebased onto the new
+    /// version (or ran out of retries); nothing of it was committed.
+    #[error("commit conflict: {path}: {what}")]
+    Conflict {
+        /// Dataset (or manifest) path.
+        path: String,
+        /// What the concurrent change was and what to do.
+        what: String,
+    },
 }
 
 impl From<std::io::Error> for Error {

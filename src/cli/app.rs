@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::cli::ecp as ecp_cli;
 use crate::cli::query as index_cli;
-use crate::cli::{demo, file_commands};
+use crate::cli::{demo, file_commands, index_create};
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -32,12 +32,21 @@ enum Command {
     Query(index_cli::QueryArgs),
     /// Read rows of a Lance dataset by row address.
     Take(index_cli::TakeArgs),
+    /// Build and commit indices on a Lance dataset.
+    #[command(subcommand)]
+    Index(IndexCommand),
     /// ecpfs vector indices.
     #[command(subcommand)]
     Ecp(EcpCommand),
     /// Benchmarks to point at your own bucket: random take, point lookups.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum IndexCommand {
+    /// Build a list element index and commit it as a new dataset version.
+    Create(index_create::IndexCreateArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,6 +82,9 @@ pub fn main() -> ExitCode {
             }
             Command::Take(args) => {
                 index_cli::run_take_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Index(IndexCommand::Create(args)) => {
+                index_create::run_index_create(args, &mut out).await
             }
             Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
             Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,

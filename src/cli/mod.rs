@@ -10,6 +10,7 @@ mod app;
 pub mod demo;
 pub mod ecp;
 pub mod file_commands;
+pub mod index_create;
 pub mod query;
 
 pub use app::main;

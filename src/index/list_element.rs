@@ -14,9 +14,11 @@
 //! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
 //! * [`stitch`]: element fields by id from the data files of a list column.
 //! * [`query`]: answering a call on a dataset (index search, recheck, scans, NOT).
+//! * [`build`]: building an index and committing it (`lakeseek index create`).
 //! * [`filter`]: filters combining calls with other predicates by AND (CLI).
 
 pub(crate) mod bind;
+pub(crate) mod build;
 pub(crate) mod call;
 pub(crate) mod details;
 pub(crate) mod expr;

@@ -7,6 +7,7 @@
 //! * [`stats`] counts requests, bytes and round trips per query.
 //! * [`cache`] holds typed, size-weighted moka caches of decoded things.
 //! * [`retry`] decides which read failures are transient and retries them within a budget.
+//! * `write` writes objects: put, put-if-absent (the commit primitive), file uploads.
 //! * [`wrappers`] adds latency, recording, fault injection and HTTP-level counting around the
 //!   above, for tests and benches.
 //!
@@ -46,6 +47,7 @@ pub(crate) mod source;
 pub(crate) mod stats;
 pub(crate) mod store;
 pub(crate) mod wrappers;
+pub(crate) mod write;
 
 #[cfg_attr(not(test), allow(unused_imports))] // used by the tests
 pub(crate) use fetch::{FetchOptions, RangeFetcher, ReadRequest};

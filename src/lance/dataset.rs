@@ -15,6 +15,7 @@
 //! and deletion file names are write-once in lance, so their paths (plus the size/etag the
 //! listing reports, when there was a listing) identify their content.
 
+pub(crate) mod commit;
 pub(crate) mod deletion;
 pub(crate) mod manifest;
 pub(crate) mod paths;
@@ -262,7 +263,6 @@ impl Dataset {
     }
 
     /// Where the manifest was read from.
-    #[cfg(test)]
     pub(crate) fn manifest_location(&self) -> &ManifestLocation {
         &self.location
     }

@@ -18,3 +18,4 @@ pub(crate) mod page;
 pub(crate) mod proto;
 pub(crate) mod reader;
 pub(crate) mod schema;
+pub(crate) mod writer;

@@ -15,16 +15,13 @@
 
 use std::sync::Arc;
 
-#[cfg(test)]
 use arrow_array::cast::AsArray;
 use arrow_array::{
     new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array,
     Int16Array, Int32Array, Int64Array, Int8Array, LargeBinaryArray, LargeStringArray, StringArray,
     UInt16Array, UInt32Array, UInt64Array, UInt8Array,
 };
-#[cfg(test)]
 use arrow_array::{GenericListArray, OffsetSizeTrait, StructArray};
-#[cfg(test)]
 use arrow_buffer::NullBuffer;
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SortOptions, TimeUnit};
@@ -411,7 +408,6 @@ impl KeyEncoder {
 
     /// Encode whole key columns (one array per key, equal lengths) into one Binary value
     /// per row. Nulls in the arrays encode as null keys.
-    #[cfg(test)]
     pub(crate) fn encode_columns(&self, columns: &[ArrayRef]) -> Result<BinaryArray> {
         if columns.len() != self.key_types.len() {
             return Err(Error::InvalidArgument(format!(
@@ -445,7 +441,6 @@ impl KeyEncoder {
     /// tuple of null keys); a null list gives one entry with a null value; an empty list
     /// gives none. `key_children` are the positions of the key fields among the element
     /// struct's children, in key order.
-    #[cfg(test)]
     pub(crate) fn encode_entries(
         &self,
         list: &dyn Array,
@@ -460,7 +455,6 @@ impl KeyEncoder {
         }
     }
 
-    #[cfg(test)]
     fn entries_of<O: OffsetSizeTrait>(
         &self,
         list: &GenericListArray<O>,
@@ -498,7 +492,6 @@ impl KeyEncoder {
 
 /// The key columns of an element struct with the struct's own validity applied, so that
 /// a null element's keys are all null whatever its child slots hold.
-#[cfg(test)]
 fn logical_key_columns(elements: &StructArray, key_children: &[usize]) -> Result<Vec<ArrayRef>> {
     key_children
         .iter()
@@ -522,7 +515,6 @@ fn logical_key_columns(elements: &StructArray, key_children: &[usize]) -> Result
 /// Index entries computed from list data (what the target's `page_data.lance` holds
 /// before sorting).
 #[derive(Debug, Clone)]
-#[cfg(test)]
 pub(crate) struct ListElementEntries {
     /// Encoded key tuples; null for a null list.
     pub values: BinaryArray,

@@ -415,15 +415,18 @@ pub(crate) async fn plan_any_element_query(
 }
 
 /// One data file holding (part of) the list column.
-struct ListFile {
-    reader: LanceFileReader,
-    field_index: usize,
-    child_ids: Vec<i32>,
+pub(crate) struct ListFile {
+    /// The open data file.
+    pub(crate) reader: LanceFileReader,
+    /// Position of the list column among the file's top-level fields.
+    pub(crate) field_index: usize,
+    /// Lance field ids of the element struct's children in this file.
+    pub(crate) child_ids: Vec<i32>,
 }
 
 /// Open the data files of `fragment` needed to read the `wanted` element fields of the
 /// list column (at least one holding the list structure), in one wave.
-async fn open_list_files(
+pub(crate) async fn open_list_files(
     dataset: &Dataset,
     fragment: &Fragment,
     column_id: i32,

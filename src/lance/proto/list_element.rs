@@ -46,5 +46,4 @@ pub enum ListElementKeyEncoding {
 pub(crate) const LIST_ELEMENT_DETAILS_NAME: &str = "ListElementIndexDetails";
 
 /// The type URL lakeseek writes (in fixtures) for [`ListElementIndexDetails`].
-#[cfg(test)]
 pub(crate) const LIST_ELEMENT_DETAILS_TYPE_URL: &str = "/lance.index.ListElementIndexDetails";

@@ -7,6 +7,12 @@
 //! a range to `bytes=0-` after authentication, so the response is what S3 sends.
 //! It also panics (u64 underflow) on any range of an empty object; S3 answers
 //! `416 InvalidRange` there, and so does this wrapper.
+//!
+//! s3s-fs honours `If-None-Match: *` on PUT, but checks that the object is absent before it
+//! writes, without a lock: two concurrent conditional PUTs of one key can both pass the
+//! check and the second overwrites the first. Real S3 decides atomically (one gets `412`).
+//! This wrapper serializes conditional PUTs, so the check and the write are one step, the
+//! way S3 behaves (lakeseek's commits rely on it).
 
 use std::path::PathBuf;
 
@@ -17,13 +23,18 @@ use s3s::{S3Request, S3Response, S3Result, S3};
 pub(super) struct FixedFileSystem {
     inner: s3s_fs::FileSystem,
     root: PathBuf,
+    conditional_puts: tokio::sync::Mutex<()>,
 }
 
 impl FixedFileSystem {
     /// s3s-fs over `root` (buckets are its sub-directories).
     pub(super) fn new(root: PathBuf) -> Self {
         let inner = s3s_fs::FileSystem::new(&root).expect("s3s-fs root");
-        Self { inner, root }
+        Self {
+            inner,
+            root,
+            conditional_puts: tokio::sync::Mutex::new(()),
+        }
     }
 }
 
@@ -48,6 +59,17 @@ impl FixedFileSystem {
         }
         self.inner.get_object(req).await
     }
+
+    async fn atomic_put_object(
+        &self,
+        req: S3Request<PutObjectInput>,
+    ) -> S3Result<S3Response<PutObjectOutput>> {
+        if req.input.if_none_match.is_some() || req.input.if_match.is_some() {
+            let _one_at_a_time = self.conditional_puts.lock().await;
+            return self.inner.put_object(req).await;
+        }
+        self.inner.put_object(req).await
+    }
 }
 
 /// Implements `S3` with the fixed `get_object` and the listed operations delegated.
@@ -58,6 +80,9 @@ macro_rules! impl_s3_delegating {
         impl S3 for FixedFileSystem {
             async fn get_object(&self, req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
                 self.fixed_get_object(req).await
+            }
+            async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
+                self.atomic_put_object(req).await
             }
             $(
                 async fn $name(&self, req: S3Request<$input>) -> S3Result<S3Response<$output>> {
@@ -80,7 +105,6 @@ impl_s3_delegating! {
     list_buckets(ListBucketsInput) -> ListBucketsOutput;
     list_objects(ListObjectsInput) -> ListObjectsOutput;
     list_objects_v2(ListObjectsV2Input) -> ListObjectsV2Output;
-    put_object(PutObjectInput) -> PutObjectOutput;
     create_multipart_upload(CreateMultipartUploadInput) -> CreateMultipartUploadOutput;
     upload_part(UploadPartInput) -> UploadPartOutput;
     upload_part_copy(UploadPartCopyInput) -> UploadPartCopyOutput;
