@@ -24,9 +24,9 @@ use crate::index::btree::exec::decode_lookup;
 use crate::index::btree::PageSelection;
 use crate::index::key::Key;
 use crate::index::list_element::details::{check_details, decode_details};
-use crate::index::list_element::filter::split_any_element_filter;
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::predicate::{parse_filter, BoundFilter};
+use crate::index::filter::bind::BoundPredicate;
+use crate::index::filter::expr::{parse_sql, SqlContext};
 use crate::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher, RangeSource};
 use crate::lance::dataset::deletion::decode_deletion_file;
 use crate::lance::dataset::manifest::{decode_manifest_file, KnownBytes, ManifestStep};
@@ -418,7 +418,7 @@ pub fn ecp_node(data: &[u8]) {
 }
 
 /// `predicate`: the bytes as filter text: parse, bind against a fixed schema (every key
-/// type, a list of structs), split `any_element` calls and parse them.
+/// type, a list of structs), parse `any_element` calls.
 pub fn predicate(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -426,9 +426,9 @@ pub fn predicate(data: &[u8]) {
     if text.len() > 4096 {
         return;
     }
-    let _ = parse_filter(text);
-    let _ = BoundFilter::parse(text, schema());
-    let _ = split_any_element_filter(text);
+    let _ = parse_sql(text, SqlContext::Filter);
+    let _ = parse_sql(text, SqlContext::ElementPredicate);
+    let _ = BoundPredicate::parse_filter(text, schema());
     let _ = parse_any_element_filter(text);
 }
 

@@ -8,21 +8,18 @@
 //! * [`details`]: decoding and checking `ListElementIndexDetails`; [`Refusal`].
 //! * [`resolve`]: resolving key field ids against the current schema.
 //! * [`call`]: recognising `any_element(col, '...')` / `NOT any_element(...)` in a filter.
-//! * [`expr`]: parsing the inner predicate (sqlparser) into an untyped tree.
-//! * [`bind`]: typing it against the element fields.
+//! * The inner predicate is parsed, typed and evaluated by the filter engine's one SQL stack
+//!   ([`crate::index::filter::expr`], [`crate::index::filter::bind`],
+//!   [`crate::index::filter::eval`]) in the element scope.
 //! * [`ranges`]: planning: encoded ranges, exact / superset / not used, NULL rows.
 //! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
 //! * [`stitch`]: element fields by id from the data files of a list column.
 //! * [`query`]: answering a call on a dataset (index search, recheck, scans, NOT).
 //! * [`build`]: building an index and committing it (`lakeseek index create`).
-//! * [`filter`]: filters combining calls with other predicates by AND (CLI).
 
-pub(crate) mod bind;
 pub(crate) mod build;
 pub(crate) mod call;
 pub(crate) mod details;
-pub(crate) mod expr;
-pub(crate) mod filter;
 pub(crate) mod key_encoding;
 pub(crate) mod query;
 pub(crate) mod ranges;
@@ -33,7 +30,7 @@ pub(crate) mod tuple_range;
 pub(crate) mod value;
 
 #[cfg(test)]
-pub(crate) use bind::BoundElementPredicate;
+pub(crate) use crate::index::filter::bind::BoundPredicate as BoundElementPredicate;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use call::parse_any_element_filter;
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod ecp_search_bench;
 mod faults_dataset;
 mod faults_ecp;
 mod faults_ecp_source;
+mod filter_cross_column;
 mod faults_file;
 mod faults_http;
 mod inspect_coverage;

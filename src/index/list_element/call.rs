@@ -1,13 +1,8 @@
 //! Recognising `any_element(list_col, 'predicate')` and `NOT any_element(...)` in a
-//! filter (sqlparser), for the top-level filter parser and for standalone use.
+//! sqlparser expression, for the filter engine's parser ([`crate::index::filter::expr`]),
+//! and parsing a filter that is one call.
 
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator, Value};
-#[cfg(any(test, feature = "fuzzing"))]
-use sqlparser::dialect::GenericDialect;
-#[cfg(any(test, feature = "fuzzing"))]
-use sqlparser::parser::Parser;
-#[cfg(any(test, feature = "fuzzing"))]
-use sqlparser::tokenizer::Token;
 
 use crate::error::{Error, Result};
 
@@ -18,11 +13,11 @@ pub(crate) const ANY_ELEMENT: &str = "any_element";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AnyElementCall {
     /// The list column as a dotted path.
-    pub column: String,
+    pub(crate) column: String,
     /// The inner predicate text (quotes unescaped).
-    pub predicate: String,
+    pub(crate) predicate: String,
     /// Whether the call is under `NOT`.
-    pub negated: bool,
+    pub(crate) negated: bool,
 }
 
 fn invalid(what: impl std::fmt::Display) -> Error {
@@ -100,23 +95,26 @@ pub(crate) fn any_element_call(expr: &Expr) -> Result<Option<AnyElementCall>> {
     }
 }
 
-/// Parse a whole filter that is one (possibly negated) `any_element` call.
+/// Parse a whole filter that is one (possibly negated) `any_element` call (through the
+/// filter engine's one parser); for the fuzz targets and tests.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn parse_any_element_filter(text: &str) -> Result<AnyElementCall> {
-    let dialect = GenericDialect {};
-    let mut parser = Parser::new(&dialect)
-        .try_with_sql(text)
-        .map_err(|e| invalid(format!("{text:?}: {e}")))?;
-    let expr = parser
-        .parse_expr()
-        .map_err(|e| invalid(format!("{text:?}: {e}")))?;
-    if parser.peek_token().token != Token::EOF {
-        return Err(invalid(format!(
-            "{text:?}: unexpected {}",
-            parser.peek_token()
-        )));
+    use crate::index::filter::expr::{parse_sql, SqlContext, SqlExpr};
+    let mut expr = parse_sql(text, SqlContext::Filter)?;
+    let mut negated = false;
+    loop {
+        match expr {
+            SqlExpr::Not(inner) => {
+                negated = !negated;
+                expr = *inner;
+            }
+            SqlExpr::AnyElement(mut call) => {
+                call.negated = call.negated != negated;
+                return Ok(call);
+            }
+            _ => return Err(invalid(format!("{text:?} is not an any_element call"))),
+        }
     }
-    any_element_call(&expr)?.ok_or_else(|| invalid(format!("{text:?} is not an any_element call")))
 }
 
 #[cfg(test)]

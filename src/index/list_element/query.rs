@@ -15,13 +15,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use prost_types::Any;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::bind::BoundElementPredicate;
 use super::call::AnyElementCall;
 use super::details::{check_segments_agree, decode_details, Refusal, RefusalKind};
 use super::ranges::{
@@ -33,6 +31,7 @@ use super::three_valued::evaluate_any_element;
 use crate::error::{Error, Result};
 use crate::index::btree::exec::{answer_segment, open_segment, OpenedSegment};
 use crate::index::btree::PageSelection;
+use crate::index::filter::bind::BoundPredicate as BoundElementPredicate;
 use crate::index::key::Key;
 use crate::index::predicate::{Leaf, LeafQuery, Predicate};
 use crate::io::IoStats;
@@ -72,68 +71,67 @@ impl SchemaView for Schema {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct AnyElementOptions {
     /// Planner limits.
-    pub plan: PlanOptions,
+    pub(crate) plan: PlanOptions,
 }
 
 /// One target segment in a plan.
 #[derive(Debug, Clone)]
 pub(crate) struct PlannedTarget {
     /// Its manifest entry.
-    pub segment: IndexSegment,
+    pub(crate) segment: IndexSegment,
     /// Fragments it answers for (its bitmap intersected with the current fragments).
-    pub coverage: RoaringBitmap,
+    pub(crate) coverage: RoaringBitmap,
     /// The opened target BTree.
-    pub opened: OpenedSegment,
+    pub(crate) opened: OpenedSegment,
     /// Pages the search touches.
-    pub selection: PageSelection,
+    pub(crate) selection: PageSelection,
 }
 
 /// The index chosen for a call.
 #[derive(Debug)]
 pub(crate) struct ChosenIndex {
     /// Index name.
-    pub name: String,
+    pub(crate) name: String,
     /// The resolved keys.
-    pub resolved: ResolvedListElementIndex,
+    pub(crate) resolved: ResolvedListElementIndex,
     /// The plan of the call on this index.
-    pub plan: AnyElementPlan,
+    pub(crate) plan: AnyElementPlan,
     /// Segments to search (empty when nothing needs to be searched).
-    pub targets: Vec<PlannedTarget>,
+    pub(crate) targets: Vec<PlannedTarget>,
     /// Fragments covered by the segments.
-    pub covered: RoaringBitmap,
+    pub(crate) covered: RoaringBitmap,
 }
 
 /// What an `any_element` query will read and how it answers.
 #[derive(Debug)]
 pub(crate) struct AnyElementQueryPlan {
     /// The call.
-    pub call: AnyElementCall,
+    pub(crate) call: AnyElementCall,
     /// Field id of the list column.
-    pub column_id: i32,
+    pub(crate) column_id: i32,
     /// The typed predicate.
-    pub bound: BoundElementPredicate,
+    pub(crate) bound: BoundElementPredicate,
     /// Element fields the predicate reads, for data reads.
-    pub wanted: Vec<WantedField>,
+    pub(crate) wanted: Vec<WantedField>,
     /// One line per list element index on the column: refused, or how it would answer.
-    pub indices: Vec<String>,
+    pub(crate) indices: Vec<String>,
     /// The index used.
-    pub chosen: Option<ChosenIndex>,
+    pub(crate) chosen: Option<ChosenIndex>,
     /// How the call is answered.
-    pub strategy: CallStrategy,
+    pub(crate) strategy: CallStrategy,
     /// The search in the target: the planned ranges (and null values for NOT).
-    pub target_predicate: Option<Predicate>,
+    pub(crate) target_predicate: Option<Predicate>,
     /// Fragments evaluated on their data.
-    pub scans: Vec<u64>,
+    pub(crate) scans: Vec<u64>,
 }
 
 /// The answer of an `any_element` query.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct AnyElementAnswer {
     /// Row addresses where the call (or its NOT) is TRUE.
-    pub row_addresses: RoaringTreemap,
+    pub(crate) row_addresses: RoaringTreemap,
     /// Rows the index returned for a recheck.
-    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
-    pub rechecked_rows: u64,
+    pub(crate) rechecked_rows: u64,
 }
 
 fn refuse(kind: RefusalKind, reason: impl Into<String>) -> Refusal {
@@ -245,7 +243,7 @@ pub(crate) async fn plan_any_element_query(
     options: AnyElementOptions,
     stats: &IoStats,
 ) -> Result<AnyElementQueryPlan> {
-    let manifest = Arc::clone(dataset.manifest());
+    let manifest = std::sync::Arc::clone(dataset.manifest());
     let schema = &manifest.schema;
     let column = schema.field_by_path(&call.column).ok_or_else(|| {
         Error::InvalidArgument(format!("any_element: no column named {:?}", call.column))
@@ -453,7 +451,7 @@ pub(crate) async fn open_list_files(
     }
     let opens = chosen.iter().map(|d| async move {
         let path = dataset.data_file_path(d);
-        let caches = Arc::clone(&dataset.session().reader_caches);
+        let caches = std::sync::Arc::clone(&dataset.session().reader_caches);
         let reader = LanceFileReader::open(
             dataset.store().fetcher.clone(),
             path.clone(),
@@ -543,7 +541,7 @@ async fn read_lists(
                 .read_rows(&[f.field_index], &selection, stats)
                 .await?;
             Ok::<_, Error>(ListPart {
-                array: Arc::clone(batch.column(0)),
+                array: std::sync::Arc::clone(batch.column(0)),
                 child_ids: f.child_ids.clone(),
             })
         }
@@ -586,13 +584,40 @@ async fn evaluate_fragment(
     Ok((fragment.id, out))
 }
 
+/// The truth of the call (not of its `NOT`) on `offsets` (sorted, unique) of `fragment`,
+/// reading only those rows' lists (the filter engine's data evaluation).
+pub(crate) async fn evaluate_call_rows(
+    dataset: &Dataset,
+    plan: &AnyElementQueryPlan,
+    fragment: &Fragment,
+    offsets: Vec<u64>,
+    stats: &IoStats,
+) -> Result<Vec<Option<bool>>> {
+    let n = offsets.len();
+    let selection = (n as u64 != fragment.physical_rows).then_some(offsets);
+    let lists = read_lists(
+        dataset,
+        fragment,
+        plan.column_id,
+        &plan.wanted,
+        selection,
+        stats,
+    )
+    .await?;
+    let result = evaluate_any_element(lists.as_ref(), &plan.bound)?;
+    if result.len() != n {
+        return Err(Error::corrupt("list read returned fewer rows than asked"));
+    }
+    Ok(result.iter().collect())
+}
+
 /// Execute a plan.
 pub(crate) async fn execute_any_element_query(
     dataset: &Dataset,
     plan: &AnyElementQueryPlan,
     stats: &IoStats,
 ) -> Result<AnyElementAnswer> {
-    let manifest = Arc::clone(dataset.manifest());
+    let manifest = std::sync::Arc::clone(dataset.manifest());
     let negated = plan.call.negated;
     // On data, positive calls keep TRUE rows; NOT keeps FALSE rows.
     let want = Some(!negated);
@@ -717,7 +742,7 @@ pub(crate) async fn execute_any_element_query(
     })
 }
 
-/// Plan and execute.
+/// Plan and execute (the suite's stress tests).
 #[cfg(test)]
 pub(crate) async fn query_any_element(
     dataset: &Dataset,

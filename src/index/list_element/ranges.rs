@@ -19,13 +19,15 @@
 
 use std::ops::Bound;
 
-use super::bind::{describe, BoundElementPredicate, ElementPredicate};
-use super::expr::CompareOp;
 use super::key_encoding::KeyEncoder;
 use super::resolve::ResolvedKey;
 use super::tuple_range::EncodedRange;
 use super::value::ElementValue;
 use crate::error::Result;
+use crate::index::filter::bind::{
+    describe, BoundPredicate as BoundElementPredicate, SqlPredicate as ElementPredicate,
+};
+use crate::index::filter::expr::CompareOp;
 
 /// Limits of the planner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-//! Evaluating a typed predicate on rows, with SQL three-valued logic (TRUE / FALSE / NULL).
+//! Matching keys against an index search query (lance's sargable query semantics: a NULL
+//! key makes every test but `IS NULL` NULL; `NOT` keeps NULL).
 
 use std::cmp::Ordering;
 use std::ops::Bound;

@@ -17,16 +17,16 @@ fn fields() -> Vec<ElementField> {
     ]
 }
 
-fn bind(text: &str) -> Result<BoundElementPredicate> {
-    BoundElementPredicate::parse(text, &fields())
+fn bind(text: &str) -> Result<BoundPredicate> {
+    BoundPredicate::parse(text, &fields())
 }
 
-fn pred(text: &str) -> ElementPredicate {
+fn pred(text: &str) -> SqlPredicate {
     bind(text).unwrap().predicate
 }
 
-fn cmp(field: usize, op: CompareOp, value: ElementValue) -> ElementPredicate {
-    ElementPredicate::Compare {
+fn cmp(field: usize, op: CompareOp, value: ElementValue) -> SqlPredicate {
+    SqlPredicate::Compare {
         field,
         op,
         value: Some(value),
@@ -105,7 +105,7 @@ fn literals_are_typed_like_top_level_filters() {
     ));
     assert!(matches!(
         pred("confidence = CAST('NaN' AS FLOAT)"),
-        ElementPredicate::Compare { value: Some(V::Float32(v)), .. } if v.is_nan()
+        SqlPredicate::Compare { value: Some(V::Float32(v)), .. } if v.is_nan()
     ));
     // Mismatches are errors, as in lance: out of range, decimal for an integer field,
     // number for a string, string for a date.
@@ -130,7 +130,7 @@ fn float_zero_comparisons_match_both_zeros() {
     let both = vec![V::Float32(-0.0), V::Float32(0.0)];
     assert_eq!(
         pred("confidence = 0"),
-        ElementPredicate::InList {
+        SqlPredicate::InList {
             field: 0,
             values: both.clone(),
             has_null: false,
@@ -139,14 +139,14 @@ fn float_zero_comparisons_match_both_zeros() {
     );
     assert_eq!(
         pred("confidence != -0.0"),
-        ElementPredicate::InList {
+        SqlPredicate::InList {
             field: 0,
             values: both.clone(),
             has_null: false,
             negated: true
         }
     );
-    let ElementPredicate::Compare {
+    let SqlPredicate::Compare {
         value: Some(V::Float32(z)),
         ..
     } = pred("confidence < 0")
@@ -154,7 +154,7 @@ fn float_zero_comparisons_match_both_zeros() {
         panic!()
     };
     assert!(z.is_sign_negative());
-    let ElementPredicate::Compare {
+    let SqlPredicate::Compare {
         value: Some(V::Float32(z)),
         ..
     } = pred("confidence > -0.0")
@@ -164,7 +164,7 @@ fn float_zero_comparisons_match_both_zeros() {
     assert!(z.is_sign_positive());
     assert_eq!(
         pred("confidence IN (0.0, 1.0, NULL, 1.0)"),
-        ElementPredicate::InList {
+        SqlPredicate::InList {
             field: 0,
             values: vec![V::Float32(-0.0), V::Float32(0.0), V::Float32(1.0)],
             has_null: true,
@@ -178,18 +178,18 @@ fn between_null_and_truth_forms() {
     use ElementValue as V;
     assert_eq!(
         pred("n BETWEEN 1 AND 3"),
-        ElementPredicate::And(vec![
+        SqlPredicate::And(vec![
             cmp(0, CompareOp::GtEq, V::Int(1)),
             cmp(0, CompareOp::LtEq, V::Int(3))
         ])
     );
     assert!(matches!(
         pred("n NOT BETWEEN 1 AND 3"),
-        ElementPredicate::Not(_)
+        SqlPredicate::Not(_)
     ));
     assert_eq!(
         pred("n = NULL"),
-        ElementPredicate::Compare {
+        SqlPredicate::Compare {
             field: 0,
             op: CompareOp::Eq,
             value: None
@@ -197,24 +197,24 @@ fn between_null_and_truth_forms() {
     );
     assert_eq!(
         pred("n IS NOT NULL"),
-        ElementPredicate::IsNull {
+        SqlPredicate::IsNull {
             field: 0,
             negated: true
         }
     );
     assert!(matches!(
         pred("(n > 1) IS NULL"),
-        ElementPredicate::IsTruth {
+        SqlPredicate::IsTruth {
             truth: Truth::Unknown,
             negated: false,
             ..
         }
     ));
-    assert_eq!(pred("NULL IS NULL"), ElementPredicate::Constant(Some(true)));
-    assert_eq!(pred("ok"), ElementPredicate::BoolField(0));
+    assert_eq!(pred("NULL IS NULL"), SqlPredicate::Constant(Some(true)));
+    assert_eq!(pred("ok"), SqlPredicate::BoolField(0));
     assert_eq!(
         pred("label IS NOT DISTINCT FROM NULL"),
-        ElementPredicate::DistinctFrom {
+        SqlPredicate::DistinctFrom {
             field: 0,
             value: None,
             negated: true
@@ -222,14 +222,14 @@ fn between_null_and_truth_forms() {
     );
     assert_eq!(
         pred("confidence IS DISTINCT FROM area"),
-        ElementPredicate::DistinctFields {
+        SqlPredicate::DistinctFields {
             left: 0,
             right: 1,
             negated: false
         }
     );
     assert!(
-        matches!(pred("lower(label) = 'car'"), ElementPredicate::Opaque(t) if t == "lower(label) = 'car'")
+        matches!(pred("lower(label) = 'car'"), SqlPredicate::Opaque(t) if t == "lower(label) = 'car'")
     );
 }
 
@@ -241,4 +241,15 @@ fn describe_round_trips_the_meaning() {
         b.describe(&b.predicate),
         "(label IN ('car', NULL)) AND (NOT (confidence <= 0.5)) AND ((ok) IS NOT TRUE)"
     );
+}
+
+#[test]
+fn element_predicates_refuse_nested_paths_and_list_calls() {
+    for bad in [
+        "a.b = 1",
+        "array_has_any(label, ['x'])",
+        "any_element(label, 'x = 1')",
+    ] {
+        assert!(matches!(bind(bad), Err(Error::InvalidArgument(_))), "{bad}");
+    }
 }

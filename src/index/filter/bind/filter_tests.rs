@@ -1,5 +1,14 @@
+//! Top-level filters through the one binder: literal typing as lance 14 does it, and the
+//! index searches derived from them (the tests of the former `predicate::bind`).
+
+use std::ops::Bound;
+
+use bytes::Bytes;
+
 use super::*;
-use crate::index::predicate::BoundFilter;
+use crate::index::filter::tree::{index_query, shape};
+use crate::index::key::Key;
+use crate::index::predicate::{LeafQuery, Predicate};
 use crate::lance::proto::table as pb;
 
 fn schema() -> Schema {
@@ -37,8 +46,16 @@ fn schema() -> Schema {
     .unwrap()
 }
 
-fn bind(text: &str) -> Result<Predicate> {
-    BoundFilter::parse(text, &schema()).map(|b| b.predicate)
+fn bind(text: &str) -> Result<BoundPredicate> {
+    BoundPredicate::parse_filter(text, &schema())
+}
+
+/// The index search of a one-column filter.
+fn search(text: &str) -> Predicate {
+    let bound = bind(text).unwrap();
+    let s = shape(&bound.predicate);
+    assert_eq!(s.leaves.len(), 1, "{text}");
+    index_query(&s.leaves[0].predicate).unwrap()
 }
 
 fn leaf_of(p: Predicate) -> LeafQuery {
@@ -48,74 +65,67 @@ fn leaf_of(p: Predicate) -> LeafQuery {
     }
 }
 
+fn leaf(text: &str) -> LeafQuery {
+    leaf_of(search(text))
+}
+
 #[test]
 fn coerces_literals_like_lance() {
+    assert_eq!(leaf("i = 7"), LeafQuery::Equals(Key::Int(7)));
     assert_eq!(
-        leaf_of(bind("i = 7").unwrap()),
-        LeafQuery::Equals(Key::Int(7))
-    );
-    assert_eq!(
-        leaf_of(bind("u >= 4000000000").unwrap()),
+        leaf("u >= 4000000000"),
         LeafQuery::Range {
             lower: Bound::Included(Key::UInt(4_000_000_000)),
             upper: Bound::Unbounded
         }
     );
     assert_eq!(
-        leaf_of(bind("10 > i").unwrap()),
+        leaf("10 > i"),
         LeafQuery::Range {
             lower: Bound::Unbounded,
             upper: Bound::Excluded(Key::Int(10))
         }
     );
     assert_eq!(
-        leaf_of(bind("f32 > 0.1").unwrap()),
+        leaf("f32 > 0.1"),
         LeafQuery::Range {
             lower: Bound::Excluded(Key::Float(0.1f32 as f64)),
             upper: Bound::Unbounded
         }
     );
+    assert_eq!(leaf("f = 3"), LeafQuery::Equals(Key::Float(3.0)));
     assert_eq!(
-        leaf_of(bind("f = 3").unwrap()),
-        LeafQuery::Equals(Key::Float(3.0))
-    );
-    assert_eq!(
-        leaf_of(bind("d = DATE '1970-01-02'").unwrap()),
+        leaf("d = DATE '1970-01-02'"),
         LeafQuery::Equals(Key::Int(1))
     );
     assert_eq!(
-        leaf_of(bind("ts = TIMESTAMP '1970-01-01 00:00:01.5'").unwrap()),
+        leaf("ts = TIMESTAMP '1970-01-01 00:00:01.5'"),
         LeafQuery::Equals(Key::Int(1_500_000))
     );
     assert_eq!(
-        leaf_of(bind("ts = DATE '1970-01-02'").unwrap()),
+        leaf("ts = DATE '1970-01-02'"),
         LeafQuery::Equals(Key::Int(86_400_000_000))
     );
-    // Truncated to seconds.
     assert_eq!(
-        leaf_of(bind("tss = TIMESTAMP '1970-01-01 00:00:01.5'").unwrap()),
+        leaf("tss = TIMESTAMP '1970-01-01 00:00:01.5'"),
         LeafQuery::Equals(Key::Int(1))
     );
-    // Naive literal read as local +08:00 time; an explicit offset is normalised to UTC first.
     assert_eq!(
-        leaf_of(bind("p8 = TIMESTAMP '1970-01-01 09:00:00'").unwrap()),
+        leaf("p8 = TIMESTAMP '1970-01-01 09:00:00'"),
         LeafQuery::Equals(Key::Int(3_600_000))
     );
     assert_eq!(
-        leaf_of(bind("p8 = TIMESTAMP '1970-01-01 09:00:00+08:00'").unwrap()),
+        leaf("p8 = TIMESTAMP '1970-01-01 09:00:00+08:00'"),
         LeafQuery::Equals(Key::Int(-8 * 3_600_000 + 3_600_000))
     );
     assert_eq!(
-        leaf_of(bind("b = X'00ff'").unwrap()),
+        leaf("b = X'00ff'"),
         LeafQuery::Equals(Key::Bytes(Bytes::from_static(&[0, 255])))
     );
+    assert_eq!(leaf("bl"), LeafQuery::Equals(Key::Bool(true)));
+    assert_eq!(leaf("i = NULL"), LeafQuery::AlwaysNull);
     assert_eq!(
-        leaf_of(bind("bl").unwrap()),
-        LeafQuery::Equals(Key::Bool(true))
-    );
-    assert_eq!(leaf_of(bind("i = NULL").unwrap()), LeafQuery::AlwaysNull);
-    assert_eq!(
-        leaf_of(bind("i IN (3, NULL, 1, 3)").unwrap()),
+        leaf("i IN (3, NULL, 1, 3)"),
         LeafQuery::In {
             values: vec![Key::Int(1), Key::Int(3)],
             has_null: true
@@ -129,9 +139,9 @@ fn rewrites_signed_zero_comparisons() {
         values: vec![Key::Float(-0.0), Key::Float(0.0)],
         has_null: false,
     };
-    assert_eq!(leaf_of(bind("f = 0").unwrap()), both);
-    assert_eq!(leaf_of(bind("f = -0.0").unwrap()), both);
-    assert_eq!(leaf_of(bind("f IN (0.0)").unwrap()), both);
+    assert_eq!(leaf("f = 0"), both);
+    assert_eq!(leaf("f = -0.0"), both);
+    assert_eq!(leaf("f IN (0.0)"), both);
     let bits = |q: LeafQuery| match q {
         LeafQuery::Range { lower, upper } => {
             let b = |x: Bound<Key>| match x {
@@ -146,15 +156,12 @@ fn rewrites_signed_zero_comparisons() {
     };
     let neg = Some((-0.0f64).to_bits());
     let pos = Some(0.0f64.to_bits());
-    assert_eq!(bits(leaf_of(bind("f < 0").unwrap())), (None, neg));
-    assert_eq!(bits(leaf_of(bind("f >= 0.0").unwrap())), (neg, None));
-    assert_eq!(bits(leaf_of(bind("f <= -0.0").unwrap())), (None, pos));
-    assert_eq!(bits(leaf_of(bind("f > -0.0").unwrap())), (pos, None));
-    assert_eq!(
-        bits(leaf_of(bind("f BETWEEN 0.0 AND -0.0").unwrap())),
-        (neg, pos)
-    );
-    assert!(matches!(bind("f != 0.0").unwrap(), Predicate::Not(_)));
+    assert_eq!(bits(leaf("f < 0")), (None, neg));
+    assert_eq!(bits(leaf("f >= 0.0")), (neg, None));
+    assert_eq!(bits(leaf("f <= -0.0")), (None, pos));
+    assert_eq!(bits(leaf("f > -0.0")), (pos, None));
+    assert_eq!(bits(leaf("f BETWEEN 0.0 AND -0.0")), (neg, pos));
+    assert!(matches!(search("f != 0.0"), Predicate::Not(_)));
 }
 
 #[test]
@@ -177,6 +184,14 @@ fn refuses_wrong_types_like_lance() {
         "1 = 1",
         "s",
         "ts = TIMESTAMP 'yesterday'",
+        "i = ",
+        "i = 1 garbage",
+        "upper(s) = 'A'",
+        "i + 1 = 2",
+        "s LIKE 'a%'",
+        "i = j + 1",
+        "X'0'= b",
+        "",
     ] {
         assert!(
             matches!(bind(bad), Err(Error::InvalidArgument(_))),
@@ -193,20 +208,30 @@ fn refuses_wrong_types_like_lance() {
 
 #[test]
 fn evaluates_with_three_valued_logic() {
-    use crate::index::key::KeyRef;
-    let p = bind("NOT (i IN (1, NULL))").unwrap();
-    let v = |x: Option<i64>| move |_c: usize| x.map(KeyRef::Int);
-    assert_eq!(p.eval(&v(Some(1))), Some(false));
-    assert_eq!(p.eval(&v(Some(2))), None);
-    assert_eq!(p.eval(&v(None)), None);
-    let p = bind("i IS NULL OR i > 5").unwrap();
-    assert_eq!(p.eval(&v(None)), Some(true));
-    assert_eq!(p.eval(&v(Some(3))), Some(false));
-    let p = bind("bl IS NOT TRUE").unwrap();
-    let b = |x: Option<bool>| move |_c: usize| x.map(KeyRef::Bool);
-    assert_eq!(p.eval(&b(None)), Some(true));
-    assert_eq!(p.eval(&b(Some(true))), Some(false));
-    let p = bind("i BETWEEN NULL AND 5").unwrap();
-    assert_eq!(p.eval(&v(Some(9))), Some(false));
-    assert_eq!(p.eval(&v(Some(1))), None);
+    use crate::index::filter::eval::eval_predicate;
+    use crate::index::list_element::value::ElementValue as V;
+    let truth = |text: &str, v: Option<V>| eval_predicate(&bind(text).unwrap().predicate, &[v]);
+    assert_eq!(truth("NOT (i IN (1, NULL))", Some(V::Int(1))), Some(false));
+    assert_eq!(truth("NOT (i IN (1, NULL))", Some(V::Int(2))), None);
+    assert_eq!(truth("NOT (i IN (1, NULL))", None), None);
+    assert_eq!(truth("i IS NULL OR i > 5", None), Some(true));
+    assert_eq!(truth("i IS NULL OR i > 5", Some(V::Int(3))), Some(false));
+    assert_eq!(truth("bl IS NOT TRUE", None), Some(true));
+    assert_eq!(truth("bl IS NOT TRUE", Some(V::Bool(true))), Some(false));
+    assert_eq!(truth("i BETWEEN NULL AND 5", Some(V::Int(9))), Some(false));
+    assert_eq!(truth("i BETWEEN NULL AND 5", Some(V::Int(1))), None);
+}
+
+#[test]
+fn binds_calls_and_columns_anywhere_in_the_tree() {
+    let b = bind("NOT (i = 1 OR s = 'x') AND bl IS NOT NULL").unwrap();
+    assert_eq!(b.fields.len(), 3);
+    assert!(matches!(
+        bind("array_has_any(l, [1, 2]) OR i = 3").unwrap().predicate,
+        SqlPredicate::Or(_)
+    ));
+    assert!(matches!(
+        bind("array_has_any(l, ['x'])"),
+        Err(Error::InvalidArgument(_))
+    ));
 }

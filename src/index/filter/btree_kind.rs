@@ -1,0 +1,290 @@
+//! The BTree index behind the [`IndexKind`] interface: page lookup -> page selection ->
+//! only the touched pages of `page_data.lance` (`crate::index::btree`).
+
+use async_trait::async_trait;
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use super::kind::{
+    fragment_rows, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
+    PlannedLeaf, Want,
+};
+use crate::error::Result;
+use crate::index::btree::exec::{answer_segment, open_segment, segment_is_cached, OpenedSegment};
+use crate::index::btree::{PageMatch, PageSelection};
+use crate::index::predicate::Predicate;
+use crate::index::query::{explain_segment, BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, IndexSegment};
+
+/// The BTree kind.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BTreeKind;
+
+/// One BTree segment of a planned leaf.
+#[derive(Debug, Clone)]
+pub(crate) struct PlannedSegment {
+    /// Its manifest entry.
+    pub(crate) segment: IndexSegment,
+    /// Current fragments it answers for.
+    pub(crate) coverage: RoaringBitmap,
+    /// Lookup and page-data files.
+    pub(crate) opened: OpenedSegment,
+    /// Pages chosen.
+    pub(crate) selection: PageSelection,
+}
+
+/// A leaf planned on a BTree index.
+#[derive(Debug, Clone)]
+pub(crate) struct PlannedBTree {
+    /// Index name.
+    pub(crate) name: String,
+    /// The search.
+    pub(crate) predicate: Predicate,
+    /// Whether the answer is every covered row the search does NOT return.
+    pub(crate) complement: bool,
+    /// Segments with coverage.
+    pub(crate) segments: Vec<PlannedSegment>,
+    /// Union of the segments' coverage.
+    pub(crate) coverage: RoaringBitmap,
+}
+
+/// Why a BTree segment cannot answer on `dataset`, if it cannot.
+pub(crate) fn refuse_segment(dataset: &Dataset, s: &IndexSegment) -> Option<String> {
+    let type_name = s.type_name().unwrap_or("<no index_details>");
+    if !BTREE_DETAILS_TYPES
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case(type_name))
+    {
+        return Some(format!(
+            "index {:?} has type {type_name}, which lakeseek does not read",
+            s.name
+        ));
+    }
+    if s.index_version > MAX_BTREE_VERSION {
+        return Some(format!(
+            "index {:?} has BTree version {} (newest known: {MAX_BTREE_VERSION})",
+            s.name, s.index_version
+        ));
+    }
+    if s.index_version == 0 && dataset.manifest().uses_stable_row_ids() {
+        return Some(format!(
+            "index {:?} (version 0) holds stable row ids, not row addresses",
+            s.name
+        ));
+    }
+    if s.fragment_bitmap.is_none() {
+        return Some(format!(
+            "index {:?} does not record which fragments it covers",
+            s.name
+        ));
+    }
+    None
+}
+
+/// The current fragments a segment covers.
+pub(crate) fn segment_coverage(dataset: &Dataset, s: &IndexSegment) -> RoaringBitmap {
+    let current = dataset.manifest().fragment_ids();
+    s.fragment_bitmap
+        .as_ref()
+        .map(|b| b & &current)
+        .unwrap_or_default()
+}
+
+/// Whether every row a search returns makes it TRUE and a NULL value never makes it
+/// FALSE: `AND` / `OR` of `=`, `IN` without NULL, ranges and `IS NULL`.
+fn positive(p: &Predicate) -> bool {
+    use crate::index::predicate::LeafQuery;
+    match p {
+        Predicate::Leaf(l) => !matches!(
+            l.query,
+            LeafQuery::AlwaysNull | LeafQuery::In { has_null: true, .. }
+        ),
+        Predicate::And(v) | Predicate::Or(v) => v.iter().all(positive),
+        Predicate::Not(_) | Predicate::IsTrue(_) => false,
+    }
+}
+
+/// The search for the rows where `predicate` has value `want`, and whether the answer is
+/// its complement. `NOT q` wanted TRUE is `q` wanted FALSE; the FALSE rows of a positive
+/// `q` are the covered rows where neither `q` nor `IS NULL` holds (a NULL value never
+/// makes it FALSE), so only the pages `q` and the nulls touch are read, not every page.
+fn search_for(predicate: &Predicate, want: Want) -> (Predicate, bool) {
+    let (mut q, mut want) = (predicate, want);
+    while let Predicate::Not(inner) = q {
+        q = inner;
+        want = match want {
+            Want::True => Want::False,
+            Want::False => Want::True,
+        };
+    }
+    match want {
+        Want::True => (q.clone(), false),
+        Want::False if positive(q) => (
+            Predicate::Or(vec![
+                q.clone(),
+                Predicate::Leaf(crate::index::predicate::Leaf {
+                    column: 0,
+                    query: crate::index::predicate::LeafQuery::IsNull,
+                }),
+            ]),
+            true,
+        ),
+        Want::False => (Predicate::Not(Box::new(q.clone())), false),
+    }
+}
+
+#[async_trait]
+impl IndexKind for BTreeKind {
+    fn name(&self) -> &'static str {
+        "btree"
+    }
+
+    fn reads(&self, segment: &IndexSegment) -> bool {
+        let type_name = segment.type_name().unwrap_or("");
+        BTREE_DETAILS_TYPES
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(type_name))
+    }
+
+    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
+        for s in &index.segments {
+            if !segment_coverage(dataset, s).is_empty() && !segment_is_cached(dataset, s).await {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn check(
+        &self,
+        dataset: &Dataset,
+        index: &IndexSegments,
+        leaf: &IndexLeaf,
+    ) -> std::result::Result<Exactness, String> {
+        if !matches!(leaf.query, IndexQuery::Scalar(_)) {
+            return Err(format!("a BTree index does not answer {}", leaf.text));
+        }
+        let reasons: Vec<String> = index
+            .segments
+            .iter()
+            .filter_map(|s| refuse_segment(dataset, s))
+            .collect();
+        if reasons.is_empty() {
+            Ok(Exactness::Exact)
+        } else {
+            Err(reasons.join("; "))
+        }
+    }
+
+    async fn plan(
+        &self,
+        dataset: &Dataset,
+        index: &IndexSegments,
+        leaf: &IndexLeaf,
+        want: Want,
+        stats: &IoStats,
+    ) -> Result<Box<dyn PlannedLeaf>> {
+        let IndexQuery::Scalar(predicate) = &leaf.query else {
+            return Err(crate::error::Error::InvalidArgument(format!(
+                "a BTree index does not answer {}",
+                leaf.text
+            )));
+        };
+        let (predicate, complement) = search_for(predicate, want);
+        let segments: Vec<(IndexSegment, RoaringBitmap)> = index
+            .segments
+            .iter()
+            .map(|s| (s.clone(), segment_coverage(dataset, s)))
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
+        let opens = segments
+            .iter()
+            .map(|(s, _)| open_segment(dataset, s, stats));
+        let opened = futures::future::try_join_all(opens).await?;
+        let mut coverage = RoaringBitmap::new();
+        let segments = segments
+            .into_iter()
+            .zip(opened)
+            .map(|((segment, c), opened)| {
+                coverage |= &c;
+                let selection = opened.lookup.select(&predicate);
+                PlannedSegment {
+                    segment,
+                    coverage: c,
+                    opened,
+                    selection,
+                }
+            })
+            .collect();
+        Ok(Box::new(PlannedBTree {
+            name: index.name.clone(),
+            predicate,
+            complement,
+            segments,
+            coverage,
+        }))
+    }
+}
+
+#[async_trait]
+impl PlannedLeaf for PlannedBTree {
+    fn coverage(&self) -> &RoaringBitmap {
+        &self.coverage
+    }
+
+    fn exactness(&self) -> Exactness {
+        Exactness::Exact
+    }
+
+    fn explain(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "btree",
+            "index": self.name,
+            "answer": "exact",
+            "search": format!("{:?}", self.predicate),
+            "complement": self.complement,
+            "segments": self.segments.iter().map(explain_segment).collect::<Vec<_>>(),
+        })
+    }
+
+    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+        let answers = self
+            .segments
+            .iter()
+            .map(|s| answer_segment(dataset, &s.opened, &self.predicate, stats));
+        let answers = futures::future::try_join_all(answers).await?;
+        let mut sure = RoaringTreemap::new();
+        let mut cached_pages = 0;
+        let mut pages = 0;
+        for (planned, answer) in self.segments.iter().zip(answers) {
+            cached_pages += answer.cached_pages;
+            pages += answer.pages.len();
+            sure.extend(
+                answer
+                    .ids
+                    .into_iter()
+                    .filter(|id| planned.coverage.contains((id >> 32) as u32)),
+            );
+        }
+        if self.complement {
+            let mut rows = fragment_rows(dataset, &self.coverage);
+            rows -= &sure;
+            sure = rows;
+        }
+        let all_pages = self
+            .segments
+            .iter()
+            .flat_map(|s| s.selection.values())
+            .filter(|k| **k == PageMatch::All)
+            .count();
+        Ok(LeafAnswer {
+            sure,
+            maybe: RoaringTreemap::new(),
+            read: serde_json::json!({
+                "pages": pages,
+                "pages_ids_only": all_pages,
+                "cached_pages": cached_pages,
+            }),
+        })
+    }
+}

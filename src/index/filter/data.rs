@@ -1,0 +1,220 @@
+//! Evaluating a leaf on data: read only the leaf's column for only the rows asked (the
+//! reader fetches just the chunks holding them), evaluate with the one SQL evaluator, keep
+//! the rows with the wanted truth value.
+
+use std::collections::BTreeMap;
+
+use arrow_array::ArrayRef;
+use roaring::RoaringTreemap;
+
+use super::bind::{BoundField, SqlPredicate};
+use super::eval::eval_predicate;
+use super::kind::Want;
+use crate::error::{Error, Result};
+use crate::index::key::{KeyColumn, KeyRef};
+use crate::index::list_element::query::{evaluate_call_rows, AnyElementQueryPlan};
+use crate::index::list_element::value::ElementValue;
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, Fragment};
+use crate::lance::reader::{LanceFileReader, RowSelection};
+
+/// How a leaf is evaluated on data.
+#[derive(Debug)]
+pub(crate) enum DataLeaf<'a> {
+    /// A predicate on one scalar column (`slot` = its index in the bound fields).
+    Scalar {
+        /// The predicate.
+        predicate: &'a SqlPredicate,
+        /// The column.
+        field: &'a BoundField,
+        /// Its index into the bound fields.
+        slot: usize,
+        /// Number of bound fields.
+        slots: usize,
+    },
+    /// An `any_element` call, through its plan.
+    AnyElement(&'a AnyElementQueryPlan),
+}
+
+/// The open data file of `fragment` holding field `field_id`, and the field's index in it;
+/// `None` when no data file holds it (every value is null).
+pub(crate) async fn open_column(
+    dataset: &Dataset,
+    fragment: &Fragment,
+    field_id: i32,
+    stats: &IoStats,
+) -> Result<Option<(LanceFileReader, usize)>> {
+    let Some(file) = fragment.files.iter().find(|f| f.fields.contains(&field_id)) else {
+        return Ok(None);
+    };
+    let path = dataset.data_file_path(file);
+    let caches = std::sync::Arc::clone(&dataset.session().reader_caches);
+    let reader = LanceFileReader::open(
+        dataset.store().fetcher.clone(),
+        path.clone(),
+        file.size_bytes,
+        caches,
+        stats,
+    )
+    .await?;
+    let index = reader
+        .schema()
+        .fields
+        .iter()
+        .position(|f| f.id == field_id)
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "data file does not hold field {field_id} although the manifest says so"
+            ))
+            .at(path.as_ref(), None)
+        })?;
+    if reader.num_rows() != fragment.physical_rows {
+        return Err(Error::corrupt(format!(
+            "data file has {} rows, fragment {} has {}",
+            reader.num_rows(),
+            fragment.id,
+            fragment.physical_rows
+        ))
+        .at(path.as_ref(), None));
+    }
+    Ok(Some((reader, index)))
+}
+
+/// Whether opening the data file of `fragment` holding `field_id` needs no request (its
+/// metadata is cached, or no file holds the field).
+pub(crate) async fn column_is_cached(
+    dataset: &Dataset,
+    fragment: &Fragment,
+    field_id: i32,
+) -> bool {
+    let Some(file) = fragment.files.iter().find(|f| f.fields.contains(&field_id)) else {
+        return true;
+    };
+    let Some(size) = file.size_bytes else {
+        return false;
+    };
+    let key = crate::io::cache::CacheKey {
+        path: dataset.data_file_path(file).to_string(),
+        version: crate::io::ObjectVersion { size, etag: None },
+        item: (),
+    };
+    dataset
+        .session()
+        .reader_caches
+        .file_metadata
+        .get(&key)
+        .await
+        .is_some()
+}
+
+/// The value of a key as the evaluator sees it.
+fn value_of(k: KeyRef<'_>) -> ElementValue {
+    match k {
+        KeyRef::Bool(b) => ElementValue::Bool(b),
+        KeyRef::Int(i) => ElementValue::Int(i),
+        KeyRef::UInt(u) => ElementValue::UInt(u),
+        KeyRef::Float(f) => ElementValue::Float64(f),
+        KeyRef::Bytes(b) => ElementValue::Bytes(b.to_vec()),
+    }
+}
+
+/// The truth of a one-column predicate on each value of `array` (`None` = all null).
+pub(crate) fn evaluate_column(
+    predicate: &SqlPredicate,
+    slot: usize,
+    slots: usize,
+    array: Option<&ArrayRef>,
+    rows: usize,
+) -> Result<Vec<Option<bool>>> {
+    let mut values: Vec<Option<ElementValue>> = vec![None; slots.max(slot + 1)];
+    let Some(array) = array else {
+        return Ok(vec![eval_predicate(predicate, &values); rows]);
+    };
+    let keys = KeyColumn::new(array)?;
+    let mut out = Vec::with_capacity(keys.len());
+    for row in 0..keys.len() {
+        values[slot] = keys.get(row).map(value_of);
+        out.push(eval_predicate(predicate, &values));
+    }
+    Ok(out)
+}
+
+/// The truth of a leaf on `offsets` (sorted, unique) of `fragment`.
+async fn evaluate_fragment(
+    dataset: &Dataset,
+    leaf: &DataLeaf<'_>,
+    fragment: &Fragment,
+    offsets: Vec<u64>,
+    stats: &IoStats,
+) -> Result<Vec<Option<bool>>> {
+    match leaf {
+        DataLeaf::AnyElement(plan) => {
+            evaluate_call_rows(dataset, plan, fragment, offsets, stats).await
+        }
+        DataLeaf::Scalar {
+            predicate,
+            field,
+            slot,
+            slots,
+        } => {
+            let n = offsets.len();
+            let array = match open_column(dataset, fragment, field.id, stats).await? {
+                None => None,
+                Some((reader, index)) => {
+                    let selection = if n as u64 == fragment.physical_rows {
+                        RowSelection::Range(0..fragment.physical_rows)
+                    } else {
+                        RowSelection::Rows(offsets)
+                    };
+                    let batch = reader.read_rows(&[index], &selection, stats).await?;
+                    if batch.num_rows() != n {
+                        return Err(Error::corrupt("reader returned fewer rows than asked")
+                            .at(reader.path().as_ref(), None));
+                    }
+                    Some(std::sync::Arc::clone(batch.column(0)))
+                }
+            };
+            evaluate_column(predicate, *slot, *slots, array.as_ref(), n)
+        }
+    }
+}
+
+/// The rows of `rows` (row addresses of current fragments) where `leaf` has the wanted
+/// truth value; every fragment is read concurrently.
+pub(crate) async fn rows_with_value(
+    dataset: &Dataset,
+    leaf: &DataLeaf<'_>,
+    want: Want,
+    rows: &RoaringTreemap,
+    stats: &IoStats,
+) -> Result<RoaringTreemap> {
+    let manifest = std::sync::Arc::clone(dataset.manifest());
+    let mut per_fragment: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for a in rows.iter() {
+        per_fragment
+            .entry(a >> 32)
+            .or_default()
+            .push(a & 0xFFFF_FFFF);
+    }
+    let wanted = Some(want == Want::True);
+    let reads = per_fragment.into_iter().filter_map(|(id, offsets)| {
+        let fragment = manifest.fragment(id)?;
+        Some(async move {
+            let truth = evaluate_fragment(dataset, leaf, fragment, offsets.clone(), stats).await?;
+            let base = id << 32;
+            Ok::<_, Error>(
+                offsets
+                    .into_iter()
+                    .zip(truth)
+                    .filter(|(_, t)| *t == wanted)
+                    .map(|(o, _)| base | o)
+                    .collect::<Vec<u64>>(),
+            )
+        })
+    });
+    let mut out = RoaringTreemap::new();
+    for found in futures::future::try_join_all(reads).await? {
+        out.extend(found);
+    }
+    Ok(out)
+}

@@ -1,0 +1,613 @@
+//! Planning and executing a filter (see the module docs of [`super`]).
+
+use roaring::{RoaringBitmap, RoaringTreemap};
+use serde_json::{json, Value};
+
+use super::bind::{describe, BoundPredicate, SqlPredicate};
+use super::data::{column_is_cached, open_column, rows_with_value, DataLeaf};
+use super::kind::{
+    fragment_rows, index_kinds, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn,
+    ListHasMode, PlannedLeaf, Want,
+};
+use super::list_element_kind::{ListElementKind, PlannedListElement};
+use super::tree::{bounded, combine, index_query, key_of, shape, Node, Rows, Shape};
+use super::{FilterAnswer, FilterOptions};
+use crate::error::{Error, Result};
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, Fragment};
+
+/// Who answers a leaf from an index.
+#[derive(Debug)]
+enum Answerer {
+    /// No index: evaluated on data.
+    None,
+    /// A scalar index kind.
+    Index(Box<dyn PlannedLeaf>),
+    /// The list element index (kept concrete: its plan also evaluates the call on data).
+    AnyElement(Box<PlannedListElement>),
+}
+
+impl Answerer {
+    fn planned(&self) -> Option<&dyn PlannedLeaf> {
+        match self {
+            Answerer::None => None,
+            Answerer::Index(p) => Some(p.as_ref()),
+            Answerer::AnyElement(p) => Some(p.as_ref()),
+        }
+    }
+}
+
+/// One planned leaf.
+#[derive(Debug)]
+struct FilterLeaf {
+    /// SQL-like text of the leaf.
+    text: String,
+    /// The column.
+    column: String,
+    /// Truth value wanted.
+    want: Want,
+    /// The leaf predicate.
+    predicate: SqlPredicate,
+    /// Its field's index in the bound fields.
+    slot: usize,
+    /// Who answers it.
+    answerer: Answerer,
+    /// Name of the index kind that answers it.
+    kind: Option<&'static str>,
+    /// Why no (other) index answers it.
+    not_used: Vec<String>,
+}
+
+/// A planned filter: what it will read, before the index pages are fetched.
+#[derive(Debug)]
+pub(crate) struct FilterPlan {
+    text: String,
+    bound: BoundPredicate,
+    shape: Shape,
+    leaves: Vec<FilterLeaf>,
+    full_scan_reason: Option<String>,
+    deletion_files: Vec<String>,
+    /// The dataset's current fragments.
+    fragments: RoaringBitmap,
+}
+
+/// The indices on one column, grouped by name in manifest order.
+fn indices_on(dataset: &Dataset, field_id: i32) -> Vec<IndexSegments> {
+    let mut out: Vec<IndexSegments> = Vec::new();
+    for s in dataset
+        .manifest()
+        .indices
+        .iter()
+        .filter(|s| s.fields == [field_id])
+    {
+        match out.iter_mut().find(|i| i.name == s.name) {
+            Some(i) => i.segments.push(s.clone()),
+            None => out.push(IndexSegments {
+                name: s.name.clone(),
+                segments: vec![s.clone()],
+            }),
+        }
+    }
+    out
+}
+
+/// The index leaf for a shape leaf, when its form is one indices answer.
+fn index_leaf(bound: &BoundPredicate, predicate: &SqlPredicate, slot: usize) -> Option<IndexLeaf> {
+    let field = &bound.fields[slot];
+    let query = match predicate {
+        SqlPredicate::AnyElement { call, .. } => IndexQuery::AnyElement(call.clone()),
+        SqlPredicate::ListHas {
+            mode,
+            values,
+            has_null,
+            ..
+        } => {
+            let mut keys: Vec<_> = values.iter().map(key_of).collect();
+            keys.sort();
+            keys.dedup();
+            IndexQuery::ListHas {
+                mode: *mode,
+                values: keys,
+                has_null: *has_null,
+            }
+        }
+        other => IndexQuery::Scalar(index_query(other)?),
+    };
+    Some(IndexLeaf {
+        column: LeafColumn {
+            name: field.name.clone(),
+            field_id: field.id,
+            data_type: (field.data_type != arrow_schema::DataType::Null)
+                .then(|| field.data_type.clone()),
+        },
+        query,
+        text: describe(predicate, &bound.fields),
+    })
+}
+
+/// The first index kind and index that can answer `leaf`, or every reason none can.
+fn choose(
+    dataset: &Dataset,
+    kinds: &[Box<dyn IndexKind>],
+    leaf: &IndexLeaf,
+) -> std::result::Result<(usize, IndexSegments), Vec<String>> {
+    let indices = indices_on(dataset, leaf.column.field_id);
+    if indices.is_empty() {
+        return Err(vec!["the column has no index".into()]);
+    }
+    let mut reasons = Vec::new();
+    for index in &indices {
+        let readers: Vec<usize> = (0..kinds.len())
+            .filter(|k| index.segments.iter().any(|s| kinds[*k].reads(s)))
+            .collect();
+        if readers.is_empty() {
+            let type_name = index.segments[0]
+                .type_name()
+                .unwrap_or("<no index_details>");
+            reasons.push(format!(
+                "index {:?} has type {type_name}, which lakeseek does not read",
+                index.name
+            ));
+        }
+        for k in readers {
+            match kinds[k].check(dataset, index, leaf) {
+                Ok(_) => return Ok((k, index.clone())),
+                Err(reason) => reasons.push(reason),
+            }
+        }
+    }
+    Err(reasons)
+}
+
+fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
+    let msg = format!(
+        "no usable BTree index on column {column:?}: {reason}; pass --allow-scan to scan instead"
+    );
+    if reason.contains("does not read") {
+        Error::unsupported(msg).at(dataset.root().as_ref(), None)
+    } else {
+        Error::InvalidArgument(msg)
+    }
+}
+
+/// Plan `filter` on `dataset` (see [`super::plan_filter`]).
+pub(super) async fn plan(
+    dataset: &Dataset,
+    filter: &str,
+    options: FilterOptions,
+    stats: &IoStats,
+) -> Result<FilterPlan> {
+    let manifest = std::sync::Arc::clone(dataset.manifest());
+    let bound = BoundPredicate::parse_filter(filter, &manifest.schema)?;
+    let shape = shape(&bound.predicate);
+    let kinds = index_kinds();
+    // Choose (pure), then open every chosen index in one wave.
+    let mut choices = Vec::with_capacity(shape.leaves.len());
+    for leaf in &shape.leaves {
+        let index_leaf = index_leaf(&bound, &leaf.predicate, leaf.field);
+        let choice = match &index_leaf {
+            Some(l) if matches!(l.query, IndexQuery::AnyElement(_)) => Ok(None),
+            Some(l) => choose(dataset, &kinds, l).map(Some),
+            None => Err(vec![format!(
+                "no index answers {}",
+                describe(&leaf.predicate, &bound.fields)
+            )]),
+        };
+        choices.push((index_leaf, choice));
+    }
+    let answered = |i: usize| {
+        choices[i].1.is_ok() || matches!(shape.leaves[i].predicate, SqlPredicate::AnyElement { .. })
+    };
+    let full_scan_reason = if bounded(&shape.root, &answered) {
+        None
+    } else {
+        // A leaf whose column is read on every row: report the first.
+        let (i, reasons) = choices
+            .iter()
+            .enumerate()
+            .find_map(|(i, (_, c))| c.as_ref().err().map(|r| (i, r)))
+            .expect("an unbounded filter has an unanswered leaf");
+        let column = &bound.fields[shape.leaves[i].field].name;
+        let reason = reasons.join("; ");
+        if !options.allow_scan {
+            return Err(no_index_error(dataset, column, &reason));
+        }
+        Some(format!(
+            "no usable BTree index on column {column:?}: {reason}"
+        ))
+    };
+    let mut cold = false;
+    for (_, choice) in &choices {
+        match choice {
+            Ok(Some((k, index))) => cold |= !kinds[*k].is_cached(dataset, index).await,
+            Ok(None) => cold = true,
+            Err(_) => {}
+        }
+    }
+    let warm = warm_targets(
+        dataset,
+        &shape,
+        &choices,
+        full_scan_reason.is_some(),
+        &bound,
+    );
+    for (fragment, field) in &warm {
+        cold |= !column_is_cached(dataset, fragment, *field).await;
+    }
+    let wave = cold.then(|| stats.start_wave());
+    let plans = shape
+        .leaves
+        .iter()
+        .zip(&choices)
+        .map(|(leaf, (index_leaf, choice))| {
+            let kinds = &kinds;
+            async move {
+                Ok::<_, Error>(match (index_leaf, choice) {
+                    (Some(l), Ok(None)) => {
+                        let any = ListElementKind
+                            .plan_call(dataset, l, leaf.want, stats)
+                            .await?;
+                        Answerer::AnyElement(Box::new(any))
+                    }
+                    (Some(l), Ok(Some((k, index)))) => {
+                        Answerer::Index(kinds[*k].plan(dataset, index, l, leaf.want, stats).await?)
+                    }
+                    _ => Answerer::None,
+                })
+            }
+        });
+    let opens = warm.iter().map(|(fragment, field)| async move {
+        open_column(dataset, fragment, *field, stats)
+            .await
+            .map(|_| ())
+    });
+    let (answerers, _) = futures::try_join!(
+        futures::future::try_join_all(plans),
+        futures::future::try_join_all(opens)
+    )?;
+    drop(wave);
+    let leaves = shape
+        .leaves
+        .iter()
+        .zip(choices)
+        .zip(answerers)
+        .map(|((leaf, (_, choice)), answerer)| FilterLeaf {
+            text: describe(&leaf.predicate, &bound.fields),
+            column: bound.fields[leaf.field].name.clone(),
+            want: leaf.want,
+            predicate: leaf.predicate.clone(),
+            slot: leaf.field,
+            kind: match (&answerer, &choice) {
+                (Answerer::AnyElement(_), _) => Some("list_element"),
+                (Answerer::Index(_), Ok(Some((k, _)))) => Some(kinds[*k].name()),
+                _ => None,
+            },
+            answerer,
+            not_used: choice.err().unwrap_or_default(),
+        })
+        .collect();
+    let deletion_files = manifest
+        .fragments
+        .iter()
+        .filter_map(|f| f.deletion.as_ref().map(|d| d.relative_path(f.id)))
+        .collect();
+    Ok(FilterPlan {
+        text: filter.to_string(),
+        bound,
+        shape,
+        leaves,
+        full_scan_reason,
+        deletion_files,
+        fragments: manifest.fragment_ids(),
+    })
+}
+
+type Choice = std::result::Result<Option<(usize, IndexSegments)>, Vec<String>>;
+
+/// Data files to open while planning (their metadata is then cached for execution): the
+/// fragments a chosen index does not cover, and every fragment of a scanned leaf.
+fn warm_targets<'a>(
+    dataset: &'a Dataset,
+    shape: &Shape,
+    choices: &[(Option<IndexLeaf>, Choice)],
+    full_scan: bool,
+    bound: &BoundPredicate,
+) -> Vec<(&'a Fragment, i32)> {
+    let manifest = dataset.manifest();
+    let current = manifest.fragment_ids();
+    let mut out = Vec::new();
+    for (leaf, (_, choice)) in shape.leaves.iter().zip(choices) {
+        if matches!(leaf.predicate, SqlPredicate::AnyElement { .. }) {
+            continue;
+        }
+        let field_id = bound.fields[leaf.field].id;
+        let uncovered: RoaringBitmap = match choice {
+            Ok(Some((_, index))) => {
+                let mut covered = RoaringBitmap::new();
+                for s in &index.segments {
+                    if let Some(b) = &s.fragment_bitmap {
+                        covered |= b;
+                    }
+                }
+                &current - &covered
+            }
+            Ok(None) => RoaringBitmap::new(),
+            Err(_) if full_scan => current.clone(),
+            Err(_) => RoaringBitmap::new(),
+        };
+        for f in &manifest.fragments {
+            if u32::try_from(f.id).is_ok_and(|id| uncovered.contains(id))
+                && !out
+                    .iter()
+                    .any(|(g, id): &(&Fragment, i32)| g.id == f.id && *id == field_id)
+            {
+                out.push((f, field_id));
+            }
+        }
+    }
+    out
+}
+
+/// Execute a plan (see [`super::execute_filter`]).
+pub(super) async fn execute(
+    dataset: &Dataset,
+    plan: &FilterPlan,
+    stats: &IoStats,
+) -> Result<FilterAnswer> {
+    let manifest = std::sync::Arc::clone(dataset.manifest());
+    let with_deletions: Vec<&Fragment> = manifest
+        .fragments
+        .iter()
+        .filter(|f| f.deletion.is_some())
+        .collect();
+    // Few deletion files: read them all with the index pages (no extra round trip). Many:
+    // read only those of fragments the answer touches, afterwards.
+    let eager = with_deletions.len() <= dataset.session().eager_deletion_files;
+    let eager_files: &[&Fragment] = if eager { &with_deletions } else { &[] };
+    let universe = fragment_rows(dataset, &manifest.fragment_ids());
+    // An indexed leaf is evaluated on the fragments its index does not cover in the same
+    // wave as the index reads (as lance scans them), so a warm repeat stays one wave.
+    let covered: Vec<RoaringTreemap> = plan
+        .leaves
+        .iter()
+        .map(|l| {
+            let coverage = l
+                .answerer
+                .planned()
+                .map(|p| p.coverage().clone())
+                .unwrap_or_default();
+            fragment_rows(dataset, &coverage)
+        })
+        .collect();
+    let universe_ref = &universe;
+    let answers = plan
+        .leaves
+        .iter()
+        .zip(&covered)
+        .map(|(l, covered)| async move {
+            let Some(p) = l.answerer.planned() else {
+                return Ok::<_, Error>((None, None));
+            };
+            let mut uncovered = universe_ref.clone();
+            uncovered -= covered;
+            let scan = async {
+                if uncovered.is_empty() || !matches!(l.answerer, Answerer::Index(_)) {
+                    return Ok(None);
+                }
+                let data_leaf = data_leaf(plan, l)?;
+                rows_with_value(dataset, &data_leaf, l.want, &uncovered, stats)
+                    .await
+                    .map(|found| Some((uncovered.clone(), found)))
+            };
+            let (answer, scanned) = futures::try_join!(p.answer(dataset, stats), scan)?;
+            Ok((Some(answer), scanned))
+        });
+    let (answers, mut deletions) = futures::try_join!(
+        futures::future::try_join_all(answers),
+        dataset.deletion_vectors(eager_files, stats)
+    )?;
+    let mut cached_pages = 0;
+    let mut rechecked_rows = 0;
+    let mut rows: Vec<Rows> = Vec::with_capacity(plan.leaves.len());
+    for (covered, (answer, scanned)) in covered.iter().zip(answers) {
+        let mut r = Rows::default();
+        if let Some(a) = answer {
+            cached_pages += a.read["cached_pages"].as_u64().unwrap_or(0) as usize;
+            r.sure = a.sure & covered;
+            r.maybe = a.maybe & covered;
+            r.maybe -= &r.sure;
+        }
+        let mut uncovered = universe.clone();
+        uncovered -= covered;
+        if let Some((evaluated, found)) = scanned {
+            rechecked_rows += evaluated.len();
+            uncovered -= &evaluated;
+            r.sure |= found;
+        }
+        r.maybe |= uncovered;
+        rows.push(r);
+    }
+    let mut root = combine(&plan.shape.root, &rows, &universe);
+    if !eager {
+        let touched: Vec<&Fragment> = with_deletions
+            .iter()
+            .copied()
+            .filter(|f| {
+                let range = (f.id << 32)..((f.id + 1) << 32);
+                root.sure.range_cardinality(range.clone()) > 0
+                    || root.maybe.range_cardinality(range) > 0
+            })
+            .collect();
+        deletions = dataset.deletion_vectors(&touched, stats).await?;
+    }
+    let mut deleted = RoaringTreemap::new();
+    for (fragment, d) in &deletions {
+        let base = fragment << 32;
+        deleted.extend(d.0.iter().map(|o| base | u64::from(o)));
+    }
+    let mut todo = root.maybe.clone();
+    todo -= &deleted;
+    if !todo.is_empty() {
+        let checks = plan.leaves.iter().enumerate().filter_map(|(i, leaf)| {
+            let m = &rows[i].maybe & &todo;
+            (!m.is_empty()).then(|| {
+                let data_leaf = data_leaf(plan, leaf);
+                async move {
+                    let found = rows_with_value(dataset, &data_leaf?, leaf.want, &m, stats).await?;
+                    Ok::<_, Error>((i, m, found))
+                }
+            })
+        });
+        for (i, m, found) in futures::future::try_join_all(checks).await? {
+            rechecked_rows += m.len();
+            rows[i].maybe -= &m;
+            rows[i].sure |= found;
+        }
+        root = combine(&plan.shape.root, &rows, &universe);
+    }
+    let mut row_addresses = root.sure;
+    row_addresses -= &deleted;
+    Ok(FilterAnswer {
+        row_addresses,
+        cached_pages,
+        rechecked_rows,
+    })
+}
+
+/// How `leaf` is evaluated on data.
+fn data_leaf<'a>(plan: &'a FilterPlan, leaf: &'a FilterLeaf) -> Result<DataLeaf<'a>> {
+    match (&leaf.predicate, &leaf.answerer) {
+        (SqlPredicate::AnyElement { .. }, Answerer::AnyElement(p)) => {
+            Ok(DataLeaf::AnyElement(&p.plan))
+        }
+        (SqlPredicate::ListHas { mode, .. }, _) => Err(Error::unsupported(format!(
+            "filter {:?}: {} without a label list index (lakeseek does not evaluate {} on list data yet)",
+            plan.text,
+            leaf.text,
+            match mode {
+                ListHasMode::Any => "array_has_any",
+                ListHasMode::All => "array_has_all",
+            }
+        ))),
+        (p, _) => Ok(DataLeaf::Scalar {
+            predicate: p,
+            field: &plan.bound.fields[leaf.slot],
+            slot: leaf.slot,
+            slots: plan.bound.fields.len(),
+        }),
+    }
+}
+
+fn want_name(w: Want) -> &'static str {
+    match w {
+        Want::True => "true",
+        Want::False => "false",
+    }
+}
+
+fn describe_node(node: &Node) -> String {
+    match node {
+        Node::Leaf(i) => format!("leaf {i}"),
+        Node::Const(b) => b.to_string(),
+        Node::Complement(inner) => format!("NOT TRUE({})", describe_node(inner)),
+        Node::And(v) | Node::Or(v) => {
+            let op = if matches!(node, Node::And(_)) {
+                " AND "
+            } else {
+                " OR "
+            };
+            format!(
+                "({})",
+                v.iter().map(describe_node).collect::<Vec<_>>().join(op)
+            )
+        }
+    }
+}
+
+impl FilterPlan {
+    /// A JSON description of the plan (`--explain`): per leaf, the truth value it must
+    /// have, the index that answers it (exact or candidates) with what it will read, why
+    /// other indices are not used, and what is evaluated on data. A filter of one leaf
+    /// also carries that leaf's description at the top level (the shape `--explain` had
+    /// for one BTree column or one `any_element` call).
+    pub(crate) fn explain(&self) -> Value {
+        let current = fragment_ids(self);
+        let leaves: Vec<Value> = self
+            .leaves
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let planned = l.answerer.planned();
+                let coverage = planned.map(|p| p.coverage().clone()).unwrap_or_default();
+                let uncovered: Vec<u32> = (&current - &coverage).iter().collect();
+                json!({
+                    "leaf": i,
+                    "predicate": l.text,
+                    "column": l.column,
+                    "want": want_name(l.want),
+                    "index_kind": l.kind,
+                    "answered_by": planned.map(|p| p.explain()),
+                    "exactness": planned.map(|p| format!("{:?}", p.exactness()).to_lowercase()),
+                    "not_used": l.not_used,
+                    "evaluated_on_data": if uncovered.is_empty() && planned.is_some() {
+                        Value::Null
+                    } else {
+                        json!({
+                            "column": l.column,
+                            "rows": "only rows the rest of the filter leaves undecided",
+                            "fragments": uncovered,
+                        })
+                    },
+                })
+            })
+            .collect();
+        let mut out = json!({
+            "filter": self.text,
+            "tree": describe_node(&self.shape.root),
+            "leaves": leaves,
+            "full_scan": self.full_scan_reason,
+            "deletion_files": self.deletion_files,
+        });
+        if let [only] = self.leaves.as_slice() {
+            self.merge_single_leaf(only, &current, &mut out);
+        }
+        out
+    }
+
+    /// The one-leaf top-level keys: `column`, `index`, `segments`, `scan_fragments` (a
+    /// BTree leaf), or the list element call's description.
+    fn merge_single_leaf(&self, leaf: &FilterLeaf, current: &RoaringBitmap, out: &mut Value) {
+        let planned = leaf.answerer.planned();
+        let coverage = planned.map(|p| p.coverage().clone()).unwrap_or_default();
+        let described = planned.map(|p| p.explain()).unwrap_or(Value::Null);
+        if let Some(obj) = described.as_object() {
+            if obj.get("kind") == Some(&Value::from("list_element")) {
+                for (k, v) in obj {
+                    if k != "filter" {
+                        out[k] = v.clone();
+                    }
+                }
+                return;
+            }
+        }
+        out["column"] = leaf.column.clone().into();
+        out["index"] = described.get("index").cloned().unwrap_or(Value::Null);
+        out["segments"] = described.get("segments").cloned().unwrap_or(json!([]));
+        out["scan_fragments"] = (current - &coverage).iter().collect::<Vec<u32>>().into();
+    }
+
+    /// Why the whole dataset will be scanned, and how many fragments that is, when no index
+    /// answers the filter and scanning was allowed.
+    pub(crate) fn full_scan_notice(&self) -> Option<String> {
+        self.full_scan_reason.as_ref().map(|reason| {
+            format!(
+                "{reason}; scanning all {} fragments",
+                fragment_ids(self).len()
+            )
+        })
+    }
+}
+
+fn fragment_ids(plan: &FilterPlan) -> RoaringBitmap {
+    plan.fragments.clone()
+}
