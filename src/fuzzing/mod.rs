@@ -44,6 +44,8 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 /// are what is under test).
 const MAX_ROWS: u64 = 64;
 
+pub mod scalar_indices;
+
 fn runtime() -> &'static tokio::runtime::Runtime {
     use std::sync::OnceLock;
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();

@@ -56,6 +56,7 @@ mod proptest_untrusted;
 mod read_fixtures;
 mod security_paths;
 mod security_secrets;
+mod scalar_indices;
 mod sparse_read_plan;
 mod stress_mixed;
 mod stress_rss;

@@ -34,6 +34,15 @@ pub(crate) enum DataLeaf<'a> {
     },
     /// An `any_element` call, through its plan.
     AnyElement(&'a AnyElementQueryPlan),
+    /// `array_has_any` / `array_has_all` / `array_contains` on a list column.
+    ListHas {
+        /// Any or all.
+        test: crate::index::label_list::ListTest,
+        /// The values, sorted.
+        values: Vec<crate::index::key::Key>,
+        /// The list column.
+        field: &'a BoundField,
+    },
 }
 
 /// The open data file of `fragment` holding field `field_id`, and the field's index in it;
@@ -44,7 +53,7 @@ pub(crate) async fn open_column(
     field_id: i32,
     stats: &IoStats,
 ) -> Result<Option<(LanceFileReader, usize)>> {
-    let Some(file) = fragment.files.iter().find(|f| f.fields.contains(&field_id)) else {
+    let Some(file) = file_holding(dataset, fragment, field_id) else {
         return Ok(None);
     };
     let path = dataset.data_file_path(file);
@@ -87,7 +96,7 @@ pub(crate) async fn column_is_cached(
     fragment: &Fragment,
     field_id: i32,
 ) -> bool {
-    let Some(file) = fragment.files.iter().find(|f| f.fields.contains(&field_id)) else {
+    let Some(file) = file_holding(dataset, fragment, field_id) else {
         return true;
     };
     let Some(size) = file.size_bytes else {
@@ -105,6 +114,36 @@ pub(crate) async fn column_is_cached(
         .get(&key)
         .await
         .is_some()
+}
+
+/// The data file of `fragment` holding field `field_id`. Data files list the leaf field
+/// ids of nested columns (a list column's items), not always the column's own id.
+fn file_holding<'a>(
+    dataset: &Dataset,
+    fragment: &'a Fragment,
+    field_id: i32,
+) -> Option<&'a crate::lance::dataset::DataFile> {
+    let schema = &dataset.manifest().schema;
+    fragment.files.iter().find(|f| {
+        f.fields.contains(&field_id)
+            || f.fields
+                .iter()
+                .any(|id| descends_from(schema, *id, field_id))
+    })
+}
+
+/// Whether field `id` is a (transitive) child of field `ancestor`.
+fn descends_from(schema: &crate::lance::dataset::Schema, id: i32, ancestor: i32) -> bool {
+    let mut current = schema.field_by_id(id);
+    // The parent chain is at most the schema's depth; the bound guards a cyclic schema.
+    for _ in 0..schema.fields.len() {
+        match current {
+            Some(f) if f.parent_id == ancestor => return true,
+            Some(f) if f.parent_id >= 0 => current = schema.field_by_id(f.parent_id),
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The value of a key as the evaluator sees it.
@@ -150,6 +189,26 @@ async fn evaluate_fragment(
     match leaf {
         DataLeaf::AnyElement(plan) => {
             evaluate_call_rows(dataset, plan, fragment, offsets, stats).await
+        }
+        DataLeaf::ListHas {
+            test,
+            values,
+            field,
+        } => {
+            let n = offsets.len();
+            let Some((reader, index)) = open_column(dataset, fragment, field.id, stats).await?
+            else {
+                return Ok(vec![None; n]);
+            };
+            let batch = reader
+                .read_rows(&[index], &RowSelection::Rows(offsets), stats)
+                .await?;
+            if batch.num_rows() != n {
+                return Err(Error::corrupt("reader returned fewer rows than asked")
+                    .at(reader.path().as_ref(), None));
+            }
+            crate::index::label_list::data::list_has(batch.column(0), *test, values)
+                .map_err(|e| e.at(reader.path().as_ref(), None))
         }
         DataLeaf::Scalar {
             predicate,

@@ -172,7 +172,11 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
 pub(crate) fn index_kinds() -> Vec<Box<dyn IndexKind>> {
     vec![
         Box::new(super::btree_kind::BTreeKind),
+        Box::new(crate::index::bitmap::kind::BitmapKind),
+        Box::new(crate::index::label_list::kind::LabelListKind),
         Box::new(super::list_element_kind::ListElementKind),
+        Box::new(crate::index::zonemap::kind::ZoneMapKind),
+        Box::new(crate::index::bloom::kind::BloomKind),
     ]
 }
 

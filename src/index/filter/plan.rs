@@ -480,14 +480,30 @@ fn data_leaf<'a>(plan: &'a FilterPlan, leaf: &'a FilterLeaf) -> Result<DataLeaf<
         (SqlPredicate::AnyElement { .. }, Answerer::AnyElement(p)) => {
             Ok(DataLeaf::AnyElement(&p.plan))
         }
-        (SqlPredicate::ListHas { mode, .. }, _) => Err(Error::unsupported(format!(
-            "filter {:?}: {} without a label list index (lakeseek does not evaluate {} on list data yet)",
-            plan.text,
-            leaf.text,
-            match mode {
-                ListHasMode::Any => "array_has_any",
-                ListHasMode::All => "array_has_all",
-            }
+        (
+            SqlPredicate::ListHas {
+                mode,
+                values,
+                has_null: false,
+                field,
+            },
+            _,
+        ) => {
+            let mut keys: Vec<_> = values.iter().map(key_of).collect();
+            keys.sort();
+            keys.dedup();
+            Ok(DataLeaf::ListHas {
+                test: match mode {
+                    ListHasMode::Any => crate::index::label_list::ListTest::Any,
+                    ListHasMode::All => crate::index::label_list::ListTest::All,
+                },
+                values: keys,
+                field: &plan.bound.fields[*field],
+            })
+        }
+        (SqlPredicate::ListHas { .. }, _) => Err(Error::unsupported(format!(
+            "filter {:?}: {} with NULL in the value list is not evaluated on list data",
+            plan.text, leaf.text
         ))),
         (p, _) => Ok(DataLeaf::Scalar {
             predicate: p,

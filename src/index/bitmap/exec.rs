@@ -1,0 +1,354 @@
+//! Bitmap lookup I/O: open `bitmap_page_lookup.lance` with lakeseek's Lance file reader,
+//! find the rows of the matching keys with the [`SearchPlan`] (a few probe rows per round,
+//! then the small bracket; page init of both columns in the first wave), and read only
+//! those rows of the `bitmaps` column. Keys read and row sets decoded are cached in the
+//! session, so a warm repeat reads nothing but row sets it has not decoded yet.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
+use arrow_schema::DataType;
+use object_store::path::Path;
+
+use super::search::{merge, KeySamples, KeySpans, SearchPlan, Target};
+use super::treemap::{decode_row_set, RowSet};
+use super::ScalarIndexCaches;
+use crate::error::{Error, Result};
+use crate::index::key::KeyColumn;
+use crate::io::cache::CacheKey;
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::reader::{LanceFileReader, RowSelection};
+
+/// File name of a bitmap (and label-list) index.
+pub(crate) const BITMAP_LOOKUP_FILE: &str = "bitmap_page_lookup.lance";
+/// Schema metadata key naming the global buffer of a label list's null-list rows.
+pub(crate) const LABEL_LIST_NULLS_KEY: &str = "lance:label_list_nulls";
+/// Most probe rows per unresolved target and round.
+const MAX_PROBES: u64 = 16;
+/// A bracket whose keys take about this many bytes is read whole rather than probed.
+const READ_WHOLE_BYTES: u64 = 96 * 1024;
+
+/// An open bitmap lookup file.
+#[derive(Debug, Clone)]
+pub(crate) struct BitmapFile {
+    /// The file.
+    pub(crate) reader: LanceFileReader,
+    /// Field index of `keys`.
+    keys: usize,
+    /// Field index of `bitmaps`.
+    bitmaps: usize,
+}
+
+impl BitmapFile {
+    /// Path of the file.
+    pub(crate) fn path(&self) -> &Path {
+        self.reader.path()
+    }
+
+    /// Number of distinct keys (rows), the null key included.
+    pub(crate) fn num_keys(&self) -> u64 {
+        self.reader.num_rows()
+    }
+
+    fn corrupt(&self, e: Error) -> Error {
+        e.at(self.path().as_ref(), None)
+    }
+}
+
+/// The session caches of these readers.
+pub(crate) fn caches(dataset: &Dataset) -> Arc<ScalarIndexCaches> {
+    ScalarIndexCaches::of(dataset.session())
+}
+
+/// Open the lookup of `segment` (one suffix read, none when its metadata is cached).
+pub(crate) async fn open_bitmap_file(
+    dataset: &Dataset,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Result<BitmapFile> {
+    let path = dataset.index_file_path(segment, BITMAP_LOOKUP_FILE)?;
+    let caches = dataset.session().reader_caches.clone();
+    let reader = LanceFileReader::open(
+        dataset.store().fetcher.clone(),
+        path.clone(),
+        segment.file_size(BITMAP_LOOKUP_FILE),
+        caches,
+        stats,
+    )
+    .await?;
+    let idx = reader.field_indices(&["keys", "bitmaps"])?;
+    let schema = reader.arrow_schema();
+    if schema.field(idx[1]).data_type() != &DataType::Binary {
+        return Err(Error::corrupt(format!(
+            "bitmaps column is {}, not Binary",
+            schema.field(idx[1]).data_type()
+        ))
+        .at(path.as_ref(), None));
+    }
+    Ok(BitmapFile {
+        reader,
+        keys: idx[0],
+        bitmaps: idx[1],
+    })
+}
+
+/// Whether opening the lookup of `segment` needs no request (its metadata is cached).
+pub(crate) async fn is_lookup_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
+    let (Ok(path), Some(size)) = (
+        dataset.index_file_path(segment, BITMAP_LOOKUP_FILE),
+        segment.file_size(BITMAP_LOOKUP_FILE),
+    ) else {
+        return false;
+    };
+    let key = CacheKey {
+        path: path.to_string(),
+        version: crate::io::ObjectVersion { size, etag: None },
+        item: (),
+    };
+    dataset
+        .session()
+        .reader_caches
+        .file_metadata
+        .get(&key)
+        .await
+        .is_some()
+}
+
+/// Page init of every page of both columns, in one wave (cached by the reader): the key
+/// search and the bitmap read then need no page-init wave of their own.
+pub(crate) async fn prefetch_page_inits(file: &BitmapFile, stats: &IoStats) -> Result<()> {
+    let schema = file.reader.schema();
+    let mut pages = Vec::new();
+    for field in [file.keys, file.bitmaps] {
+        let column = schema.fields[field].first_column;
+        let count = file
+            .reader
+            .metadata()
+            .columns
+            .get(column)
+            .map_or(0, |c| c.pages.len());
+        pages.extend((0..count).map(|p| (column, p)));
+    }
+    file.reader.page_inits(&pages, stats).await?;
+    Ok(())
+}
+
+fn samples_key(file: &BitmapFile) -> CacheKey<()> {
+    CacheKey {
+        path: file.path().to_string(),
+        version: file.reader.version().clone(),
+        item: (),
+    }
+}
+
+/// What a key search found: rows of the lookup whose keys match, and the null key's row.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeyRows {
+    /// Lookup rows of matching keys (sorted, disjoint).
+    pub(crate) rows: Vec<Range<u64>>,
+    /// The rows of each span, in the order of the spans.
+    pub(crate) span_rows: Vec<Range<u64>>,
+    /// Row of the null key, when the lookup has one.
+    pub(crate) null_row: Option<u64>,
+    /// Keys read from the file (not from the cache) during the search.
+    pub(crate) keys_read: u64,
+    /// Search rounds that read the file.
+    pub(crate) rounds: u32,
+}
+
+/// Find the lookup rows of the keys in `spans` (and the null key's row).
+pub(crate) async fn search_keys(
+    dataset: &Dataset,
+    file: &BitmapFile,
+    spans: &KeySpans,
+    stats: &IoStats,
+) -> Result<KeyRows> {
+    let caches = caches(dataset);
+    let cache = &caches.bitmap_keys;
+    let key = samples_key(file);
+    let mut samples: KeySamples = cache
+        .get(&key)
+        .await
+        .map(|s| (*s).clone())
+        .unwrap_or_default();
+    let plan = search_plan(dataset, file);
+    let targets: Vec<&Target> = spans.spans.iter().flat_map(|(a, b)| [a, b]).collect();
+    let mut found = KeyRows::default();
+    // Each round at least halves every bracket; the bound guards a logic error.
+    for _ in 0..64 {
+        let reads = plan.next_reads(&samples, &targets);
+        if reads.is_empty() {
+            break;
+        }
+        found.rounds += 1;
+        found.keys_read += reads.iter().map(|r| r.end - r.start).sum::<u64>();
+        read_keys(file, &reads, &mut samples, stats).await?;
+    }
+    let mut rows = Vec::new();
+    for (start, end) in &spans.spans {
+        let (Some(a), Some(b)) = (plan.resolved(&samples, start), plan.resolved(&samples, end))
+        else {
+            return Err(file.corrupt(Error::corrupt("key search did not converge")));
+        };
+        found.span_rows.push(a..b.max(a));
+        if a < b {
+            rows.push(a..b);
+        }
+    }
+    found.rows = merge(rows);
+    found.null_row = samples.keys.get(&0).and_then(|k| k.is_none().then_some(0));
+    if found.rounds > 0 {
+        cache.insert(key, Arc::new(samples)).await;
+    }
+    Ok(found)
+}
+
+/// The search shape for this file: brackets of about [`READ_WHOLE_BYTES`] are read whole;
+/// probes are spaced wider than the store's coalescing gap (closer ones would be merged
+/// into one read of everything between them).
+fn search_plan(dataset: &Dataset, file: &BitmapFile) -> SearchPlan {
+    let rows = file.num_keys().max(1);
+    let column = file.reader.schema().fields[file.keys].first_column;
+    let bytes: u64 = file.reader.metadata().columns.get(column).map_or(0, |c| {
+        c.pages
+            .iter()
+            .map(|p| p.buffers.iter().map(|b| b.end - b.start).sum::<u64>())
+            .sum()
+    });
+    let per_key = (bytes / rows).max(1);
+    let gap = dataset.store().source.coalesce_gap();
+    let probes = (bytes / (gap + 32 * 1024)).clamp(2, MAX_PROBES);
+    SearchPlan::new(rows, probes, (READ_WHOLE_BYTES / per_key).max(64))
+}
+
+/// Read the keys of `ranges` (one wave) into `samples`.
+async fn read_keys(
+    file: &BitmapFile,
+    ranges: &[Range<u64>],
+    samples: &mut KeySamples,
+    stats: &IoStats,
+) -> Result<()> {
+    let rows: Vec<u64> = ranges.iter().flat_map(|r| r.clone()).collect();
+    let batch = file
+        .reader
+        .read_rows(&[file.keys], &RowSelection::Rows(rows.clone()), stats)
+        .await?;
+    let keys = KeyColumn::new(batch.column(0)).map_err(|e| file.corrupt(e))?;
+    if keys.len() != rows.len() {
+        return Err(file.corrupt(Error::corrupt("reader returned the wrong number of keys")));
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let key = keys.get(i).map(|k| k.to_key());
+        samples
+            .insert(*row, key)
+            .map_err(|e| file.corrupt(e.context("bitmap lookup keys")))?;
+    }
+    Ok(())
+}
+
+fn row_set_key(file: &BitmapFile, item: u64) -> CacheKey<u64> {
+    CacheKey {
+        path: file.path().to_string(),
+        version: file.reader.version().clone(),
+        item,
+    }
+}
+
+/// The decoded row sets of lookup `rows` (sorted ascending), from the cache or one read
+/// of only those rows of the `bitmaps` column.
+pub(crate) async fn read_row_sets(
+    dataset: &Dataset,
+    file: &BitmapFile,
+    rows: &[u64],
+    stats: &IoStats,
+) -> Result<Vec<Arc<RowSet>>> {
+    let caches = caches(dataset);
+    let cache = &caches.row_sets;
+    let mut out: Vec<Option<Arc<RowSet>>> = Vec::with_capacity(rows.len());
+    let mut missing = Vec::new();
+    for &row in rows {
+        let hit = cache.get(&row_set_key(file, row)).await;
+        if hit.is_none() {
+            missing.push(row);
+        }
+        out.push(hit);
+    }
+    if !missing.is_empty() {
+        let batch = file
+            .reader
+            .read_rows(&[file.bitmaps], &RowSelection::Rows(missing.clone()), stats)
+            .await?;
+        let values = batch.column(0);
+        let binary = values
+            .as_binary_opt::<i32>()
+            .ok_or_else(|| file.corrupt(Error::corrupt("bitmaps column is not Binary")))?;
+        if binary.len() != missing.len() {
+            return Err(file.corrupt(Error::corrupt(
+                "reader returned the wrong number of bitmaps",
+            )));
+        }
+        let mut decoded = std::collections::HashMap::new();
+        for (i, row) in missing.iter().enumerate() {
+            if binary.is_null(i) {
+                return Err(file.corrupt(Error::corrupt(format!("bitmap of row {row} is null"))));
+            }
+            let set = decode_row_set(binary.value(i), &format!("bitmap of lookup row {row}"))
+                .map_err(|e| file.corrupt(e))?;
+            let set = Arc::new(set);
+            cache.insert(row_set_key(file, *row), set.clone()).await;
+            decoded.insert(*row, set);
+        }
+        for (slot, row) in out.iter_mut().zip(rows) {
+            if slot.is_none() {
+                *slot = decoded.get(row).cloned();
+            }
+        }
+    }
+    out.into_iter()
+        .map(|s| s.ok_or_else(|| file.corrupt(Error::corrupt("internal: row set missing"))))
+        .collect()
+}
+
+/// The decoded row set stored in global buffer `index` (cached like a row).
+pub(crate) async fn read_buffer_row_set(
+    dataset: &Dataset,
+    reader: &LanceFileReader,
+    index: usize,
+    stats: &IoStats,
+) -> Result<Arc<RowSet>> {
+    let key = CacheKey {
+        path: reader.path().to_string(),
+        version: reader.version().clone(),
+        item: u64::MAX - index as u64,
+    };
+    caches(dataset)
+        .row_sets
+        .get_or_try_load(key, async {
+            let bytes = reader.read_global_buffer(index, stats).await?;
+            decode_row_set(&bytes, &format!("row set of global buffer {index}"))
+                .map_err(|e| e.at(reader.path().as_ref(), None))
+        })
+        .await
+}
+
+/// The global buffer index the schema metadata `key` names, if any.
+pub(crate) fn buffer_index(reader: &LanceFileReader, key: &str) -> Result<Option<usize>> {
+    let Some(text) = reader.schema().metadata.get(key) else {
+        return Ok(None);
+    };
+    let index: usize = text.parse().map_err(|_| {
+        Error::corrupt(format!("metadata {key:?} = {text:?} is not a buffer index"))
+            .at(reader.path().as_ref(), None)
+    })?;
+    if index >= reader.metadata().global_buffers.len() {
+        return Err(Error::corrupt(format!(
+            "metadata {key:?} names global buffer {index}, the file has {}",
+            reader.metadata().global_buffers.len()
+        ))
+        .at(reader.path().as_ref(), None));
+    }
+    Ok(Some(index))
+}

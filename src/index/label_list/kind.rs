@@ -1,0 +1,168 @@
+//! The LABEL_LIST index behind the filter engine's [`IndexKind`] interface:
+//! `array_has_any` / `array_has_all` / `array_contains` exactly, NULL for null lists.
+
+use async_trait::async_trait;
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use super::{answer_label_list, ListTest, LABEL_LIST_DETAILS_TYPES};
+use crate::error::{Error, Result};
+use crate::index::bitmap::exec::{
+    is_lookup_cached, open_bitmap_file, prefetch_page_inits, BitmapFile,
+};
+use crate::index::bitmap::kind::{
+    coverage_of, covered_segments, has_type, read_json, refuse_segments, restrict,
+};
+use crate::index::bitmap::ReadSummary;
+use crate::index::filter::kind::{
+    rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
+    ListHasMode, PlannedLeaf, Want,
+};
+use crate::index::key::Key;
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, IndexSegment};
+
+/// The LABEL_LIST kind.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LabelListKind;
+
+#[derive(Debug, Clone)]
+struct PlannedLabelList {
+    name: String,
+    test: ListTest,
+    values: Vec<Key>,
+    want: Want,
+    segments: Vec<(BitmapFile, RoaringBitmap)>,
+    coverage: RoaringBitmap,
+}
+
+#[async_trait]
+impl IndexKind for LabelListKind {
+    fn name(&self) -> &'static str {
+        "label_list"
+    }
+
+    fn reads(&self, segment: &IndexSegment) -> bool {
+        has_type(segment, &LABEL_LIST_DETAILS_TYPES)
+    }
+
+    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
+        for s in &index.segments {
+            if !coverage_of(dataset, s).is_empty() && !is_lookup_cached(dataset, s).await {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn check(
+        &self,
+        dataset: &Dataset,
+        index: &IndexSegments,
+        leaf: &IndexLeaf,
+    ) -> std::result::Result<Exactness, String> {
+        match &leaf.query {
+            IndexQuery::ListHas {
+                has_null: false, ..
+            } => {}
+            IndexQuery::ListHas { .. } => {
+                return Err(format!(
+                    "a label list index does not answer NULL values in {}",
+                    leaf.text
+                ))
+            }
+            _ => return Err(format!("a label list index does not answer {}", leaf.text)),
+        }
+        match refuse_segments(dataset, index) {
+            Some(reason) => Err(reason),
+            None => Ok(Exactness::Exact),
+        }
+    }
+
+    async fn plan(
+        &self,
+        dataset: &Dataset,
+        index: &IndexSegments,
+        leaf: &IndexLeaf,
+        want: Want,
+        stats: &IoStats,
+    ) -> Result<Box<dyn PlannedLeaf>> {
+        let IndexQuery::ListHas { mode, values, .. } = &leaf.query else {
+            return Err(Error::InvalidArgument(format!(
+                "a label list index does not answer {}",
+                leaf.text
+            )));
+        };
+        let (segments, coverage) = covered_segments(dataset, index);
+        let opens = segments
+            .iter()
+            .map(|(s, _)| open_bitmap_file(dataset, s, stats));
+        let files = futures::future::try_join_all(opens).await?;
+        Ok(Box::new(PlannedLabelList {
+            name: index.name.clone(),
+            test: match mode {
+                ListHasMode::Any => ListTest::Any,
+                ListHasMode::All => ListTest::All,
+            },
+            values: values.clone(),
+            want,
+            segments: files
+                .into_iter()
+                .zip(segments.into_iter().map(|(_, c)| c))
+                .collect(),
+            coverage,
+        }))
+    }
+}
+
+#[async_trait]
+impl PlannedLeaf for PlannedLabelList {
+    fn coverage(&self) -> &RoaringBitmap {
+        &self.coverage
+    }
+
+    fn exactness(&self) -> Exactness {
+        Exactness::Exact
+    }
+
+    fn explain(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "label_list",
+            "index": self.name,
+            "answer": "exact",
+            "test": if self.test == ListTest::Any { "any" } else { "all" },
+            "values": self.values.len(),
+            "lookups": self.segments.iter().map(|(f, c)| serde_json::json!({
+                "path": f.path().to_string(),
+                "keys": f.num_keys(),
+                "fragments": c.iter().collect::<Vec<u32>>(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+        let want_nulls = self.want == Want::False;
+        let answers = self.segments.iter().map(|(file, covered)| async move {
+            prefetch_page_inits(file, stats).await?;
+            answer_label_list(dataset, file, self.test, &self.values, want_nulls, stats)
+                .await
+                .map(|a| (a, covered))
+        });
+        let answers = futures::future::try_join_all(answers).await?;
+        let mut sure = RoaringTreemap::new();
+        let mut read = ReadSummary::default();
+        for (a, covered) in answers {
+            let t = restrict(a.true_rows, covered);
+            let n = restrict(a.null_rows, covered);
+            sure |= rows_with_value(dataset, covered, self.want, t, &n);
+            read.keys_read += a.read.keys_read;
+            read.search_rounds = read.search_rounds.max(a.read.search_rounds);
+            read.bitmaps += a.read.bitmaps;
+            read.lookup_keys += a.read.lookup_keys;
+        }
+        Ok(LeafAnswer {
+            sure,
+            maybe: RoaringTreemap::new(),
+            read: read_json(&read),
+        })
+    }
+}

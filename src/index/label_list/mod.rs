@@ -1,0 +1,117 @@
+//! The LABEL_LIST scalar index (pylance 14 `lance-index/src/scalar/label_list.rs`) on
+//! `list<T>` / `large_list<T>` columns.
+//!
+//! Stored exactly as a BITMAP index over the list *elements* (`bitmap_page_lookup.lance`,
+//! see [`crate::index::bitmap`]): one row per distinct element value with the rows whose
+//! list holds it; null elements form the null key. Version 1 files also carry the rows
+//! whose *list* is null, in the global buffer named by schema metadata
+//! `lance:label_list_nulls`.
+//!
+//! Semantics (lance 14): `array_has_any(col, [v..])` is TRUE where the list holds any of
+//! the values (the union of their bitmaps), `array_has_all` where it holds all of them
+//! (the intersection), `array_contains(col, v)` / `array_has` as `array_has_any` of one
+//! value. Null elements never match; a null list makes the test NULL.
+
+pub(crate) mod data;
+pub(crate) mod kind;
+
+#[cfg(test)]
+mod tests;
+
+use roaring::RoaringTreemap;
+
+use crate::error::Result;
+use crate::index::bitmap::exec::{
+    buffer_index, read_buffer_row_set, read_row_sets, search_keys, BitmapFile, LABEL_LIST_NULLS_KEY,
+};
+use crate::index::bitmap::search::{spans_of, KeySpans};
+use crate::index::bitmap::{addresses, ExactAnswer, ReadSummary};
+use crate::index::key::Key;
+use crate::index::predicate::LeafQuery;
+use crate::io::IoStats;
+use crate::lance::dataset::Dataset;
+
+/// Type names (after the last '/') of LABEL_LIST index details.
+pub(crate) const LABEL_LIST_DETAILS_TYPES: [&str; 2] = [
+    "lance.table.LabelListIndexDetails",
+    "lance.index.pb.LabelListIndexDetails",
+];
+
+/// A list membership test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListTest {
+    /// `array_has_any` (and `array_contains` / `array_has` of one value).
+    Any,
+    /// `array_has_all`.
+    All,
+}
+
+/// Answer `test` of `values` from an open label-list lookup. The NULL rows are the null
+/// lists (read when the file records them and `want_nulls`).
+pub(crate) async fn answer_label_list(
+    dataset: &Dataset,
+    file: &BitmapFile,
+    test: ListTest,
+    values: &[Key],
+    want_nulls: bool,
+    stats: &IoStats,
+) -> Result<ExactAnswer> {
+    let mut spans = KeySpans::default();
+    for v in values {
+        spans
+            .spans
+            .extend(spans_of(&LeafQuery::Equals(v.clone())).spans);
+    }
+    let found = search_keys(dataset, file, &spans, stats).await?;
+    let per_value: Vec<Option<u64>> = found
+        .span_rows
+        .iter()
+        .map(|r| (r.start < r.end).then_some(r.start))
+        .collect();
+    let mut rows: Vec<u64> = per_value.iter().flatten().copied().collect();
+    rows.sort_unstable();
+    rows.dedup();
+    let nulls_buffer = buffer_index(&file.reader, LABEL_LIST_NULLS_KEY)?;
+    let sets = read_row_sets(dataset, file, &rows, stats);
+    let nulls = async {
+        match nulls_buffer {
+            Some(b) if want_nulls => read_buffer_row_set(dataset, &file.reader, b, stats)
+                .await
+                .map(|s| addresses(dataset, &s)),
+            _ => Ok(RoaringTreemap::new()),
+        }
+    };
+    let (sets, null_rows) = futures::try_join!(sets, nulls)?;
+    let set_of = |row: u64| -> RoaringTreemap {
+        rows.iter()
+            .position(|r| *r == row)
+            .map(|i| addresses(dataset, &sets[i]))
+            .unwrap_or_default()
+    };
+    let true_rows = match test {
+        ListTest::Any => per_value
+            .iter()
+            .flatten()
+            .fold(RoaringTreemap::new(), |acc, r| acc | set_of(*r)),
+        ListTest::All => {
+            if per_value.is_empty() || per_value.iter().any(|r| r.is_none()) {
+                RoaringTreemap::new()
+            } else {
+                let mut it = per_value.iter().flatten();
+                let first = it.next().map(|r| set_of(*r)).unwrap_or_default();
+                it.fold(first, |acc, r| acc & set_of(*r))
+            }
+        }
+    };
+    Ok(ExactAnswer {
+        true_rows,
+        null_rows,
+        others_null: false,
+        read: ReadSummary {
+            keys_read: found.keys_read,
+            search_rounds: found.rounds,
+            bitmaps: rows.len() as u64,
+            lookup_keys: file.num_keys(),
+        },
+    })
+}

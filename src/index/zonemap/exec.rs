@@ -1,0 +1,67 @@
+//! Zone map I/O: load `zonemap.lance` (one suffix read for a small file; decoded and cached
+//! in the session). The filter engine rechecks the candidate zones' rows on the column.
+
+use std::sync::Arc;
+
+use super::{ZoneMap, NULL_BITMAP_KEY, ZONEMAP_FILE};
+use crate::error::Result;
+use crate::index::bitmap::exec::{buffer_index, caches};
+use crate::io::cache::CacheKey;
+use crate::io::IoStats;
+use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::reader::{LanceFileReader, RowSelection};
+
+/// Open an index file of `segment` through the session's reader caches.
+pub(crate) async fn open_index_file(
+    dataset: &Dataset,
+    segment: &IndexSegment,
+    name: &str,
+    stats: &IoStats,
+) -> Result<LanceFileReader> {
+    let path = dataset.index_file_path(segment, name)?;
+    LanceFileReader::open(
+        dataset.store().fetcher.clone(),
+        path,
+        segment.file_size(name),
+        dataset.session().reader_caches.clone(),
+        stats,
+    )
+    .await
+}
+
+/// Every row of `reader` (all columns), for small whole-file decodes.
+pub(crate) async fn read_all(
+    reader: &LanceFileReader,
+    stats: &IoStats,
+) -> Result<arrow_array::RecordBatch> {
+    let columns: Vec<usize> = (0..reader.schema().fields.len()).collect();
+    reader
+        .read_rows(&columns, &RowSelection::Range(0..reader.num_rows()), stats)
+        .await
+}
+
+/// The zone map of `segment` (decoded once per session) and its open file.
+pub(crate) async fn load_zone_map(
+    dataset: &Dataset,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Result<(LanceFileReader, Arc<ZoneMap>)> {
+    let reader = open_index_file(dataset, segment, ZONEMAP_FILE, stats).await?;
+    let key = CacheKey {
+        path: reader.path().to_string(),
+        version: reader.version().clone(),
+        item: (),
+    };
+    let map = caches(dataset)
+        .zone_maps
+        .get_or_try_load(key, async {
+            let null_buffer = buffer_index(&reader, NULL_BITMAP_KEY)?;
+            let batch = read_all(&reader, stats).await?;
+            ZoneMap::decode(&batch, null_buffer).map_err(|e| e.at(reader.path().as_ref(), None))
+        })
+        .await?;
+    let manifest = dataset.manifest();
+    map.check_fragments(&|f| manifest.fragment(u64::from(f)).map(|fr| fr.physical_rows))
+        .map_err(|e| e.at(reader.path().as_ref(), None))?;
+    Ok((reader, map))
+}

@@ -1,0 +1,414 @@
+//! The ZONEMAP scalar index (pylance 14 `lance-index/src/scalar/zonemap.rs`): inexact.
+//!
+//! One file, `zonemap.lance` (Lance 2.2), one row per zone: `min`, `max` (the indexed
+//! type; null when the zone has no comparable value), `null_count`, `nan_count` (UInt32),
+//! `fragment_id`, `zone_start`, `zone_length` (UInt64; the zone covers row offsets
+//! `zone_start..zone_start + zone_length` of the fragment). Schema metadata:
+//! `rows_per_zone`, and `null_bitmap` = the index of a global buffer holding the exact
+//! null rows as a serialized `RowAddrTreeMap` (so `IS NULL` is exact).
+//!
+//! [`ZoneMap::candidates`] keeps every zone whose statistics do not rule the test out; the
+//! caller reads only those zones' rows of the column and evaluates the test there
+//! ([`exec::recheck_zones`]).
+
+pub(crate) mod exec;
+pub(crate) mod kind;
+
+#[cfg(test)]
+mod tests;
+
+use std::ops::Bound;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{UInt32Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+
+use crate::error::{Error, Result};
+use crate::index::key::{Key, KeyColumn};
+use crate::index::predicate::LeafQuery;
+use crate::io::cache::DeepSize;
+
+/// Type names (after the last '/') of ZONEMAP index details.
+pub(crate) const ZONEMAP_DETAILS_TYPES: [&str; 2] = [
+    "lance.table.ZoneMapIndexDetails",
+    "lance.index.pb.ZoneMapIndexDetails",
+];
+/// File name of a zone map index.
+pub(crate) const ZONEMAP_FILE: &str = "zonemap.lance";
+/// Schema metadata key of the null-rows global buffer.
+pub(crate) const NULL_BITMAP_KEY: &str = "null_bitmap";
+
+/// Rows of one fragment: `start..start + length` (row offsets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ZoneBound {
+    /// Fragment id.
+    pub(crate) fragment: u32,
+    /// First row offset.
+    pub(crate) start: u64,
+    /// Rows spanned.
+    pub(crate) length: u64,
+}
+
+impl ZoneBound {
+    /// Row offsets of the zone.
+    pub(crate) fn rows(&self) -> std::ops::Range<u64> {
+        self.start..self.start + self.length
+    }
+}
+
+/// Statistics of one zone.
+#[derive(Debug, Clone)]
+pub(crate) struct Zone {
+    /// Where it is.
+    pub(crate) bound: ZoneBound,
+    /// Smallest non-null value (`None`: no comparable value recorded).
+    pub(crate) min: Option<Key>,
+    /// Largest.
+    pub(crate) max: Option<Key>,
+    /// Null rows in the zone.
+    pub(crate) null_count: u64,
+    /// NaN rows in the zone (floats).
+    pub(crate) nan_count: u64,
+}
+
+/// A decoded zone map.
+#[derive(Debug, Clone)]
+pub(crate) struct ZoneMap {
+    /// Zones sorted by (fragment, start), non-overlapping.
+    pub(crate) zones: Vec<Zone>,
+    /// Global buffer holding the exact null rows, if the file has one.
+    pub(crate) null_buffer: Option<usize>,
+    approx_bytes: usize,
+}
+
+impl DeepSize for ZoneMap {
+    fn deep_size(&self) -> usize {
+        self.approx_bytes
+    }
+}
+
+fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a arrow_array::ArrayRef> {
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| Error::corrupt(format!("zone map has no {name:?} column")))
+}
+
+fn u64s(batch: &RecordBatch, name: &str) -> Result<Vec<u64>> {
+    let a = column(batch, name)?;
+    let p = a.as_primitive_opt::<UInt64Type>().ok_or_else(|| {
+        Error::corrupt(format!(
+            "zone map {name:?} is {}, not UInt64",
+            a.data_type()
+        ))
+    })?;
+    if p.null_count() > 0 {
+        return Err(Error::corrupt(format!("zone map {name:?} has nulls")));
+    }
+    Ok(p.values().to_vec())
+}
+
+fn u32s(batch: &RecordBatch, name: &str) -> Result<Vec<u64>> {
+    let a = column(batch, name)?;
+    let p = a.as_primitive_opt::<UInt32Type>().ok_or_else(|| {
+        Error::corrupt(format!(
+            "zone map {name:?} is {}, not UInt32",
+            a.data_type()
+        ))
+    })?;
+    if p.null_count() > 0 {
+        return Err(Error::corrupt(format!("zone map {name:?} has nulls")));
+    }
+    Ok(p.values().iter().map(|v| u64::from(*v)).collect())
+}
+
+impl ZoneMap {
+    /// Decode the zones of a whole `zonemap.lance` batch, checking every zone: positive
+    /// length inside the 32-bit row offsets, counts within the zone, min <= max, zones of
+    /// a fragment in order and not overlapping.
+    pub(crate) fn decode(batch: &RecordBatch, null_buffer: Option<usize>) -> Result<Self> {
+        let mins = KeyColumn::new(column(batch, "min")?)?;
+        let maxs = KeyColumn::new(column(batch, "max")?)?;
+        let nulls = u32s(batch, "null_count")?;
+        let nans = u32s(batch, "nan_count")?;
+        let fragments = u64s(batch, "fragment_id")?;
+        let starts = u64s(batch, "zone_start")?;
+        let lengths = u64s(batch, "zone_length")?;
+        let mut zones = Vec::with_capacity(batch.num_rows());
+        let mut approx_bytes = 64;
+        for i in 0..batch.num_rows() {
+            let fragment = u32::try_from(fragments[i]).map_err(|_| {
+                Error::corrupt(format!(
+                    "zone {i}: fragment id {} exceeds u32",
+                    fragments[i]
+                ))
+            })?;
+            let bound = ZoneBound {
+                fragment,
+                start: starts[i],
+                length: lengths[i],
+            };
+            if bound.length == 0
+                || bound
+                    .start
+                    .checked_add(bound.length)
+                    .is_none_or(|e| e > 1 << 32)
+            {
+                return Err(Error::corrupt(format!(
+                    "zone {i} (fragment {fragment}, rows {}+{}) is empty or leaves the 32-bit row offsets",
+                    bound.start, bound.length
+                )));
+            }
+            if nulls[i] + nans[i] > bound.length {
+                return Err(Error::corrupt(format!(
+                    "zone {i}: {} nulls + {} NaNs in a {}-row zone",
+                    nulls[i], nans[i], bound.length
+                )));
+            }
+            let zone = Zone {
+                bound,
+                min: mins.get(i).map(|k| k.to_key()),
+                max: maxs.get(i).map(|k| k.to_key()),
+                null_count: nulls[i],
+                nan_count: nans[i],
+            };
+            if let (Some(a), Some(b)) = (&zone.min, &zone.max) {
+                if a > b {
+                    return Err(Error::corrupt(format!("zone {i}: min {a} above max {b}")));
+                }
+            }
+            if let Some(prev) = zones.last().map(|z: &Zone| z.bound) {
+                let ordered = (prev.fragment, prev.start) < (fragment, bound.start);
+                let overlaps = prev.fragment == fragment && prev.start + prev.length > bound.start;
+                if !ordered || overlaps {
+                    return Err(Error::corrupt(format!(
+                        "zone {i} (fragment {fragment}, rows {}+{}) overlaps or precedes the zone before it (fragment {}, rows {}+{})",
+                        bound.start, bound.length, prev.fragment, prev.start, prev.length
+                    )));
+                }
+            }
+            approx_bytes += 96 + key_len(&zone.min) + key_len(&zone.max);
+            zones.push(zone);
+        }
+        Ok(Self {
+            zones,
+            null_buffer,
+            approx_bytes,
+        })
+    }
+
+    /// Check that the zones of existing fragments stay inside them (`physical_rows` of a
+    /// fragment id; `None`: the fragment no longer exists and its zones are ignored).
+    pub(crate) fn check_fragments(&self, physical_rows: &dyn Fn(u32) -> Option<u64>) -> Result<()> {
+        for (i, z) in self.zones.iter().enumerate() {
+            if let Some(rows) = physical_rows(z.bound.fragment) {
+                if z.bound.start + z.bound.length > rows {
+                    return Err(Error::corrupt(format!(
+                        "zone {i} (rows {}+{}) leaves fragment {} of {rows} rows",
+                        z.bound.start, z.bound.length, z.bound.fragment
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn key_len(k: &Option<Key>) -> usize {
+    match k {
+        Some(Key::Bytes(b)) => b.len(),
+        _ => 0,
+    }
+}
+
+/// Whether a zone may hold a row where `query` is TRUE (conservative: never `false` for a
+/// zone that does).
+pub(crate) fn zone_may_match(zone: &Zone, query: &LeafQuery) -> bool {
+    let comparable = zone.bound.length > zone.null_count + zone.nan_count;
+    match query {
+        LeafQuery::IsNull => zone.null_count > 0,
+        LeafQuery::AlwaysNull => false,
+        LeafQuery::Equals(v) => value_may_be_in(zone, v, comparable),
+        LeafQuery::In { values, .. } => values.iter().any(|v| value_may_be_in(zone, v, comparable)),
+        LeafQuery::Range { lower, upper } => {
+            if zone.nan_count > 0 && bound_admits_nan(upper) {
+                return true;
+            }
+            let (Some(min), Some(max)) = (low(&zone.min), high(&zone.max)) else {
+                return comparable;
+            };
+            let above = match lower {
+                Bound::Unbounded => true,
+                Bound::Included(k) => max >= *k,
+                Bound::Excluded(k) => max > *k,
+            };
+            let below = match upper {
+                Bound::Unbounded => true,
+                Bound::Included(k) => min <= *k,
+                Bound::Excluded(k) => min < *k,
+            };
+            above && below
+        }
+    }
+}
+
+fn value_may_be_in(zone: &Zone, v: &Key, comparable: bool) -> bool {
+    if matches!(v, Key::Float(f) if f.is_nan()) {
+        return zone.nan_count > 0
+            || zone
+                .max
+                .as_ref()
+                .is_some_and(|m| matches!(m, Key::Float(f) if f.is_nan()));
+    }
+    match (low(&zone.min), high(&zone.max)) {
+        (Some(min), Some(max)) => min <= *v && *v <= max,
+        _ => comparable,
+    }
+}
+
+/// An upper bound NaN could satisfy (NaN sorts above every number).
+fn bound_admits_nan(upper: &Bound<Key>) -> bool {
+    match upper {
+        Bound::Unbounded => true,
+        Bound::Included(Key::Float(f)) | Bound::Excluded(Key::Float(f)) => f.is_nan(),
+        _ => false,
+    }
+}
+
+/// The zone's min, widened so a zero of either sign counts as -0.0.
+fn low(k: &Option<Key>) -> Option<Key> {
+    match k {
+        Some(Key::Float(f)) if *f == 0.0 => Some(Key::Float(-0.0)),
+        other => other.clone(),
+    }
+}
+
+/// The zone's max, widened so a zero of either sign counts as +0.0.
+fn high(k: &Option<Key>) -> Option<Key> {
+    match k {
+        Some(Key::Float(f)) if *f == 0.0 => Some(Key::Float(0.0)),
+        other => other.clone(),
+    }
+}
+
+/// Which truth values a test may take on some row of a zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Possible {
+    /// TRUE on some row.
+    pub(crate) t: bool,
+    /// FALSE on some row.
+    pub(crate) f: bool,
+    /// NULL on some row.
+    pub(crate) n: bool,
+}
+
+impl Possible {
+    /// Whether `want` (TRUE, or FALSE) is possible.
+    pub(crate) fn admits(&self, want_true: bool) -> bool {
+        if want_true {
+            self.t
+        } else {
+            self.f
+        }
+    }
+}
+
+/// The truth values a predicate tree may take on some row, from its leaves' (SQL
+/// three-valued logic, conservatively: a value is reported whenever some combination of
+/// the leaves' possible values yields it; rows are not correlated).
+pub(crate) fn possible(
+    predicate: &crate::index::predicate::Predicate,
+    leaf: &dyn Fn(&LeafQuery) -> Possible,
+) -> Possible {
+    use crate::index::predicate::Predicate as P;
+    match predicate {
+        P::Leaf(l) => leaf(&l.query),
+        P::Not(p) => {
+            let p = possible(p, leaf);
+            Possible {
+                t: p.f,
+                f: p.t,
+                n: p.n,
+            }
+        }
+        P::IsTrue(p) => {
+            let p = possible(p, leaf);
+            Possible {
+                t: p.t,
+                f: p.f || p.n,
+                n: false,
+            }
+        }
+        P::And(ps) => {
+            let ps: Vec<Possible> = ps.iter().map(|p| possible(p, leaf)).collect();
+            Possible {
+                t: ps.iter().all(|p| p.t),
+                f: ps.iter().any(|p| p.f),
+                n: ps.iter().all(|p| p.t || p.n) && ps.iter().any(|p| p.n),
+            }
+        }
+        P::Or(ps) => {
+            let ps: Vec<Possible> = ps.iter().map(|p| possible(p, leaf)).collect();
+            Possible {
+                t: ps.iter().any(|p| p.t),
+                f: ps.iter().all(|p| p.f),
+                n: ps.iter().all(|p| p.f || p.n) && ps.iter().any(|p| p.n),
+            }
+        }
+    }
+}
+
+/// The truth values `query` may take on the rows of `zone`.
+pub(crate) fn zone_possible(zone: &Zone, query: &LeafQuery) -> Possible {
+    let has_values = zone.bound.length > zone.null_count;
+    let has_nulls = zone.null_count > 0;
+    match query {
+        LeafQuery::IsNull => Possible {
+            t: has_nulls,
+            f: has_values,
+            n: false,
+        },
+        LeafQuery::AlwaysNull => Possible {
+            t: false,
+            f: false,
+            n: true,
+        },
+        LeafQuery::In { has_null: true, .. } => Possible {
+            t: zone_may_match(zone, query),
+            f: false,
+            n: true,
+        },
+        _ => Possible {
+            t: zone_may_match(zone, query),
+            f: has_values && zone_may_be_false(zone, query),
+            n: has_nulls,
+        },
+    }
+}
+
+/// Whether some non-null row of the zone may make `query` FALSE (conservative).
+fn zone_may_be_false(zone: &Zone, query: &LeafQuery) -> bool {
+    if zone.nan_count > 0 {
+        return true;
+    }
+    let (Some(min), Some(max)) = (low(&zone.min), high(&zone.max)) else {
+        return true;
+    };
+    match query {
+        LeafQuery::Equals(v) => !(min == *v && max == *v),
+        LeafQuery::In { values, .. } => !(min == max && values.contains(&min)),
+        LeafQuery::Range { lower, upper } => {
+            let min_in = match lower {
+                Bound::Unbounded => true,
+                Bound::Included(k) => min >= *k,
+                Bound::Excluded(k) => min > *k,
+            };
+            let max_in = match upper {
+                Bound::Unbounded => true,
+                Bound::Included(k) => max <= *k,
+                Bound::Excluded(k) => max < *k,
+            };
+            !(min_in && max_in)
+        }
+        LeafQuery::IsNull | LeafQuery::AlwaysNull => false,
+    }
+}
