@@ -10,7 +10,6 @@ use super::{BoundFilter, ColumnRef, Leaf, LeafQuery, Predicate};
 use crate::error::{Error, Result};
 use crate::index::key::{is_key_type, Key};
 use crate::index::sql_literal::{coerce_literal, CoerceError, Scalar};
-use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::Schema;
 
 pub(super) fn bind(text: &str, filter: &Filter, schema: &Schema) -> Result<BoundFilter> {
@@ -52,7 +51,9 @@ impl Binder<'_> {
                 field.logical_type
             )));
         }
-        let data_type = arrow_type_of(&field.logical_type)
+        let data_type = self
+            .schema
+            .arrow_type(field.id)
             .ok()
             .filter(is_key_type)
             .ok_or_else(|| {
