@@ -7,20 +7,20 @@
 //! empty or null (no request at all through a dataset with 2.3 sparse pages), the zoned
 //! columns printed by `lakeseek take` as pylance reads them, and filters on them.
 
-use crate::common;
-use crate::read_support as support;
+use crate::suite::common;
+use crate::suite::read_support as support;
 
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
+use crate::cli::query::{run_query_to, run_take_to, QueryArgs, TakeArgs};
+use crate::index::filter::{filter_row_addresses, FilterOptions};
+use crate::io::list::{ObjectLister, ObjectStoreLister};
+use crate::io::{IoStats, ObjectStoreSource, RangeSource};
+use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::Error;
 use arrow_array::{Array, RecordBatch, UInt64Array};
-use lakeseek::index::cli::{run_query_to, run_take_to, QueryArgs, TakeArgs};
-use lakeseek::index::filter::{filter_row_addresses, FilterOptions};
-use lakeseek::io::list::{ObjectLister, ObjectStoreLister};
-use lakeseek::io::{IoStats, ObjectStoreSource, RangeSource};
-use lakeseek::lance::dataset::take::take_rows;
-use lakeseek::lance::dataset::{Dataset, DatasetSession, DatasetStore};
-use lakeseek::Error;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
