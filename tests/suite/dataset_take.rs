@@ -263,7 +263,7 @@ async fn bad_addresses_are_invalid_arguments_like_pylance() {
 }
 
 /// A warm take (page init and structural plans cached by the first take) of rows whose
-/// `det` lists are all empty or null: through a dataset with 2.3 sparse pages it sends no
+/// `detections` lists are all empty or null: through a dataset with 2.3 sparse pages it sends no
 /// request at all (no value bytes, and nothing else either); with mini-block pages (2.2,
 /// and 2.3 where pylance's automatic choice picked mini-block for every column of these
 /// small fragments) the levels live in the value chunks: one GET per leaf column (label,
@@ -274,8 +274,8 @@ async fn bad_addresses_are_invalid_arguments_like_pylance() {
 async fn warm_take_of_empty_lists_reads_no_value_bytes_through_a_dataset() {
     let doc = answers();
     let sets = row_sets(&doc);
-    let empty = &sets[doc["empty_det_row_set"].as_u64().unwrap() as usize];
-    let det = vec!["det".to_string()];
+    let empty = &sets[doc["empty_detections_row_set"].as_u64().unwrap() as usize];
+    let det = vec!["detections".to_string()];
     for variant in ["v2_3_sparse", "v2_3", "v2_2"] {
         let dataset = open_local(variant).await;
         let cold = IoStats::new();
@@ -392,7 +392,7 @@ async fn cli_take_and_query_read_nested_columns() {
     let doc = answers();
     let cols = vec![
         "id".to_string(),
-        "det".to_string(),
+        "detections".to_string(),
         "m".to_string(),
         "sls".to_string(),
     ];

@@ -381,7 +381,7 @@ impl Binder<'_> {
             CoerceError::Mismatch => mismatch(),
             CoerceError::Invalid(what) => self.invalid(what),
             CoerceError::UnsupportedZone(tz) => Error::unsupported(format!(
-                "any_element predicate {:?}: time zone {tz:?} (only UTC and fixed offsets like +08:00 are supported)",
+                "any_element predicate {:?}: unknown time zone {tz:?}",
                 self.text
             )),
         })?;

@@ -193,7 +193,7 @@ impl Binder<'_> {
             )),
             CoerceError::Invalid(what) => self.invalid(what),
             CoerceError::UnsupportedZone(tz) => Error::unsupported(format!(
-                "filter {:?}: time zone {tz:?} (only UTC and fixed offsets like +08:00 are supported)",
+                "filter {:?}: unknown time zone {tz:?}",
                 self.text
             )),
         })?;
