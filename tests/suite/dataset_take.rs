@@ -189,7 +189,7 @@ async fn open_memory(variant: &str) -> Dataset {
             .unwrap();
     }
     let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(
-        store.clone() as Arc<dyn ObjectStore>,
+        Arc::clone(&store) as Arc<dyn ObjectStore>,
         0,
         "memory",
     ));

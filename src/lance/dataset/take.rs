@@ -38,7 +38,7 @@ pub(crate) async fn take_rows(
     columns: &[String],
     stats: &IoStats,
 ) -> Result<RecordBatch> {
-    let manifest = dataset.manifest().clone();
+    let manifest = Arc::clone(dataset.manifest());
     let fields: Vec<(SchemaField, Field)> = columns
         .iter()
         .map(|name| {
@@ -104,7 +104,7 @@ pub(crate) async fn take_rows(
         }
     }
     let opens = files.iter().map(|(_, d)| {
-        let caches = dataset.session().reader_caches.clone();
+        let caches = Arc::clone(&dataset.session().reader_caches);
         LanceFileReader::open(
             dataset.store().fetcher.clone(),
             dataset.data_file_path(d),
@@ -163,7 +163,7 @@ pub(crate) async fn take_rows(
         for (out, (_, field)) in fields.iter().enumerate() {
             let found = results.iter().find_map(|(fr, wanted, batch)| {
                 let pos = wanted.iter().position(|(o, _)| *o == out)?;
-                (fr == fragment).then(|| batch.as_ref().map(|b| b.column(pos).clone()))
+                (fr == fragment).then(|| batch.as_ref().map(|b| Arc::clone(b.column(pos))))
             });
             let array = match found.flatten() {
                 Some(a) => conform(a, field)?,
