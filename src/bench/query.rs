@@ -23,7 +23,6 @@ use crate::bench::{
 use crate::error::{Error, Result};
 use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::{IoStats, IoStatsSnapshot};
-use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 
@@ -165,7 +164,9 @@ async fn sample_values(
                 args.dataset
             ))
         })?;
-    arrow_type_of(&field.logical_type).map_err(|_| {
+    let nested = dataset.manifest().schema.has_children(field.id);
+    let mapped = dataset.manifest().schema.arrow_type(field.id);
+    mapped.ok().filter(|_| !nested).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "--values-from: column {column:?} has type {}, which cannot fill a template",
             field.logical_type

@@ -16,7 +16,6 @@ use crate::bench::{
 };
 use crate::error::{Error, Result};
 use crate::io::{FetchOptions, IoStats, IoStatsSnapshot, RangeFetcher};
-use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
@@ -237,12 +236,16 @@ fn dataset_columns(dataset: &Dataset, requested: &[String]) -> Result<Vec<String
                 known.join(", ")
             ))
         })?;
-        arrow_type_of(&field.logical_type).map_err(|_| {
-            Error::InvalidArgument(format!(
-                "column {name:?} has type {}, which dataset takes do not read yet",
-                field.logical_type
-            ))
-        })?;
+        dataset
+            .manifest()
+            .schema
+            .arrow_type(field.id)
+            .map_err(|e| {
+                Error::InvalidArgument(format!(
+                    "column {name:?} has type {}, which lakeseek cannot read: {e}",
+                    field.logical_type
+                ))
+            })?;
     }
     Ok(names)
 }

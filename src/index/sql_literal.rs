@@ -3,10 +3,19 @@
 //! operators, untyped literals as written, and their coercion to a column's Arrow type
 //! ([`coerce_literal`]: integers in range, floats, strings, binaries, dates and timestamps
 //! in the column's unit and zone).
+//!
+//! Timestamp literals follow DataFusion as lance 14.0.2 runs it: the literal is parsed to a
+//! UTC instant (a trailing `Z`, offset or IANA zone name is applied; none means UTC), that
+//! instant's wall-clock reading is then taken as local time in the column's zone (UTC,
+//! a fixed offset or an IANA name such as `America/New_York`, resolved with chrono-tz); a
+//! wall-clock time that zone skips or repeats (a DST change) is refused, as pylance refuses
+//! it. `DATE` literals are midnight UTC whatever the column's zone.
 
+use arrow_array::timezone::Tz;
 use arrow_array::types::Date32Type;
 use arrow_cast::parse::{string_to_timestamp_nanos, Parser as _};
 use arrow_schema::{DataType, TimeUnit};
+use chrono::{DateTime, LocalResult, Offset, TimeZone};
 use sqlparser::ast::{CastKind, DataType as SqlType, Expr, UnaryOperator, Value};
 
 use crate::error::{Error, Result};
@@ -245,11 +254,12 @@ pub(crate) fn coerce_literal(lit: &Literal, t: &DataType) -> Result<Option<Scala
                 .checked_mul(86_400_000)
                 .ok_or(CoerceError::Mismatch)?,
         ),
-        (Literal::Date(s), T::Timestamp(unit, tz)) => {
+        (Literal::Date(s), T::Timestamp(unit, _)) => {
             let nanos = date_days(s)?
                 .checked_mul(NANOS_PER_DAY)
                 .ok_or(CoerceError::Mismatch)?;
-            Scalar::Int(stored_time(nanos, *unit, tz.as_deref())?)
+            // Midnight UTC in any zone (DataFusion casts Date32 to the zoned type as is).
+            Scalar::Int(stored_time(nanos, *unit, None)?)
         }
         (Literal::Timestamp(s), T::Timestamp(unit, tz)) => {
             let nanos = string_to_timestamp_nanos(s.trim())
@@ -298,15 +308,10 @@ fn date_days(s: &str) -> Result<i64, CoerceError> {
 /// UTC-normalised naive nanoseconds -> the column's stored integer: read as local time in
 /// the column's zone, then truncated to its unit (what DataFusion's cast does).
 fn stored_time(naive_nanos: i64, unit: TimeUnit, tz: Option<&str>) -> Result<i64, CoerceError> {
-    let offset_secs = match tz {
-        None => 0,
-        Some(tz) => {
-            utc_offset_seconds(tz).ok_or_else(|| CoerceError::UnsupportedZone(tz.to_string()))?
-        }
+    let utc = match tz {
+        None => naive_nanos,
+        Some(tz) => local_to_utc(naive_nanos, tz)?,
     };
-    let utc = naive_nanos
-        .checked_sub(offset_secs * 1_000_000_000)
-        .ok_or_else(|| CoerceError::Invalid("timestamp literal out of range".into()))?;
     Ok(match unit {
         TimeUnit::Second => utc / 1_000_000_000,
         TimeUnit::Millisecond => utc / 1_000_000,
@@ -315,44 +320,90 @@ fn stored_time(naive_nanos: i64, unit: TimeUnit, tz: Option<&str>) -> Result<i64
     })
 }
 
-/// Offset east of UTC in seconds of an Arrow timestamp time zone written "UTC", "Z",
-/// "+HH:MM", "-HHMM" or "+HH"; `None` for named zones other than UTC.
-fn utc_offset_seconds(tz: &str) -> Option<i64> {
-    if matches!(tz, "UTC" | "utc" | "Z" | "Etc/UTC" | "+00:00" | "-00:00") {
-        return Some(0);
-    }
-    let (sign, rest) = match tz.as_bytes().first()? {
-        b'+' => (1, tz.get(1..)?),
-        b'-' => (-1, tz.get(1..)?),
-        _ => return None,
+/// The UTC nanoseconds of wall-clock time `local_nanos` (nanoseconds since the epoch of a
+/// naive date-time) in zone `tz`; an error when the zone skips or repeats that time.
+fn local_to_utc(local_nanos: i64, tz: &str) -> Result<i64, CoerceError> {
+    let zone: Tz = tz
+        .parse()
+        .map_err(|_| CoerceError::UnsupportedZone(tz.to_string()))?;
+    let local = DateTime::from_timestamp_nanos(local_nanos).naive_utc();
+    let offset = match zone.offset_from_local_datetime(&local) {
+        LocalResult::Single(offset) => offset.fix().local_minus_utc(),
+        LocalResult::Ambiguous(..) => {
+            return Err(CoerceError::Invalid(format!(
+                "local time {local} is ambiguous in time zone {tz} (it occurs twice)"
+            )))
+        }
+        LocalResult::None => {
+            return Err(CoerceError::Invalid(format!(
+                "local time {local} does not exist in time zone {tz}"
+            )))
+        }
     };
-    let (h, m) = match rest.len() {
-        5 if rest.as_bytes().get(2) == Some(&b':') => (rest.get(0..2)?, rest.get(3..5)?),
-        4 => (rest.get(0..2)?, rest.get(2..4)?),
-        2 => (rest, "00"),
-        _ => return None,
-    };
-    let number = |s: &str| {
-        s.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| s.parse::<i64>().ok())
-            .flatten()
-    };
-    Some(sign * (number(h)? * 3600 + number(m)? * 60))
+    local_nanos
+        .checked_sub(i64::from(offset) * 1_000_000_000)
+        .ok_or_else(|| CoerceError::Invalid("timestamp literal out of range".into()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn us(lit: &str, tz: &str) -> Result<Option<Scalar>, CoerceError> {
+        coerce_literal(
+            &Literal::Timestamp(lit.into()),
+            &DataType::Timestamp(TimeUnit::Microsecond, Some(tz.into())),
+        )
+    }
+
     #[test]
-    fn utc_offsets() {
-        assert_eq!(utc_offset_seconds("UTC"), Some(0));
-        assert_eq!(utc_offset_seconds("+05:30"), Some(19_800));
-        assert_eq!(utc_offset_seconds("-0100"), Some(-3_600));
-        assert_eq!(utc_offset_seconds("+02"), Some(7_200));
-        assert_eq!(utc_offset_seconds("Europe/Paris"), None);
-        assert_eq!(utc_offset_seconds("+5:30"), None);
-        assert_eq!(utc_offset_seconds("+é"), None);
+    fn zoned_literals_are_local_time_in_the_column_zone() {
+        // 2024-03-10 01:30 EST = 06:30Z; 03:00 EDT = 07:00Z.
+        assert_eq!(
+            us("2024-03-10 01:30:00", "America/New_York"),
+            Ok(Some(Scalar::Int(1_710_052_200_000_000)))
+        );
+        assert_eq!(
+            us("2024-03-10 03:00:00", "America/New_York"),
+            Ok(Some(Scalar::Int(1_710_054_000_000_000)))
+        );
+        assert_eq!(
+            us("2024-03-10 01:30:00", "-05:00"),
+            us("2024-03-10 01:30:00", "America/New_York")
+        );
+        assert_eq!(
+            us("2024-03-10 06:30:00", "UTC"),
+            Ok(Some(Scalar::Int(1_710_052_200_000_000)))
+        );
+        // A literal with its own zone is first made UTC, then read in the column's zone.
+        assert_eq!(
+            us("2024-03-10 01:30:00 America/New_York", "UTC"),
+            Ok(Some(Scalar::Int(1_710_052_200_000_000)))
+        );
+        assert_eq!(
+            us("2024-03-10 01:30:00-05:00", "UTC"),
+            us("2024-03-10 06:30:00Z", "Etc/UTC")
+        );
+        // Skipped (spring) and repeated (fall) wall-clock times are refused, like pylance.
+        assert!(matches!(
+            us("2024-03-10 02:30:00", "America/New_York"),
+            Err(CoerceError::Invalid(_))
+        ));
+        assert!(matches!(
+            us("2024-11-03 01:30:00", "America/New_York"),
+            Err(CoerceError::Invalid(_))
+        ));
+        assert!(matches!(
+            us("2024-01-01 00:00:00", "Mars/Olympus"),
+            Err(CoerceError::UnsupportedZone(_))
+        ));
+        // DATE is midnight UTC in every zone.
+        assert_eq!(
+            coerce_literal(
+                &Literal::Date("2024-03-10".into()),
+                &DataType::Timestamp(TimeUnit::Second, Some("-05:00".into()))
+            ),
+            Ok(Some(Scalar::Int(1_710_028_800)))
+        );
     }
 }

@@ -1,12 +1,15 @@
-//! The dataset schema: flat Lance fields (pre-order, with ids and parent ids) and their
-//! logical type strings mapped to Arrow types.
+//! The dataset schema: flat Lance fields (pre-order, with ids and parent ids). Their Arrow
+//! types come from the one logical-type mapping of the file schema
+//! ([`LanceSchema`](crate::lance::schema::LanceSchema)), applied to a field's subtree.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, Field as ArrowField};
 
 use crate::error::{Error, Result};
+use crate::lance::proto::file as file_pb;
 use crate::lance::proto::table as pb;
+use crate::lance::schema::LanceSchema;
 
 /// One schema field.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +24,8 @@ pub(crate) struct SchemaField {
     pub logical_type: String,
     /// Whether the field may hold nulls.
     pub nullable: bool,
+    /// Field metadata as stored (e.g. `lance-encoding:*` keys, Arrow extension names).
+    pub metadata: HashMap<String, Vec<u8>>,
 }
 
 /// The dataset schema as stored in the manifest.
@@ -54,6 +59,7 @@ impl Schema {
                 name: f.name.clone(),
                 logical_type: f.logical_type.clone(),
                 nullable: f.nullable,
+                metadata: f.metadata.clone(),
             });
         }
         Ok(Self { fields: out })
@@ -114,74 +120,72 @@ impl Schema {
         parts.reverse();
         parts.join(".")
     }
-}
 
-/// Arrow type of a leaf logical type string. `Unsupported` for nested and exotic types.
-pub(crate) fn arrow_type_of(logical_type: &str) -> Result<DataType> {
-    let t = logical_type;
-    let simple = match t {
-        "null" => Some(DataType::Null),
-        "bool" => Some(DataType::Boolean),
-        "int8" => Some(DataType::Int8),
-        "uint8" => Some(DataType::UInt8),
-        "int16" => Some(DataType::Int16),
-        "uint16" => Some(DataType::UInt16),
-        "int32" => Some(DataType::Int32),
-        "uint32" => Some(DataType::UInt32),
-        "int64" => Some(DataType::Int64),
-        "uint64" => Some(DataType::UInt64),
-        "halffloat" => Some(DataType::Float16),
-        "float" => Some(DataType::Float32),
-        "double" => Some(DataType::Float64),
-        "string" => Some(DataType::Utf8),
-        "large_string" => Some(DataType::LargeUtf8),
-        "binary" => Some(DataType::Binary),
-        "large_binary" => Some(DataType::LargeBinary),
-        "date32:day" => Some(DataType::Date32),
-        "date64:ms" => Some(DataType::Date64),
-        _ => None,
-    };
-    if let Some(dt) = simple {
-        return Ok(dt);
+    /// The Arrow field of field `id` with its whole subtree (name, type, nullability,
+    /// metadata), mapped exactly as data files map it. `InvalidArgument` for an unknown id;
+    /// `Unsupported`/`Corrupt` (naming the field) for a logical type lakeseek cannot map.
+    pub(crate) fn arrow_field(&self, id: i32) -> Result<ArrowField> {
+        let root = self
+            .field_by_id(id)
+            .ok_or_else(|| Error::InvalidArgument(format!("no schema field with id {id}")))?;
+        let mut subtree = Vec::new();
+        self.push_subtree(root, -1, &mut subtree);
+        let schema = LanceSchema::from_proto(&file_pb::Schema {
+            fields: subtree,
+            metadata: HashMap::new(),
+        })?;
+        schema
+            .fields
+            .first()
+            .map(|f| f.to_arrow())
+            .ok_or_else(|| Error::corrupt(format!("schema: field {:?} vanished", root.name)))
     }
-    let unsupported = || Error::unsupported(format!("logical type {t:?}"));
-    let mut parts = t.splitn(3, ':');
-    let head = parts.next().unwrap_or("");
-    let unit = parts.next();
-    let rest = parts.next();
-    match head {
-        "timestamp" => {
-            let unit = time_unit(unit.ok_or_else(unsupported)?).ok_or_else(unsupported)?;
-            let tz = match rest {
-                None | Some("-") => None,
-                Some(tz) => Some(Arc::<str>::from(tz)),
-            };
-            Ok(DataType::Timestamp(unit, tz))
-        }
-        "time32" | "time64" | "duration" if rest.is_none() => {
-            let unit = time_unit(unit.ok_or_else(unsupported)?).ok_or_else(unsupported)?;
-            Ok(match head {
-                "time32" => DataType::Time32(unit),
-                "time64" => DataType::Time64(unit),
-                _ => DataType::Duration(unit),
-            })
-        }
-        "fixed_size_binary" if rest.is_none() => {
-            let n: i32 = unit.and_then(|u| u.parse().ok()).ok_or_else(unsupported)?;
-            Ok(DataType::FixedSizeBinary(n))
-        }
-        _ => Err(unsupported()),
-    }
-}
 
-fn time_unit(s: &str) -> Option<TimeUnit> {
-    Some(match s {
-        "s" => TimeUnit::Second,
-        "ms" => TimeUnit::Millisecond,
-        "us" => TimeUnit::Microsecond,
-        "ns" => TimeUnit::Nanosecond,
-        _ => return None,
-    })
+    /// Ids of field `id` and all its descendants. Data files list only the leaf ids of the
+    /// nested fields they hold, so "does this file hold the column" asks for any of these.
+    pub(crate) fn subtree_ids(&self, id: i32) -> Vec<i32> {
+        let mut out = vec![id];
+        let mut i = 0;
+        while i < out.len() && out.len() <= self.fields.len() {
+            let parent = out[i];
+            out.extend(
+                self.fields
+                    .iter()
+                    .filter(|f| f.parent_id == parent)
+                    .map(|f| f.id),
+            );
+            i += 1;
+        }
+        out
+    }
+
+    /// The Arrow type of field `id` (see [`Schema::arrow_field`]).
+    pub(crate) fn arrow_type(&self, id: i32) -> Result<DataType> {
+        Ok(self.arrow_field(id)?.data_type().clone())
+    }
+
+    /// `field` and its descendants in pre-order as file-schema fields, `field` re-parented
+    /// to `parent` (children are found by parent id, so a child added to a struct by a
+    /// later version, stored after other top-level fields, still lands under its parent).
+    fn push_subtree(&self, field: &SchemaField, parent: i32, out: &mut Vec<file_pb::Field>) {
+        // `from_proto` made every parent precede its children, so the walk terminates; the
+        // bound guards it anyway.
+        if out.len() > self.fields.len() {
+            return;
+        }
+        out.push(file_pb::Field {
+            name: field.name.clone(),
+            id: field.id,
+            parent_id: parent,
+            logical_type: field.logical_type.clone(),
+            nullable: field.nullable,
+            metadata: field.metadata.clone(),
+            ..Default::default()
+        });
+        for child in self.fields.iter().filter(|c| c.parent_id == field.id) {
+            self.push_subtree(child, field.id, out);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -199,29 +203,73 @@ mod tests {
         }
     }
 
+    fn arrow(fields: &[pb::Field], id: i32) -> Result<DataType> {
+        Schema::from_proto(fields)?.arrow_type(id)
+    }
+
     #[test]
-    fn logical_types_map_to_arrow() {
-        assert_eq!(arrow_type_of("int64").unwrap(), DataType::Int64);
-        assert_eq!(arrow_type_of("date32:day").unwrap(), DataType::Date32);
+    fn logical_types_map_to_arrow_like_the_file_schema() {
+        use arrow_schema::TimeUnit;
+        use std::sync::Arc;
+        let leaf = |t: &str| arrow(&[field("a", 0, -1, t)], 0);
+        assert_eq!(leaf("int64").unwrap(), DataType::Int64);
+        assert_eq!(leaf("date32:day").unwrap(), DataType::Date32);
         assert_eq!(
-            arrow_type_of("timestamp:us:-").unwrap(),
+            leaf("timestamp:us:-").unwrap(),
             DataType::Timestamp(TimeUnit::Microsecond, None)
         );
         assert_eq!(
-            arrow_type_of("timestamp:ms:+08:00").unwrap(),
+            leaf("timestamp:ms:+08:00").unwrap(),
             DataType::Timestamp(TimeUnit::Millisecond, Some("+08:00".into()))
         );
         assert_eq!(
-            arrow_type_of("time64:us").unwrap(),
+            leaf("timestamp:us:America/New_York").unwrap(),
+            DataType::Timestamp(TimeUnit::Microsecond, Some("America/New_York".into()))
+        );
+        assert_eq!(
+            leaf("time64:us").unwrap(),
             DataType::Time64(TimeUnit::Microsecond)
         );
+        assert_eq!(
+            leaf("decimal:128:10:2").unwrap(),
+            DataType::Decimal128(10, 2)
+        );
+        assert!(matches!(leaf("timestamp:xs:-"), Err(Error::Corrupt { .. })));
+        assert!(matches!(leaf("wat"), Err(Error::Unsupported { .. })));
+        // Nested: list<struct<s: string>> and a struct child stored after another column.
+        let fields = [
+            field("l", 0, -1, "list.struct"),
+            field("item", 1, 0, "struct"),
+            field("s", 2, 1, "string"),
+            field("st", 3, -1, "struct"),
+            field("x", 4, 3, "int32"),
+            field("late", 5, 3, "float"),
+        ];
+        let DataType::List(item) = arrow(&fields, 0).unwrap() else {
+            panic!("not a list")
+        };
+        assert_eq!(
+            item.data_type(),
+            &DataType::Struct(
+                vec![Arc::new(arrow_schema::Field::new(
+                    "s",
+                    DataType::Utf8,
+                    true
+                ))]
+                .into()
+            )
+        );
+        let DataType::Struct(children) = arrow(&fields, 3).unwrap() else {
+            panic!("not a struct")
+        };
+        assert_eq!(children.len(), 2);
+        let s = Schema::from_proto(&fields).unwrap();
+        assert_eq!(s.subtree_ids(0), vec![0, 1, 2]);
+        assert_eq!(s.subtree_ids(3), vec![3, 4, 5]);
+        assert_eq!(s.subtree_ids(4), vec![4]);
         assert!(matches!(
-            arrow_type_of("list.struct"),
-            Err(Error::Unsupported { .. })
-        ));
-        assert!(matches!(
-            arrow_type_of("timestamp:xs:-"),
-            Err(Error::Unsupported { .. })
+            arrow(&[field("l", 0, -1, "list")], 0),
+            Err(Error::Corrupt { .. })
         ));
     }
 

@@ -124,6 +124,7 @@ mod tests {
             name: name.into(),
             logical_type: t.into(),
             nullable: true,
+            metadata: Default::default(),
         };
         Schema {
             fields: vec![
