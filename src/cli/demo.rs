@@ -1,12 +1,14 @@
 //! `lakeseek demo [--latency-ms N] [--json]`: the main job on bundled sample data — no
 //! credentials, no network.
 //!
-//! The files of `assets/demo/` (written by `assets/demo/gen_demo.py` with pylance 14.0.2: a
-//! 40,000-row Lance 2.3 dataset in 4 fragments with a BTree index on `key`, a list element
-//! index on the 2.3 sparse `detections` column, and a small ecpfs vector index) are embedded
-//! in the binary and put into an in-memory object store read through the same I/O layer as
-//! S3 (64 KiB coalescing gap, every request counted; `--latency-ms N` sleeps N ms before each
-//! request and listing as S3's first byte would). The demo then runs
+//! The bundled sample data ([`crate::sample`], the files of `assets/demo/` written by
+//! `assets/demo/gen_demo.py` with pylance 14.0.2: a 40,000-row Lance 2.3 dataset in 4
+//! fragments with a BTree index on `key`, a list element index on the 2.3 sparse `detections`
+//! column, and a small ecpfs vector index) is put into an in-memory object store and opened
+//! through the public API ([`crate::Dataset`], [`crate::ecp::EcpIndex`]) with S3's
+//! coalescing gap (64 KiB), every request counted. `--latency-ms N` wraps the store in
+//! object_store's [`ThrottledStore`], which sleeps N ms before every GET and LIST, as S3's
+//! first byte would. The demo then runs
 //!
 //! * a) a BTree lookup `key = '...'`,
 //! * b) `any_element(detections, 'label = ''car'' AND confidence > 0.9')` from the list
@@ -20,33 +22,23 @@
 //! answers are compared with pylance's (and, for the vector search, the numpy reference
 //! search's), stored by the generator in `assets/demo/answers.json`. `--json` prints one JSON
 //! object instead of the table.
+//!
+//! [`ThrottledStore`]: object_store::throttle::ThrottledStore
 
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use object_store::memory::InMemory;
-use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutPayload};
+use object_store::throttle::{ThrottleConfig, ThrottledStore};
+use object_store::ObjectStore;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ecp::index::{EcpIndex, OpenOptions as EcpOpenOptions};
-use crate::ecp::query::QueryOptions;
+use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions};
 use crate::error::{Error, Result};
-use crate::index::filter::{filter_row_addresses, FilterOptions};
-use crate::io::list::{ObjectLister, ObjectStoreLister};
-use crate::io::store::REMOTE_COALESCE_GAP;
-use crate::io::RangeSource;
-use crate::io::{IoStats, IoStatsSnapshot, LatencyLister, LatencySource, ObjectStoreSource};
-use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
-
-/// Every bundled file: path relative to `assets/demo/`, contents.
-const BUNDLE: &[(&str, &[u8])] =
-    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/files.rs"));
+use crate::sample;
+use crate::{Dataset, IoStats, IoStatsSnapshot, Session};
 
 /// The demo's queries and pylance's answers to them (`assets/demo/answers.json`).
 const ANSWERS: &str = include_str!(concat!(
@@ -54,10 +46,12 @@ const ANSWERS: &str = include_str!(concat!(
     "/assets/demo/answers.json"
 ));
 
-/// The dataset's root in the in-memory store.
+/// The dataset's directory in the bundle.
 const DATASET_ROOT: &str = "frames.lance";
-/// The ecpfs index's prefix in the in-memory store.
+/// The ecpfs index's directory in the bundle.
 const ECP_ROOT: &str = "ecp_index";
+/// S3's coalescing gap (lakeseek's remote default), so requests are counted as on S3.
+const S3_COALESCE_GAP: &str = "65536";
 /// The sparse list column the take and `any_element` steps read.
 const DETECTIONS: &str = "detections";
 /// The BTree-indexed column.
@@ -142,60 +136,37 @@ pub async fn run_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<()> {
 pub async fn demo_report(args: &DemoArgs) -> Result<DemoReport> {
     let answers: Value = serde_json::from_str(ANSWERS)
         .map_err(|e| Error::corrupt(format!("bundled answers.json: {e}")))?;
-    let store = bundled_store().await?;
-    let delay = Duration::from_millis(args.latency_ms);
-    let plain: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(
-        store.clone(),
-        REMOTE_COALESCE_GAP,
-        "memory://",
-    ));
-    let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-        store.clone(),
-        &ObjectStoreScheme::Memory,
-    ));
-    let (source, lister): (Arc<dyn RangeSource>, Arc<dyn ObjectLister>) = if delay.is_zero() {
-        (plain, lister)
+    let store = sample::store().await?;
+    let store: Arc<dyn ObjectStore> = if args.latency_ms == 0 {
+        store
     } else {
-        (
-            Arc::new(LatencySource::new(plain, delay)),
-            Arc::new(LatencyLister::new(lister, delay)),
-        )
+        let delay = Duration::from_millis(args.latency_ms);
+        let config = ThrottleConfig {
+            wait_get_per_call: delay,
+            wait_list_per_call: delay,
+            ..ThrottleConfig::default()
+        };
+        Arc::new(ThrottledStore::new(store, config))
     };
+    let session = Session::default();
     let mut steps = Vec::new();
-    dataset_steps(&answers, source.clone(), lister, &mut steps).await?;
-    ecp_steps(&answers, source, &store, &mut steps).await?;
+    dataset_steps(&answers, &store, &session, &mut steps).await?;
+    ecp_steps(&answers, &store, &session, &mut steps).await?;
     let all_match = steps.iter().all(|s| s.matches_reference != Some(false));
     Ok(DemoReport {
         latency_ms: args.latency_ms,
-        bundled_bytes: BUNDLE.iter().map(|(_, b)| b.len() as u64).sum(),
+        bundled_bytes: sample::FILES.iter().map(|(_, b)| b.len() as u64).sum(),
         steps,
         all_match,
     })
 }
 
-/// An in-memory store holding every bundled file under its path in `assets/demo/`.
-pub async fn bundled_store() -> Result<Arc<InMemory>> {
-    let store = Arc::new(InMemory::new());
-    for (name, bytes) in BUNDLE {
-        let path = Path::from(*name);
-        store
-            .put(&path, PutPayload::from(Bytes::from_static(bytes)))
-            .await
-            .map_err(|e| Error::Store {
-                path: path.to_string(),
-                range: None,
-                source: Box::new(e),
-            })?;
-    }
-    Ok(store)
-}
-
 /// Time `fut`, counting its I/O into a fresh [`IoStats`].
-async fn measured<T, F>(fut: impl FnOnce(Arc<IoStats>) -> F) -> Result<(T, IoStatsSnapshot, f64)>
+async fn measured<T, F>(fut: impl FnOnce(IoStats) -> F) -> Result<(T, IoStatsSnapshot, f64)>
 where
     F: std::future::Future<Output = Result<T>>,
 {
-    let stats = Arc::new(IoStats::new());
+    let stats = IoStats::new();
     let start = Instant::now();
     let value = fut(stats.clone()).await?;
     Ok((value, stats.snapshot(), start.elapsed().as_secs_f64() * 1e3))
@@ -204,23 +175,24 @@ where
 /// Open, BTree lookup, `any_element`, cold and warm take.
 async fn dataset_steps(
     answers: &Value,
-    source: Arc<dyn RangeSource>,
-    lister: Arc<dyn ObjectLister>,
+    store: &Arc<dyn ObjectStore>,
+    session: &Session,
     steps: &mut Vec<DemoStep>,
 ) -> Result<()> {
-    let session = Arc::new(DatasetSession::default());
-    let store = DatasetStore::new(source, lister);
-    let root = Path::from(DATASET_ROOT);
     let (dataset, io, millis) = measured(|stats| {
-        let (store, root, session) = (store.clone(), root.clone(), session.clone());
-        async move { Dataset::open(store, root, None, session, &stats).await }
+        Dataset::builder(sample::DATASET_URL)
+            .object_store(store.clone())
+            .storage_option("coalesce_gap", S3_COALESCE_GAP)
+            .session(session)
+            .stats(&stats)
+            .open()
     })
     .await?;
-    let m = dataset.manifest();
+    let fragments = dataset.version_handle().manifest().fragments.len();
     steps.push(DemoStep {
         step: "open",
         what: "open dataset (latest version)".into(),
-        answer: format!("v{}, {} fragments", dataset.version(), m.fragments.len()),
+        answer: format!("v{}, {fragments} fragments", dataset.version()),
         result: Vec::new(),
         values: None,
         io,
@@ -236,14 +208,8 @@ async fn dataset_steps(
         let filter = text(answers, &[key, "filter"])?;
         let expected = u64_list(answers, &[key, "row_addresses"])?;
         let (rows, io, millis) = measured(|stats| {
-            let dataset = dataset.clone();
-            let filter = filter.clone();
-            async move {
-                let rows =
-                    filter_row_addresses(&dataset, &filter, FilterOptions::default(), &stats)
-                        .await?;
-                Ok(rows.iter().collect::<Vec<u64>>())
-            }
+            let (dataset, filter) = (dataset.with_stats(&stats), filter.clone());
+            async move { dataset.filter(&filter).await }
         })
         .await?;
         steps.push(DemoStep {
@@ -265,7 +231,7 @@ async fn dataset_steps(
             .cloned()
             .ok_or_else(|| Error::corrupt(format!("bundled answers.json: no {key}.detections")))?;
         let (lists, io, millis) = measured(|stats| {
-            let (dataset, addresses) = (dataset.clone(), addresses.clone());
+            let (dataset, addresses) = (dataset.with_stats(&stats), addresses.clone());
             async move { take_detections(&dataset, &addresses, &stats).await }
         })
         .await?;
@@ -295,8 +261,7 @@ async fn dataset_steps(
 
 /// The `detections` lists of the rows at `addresses`, in that order, as JSON values.
 async fn take_detections(dataset: &Dataset, addresses: &[u64], stats: &IoStats) -> Result<Value> {
-    let columns = [DETECTIONS.to_string()];
-    let batch = match take_rows(dataset, addresses, &columns, stats).await {
+    let batch = match dataset.take(addresses, &[DETECTIONS]).await {
         Ok(batch) => batch.project(&[1])?,
         // Until dataset takes of nested columns land, read the data files directly.
         Err(Error::Unsupported { .. }) => take_nested(dataset, addresses, stats).await?,
@@ -326,6 +291,7 @@ async fn take_nested(
     addresses: &[u64],
     stats: &IoStats,
 ) -> Result<arrow_array::RecordBatch> {
+    let dataset = dataset.version_handle();
     let manifest = dataset.manifest();
     let field = manifest
         .schema
@@ -401,6 +367,7 @@ struct ColumnSizes {
 
 impl ColumnSizes {
     async fn of(dataset: &Dataset) -> Result<Self> {
+        let dataset = dataset.version_handle();
         let caches = Arc::new(ReaderCaches::default());
         let stats = IoStats::new();
         let files: Vec<_> = dataset
@@ -455,18 +422,21 @@ impl ColumnSizes {
 /// Open the ecpfs index, then search it.
 async fn ecp_steps(
     answers: &Value,
-    source: Arc<dyn RangeSource>,
-    store: &Arc<InMemory>,
+    store: &Arc<dyn ObjectStore>,
+    session: &Session,
     steps: &mut Vec<DemoStep>,
 ) -> Result<()> {
     let start = Instant::now();
-    let index = EcpIndex::open_source(
-        source,
-        Path::from(ECP_ROOT),
-        ECP_ROOT,
-        EcpOpenOptions::default(),
-    )
-    .await?;
+    // Read through S3's coalescing gap (`open_store` uses lakeseek's remote default).
+    let prefix = object_store::path::Path::from(format!("sample/{ECP_ROOT}"));
+    let options = EcpOpenOptions {
+        node_cache_bytes: EcpOpenOptions::default()
+            .node_cache_bytes
+            .min(session.budget_bytes()),
+        ..EcpOpenOptions::default()
+    };
+    let index =
+        EcpIndex::open_store(store.clone(), prefix, sample::ECP_INDEX_URL, options).await?;
     let info = index.info().clone();
     steps.push(DemoStep {
         step: "ecp_open",
@@ -511,29 +481,22 @@ async fn ecp_steps(
         values: None,
         io: q.stats(),
         millis,
-        whole: Some(object_sizes(store, ECP_ROOT).await?),
+        whole: Some(bundled_sizes(ECP_ROOT)),
     });
     Ok(())
 }
 
-/// Bytes and number of the objects under `prefix` (a brute-force read of an index).
-async fn object_sizes(store: &Arc<InMemory>, prefix: &str) -> Result<WholeCost> {
-    use futures::TryStreamExt;
-    let objects: Vec<_> = store
-        .list(Some(&Path::from(prefix)))
-        .try_collect()
-        .await
-        .map_err(|e| Error::Store {
-            path: prefix.to_string(),
-            range: None,
-            source: Box::new(e),
-        })?;
-    Ok(WholeCost {
+/// Bytes and number of the bundled objects under `dir` (a brute-force read of an index).
+fn bundled_sizes(dir: &str) -> WholeCost {
+    let prefix = format!("{dir}/");
+    let files = sample::FILES.iter().filter(|(p, _)| p.starts_with(&prefix));
+    let (bytes, parts) = files.fold((0, 0), |(b, n), (_, f)| (b + f.len() as u64, n + 1));
+    WholeCost {
         what: "whole index".into(),
-        bytes: objects.iter().map(|o| o.size).sum(),
-        parts: objects.len() as u64,
+        bytes,
+        parts,
         unit: "objects",
-    })
+    }
 }
 
 /// The string at `path` of the bundled answers.
@@ -692,11 +655,13 @@ mod tests {
 
     #[test]
     fn bundle_holds_the_dataset_and_the_index() {
-        assert!(BUNDLE
+        let files = sample::FILES;
+        assert!(files
             .iter()
             .any(|(p, _)| p.starts_with("frames.lance/_versions/")));
-        assert!(BUNDLE.iter().any(|(p, _)| p.starts_with("ecp_index/")));
-        let bytes: usize = BUNDLE.iter().map(|(_, b)| b.len()).sum();
+        let index = bundled_sizes(ECP_ROOT);
+        assert!(index.parts > 100 && index.bytes > 100_000, "{index:?}");
+        let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
         assert!(bytes < 2 << 20, "bundled demo data is {bytes} bytes");
     }
 }
