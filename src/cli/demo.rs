@@ -435,8 +435,7 @@ async fn ecp_steps(
             .min(session.budget_bytes()),
         ..EcpOpenOptions::default()
     };
-    let index =
-        EcpIndex::open_store(store.clone(), prefix, sample::ECP_INDEX_URL, options).await?;
+    let index = EcpIndex::open_store(store.clone(), prefix, sample::ECP_INDEX_URL, options).await?;
     let info = index.info().clone();
     steps.push(DemoStep {
         step: "ecp_open",

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// Run `lakeseek demo ARGS`, returning stdout (the process must exit 0).
 fn demo(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_lakeseek"))
+    let output = Command::new(crate::suite::common::lakeseek_bin())
         .arg("demo")
         .args(args)
         .output()
