@@ -124,7 +124,7 @@ fn check_report(report: &Value, oracle: &Value) {
     );
     // Every step reads from the store: nothing is served by a single suffix read any more
     // (the warm take still fetches the value chunks of its non-empty lists).
-    for name in names {
+    for &name in &names {
         let s = step(report, name);
         assert!(
             s["io"]["requests"].as_u64().unwrap() > 0,
@@ -132,6 +132,17 @@ fn check_report(report: &Value, oracle: &Value) {
         );
         assert!(s["io"]["bytes"].as_u64().unwrap() > 0, "{name}: {s}");
         assert!(s["io"]["round_trips"].as_u64().unwrap() > 0, "{name}: {s}");
+    }
+    // Round trips as the depth of each step's request graph (measured on a paused clock, so
+    // deterministic): a cold take is tail -> page init -> chunks, a warm one only the chunks.
+    let depth = |name| step(report, name)["depth"].as_u64().unwrap();
+    assert_eq!(depth("take_cold"), 3, "{report}");
+    assert_eq!(depth("take_warm"), 1, "{report}");
+    for &name in &names {
+        assert!(
+            depth(name) >= 1
+                && depth(name) <= step(report, name)["io"]["requests"].as_u64().unwrap()
+        );
     }
     // A take of data files no earlier step opened costs more requests than a warm one.
     let requests = |name| step(report, name)["io"]["requests"].as_u64().unwrap();
@@ -161,11 +172,11 @@ fn demo_table_names_every_step_and_the_check() {
     let text = demo(&[]);
     for needle in [
         "a) BTree: key = '",
-        "b) list element index: any_element",
+        "b) any_element (list element index)",
         "c) take 20 rows of detections, cold",
         "take 20 other rows, warm",
         "d) vector search, k = 10",
-        "every answer matches pylance 14.0.2",
+        "Every answer matches pylance 14.0.2",
         "Why lakeseek",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
