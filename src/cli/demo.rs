@@ -61,69 +61,69 @@ const KEY: &str = "key";
 
 /// `lakeseek demo`.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Wait this many milliseconds before every request (and listing), like S3's first byte.
     #[arg(long = "latency-ms", default_value_t = 0)]
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
     /// Print one JSON object (every step, its answer and I/O) instead of the table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// What one step cost and answered.
 #[derive(Debug, Clone, Serialize)]
-pub struct DemoStep {
+pub(crate) struct DemoStep {
     /// Short name: `open`, `btree`, `any_element`, `take_cold`, `take_warm`, `ecp_open`,
     /// `ecp_search`.
-    pub step: &'static str,
+    pub(crate) step: &'static str,
     /// What ran (the filter, the rows, the query).
-    pub what: String,
+    pub(crate) what: String,
     /// The answer in a few words.
-    pub answer: String,
+    pub(crate) answer: String,
     /// Row addresses (filters, takes) or item ids (vector search) answered.
-    pub result: Vec<u64>,
+    pub(crate) result: Vec<u64>,
     /// The values read (takes: the `detections` list of each row, in the order asked).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub values: Option<Value>,
+    pub(crate) values: Option<Value>,
     /// Requests, bytes and round trips of this step (`round_trips` as [`IoStats`] counts
     /// them: overlapping requests are one wave).
-    pub io: IoStatsSnapshot,
+    pub(crate) io: IoStatsSnapshot,
     /// Round trips as the depth of the step's request graph: the step's time on a paused
     /// clock where every request (and listing) takes 1 ms and computing takes none.
-    pub depth: u64,
+    pub(crate) depth: u64,
     /// Wall time in milliseconds.
-    pub millis: f64,
+    pub(crate) millis: f64,
     /// What reading the whole column or index instead would cost.
-    pub whole: Option<WholeCost>,
+    pub(crate) whole: Option<WholeCost>,
     /// True when the answer equals pylance's (or the reference search's); `None` when there
     /// is nothing to compare (opens).
-    pub matches_reference: Option<bool>,
+    pub(crate) matches_reference: Option<bool>,
 }
 
 /// What reading a whole column (all its pages) or index (all its objects) costs.
 #[derive(Debug, Clone, Serialize)]
-pub struct WholeCost {
+pub(crate) struct WholeCost {
     /// What would be read, e.g. `detections column`.
-    pub what: String,
+    pub(crate) what: String,
     /// Bytes: sum of the page sizes (columns) or object sizes (indices).
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Pages or objects that holds.
-    pub parts: u64,
+    pub(crate) parts: u64,
     /// `pages` or `objects`.
-    pub unit: &'static str,
+    pub(crate) unit: &'static str,
 }
 
 /// The demo's report (`--json`).
 #[derive(Debug, Clone, Serialize)]
-pub struct DemoReport {
+pub(crate) struct DemoReport {
     /// Injected delay per request, ms.
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
     /// Bytes of bundled sample data.
-    pub bundled_bytes: u64,
+    pub(crate) bundled_bytes: u64,
     /// Every step in order.
-    pub steps: Vec<DemoStep>,
+    pub(crate) steps: Vec<DemoStep>,
     /// True when every answer matched its reference.
-    pub all_match: bool,
+    pub(crate) all_match: bool,
 }
 
 /// Run the demo, writing the table (or `--json`) to `out`.
@@ -131,7 +131,7 @@ pub struct DemoReport {
     clippy::future_not_send,
     reason = "`out` is the CLI's stdout lock (not Send); the CLI awaits this on its own thread"
 )]
-pub async fn run_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) async fn run_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<()> {
     let report = demo_report(args).await?;
     if args.json {
         let line = serde_json::to_string(&report)
@@ -143,7 +143,7 @@ pub async fn run_demo(args: &DemoArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Load the bundle, run every step, compare the answers.
-pub async fn demo_report(args: &DemoArgs) -> Result<DemoReport> {
+pub(crate) async fn demo_report(args: &DemoArgs) -> Result<DemoReport> {
     let depths = measure_depths().await?;
     let mut report = run_steps(args.latency_ms).await?;
     for (step, depth) in report.steps.iter_mut().zip(depths) {
@@ -329,9 +329,10 @@ async fn take_detections(dataset: &Dataset, addresses: &[u64], stats: &IoStats) 
     ))
 }
 
-/// Take `detections` of `addresses` through the file reader (every file opened in one wave,
-/// then all reads at once). The bundled dataset has no deletions; a fragment with a deletion
-/// file is refused rather than read wrongly.
+/// Take `detections` of `addresses` through the file reader (each fragment's data file
+/// opened and read concurrently with the others'), in the order asked. Interim, until
+/// `Dataset::take` reads nested columns. The bundled dataset has no deletions; a fragment
+/// with a deletion file is refused rather than read wrongly.
 async fn take_nested(
     dataset: &Dataset,
     addresses: &[u64],
