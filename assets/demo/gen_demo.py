@@ -3,7 +3,12 @@
 
 Usage (from the repository root, pinned venv, see tests/fixtures/requirements.txt):
 
-    /work/.venv-pylance/bin/python assets/demo/gen_demo.py
+    /work/.venv-pylance/bin/python assets/demo/gen_demo.py                 # everything
+    /work/.venv-pylance/bin/python assets/demo/gen_demo.py --answers-only  # keep the data
+
+Lance names data and index files with random UUIDs, so a full run rewrites every binary
+file; ``--answers-only`` recomputes ``answers.json`` and ``files.rs`` (and checks the ecp
+copy) from the committed ``frames.lance`` without rewriting it.
 
 Writes, next to this script:
 
@@ -145,12 +150,18 @@ def any_element_answer(ds: lance.LanceDataset) -> dict:
 
 
 def take_answer(ds: lance.LanceDataset, seed: int) -> dict:
-    rng = np.random.default_rng(seed)
-    rows = sorted(rng.choice(ROWS, TAKE_ROWS, replace=False).tolist())
+    """``TAKE_ROWS`` random rows (in random order) of the first draw from ``seed`` on that
+    holds at least 2 non-empty lists (so the take reads some value chunks)."""
     per_fragment = ROWS // FRAGMENTS
-    addrs = [((r // per_fragment) << 32) | (r % per_fragment) for r in rows]
-    got = ds._take_rows(addrs, columns=["detections"]).to_pylist()
-    return {"row_addresses": addrs, "columns": ["detections"],
+    while True:
+        rng = np.random.default_rng(seed)
+        rows = rng.choice(ROWS, TAKE_ROWS, replace=False).tolist()
+        addrs = [((r // per_fragment) << 32) | (r % per_fragment) for r in rows]
+        got = ds._take_rows(addrs, columns=["detections"]).to_pylist()
+        if sum(1 for g in got if g["detections"]) >= 2:
+            break
+        seed += 1000
+    return {"seed": seed, "row_addresses": addrs, "columns": ["detections"],
             "detections": [g["detections"] for g in got],
             "non_empty": sum(1 for g in got if g["detections"])}
 
@@ -226,7 +237,11 @@ def bundled() -> list:
 
 
 def main() -> None:
-    ds = build_dataset(os.path.join(HERE, "frames.lance"))
+    path = os.path.join(HERE, "frames.lance")
+    if "--answers-only" in sys.argv[1:]:
+        ds = lance.dataset(path)
+    else:
+        ds = build_dataset(path)
     copy_ecp(os.path.join(HERE, "ecp_index"))
     result = answers(ds)
     with open(os.path.join(HERE, "answers.json"), "w") as f:

@@ -22,8 +22,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Inspect and read the bundled sample file (no credentials, no network).
-    Demo,
+    /// The main job on bundled sample data: index lookups, a sparse take, a vector search,
+    /// each with what it cost (no credentials, no network).
+    Demo(demo::DemoArgs),
     /// Show a Lance file's version, schema, pages, layouts and compression trees.
     Inspect(file_commands::InspectArgs),
     /// Read rows of a Lance file as JSON lines.
@@ -74,7 +75,7 @@ pub fn main() -> ExitCode {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = runtime.block_on(async {
         match &cli.command {
-            Command::Demo => demo::run_demo(&mut out).await,
+            Command::Demo(args) => demo::run_demo(args, &mut out).await,
             Command::Inspect(args) => file_commands::run_inspect(args, &mut out).await,
             Command::Read(args) => file_commands::run_read(args, &mut out).await,
             Command::Query(args) => {

@@ -27,6 +27,7 @@ mod dataset_bad_input;
 mod dataset_cli;
 mod dataset_s3;
 mod dataset_take;
+mod demo_cli;
 mod ecp_bad_input;
 mod ecp_cli;
 mod ecp_s3;
