@@ -51,10 +51,9 @@ impl FilterPlan {
     /// answers the filter and scanning was allowed.
     pub(crate) fn full_scan_notice(&self) -> Option<String> {
         match &self.kind {
-            PlanKind::Single(plan) => plan
-                .full_scan_reason
-                .as_ref()
-                .map(|reason| format!("{reason}; scanning all {} fragments", plan.scans.len())),
+            PlanKind::Single(plan) => plan.full_scan_reason.as_ref().map(|reason| {
+                format!("{reason}; scanning all {} fragments", plan.scans.len())
+            }),
             PlanKind::Conjuncts(_) => None,
         }
     }
