@@ -27,6 +27,7 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 use clap::Parser;
+use http1 as http;
 use http_body_util::BodyExt;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;

@@ -19,27 +19,27 @@ use hyper::body::Frame;
 use serde::Serialize;
 
 /// Response bodies are paced in pieces of this many bytes.
-pub const PIECE: usize = 16 * 1024;
+pub(crate) const PIECE: usize = 16 * 1024;
 
 /// z of the 99th percentile of the standard normal distribution.
 const Z99: f64 = 2.326_347_874;
 
 /// Latency and bandwidth shaping, changeable at run time.
 #[derive(Debug, Clone, Serialize)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// Median (lognormal) or fixed first-byte delay in ms.
-    pub delay_ms: f64,
+    pub(crate) delay_ms: f64,
     /// `fixed` or `lognormal`.
-    pub dist: String,
+    pub(crate) dist: String,
     /// 99th percentile of the lognormal delay in ms.
-    pub p99_ms: f64,
+    pub(crate) p99_ms: f64,
     /// Per-connection bandwidth cap in MB/s (1e6 B/s); 0 = none.
-    pub bw_mbps: f64,
+    pub(crate) bw_mbps: f64,
 }
 
 /// One served request, as logged.
 #[derive(Debug, Clone, Serialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     method: String,
     kind: &'static str,
     path: String,
@@ -73,7 +73,7 @@ struct Log {
 
 /// Shared state of the shaping layer.
 #[derive(Debug)]
-pub struct Shaper {
+pub(crate) struct Shaper {
     shape: Mutex<Shape>,
     rng: Mutex<u64>,
     log: Mutex<Log>,
@@ -118,7 +118,7 @@ fn classify(method: &str, path: &str, query: &str) -> &'static str {
 
 /// What a request is, captured on arrival.
 #[derive(Debug, Clone)]
-pub struct Arrival {
+pub(crate) struct Arrival {
     method: String,
     path: String,
     query: String,
@@ -130,7 +130,7 @@ pub struct Arrival {
 
 impl Shaper {
     /// A shaper with `shape` and a seeded lognormal stream.
-    pub fn new(shape: Shape, seed: u64) -> Arc<Self> {
+    pub(crate) fn new(shape: Shape, seed: u64) -> Arc<Self> {
         Arc::new(Self {
             shape: Mutex::new(shape),
             rng: Mutex::new(seed),
@@ -145,12 +145,12 @@ impl Shaper {
     }
 
     /// The shaping in effect.
-    pub fn shape(&self) -> Shape {
+    pub(crate) fn shape(&self) -> Shape {
         lock(&self.shape).clone()
     }
 
     /// Replace the shaping.
-    pub fn set_shape(&self, shape: Shape) {
+    pub(crate) fn set_shape(&self, shape: Shape) {
         *lock(&self.shape) = shape;
     }
 
@@ -172,7 +172,7 @@ impl Shaper {
     }
 
     /// A request arrived: count it in flight and draw its delay.
-    pub fn arrive(
+    pub(crate) fn arrive(
         &self,
         method: &str,
         path: &str,
@@ -197,12 +197,12 @@ impl Shaper {
     }
 
     /// The request's first-byte delay.
-    pub fn delay(a: &Arrival) -> Duration {
+    pub(crate) fn delay(a: &Arrival) -> Duration {
         Duration::from_secs_f64(a.delay_ms / 1000.0)
     }
 
     /// The request's response is fully sent: log it and take it out of flight.
-    pub fn finish(&self, a: &Arrival, status: u16, resp_bytes: u64) {
+    pub(crate) fn finish(&self, a: &Arrival, status: u16, resp_bytes: u64) {
         self.inflight.fetch_sub(1, Ordering::SeqCst);
         let mut log = lock(&self.log);
         let ms =
@@ -228,7 +228,7 @@ impl Shaper {
     }
 
     /// Zero the counters and the log.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         let mut log = lock(&self.log);
         log.t0 = Instant::now();
         log.entries.clear();
@@ -237,7 +237,7 @@ impl Shaper {
     }
 
     /// The stats JSON (with the per-request log unless `with_log` is false).
-    pub fn stats_json(&self, with_log: bool) -> serde_json::Value {
+    pub(crate) fn stats_json(&self, with_log: bool) -> serde_json::Value {
         let shape = self.shape();
         let log = lock(&self.log);
         let mut total = Counts::default();
@@ -258,7 +258,7 @@ impl Shaper {
     }
 
     /// Answer a control request (`cmd` after `/__proxy__/`); `None` for an unknown command.
-    pub fn control(&self, cmd: &str, query: &str) -> Option<serde_json::Value> {
+    pub(crate) fn control(&self, cmd: &str, query: &str) -> Option<serde_json::Value> {
         let params: Vec<(&str, &str)> = query
             .split('&')
             .filter_map(|kv| kv.split_once('='))
@@ -292,7 +292,7 @@ impl Shaper {
 
 /// A body that sends `payload` at `bytes_per_sec` (after the first piece, which goes at
 /// once), and logs the request when its last piece is handed to the connection.
-pub fn paced_body(
+pub(crate) fn paced_body(
     shaper: Arc<Shaper>,
     arrival: Arrival,
     status: u16,

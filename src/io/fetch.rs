@@ -179,6 +179,7 @@ impl Default for FetchOptions {
 /// as long as the merged range stays within `max_merged` bytes (overlapping ranges are always
 /// merged, and a single range larger than `max_merged` stays whole). Empty ranges are
 /// ignored. Returns disjoint merged ranges sorted by start. Pure.
+#[cfg_attr(not(test), allow(dead_code))] // the tests' reference merge
 pub(crate) fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_merged: u64) -> Vec<Range<u64>> {
     coalesce(ranges, &CoalescePolicy::gap(gap, max_merged))
 }
@@ -194,7 +195,12 @@ pub struct PlannedRead {
 
 /// Validate `requests` and merge them per object into the GETs a fetch will send, grouped by
 /// path (sorted) and sorted by start within a path. Pure: the read plan of a wave.
-pub(crate) fn plan_fetch(requests: &[ReadRequest], gap: u64, max_merged: u64) -> Result<Vec<PlannedRead>> {
+#[cfg_attr(not(test), allow(dead_code))] // the tests' reference plan
+pub(crate) fn plan_fetch(
+    requests: &[ReadRequest],
+    gap: u64,
+    max_merged: u64,
+) -> Result<Vec<PlannedRead>> {
     plan_fetch_with(requests, &CoalescePolicy::gap(gap, max_merged))
 }
 

@@ -28,23 +28,23 @@ const DEFAULT_THROUGHPUT: f64 = 50e6;
 
 /// When to hedge (from storage options: `hedge_fraction`, `hedge_quantile`).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HedgeConfig {
+pub struct HedgeConfig {
     /// At most this fraction of a wave's GETs (and of all requests, over time) are hedged;
     /// 0 turns hedging off.
-    pub(crate) fraction: f64,
+    pub fraction: f64,
     /// The latency quantile past which an outstanding GET is duplicated.
-    pub(crate) quantile: f64,
+    pub quantile: f64,
     /// Hedge only once this many latencies of the store have been seen.
-    pub(crate) min_samples: usize,
+    pub min_samples: usize,
     /// Never hedge a GET outstanding for less than this.
-    pub(crate) floor: Duration,
+    pub floor: Duration,
     /// Largest number of hedge tokens saved up.
-    pub(crate) burst: f64,
+    pub burst: f64,
 }
 
 impl HedgeConfig {
     /// No hedging (local files, in-memory stores).
-    pub(crate) fn off() -> Self {
+    pub fn off() -> Self {
         Self {
             fraction: 0.0,
             ..Self::remote()
@@ -52,7 +52,7 @@ impl HedgeConfig {
     }
 
     /// The default for remote object stores: up to 10% extra requests past the p95.
-    pub(crate) fn remote() -> Self {
+    pub fn remote() -> Self {
         Self {
             fraction: 0.1,
             quantile: 0.95,
@@ -63,7 +63,7 @@ impl HedgeConfig {
     }
 
     /// Whether any GET may be hedged.
-    pub(crate) fn enabled(&self) -> bool {
+    pub fn enabled(&self) -> bool {
         self.fraction > 0.0
     }
 }

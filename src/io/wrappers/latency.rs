@@ -92,7 +92,6 @@ impl LatencySource {
         pending.answered = true;
         out
     }
-
 }
 
 #[async_trait]
