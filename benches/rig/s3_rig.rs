@@ -34,7 +34,7 @@ use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use object_store::aws::AmazonS3Builder;
 use object_store::{ObjectStoreExt, PutPayload};
 
-use shaper::{paced_body, Shape, Shaper, PIECE};
+use shaper::{paced_body, InFlight, Shape, Shaper, PIECE};
 
 /// Command line of the rig server.
 #[derive(Parser, Debug)]
@@ -116,14 +116,16 @@ impl Front {
             .unwrap_or(0);
         let method = req.method().as_str().to_string();
         let arrival = self.shaper.arrive(&method, &path, &query, range, req_bytes);
-        let delay = Shaper::delay(&arrival);
+        // Logged when complete, or as 499 if the client goes away first (future dropped).
+        let mut request = InFlight::new(self.shaper.clone(), arrival);
+        let delay = request.delay();
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
         let resp = match hyper::service::Service::call(&self.s3, req).await {
             Ok(resp) => resp,
             Err(e) => {
-                self.shaper.finish(&arrival, 500, 0);
+                request.finish(500, 0);
                 return Err(e);
             }
         };
@@ -131,7 +133,7 @@ impl Front {
         let payload = match body.collect().await {
             Ok(c) => c.to_bytes(),
             Err(e) => {
-                self.shaper.finish(&arrival, 500, 0);
+                request.finish(500, 0);
                 return Err(s3s::HttpError::new(e));
             }
         };
@@ -140,10 +142,10 @@ impl Front {
         if method == "HEAD" || rate <= 0.0 || payload.len() <= PIECE {
             // Logged before the reply: a client reading the stats right after its last
             // response sees it counted.
-            self.shaper.finish(&arrival, status, payload.len() as u64);
+            request.finish(status, payload.len() as u64);
             return Ok(http::Response::from_parts(parts, s3s::Body::from(payload)));
         }
-        let body = paced_body(self.shaper.clone(), arrival, status, payload, rate);
+        let body = paced_body(request, status, payload, rate);
         Ok(http::Response::from_parts(parts, body))
     }
 }

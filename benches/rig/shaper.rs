@@ -290,36 +290,70 @@ impl Shaper {
     }
 }
 
+/// A request in flight: logged once, when its response is complete, or (status 499, as
+/// for a client that closed the connection) when dropped before that: the losing copy of a
+/// hedged read is cancelled by its client and still counts as a request the server saw.
+pub(crate) struct InFlight {
+    shaper: Arc<Shaper>,
+    arrival: Option<Arrival>,
+}
+
+impl InFlight {
+    /// Track `arrival`.
+    pub(crate) fn new(shaper: Arc<Shaper>, arrival: Arrival) -> Self {
+        Self {
+            shaper,
+            arrival: Some(arrival),
+        }
+    }
+
+    /// The request's first-byte delay.
+    pub(crate) fn delay(&self) -> Duration {
+        self.arrival.as_ref().map(Shaper::delay).unwrap_or_default()
+    }
+
+    /// The response is complete: log it.
+    pub(crate) fn finish(&mut self, status: u16, resp_bytes: u64) {
+        if let Some(a) = self.arrival.take() {
+            self.shaper.finish(&a, status, resp_bytes);
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.finish(499, 0);
+    }
+}
+
 /// A body that sends `payload` at `bytes_per_sec` (after the first piece, which goes at
 /// once), and logs the request when its last piece is handed to the connection.
 pub(crate) fn paced_body(
-    shaper: Arc<Shaper>,
-    arrival: Arrival,
+    request: InFlight,
     status: u16,
     payload: Bytes,
     bytes_per_sec: f64,
 ) -> s3s::Body {
     let total = payload.len();
     let start = Instant::now();
-    let state = (shaper, arrival, payload, 0usize);
-    let stream =
-        futures::stream::unfold(state, move |(shaper, arrival, payload, sent)| async move {
-            if sent >= total {
-                return None;
-            }
-            let next = (sent + PIECE).min(total);
-            if sent > 0 && bytes_per_sec > 0.0 {
-                let due = start + Duration::from_secs_f64(next as f64 / bytes_per_sec);
-                tokio::time::sleep_until(due.into()).await;
-            }
-            if next == total {
-                shaper.finish(&arrival, status, total as u64);
-            }
-            let piece = payload.slice(sent..next);
-            Some((
-                Ok::<_, Infallible>(Frame::data(piece)),
-                (shaper, arrival, payload, next),
-            ))
-        });
+    let state = (request, payload, 0usize);
+    let stream = futures::stream::unfold(state, move |(mut request, payload, sent)| async move {
+        if sent >= total {
+            return None;
+        }
+        let next = (sent + PIECE).min(total);
+        if sent > 0 && bytes_per_sec > 0.0 {
+            let due = start + Duration::from_secs_f64(next as f64 / bytes_per_sec);
+            tokio::time::sleep_until(due.into()).await;
+        }
+        if next == total {
+            request.finish(status, total as u64);
+        }
+        let piece = payload.slice(sent..next);
+        Some((
+            Ok::<_, Infallible>(Frame::data(piece)),
+            (request, payload, next),
+        ))
+    });
     s3s::Body::http_body_unsync(StreamBody::new(stream))
 }

@@ -18,7 +18,7 @@
 //! lakeseek's per-read retries ([`crate::io::retry`]), so one read sends at most
 //! `(max_retries + 1)^2` HTTP requests when `max_retries` is given.
 //! | `coalesce_gap` | merge ranges whose gap is at most this many bytes | 64 KiB remote, 0 local |
-//! | `coalesce_waste` | a merged GET may waste at most this many bytes per byte wanted (`off`: the gap alone decides; see [`crate::io::coalesce`]) | 1.0 remote, unless `coalesce_gap` is given alone; off local |
+//! | `coalesce_waste` | a merged GET may waste at most this many bytes per byte wanted (`off`: the gap alone decides; see [`crate::io::coalesce`]) | 8 remote, unless `coalesce_gap` is given alone; off local |
 //! | `hedge_fraction` | hedge (duplicate) GETs still outstanding past the threshold, at most this fraction of a wave and of all requests (0 = off; see [`crate::io::hedge`]) | 0.1 remote, 0 local |
 //! | `hedge_quantile` | the latency quantile past which a GET is hedged | 0.95 |
 //!
