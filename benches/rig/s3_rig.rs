@@ -117,7 +117,7 @@ impl Front {
         let method = req.method().as_str().to_string();
         let arrival = self.shaper.arrive(&method, &path, &query, range, req_bytes);
         // Logged when complete, or as 499 if the client goes away first (future dropped).
-        let mut request = InFlight::new(self.shaper.clone(), arrival);
+        let mut request = InFlight::new(Arc::clone(&self.shaper), arrival);
         let delay = request.delay();
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
@@ -257,7 +257,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
         let front = Front {
             s3: builder.build(),
-            shaper: shaper.clone(),
+            shaper: Arc::clone(&shaper),
         };
         tokio::spawn(serve(listener, front));
         if !args.load.is_empty() {

@@ -388,7 +388,10 @@ fn hedged_wave_finishes_at_the_fast_copy_and_cancels_the_slow_one() {
     runtime().block_on(async {
         // Requests 0..10 prime the latency history; request 10 (the wave's first GET) hangs.
         let (source, data) = hedged_fixture(test_hedge(), &[10], 600_000).await;
-        let fetcher = RangeFetcher::new(source.clone(), FetchOptions::default());
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
         let stats = IoStats::new();
         for _ in 0..10 {
             fetcher.tail(&p("obj"), 16, &stats).await.unwrap();
@@ -413,7 +416,10 @@ fn hedges_are_capped_per_wave_and_off_without_history_or_config() {
     runtime().block_on(async {
         // Two slow GETs in a wave of 8: only ceil(10% of 8) = 1 is hedged.
         let (source, data) = hedged_fixture(test_hedge(), &[10, 11], 400).await;
-        let fetcher = RangeFetcher::new(source.clone(), FetchOptions::default());
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
         let stats = IoStats::new();
         for _ in 0..10 {
             fetcher.tail(&p("obj"), 16, &stats).await.unwrap();
@@ -427,7 +433,10 @@ fn hedges_are_capped_per_wave_and_off_without_history_or_config() {
 
         // Too little history: no hedge, the slow GET is waited for.
         let (source, data) = hedged_fixture(test_hedge(), &[0], 400).await;
-        let fetcher = RangeFetcher::new(source.clone(), FetchOptions::default());
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
         let stats = IoStats::new();
         fetcher
             .fetch(&eight_reads(data.len() as u64), &stats)
@@ -438,7 +447,10 @@ fn hedges_are_capped_per_wave_and_off_without_history_or_config() {
 
         // Hedging off (local files, memory): never.
         let (source, data) = hedged_fixture(crate::io::hedge::HedgeConfig::off(), &[10], 400).await;
-        let fetcher = RangeFetcher::new(source.clone(), FetchOptions::default());
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
         let stats = IoStats::new();
         for _ in 0..10 {
             fetcher.tail(&p("obj"), 16, &stats).await.unwrap();
@@ -500,7 +512,7 @@ fn remote_sources_bound_coalescing_by_waste_unless_the_gap_is_given() {
     assert_eq!((both.max_gap, both.waste_ratio), (8192, Some(0.5)));
     assert_eq!(remote(&[("coalesce_waste", "off")]).waste_ratio, None);
     let local = crate::io::open_url("/tmp/x", &[]).unwrap();
-    let f = RangeFetcher::new(local.source.clone(), FetchOptions::default());
+    let f = RangeFetcher::new(Arc::clone(&local.source), FetchOptions::default());
     assert_eq!(
         (
             f.coalesce_policy().waste_ratio,
