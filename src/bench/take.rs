@@ -362,6 +362,7 @@ pub(crate) fn add(a: IoStatsSnapshot, b: IoStatsSnapshot) -> IoStatsSnapshot {
         bytes: a.bytes + b.bytes,
         round_trips: a.round_trips + b.round_trips,
         retries: a.retries + b.retries,
+        hedges: a.hedges + b.hedges,
     }
 }
 

@@ -8,6 +8,13 @@
 //! `get_ranges` is never used (its coalescing has no size cap and it panics on a past-EOF
 //! range merged with an in-bounds one).
 //!
+//! Which ranges share a GET is decided by a [`CoalescePolicy`] (the gap, bounded by the
+//! bytes a merged GET would waste; [`crate::io::coalesce`]). A wave issues its GETs
+//! together; when it has more than [`FetchOptions::max_concurrency`], the ones waiting for
+//! a slot are counted as the extra round trips the server sees. GETs still outstanding past
+//! the store's adaptive latency threshold are hedged ([`crate::io::hedge`]): a duplicate is
+//! sent, the first answer wins and the other copy is cancelled (dropped).
+//!
 //! Every read is retried on transient failures ([`RetryPolicy`], see [`crate::io::retry`] for
 //! what is retried and the bounds) and checked before its bytes are handed on: a body shorter
 //! than asked is a transient [`ShortBody`] (retried, never decoded), and a range read carries
@@ -17,6 +24,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -24,6 +32,8 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path;
 
 use crate::error::{Error, Result};
+use crate::io::coalesce::{coalesce, CoalescePolicy};
+use crate::io::hedge::{wave_cap, LatencyTracker};
 use crate::io::retry::{with_retries, ReadSpan, RetryPolicy, ShortBody};
 use crate::io::source::{ObjectVersion, RangeSource};
 use crate::io::stats::IoStats;
@@ -169,23 +179,9 @@ impl Default for FetchOptions {
 /// as long as the merged range stays within `max_merged` bytes (overlapping ranges are always
 /// merged, and a single range larger than `max_merged` stays whole). Empty ranges are
 /// ignored. Returns disjoint merged ranges sorted by start. Pure.
+#[cfg_attr(not(test), allow(dead_code))] // the tests' reference merge
 pub(crate) fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_merged: u64) -> Vec<Range<u64>> {
-    let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| r.start < r.end).cloned().collect();
-    sorted.sort_by_key(|r| (r.start, r.end));
-    let mut merged: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
-    for r in sorted {
-        if let Some(last) = merged.last_mut() {
-            let close_enough = r.start <= last.end.saturating_add(gap);
-            let new_end = last.end.max(r.end);
-            let overlaps = r.start < last.end;
-            if overlaps || (close_enough && new_end - last.start <= max_merged) {
-                last.end = new_end;
-                continue;
-            }
-        }
-        merged.push(r);
-    }
-    merged
+    coalesce(ranges, &CoalescePolicy::gap(gap, max_merged))
 }
 
 /// One GET of a planned fetch.
@@ -199,10 +195,19 @@ pub struct PlannedRead {
 
 /// Validate `requests` and merge them per object into the GETs a fetch will send, grouped by
 /// path (sorted) and sorted by start within a path. Pure: the read plan of a wave.
+#[cfg_attr(not(test), allow(dead_code))] // the tests' reference plan
 pub(crate) fn plan_fetch(
     requests: &[ReadRequest],
     gap: u64,
     max_merged: u64,
+) -> Result<Vec<PlannedRead>> {
+    plan_fetch_with(requests, &CoalescePolicy::gap(gap, max_merged))
+}
+
+/// [`plan_fetch`] under any [`CoalescePolicy`]. Pure.
+pub(crate) fn plan_fetch_with(
+    requests: &[ReadRequest],
+    policy: &CoalescePolicy,
 ) -> Result<Vec<PlannedRead>> {
     for r in requests {
         r.validate()?;
@@ -217,7 +222,7 @@ pub(crate) fn plan_fetch(
         let ranges: Vec<Range<u64>> = group.iter().map(|(_, r)| r.clone()).collect();
         let path = group[0].0;
         plan.extend(
-            merge_ranges(&ranges, gap, max_merged)
+            coalesce(&ranges, policy)
                 .into_iter()
                 .map(|range| PlannedRead {
                     path: path.clone(),
@@ -236,6 +241,34 @@ pub struct RangeFetcher {
     retry: RetryPolicy,
     /// Versions (with etags) seen by this fetcher's tail and whole reads, per path.
     known_versions: Arc<Mutex<HashMap<Path, ObjectVersion>>>,
+    /// The store's recent latencies and the hedge budget (shared by clones).
+    latency: Arc<Mutex<LatencyTracker>>,
+}
+
+/// Hedges and hedge round trips of one wave.
+struct WaveHedges {
+    cap: usize,
+    used: AtomicUsize,
+    counted_round_trip: AtomicBool,
+}
+
+impl WaveHedges {
+    /// Take one of the wave's hedges; false when all are used.
+    fn try_take(&self) -> bool {
+        self.used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.cap).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// A hedge starts after other GETs of the wave were answered: the wave is one round
+    /// trip deeper (counted once per wave).
+    fn count_round_trip(&self, stats: &IoStats) {
+        if !self.counted_round_trip.swap(true, Ordering::SeqCst) {
+            stats.add_round_trips(1);
+        }
+    }
 }
 
 impl RangeFetcher {
@@ -245,11 +278,13 @@ impl RangeFetcher {
     /// [`with_retry_policy`](Self::with_retry_policy).
     pub fn new(source: Arc<dyn RangeSource>, options: FetchOptions) -> Self {
         let retry = source.retry_policy().unwrap_or_default();
+        let latency = Arc::new(Mutex::new(LatencyTracker::new(source.hedge_config())));
         Self {
             source,
             options,
             retry,
             known_versions: Arc::default(),
+            latency,
         }
     }
 
@@ -317,6 +352,84 @@ impl RangeFetcher {
             .unwrap_or_else(|| self.source.coalesce_gap())
     }
 
+    /// The coalescing policy in effect: the gap, bounded by the source's waste ratio unless
+    /// the options set the gap explicitly.
+    pub(crate) fn coalesce_policy(&self) -> CoalescePolicy {
+        let gap = self.coalesce_gap();
+        let max = self.options.max_merged_bytes;
+        match (self.options.coalesce_gap, self.source.coalesce_waste()) {
+            (None, Some(ratio)) => CoalescePolicy::with_waste(gap, max, ratio),
+            _ => CoalescePolicy::gap(gap, max),
+        }
+    }
+
+    fn tracker(&self) -> std::sync::MutexGuard<'_, LatencyTracker> {
+        self.latency.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Record one answered request of `bytes` that took `elapsed`, and earn hedge budget.
+    fn record_latency(&self, elapsed: std::time::Duration, bytes: usize) {
+        let mut t = self.tracker();
+        t.record(elapsed, bytes as u64);
+        t.earn();
+    }
+
+    /// One GET of a planned read, timed into the latency tracker.
+    async fn timed_range(
+        &self,
+        read: &PlannedRead,
+        expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes> {
+        let start = tokio::time::Instant::now();
+        let bytes = self
+            .source
+            .get_range(&read.path, read.range.clone(), expected)
+            .await?;
+        self.record_latency(start.elapsed(), bytes.len());
+        Ok(bytes)
+    }
+
+    /// One attempt at a planned read, hedged: past the store's latency threshold (and within
+    /// the wave's and the budget's hedges) a duplicate GET is sent; the first answer wins and
+    /// the other copy is dropped, which cancels it. A failed copy leaves the other to finish.
+    async fn hedged_range(
+        &self,
+        read: &PlannedRead,
+        expected: Option<&ObjectVersion>,
+        stats: &IoStats,
+        wave: &WaveHedges,
+    ) -> Result<Bytes> {
+        let primary = self.timed_range(read, expected);
+        let threshold = self.tracker().threshold(read.range.end - read.range.start);
+        let Some(wait) = threshold else {
+            return primary.await;
+        };
+        tokio::pin!(primary);
+        tokio::select! {
+            biased;
+            r = &mut primary => return r,
+            _ = tokio::time::sleep(wait) => {}
+        }
+        if !wave.try_take() || !self.tracker().try_spend() {
+            return primary.await;
+        }
+        stats.add_hedge();
+        wave.count_round_trip(stats);
+        let _guard = stats.start_request();
+        let backup = self.timed_range(read, expected);
+        tokio::pin!(backup);
+        tokio::select! {
+            r = &mut primary => match r {
+                Ok(bytes) => Ok(bytes),
+                Err(e) => backup.await.or(Err(e)),
+            },
+            r = &mut backup => match r {
+                Ok(bytes) => Ok(bytes),
+                Err(_) => primary.await,
+            },
+        }
+    }
+
     /// Suffix read of the last `n` bytes (one request, no HEAD); the object's size comes from
     /// the same response.
     pub async fn tail(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
@@ -328,7 +441,9 @@ impl RangeFetcher {
         let _guard = stats.start_request();
         let span = ReadSpan::Suffix(n);
         let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
+            let start = tokio::time::Instant::now();
             let (bytes, version) = self.source.get_suffix(path, n).await?;
+            self.record_latency(start.elapsed(), bytes.len());
             let wanted = n.min(version.size);
             if bytes.len() as u64 != wanted {
                 let start = version.size.saturating_sub(wanted);
@@ -352,7 +467,9 @@ impl RangeFetcher {
         let _guard = stats.start_request();
         let span = ReadSpan::Whole;
         let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
+            let start = tokio::time::Instant::now();
             let (bytes, version) = self.source.get_all(path).await?;
+            self.record_latency(start.elapsed(), bytes.len());
             if bytes.len() as u64 != version.size {
                 return Err(ShortBody::error(
                     path.as_ref(),
@@ -371,13 +488,14 @@ impl RangeFetcher {
 
     /// The GETs [`fetch`](Self::fetch) would send for `requests` (validated, merged).
     pub fn plan(&self, requests: &[ReadRequest]) -> Result<Vec<PlannedRead>> {
-        plan_fetch(requests, self.coalesce_gap(), self.options.max_merged_bytes)
+        plan_fetch_with(requests, &self.coalesce_policy())
     }
 
     /// Read all `requests` as one wave: requests are validated before anything is sent,
     /// ranges of the same object are merged, the merged GETs run concurrently (at most
-    /// `max_concurrency` in flight), and each request's bytes come back in request order as
-    /// a zero-copy slice of its merged buffer. Fails on the first failed GET.
+    /// `max_concurrency` in flight; the slot waits are counted as round trips), slow GETs
+    /// are hedged, and each request's bytes come back in request order as a zero-copy slice
+    /// of its merged buffer. Fails on the first failed GET.
     pub async fn fetch(&self, requests: &[ReadRequest], stats: &IoStats) -> Result<Vec<Bytes>> {
         let plan = self.plan(requests)?;
         if plan.is_empty() {
@@ -385,7 +503,17 @@ impl RangeFetcher {
         }
         let sizes = object_sizes(requests)?;
         let _wave = stats.start_wave();
-        let source = &self.source;
+        let slots = self.options.max_concurrency.max(1);
+        let waits = plan.len().div_ceil(slots) - 1;
+        if waits > 0 {
+            stats.add_round_trips(waits as u64);
+        }
+        let wave = WaveHedges {
+            cap: wave_cap(plan.len(), self.tracker().config().fraction),
+            used: AtomicUsize::new(0),
+            counted_round_trip: AtomicBool::new(false),
+        };
+        let wave = &wave;
         let retry = &self.retry;
         let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| {
             let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());
@@ -397,8 +525,8 @@ impl RangeFetcher {
                     read.path.as_ref(),
                     ReadSpan::Range(read.range.clone()),
                     || async {
-                        let bytes = source
-                            .get_range(&read.path, read.range.clone(), expected.as_ref())
+                        let bytes = self
+                            .hedged_range(&read, expected.as_ref(), stats, wave)
                             .await?;
                         check_length(&read, &bytes)?;
                         Ok(bytes)
@@ -409,7 +537,7 @@ impl RangeFetcher {
                 Ok::<_, Error>((read, bytes))
             }
         }))
-        .buffer_unordered(self.options.max_concurrency.max(1))
+        .buffer_unordered(slots)
         .try_collect()
         .await?;
         slice_results(requests, fetched)

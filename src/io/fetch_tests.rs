@@ -344,3 +344,181 @@ proptest! {
         }
     }
 }
+
+/// A memory store holding one 64 KiB object, behind a [`LatencySource`] (1 ms per request,
+/// the chosen request indices `slow` ms instead), advertising `hedge`.
+async fn hedged_fixture(
+    hedge: crate::io::hedge::HedgeConfig,
+    slow: &[u64],
+    slow_ms: u64,
+) -> (Arc<crate::io::LatencySource>, Vec<u8>) {
+    let store = Arc::new(InMemory::new());
+    let data = pattern(64 << 10);
+    store
+        .put(&p("obj"), PutPayload::from(data.clone()))
+        .await
+        .unwrap();
+    let inner =
+        ObjectStoreSource::new(store as Arc<dyn ObjectStore>, 0, "memory").with_hedge(hedge);
+    let latency = crate::io::LatencySource::new(Arc::new(inner), Duration::from_millis(1))
+        .with_slow_requests(slow, Duration::from_millis(slow_ms));
+    (Arc::new(latency), data)
+}
+
+/// Hedging that starts after 10 samples, at 200 ms at the earliest (so a fast request
+/// delayed by a loaded machine does not take the wave's one hedge).
+fn test_hedge() -> crate::io::hedge::HedgeConfig {
+    crate::io::hedge::HedgeConfig {
+        floor: Duration::from_millis(200),
+        ..crate::io::hedge::HedgeConfig::remote()
+    }
+}
+
+/// 8 requests 8 KiB apart (8 GETs at gap 0).
+fn eight_reads(size: u64) -> Vec<ReadRequest> {
+    (0..8u64)
+        .map(|i| ReadRequest::sized(p("obj"), i * 8192..i * 8192 + 100, size))
+        .collect()
+}
+
+use std::time::Duration;
+
+#[test]
+fn hedged_wave_finishes_at_the_fast_copy_and_cancels_the_slow_one() {
+    runtime().block_on(async {
+        // Requests 0..10 prime the latency history; request 10 (the wave's first GET) hangs.
+        let (source, data) = hedged_fixture(test_hedge(), &[10], 600_000).await;
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
+        let stats = IoStats::new();
+        for _ in 0..10 {
+            fetcher.tail(&p("obj"), 16, &stats).await.unwrap();
+        }
+        let reads = eight_reads(data.len() as u64);
+        let got = fetcher.fetch(&reads, &stats).await.unwrap();
+        for (r, b) in reads.iter().zip(&got) {
+            assert_eq!(&b[..], &data[r.range.start as usize..r.range.end as usize]);
+        }
+        let s = stats.snapshot();
+        // 10 tails + 8 GETs + 1 hedge; the hung copy was dropped unanswered.
+        assert_eq!((s.requests, s.hedges), (19, 1));
+        assert_eq!(source.started(), 19);
+        assert_eq!(source.cancelled(), 1);
+        // 10 tail waves + the hedged wave, one round trip deeper.
+        assert_eq!(s.round_trips, 12);
+    });
+}
+
+#[test]
+fn hedges_are_capped_per_wave_and_off_without_history_or_config() {
+    runtime().block_on(async {
+        // Two slow GETs in a wave of 8: only ceil(10% of 8) = 1 is hedged.
+        let (source, data) = hedged_fixture(test_hedge(), &[10, 11], 400).await;
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
+        let stats = IoStats::new();
+        for _ in 0..10 {
+            fetcher.tail(&p("obj"), 16, &stats).await.unwrap();
+        }
+        fetcher
+            .fetch(&eight_reads(data.len() as u64), &stats)
+            .await
+            .unwrap();
+        let s = stats.snapshot();
+        assert_eq!((s.requests, s.hedges, source.cancelled()), (19, 1, 1));
+
+        // Too little history: no hedge, the slow GET is waited for.
+        let (source, data) = hedged_fixture(test_hedge(), &[0], 400).await;
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
+        let stats = IoStats::new();
+        fetcher
+            .fetch(&eight_reads(data.len() as u64), &stats)
+            .await
+            .unwrap();
+        let s = stats.snapshot();
+        assert_eq!((s.requests, s.hedges, source.cancelled()), (8, 0, 0));
+
+        // Hedging off (local files, memory): never.
+        let (source, data) = hedged_fixture(crate::io::hedge::HedgeConfig::off(), &[10], 400).await;
+        let fetcher = RangeFetcher::new(
+            Arc::clone(&source) as Arc<dyn RangeSource>,
+            FetchOptions::default(),
+        );
+        let stats = IoStats::new();
+        for _ in 0..10 {
+            fetcher.tail(&p("obj"), 16, &stats).await.unwrap();
+        }
+        fetcher
+            .fetch(&eight_reads(data.len() as u64), &stats)
+            .await
+            .unwrap();
+        assert_eq!((stats.snapshot().hedges, source.cancelled()), (0, 0));
+    });
+}
+
+#[test]
+fn slot_waits_count_as_round_trips() {
+    runtime().block_on(async {
+        let data = pattern(1 << 20);
+        let src = memory_source(&[("obj", data.clone())], 0).await;
+        let options = FetchOptions {
+            max_concurrency: 4,
+            ..FetchOptions::default()
+        };
+        let fetcher = RangeFetcher::new(src, options);
+        let stats = IoStats::new();
+        let reads: Vec<ReadRequest> = (0..10u64)
+            .map(|i| ReadRequest::sized(p("obj"), i * 1000..i * 1000 + 10, data.len() as u64))
+            .collect();
+        fetcher.fetch(&reads, &stats).await.unwrap();
+        let s = stats.snapshot();
+        // 10 GETs through 4 slots: 3 sequential rounds.
+        assert_eq!((s.requests, s.round_trips), (10, 3));
+    });
+}
+
+#[test]
+fn remote_sources_bound_coalescing_by_waste_unless_the_gap_is_given() {
+    let remote = |opts: &[(&str, &str)]| {
+        let o: Vec<(String, String)> = [
+            ("aws_region", "us-east-1"),
+            ("aws_access_key_id", "a"),
+            ("aws_secret_access_key", "b"),
+        ]
+        .iter()
+        .chain(opts)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let opened = crate::io::open_url("s3://bucket/x", &o).unwrap();
+        RangeFetcher::new(opened.source, FetchOptions::default()).coalesce_policy()
+    };
+    let default = remote(&[]);
+    assert_eq!(
+        default.waste_ratio,
+        Some(crate::io::coalesce::REMOTE_WASTE_RATIO)
+    );
+    assert_eq!(default.max_gap, crate::io::store::REMOTE_COALESCE_GAP);
+    // `coalesce_gap=N` alone keeps its meaning: merge when the gap is at most N.
+    let gap = remote(&[("coalesce_gap", "8192")]);
+    assert_eq!((gap.max_gap, gap.waste_ratio), (8192, None));
+    let both = remote(&[("coalesce_gap", "8192"), ("coalesce_waste", "0.5")]);
+    assert_eq!((both.max_gap, both.waste_ratio), (8192, Some(0.5)));
+    assert_eq!(remote(&[("coalesce_waste", "off")]).waste_ratio, None);
+    let local = crate::io::open_url("/tmp/x", &[]).unwrap();
+    let f = RangeFetcher::new(Arc::clone(&local.source), FetchOptions::default());
+    assert_eq!(
+        (
+            f.coalesce_policy().waste_ratio,
+            local.source.hedge_config().enabled()
+        ),
+        (None, false)
+    );
+    assert!(crate::io::open_url("s3://b/x", &[("hedge_fraction".into(), "2".into())]).is_err());
+}

@@ -4,6 +4,8 @@
 //!   object store handle.
 //! * [`source`] is the narrow I/O trait ([`RangeSource`]) the rest of the crate reads through.
 //! * [`fetch`] plans and executes many byte ranges as few coalesced, concurrent requests.
+//! * [`coalesce`] decides which ranges share a GET (gap bounded by wasted bytes); [`hedge`]
+//!   decides when a slow GET is duplicated.
 //! * [`stats`] counts requests, bytes and round trips per query.
 //! * [`cache`] holds typed, size-weighted moka caches of decoded things.
 //! * [`retry`] decides which read failures are transient and retries them within a budget.
@@ -40,7 +42,9 @@
 
 pub(crate) mod cache;
 pub(crate) mod cache_extensions;
+pub(crate) mod coalesce;
 pub(crate) mod fetch;
+pub(crate) mod hedge;
 pub(crate) mod list;
 pub(crate) mod retry;
 pub(crate) mod source;

@@ -11,6 +11,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
 use crate::error::{Error, Result};
+use crate::io::hedge::HedgeConfig;
 use crate::io::retry::{RetryPolicy, ShortBody};
 
 /// Identity of one version of an object: caches key decoded metadata by path + this.
@@ -97,6 +98,18 @@ pub trait RangeSource: Send + Sync + Debug {
     fn retry_policy(&self) -> Option<RetryPolicy> {
         None
     }
+
+    /// The waste ratio bounding coalescing ([`crate::io::coalesce`]); `None`: the gap alone
+    /// decides. Wrappers forward it.
+    fn coalesce_waste(&self) -> Option<f64> {
+        None
+    }
+
+    /// When reads of this source are hedged ([`crate::io::hedge`]); off by default (local
+    /// files, memory). Wrappers forward it.
+    fn hedge_config(&self) -> HedgeConfig {
+        HedgeConfig::off()
+    }
 }
 
 /// [`RangeSource`] over any `object_store` implementation.
@@ -106,6 +119,8 @@ pub(crate) struct ObjectStoreSource {
     gap: u64,
     label: String,
     retry: Option<RetryPolicy>,
+    waste: Option<f64>,
+    hedge: HedgeConfig,
 }
 
 impl ObjectStoreSource {
@@ -117,7 +132,21 @@ impl ObjectStoreSource {
             gap,
             label: label.into(),
             retry: None,
+            waste: None,
+            hedge: HedgeConfig::off(),
         }
+    }
+
+    /// Bound coalescing by `ratio` (see [`RangeSource::coalesce_waste`]).
+    pub(crate) fn with_coalesce_waste(mut self, ratio: Option<f64>) -> Self {
+        self.waste = ratio;
+        self
+    }
+
+    /// Hedge reads with `config` (see [`RangeSource::hedge_config`]).
+    pub(crate) fn with_hedge(mut self, config: HedgeConfig) -> Self {
+        self.hedge = config;
+        self
     }
 
     /// Advertise `policy` as this source's [`RangeSource::retry_policy`].
@@ -305,5 +334,13 @@ impl RangeSource for ObjectStoreSource {
 
     fn retry_policy(&self) -> Option<RetryPolicy> {
         self.retry.clone()
+    }
+
+    fn coalesce_waste(&self) -> Option<f64> {
+        self.waste
+    }
+
+    fn hedge_config(&self) -> HedgeConfig {
+        self.hedge.clone()
     }
 }

@@ -22,6 +22,7 @@ struct Counters {
     round_trips: AtomicU64,
     in_flight: AtomicU64,
     retries: AtomicU64,
+    hedges: AtomicU64,
 }
 
 /// A point-in-time copy of [`IoStats`], serializable as the `--stats` JSON.
@@ -37,6 +38,10 @@ pub struct IoStatsSnapshot {
     /// itself is counted once in `requests`).
     #[serde(default)]
     pub retries: u64,
+    /// Hedges: duplicate GETs sent for a read still outstanding past the hedging threshold
+    /// (each also counted in `requests`; see the I/O layer's hedging policy).
+    #[serde(default)]
+    pub hedges: u64,
 }
 
 impl IoStats {
@@ -73,6 +78,18 @@ impl IoStats {
         self.counters.retries.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Count one hedge (the duplicate request itself is counted by its
+    /// [`start_request`](Self::start_request)).
+    pub(crate) fn add_hedge(&self) {
+        self.counters.hedges.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Count `n` more sequential round trips inside the current wave (requests that had to
+    /// wait for an earlier one of the same wave: a concurrency slot, a hedge).
+    pub(crate) fn add_round_trips(&self, n: u64) {
+        self.counters.round_trips.fetch_add(n, Ordering::SeqCst);
+    }
+
     /// Copy the counters.
     pub fn snapshot(&self) -> IoStatsSnapshot {
         IoStatsSnapshot {
@@ -80,6 +97,7 @@ impl IoStats {
             bytes: self.counters.bytes.load(Ordering::SeqCst),
             round_trips: self.counters.round_trips.load(Ordering::SeqCst),
             retries: self.counters.retries.load(Ordering::SeqCst),
+            hedges: self.counters.hedges.load(Ordering::SeqCst),
         }
     }
 }
@@ -92,6 +110,7 @@ impl IoStatsSnapshot {
             bytes: self.bytes.saturating_sub(earlier.bytes),
             round_trips: self.round_trips.saturating_sub(earlier.round_trips),
             retries: self.retries.saturating_sub(earlier.retries),
+            hedges: self.hedges.saturating_sub(earlier.hedges),
         }
     }
 }
@@ -111,6 +130,17 @@ impl Drop for RequestGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn old_json_without_hedges_parses() {
+        let old = r#"{"requests":3,"bytes":10,"round_trips":2,"retries":1}"#;
+        let snap: IoStatsSnapshot = serde_json::from_str(old).unwrap();
+        assert_eq!((snap.requests, snap.hedges), (3, 0));
+        let s = IoStats::new();
+        s.add_hedge();
+        s.add_round_trips(2);
+        assert_eq!((s.snapshot().hedges, s.snapshot().round_trips), (1, 2));
+    }
 
     #[test]
     fn overlapping_requests_are_one_round_trip() {
@@ -141,6 +171,7 @@ mod tests {
             bytes: 10,
             round_trips: 3,
             retries: 0,
+            hedges: 1,
         };
         assert_eq!(
             later.since(&snap),
@@ -149,6 +180,7 @@ mod tests {
                 bytes: 10,
                 round_trips: 1,
                 retries: 0,
+                hedges: 1,
             }
         );
     }

@@ -18,6 +18,9 @@
 //! lakeseek's per-read retries ([`crate::io::retry`]), so one read sends at most
 //! `(max_retries + 1)^2` HTTP requests when `max_retries` is given.
 //! | `coalesce_gap` | merge ranges whose gap is at most this many bytes | 64 KiB remote, 0 local |
+//! | `coalesce_waste` | a merged GET may waste at most this many bytes per byte wanted (`off`: the gap alone decides; see [`crate::io::coalesce`]) | 8 remote, unless `coalesce_gap` is given alone; off local |
+//! | `hedge_fraction` | hedge (duplicate) GETs still outstanding past the threshold, at most this fraction of a wave and of all requests (0 = off; see [`crate::io::hedge`]) | 0.1 remote, 0 local |
+//! | `hedge_quantile` | the latency quantile past which a GET is hedged | 0.95 |
 //!
 //! `memory://` URLs open a new, empty in-memory store on every call (useful in doctests).
 //!
@@ -45,6 +48,8 @@ use object_store::{ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreSchem
 use url::Url;
 
 use crate::error::{Error, Result};
+use crate::io::coalesce::REMOTE_WASTE_RATIO;
+use crate::io::hedge::HedgeConfig;
 use crate::io::retry::RetryPolicy;
 use crate::io::source::{ObjectStoreSource, RangeSource};
 
@@ -294,6 +299,11 @@ fn finish_open(
     });
     let label = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
     let mut object_source = ObjectStoreSource::new(Arc::clone(&store), gap, label);
+    if !matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
+        object_source = object_source
+            .with_coalesce_waste(tuning.remote_waste_ratio())
+            .with_hedge(tuning.remote_hedge());
+    }
     if let Some(policy) = tuning.read_retry_policy() {
         object_source = object_source.with_retry_policy(policy);
     }
@@ -319,6 +329,36 @@ pub(crate) struct IoTuning {
     pub max_backoff: Option<Duration>,
     /// `coalesce_gap` in bytes.
     pub coalesce_gap: Option<u64>,
+    /// `coalesce_waste`: `Some(None)` for `off`.
+    pub(crate) coalesce_waste: Option<Option<f64>>,
+    /// `hedge_fraction`.
+    pub(crate) hedge_fraction: Option<f64>,
+    /// `hedge_quantile`.
+    pub(crate) hedge_quantile: Option<f64>,
+}
+
+impl IoTuning {
+    /// The waste ratio for a remote store: the option's, else the default unless
+    /// `coalesce_gap` was given alone (then the gap alone decides, as it always did).
+    pub(crate) fn remote_waste_ratio(&self) -> Option<f64> {
+        match self.coalesce_waste {
+            Some(w) => w,
+            None if self.coalesce_gap.is_some() => None,
+            None => Some(REMOTE_WASTE_RATIO),
+        }
+    }
+
+    /// The hedging policy for a remote store.
+    pub(crate) fn remote_hedge(&self) -> HedgeConfig {
+        let mut hedge = HedgeConfig::remote();
+        if let Some(f) = self.hedge_fraction {
+            hedge.fraction = f;
+        }
+        if let Some(q) = self.hedge_quantile {
+            hedge.quantile = q;
+        }
+        hedge
+    }
 }
 
 impl IoTuning {
@@ -403,10 +443,28 @@ pub(crate) fn split_options(
                 tuning.max_backoff = Some(Duration::from_millis(parse_number(key, value)?))
             }
             "coalesce_gap" => tuning.coalesce_gap = Some(parse_number(key, value)?),
+            "coalesce_waste" => {
+                tuning.coalesce_waste = Some(match value.trim() {
+                    "off" | "none" => None,
+                    _ => Some(parse_fraction(key, value, f64::MAX)?),
+                })
+            }
+            "hedge_fraction" => tuning.hedge_fraction = Some(parse_fraction(key, value, 1.0)?),
+            "hedge_quantile" => tuning.hedge_quantile = Some(parse_fraction(key, value, 1.0)?),
             _ => rest.push((lower, value.clone())),
         }
     }
     Ok((tuning, rest))
+}
+
+/// A number in `0..=max`.
+fn parse_fraction(key: &str, value: &str, max: f64) -> Result<f64> {
+    match value.trim().parse::<f64>() {
+        Ok(v) if (0.0..=max).contains(&v) => Ok(v),
+        _ => Err(Error::InvalidArgument(format!(
+            "storage option {key}={value}: expected a number from 0 to {max}"
+        ))),
+    }
 }
 
 fn parse_number(key: &str, value: &str) -> Result<u64> {

@@ -432,6 +432,14 @@ impl RangeSource for FaultSource {
     fn retry_policy(&self) -> Option<RetryPolicy> {
         self.retry.clone().or_else(|| self.inner.retry_policy())
     }
+
+    fn coalesce_waste(&self) -> Option<f64> {
+        self.inner.coalesce_waste()
+    }
+
+    fn hedge_config(&self) -> crate::io::hedge::HedgeConfig {
+        self.inner.hedge_config()
+    }
 }
 
 /// FNV-1a, seeded: a stable hash (std's hashers are randomly keyed or unspecified).

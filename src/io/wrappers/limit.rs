@@ -70,6 +70,14 @@ impl RangeSource for ConcurrencyLimitSource {
         self.inner.retry_policy()
     }
 
+    fn coalesce_waste(&self) -> Option<f64> {
+        self.inner.coalesce_waste()
+    }
+
+    fn hedge_config(&self) -> crate::io::hedge::HedgeConfig {
+        self.inner.hedge_config()
+    }
+
     fn describe(&self) -> String {
         format!(
             "{} (at most {} in flight)",

@@ -163,6 +163,14 @@ impl RangeSource for RecordingSource {
         self.inner.retry_policy()
     }
 
+    fn coalesce_waste(&self) -> Option<f64> {
+        self.inner.coalesce_waste()
+    }
+
+    fn hedge_config(&self) -> crate::io::hedge::HedgeConfig {
+        self.inner.hedge_config()
+    }
+
     fn describe(&self) -> String {
         self.inner.describe()
     }

@@ -133,6 +133,8 @@ impl S3TestServer {
             ("max_retries", "2"),
             ("retry_timeout_secs", "5"),
             ("retry_init_backoff_ms", "10"),
+            // Hedged reads depend on timing; the tests count exact requests and faults.
+            ("hedge_fraction", "0"),
         ]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
