@@ -78,7 +78,7 @@ pub(crate) mod fixture {
 
     /// Rows of the current fragments `segment` covers, minus deleted rows.
     pub(crate) async fn live_covered(dataset: &Dataset, segment: &IndexSegment) -> RoaringTreemap {
-        let covered = segment.fragment_bitmap.clone().unwrap() & dataset.fragment_ids();
+        let covered = segment.fragment_bitmap.clone().unwrap() & dataset.manifest().fragment_ids();
         let frags: Vec<_> = dataset
             .manifest()
             .fragments

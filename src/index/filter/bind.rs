@@ -21,7 +21,6 @@ use crate::index::list_element::call::AnyElementCall;
 use crate::index::list_element::resolve::ElementField;
 use crate::index::list_element::value::ElementValue;
 use crate::index::sql_literal::{coerce_literal, CoerceError, Scalar};
-use crate::lance::dataset::schema::arrow_type_of;
 use crate::lance::dataset::Schema;
 
 /// Which list function a [`SqlPredicate::ListHas`] is.
@@ -117,7 +116,9 @@ impl FieldScope for SchemaScope<'_> {
                 field.logical_type
             )));
         }
-        let data_type = arrow_type_of(&field.logical_type)
+        let data_type = self
+            .0
+            .arrow_type(field.id)
             .ok()
             .filter(is_key_type)
             .ok_or_else(|| {
@@ -143,7 +144,7 @@ impl FieldScope for SchemaScope<'_> {
             .fields
             .iter()
             .find(|f| f.parent_id == field.id && f.id != field.id);
-        let data_type = match item.map(|i| arrow_type_of(&i.logical_type)) {
+        let data_type = match item.map(|i| self.0.arrow_type(i.id)) {
             Some(Ok(t)) if is_key_type(&t) => DataType::List(std::sync::Arc::new(
                 arrow_schema::Field::new("item", t, true),
             )),
