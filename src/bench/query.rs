@@ -254,7 +254,9 @@ async fn query_once(
 /// Number of rows matching `filter`, answered as `lakeseek query` does.
 async fn answer(dataset: &Dataset, filter: &str, allow_scan: bool, stats: &IoStats) -> Result<u64> {
     let options = FilterOptions { allow_scan };
-    Ok(filter_row_addresses(dataset, filter, options, stats).await?.len())
+    Ok(filter_row_addresses(dataset, filter, options, stats)
+        .await?
+        .len())
 }
 
 #[cfg(test)]

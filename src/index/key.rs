@@ -74,7 +74,6 @@ impl KeyRef<'_> {
     }
 
     /// Owned copy.
-    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn to_key(self) -> Key {
         match self {
             KeyRef::Bool(b) => Key::Bool(b),

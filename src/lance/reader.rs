@@ -587,13 +587,18 @@ impl LanceFileReader {
     /// The bytes of global buffer `index` (one request, or none when the open's suffix
     /// read holds them).
     pub(crate) async fn read_global_buffer(&self, index: usize, stats: &IoStats) -> Result<Bytes> {
-        let range = self.metadata.global_buffers.get(index).cloned().ok_or_else(|| {
-            Error::corrupt(format!(
-                "no global buffer {index} ({} in the file)",
-                self.metadata.global_buffers.len()
-            ))
-            .at(self.path.as_ref(), None)
-        })?;
+        let range = self
+            .metadata
+            .global_buffers
+            .get(index)
+            .cloned()
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "no global buffer {index} ({} in the file)",
+                    self.metadata.global_buffers.len()
+                ))
+                .at(self.path.as_ref(), None)
+            })?;
         let mut bytes = self.fetch(std::slice::from_ref(&range), stats).await?;
         bytes
             .pop()

@@ -85,7 +85,7 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scalar_index_filter_matches_pylance_locally() {
     let session = Arc::new(DatasetSession::default());
-    let (checked, failures) = check_all(|name| open_local_owned(name, session.clone())).await;
+    let (checked, failures) = check_all(|name| open_local_owned(name, Arc::clone(&session))).await;
     assert!(checked >= 140, "{checked}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -107,7 +107,7 @@ async fn every_scalar_index_filter_matches_pylance_over_s3() {
     let session = Arc::new(DatasetSession::default());
     let s3 = &s3;
     let (checked, failures) = check_all(|name| {
-        let session = session.clone();
+        let session = Arc::clone(&session);
         async move {
             let opened = s3.open(&format!("ds/{name}.lance"));
             Dataset::open_opened(&opened, None, session, &IoStats::new())
@@ -168,7 +168,7 @@ async fn warm_repeats_cost_one_round_trip_at_most() {
         ("f_i = 367", false),
         ("b_s = 'v00003' AND z_i < 1500 AND f_s IS NOT NULL", false),
     ] {
-        let dataset = open_local("scalar_indices", session.clone()).await;
+        let dataset = open_local("scalar_indices", Arc::clone(&session)).await;
         let cold = IoStats::new();
         let a = filter_row_addresses(&dataset, filter, FilterOptions::default(), &cold)
             .await

@@ -10,7 +10,7 @@ use crate::io::cache::{DeepSize, SizedCache};
 
 /// Caches of the scalar index readers other than the BTree.
 #[derive(Debug, Clone)]
-pub struct ScalarIndexCaches {
+pub(crate) struct ScalarIndexCaches {
     /// Keys of a bitmap lookup read so far (binary-search samples and brackets).
     pub(crate) bitmap_keys: SizedCache<(), KeySamples>,
     /// Decoded row sets of a bitmap lookup, by row (`u64::MAX - n`: global buffer `n`).
@@ -31,7 +31,7 @@ impl ScalarIndexCaches {
     }
 
     /// Caches holding about `capacity_bytes` each.
-    pub fn new(capacity_bytes: u64) -> Self {
+    pub(crate) fn new(capacity_bytes: u64) -> Self {
         Self {
             bitmap_keys: SizedCache::new(capacity_bytes),
             row_sets: SizedCache::new(capacity_bytes),

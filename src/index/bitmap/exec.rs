@@ -70,7 +70,7 @@ pub(crate) async fn open_bitmap_file(
     stats: &IoStats,
 ) -> Result<BitmapFile> {
     let path = dataset.index_file_path(segment, BITMAP_LOOKUP_FILE)?;
-    let caches = dataset.session().reader_caches.clone();
+    let caches = Arc::clone(&dataset.session().reader_caches);
     let reader = LanceFileReader::open(
         dataset.store().fetcher.clone(),
         path.clone(),
@@ -298,7 +298,9 @@ pub(crate) async fn read_row_sets(
             let set = decode_row_set(binary.value(i), &format!("bitmap of lookup row {row}"))
                 .map_err(|e| file.corrupt(e))?;
             let set = Arc::new(set);
-            cache.insert(row_set_key(file, *row), set.clone()).await;
+            cache
+                .insert(row_set_key(file, *row), Arc::clone(&set))
+                .await;
             decoded.insert(*row, set);
         }
         for (slot, row) in out.iter_mut().zip(rows) {

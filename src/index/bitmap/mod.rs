@@ -24,7 +24,7 @@ mod read_plan_tests;
 
 use roaring::RoaringTreemap;
 
-pub use cache::ScalarIndexCaches;
+pub(crate) use cache::ScalarIndexCaches;
 use exec::{read_row_sets, search_keys, BitmapFile};
 use search::spans_of;
 use treemap::RowSet;

@@ -24,12 +24,12 @@ fn wide_path() -> String {
 
 async fn open_recorded() -> (Dataset, Arc<RecordingSource>) {
     let opened = open_url(&wide_path(), &[]).unwrap();
-    let recorder = Arc::new(RecordingSource::new(opened.source.clone()));
+    let recorder = Arc::new(RecordingSource::new(Arc::clone(&opened.source)));
     let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-        opened.store.clone(),
+        Arc::clone(&opened.store),
         &opened.scheme,
     ));
-    let store = DatasetStore::new(recorder.clone() as Arc<dyn RangeSource>, lister);
+    let store = DatasetStore::new(Arc::clone(&recorder) as Arc<dyn RangeSource>, lister);
     let session = Arc::new(DatasetSession::new(64 << 20));
     let dataset = Dataset::open(store, opened.path.clone(), None, session, &IoStats::new())
         .await

@@ -143,7 +143,7 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
 }
 
 /// Serialize a row set the way lance does (tests and fuzz seeds).
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub(crate) fn encode_row_set(set: &RowSet) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&(set.fragments.len() as u32).to_le_bytes());

@@ -50,7 +50,7 @@ pub(crate) struct BloomZone {
 
 /// A decoded bloom-filter index.
 #[derive(Debug, Clone)]
-pub struct BloomIndex {
+pub(crate) struct BloomIndex {
     /// Zones sorted by (fragment, start), non-overlapping.
     pub(crate) zones: Vec<BloomZone>,
     /// Global buffer of the exact null rows, if any.

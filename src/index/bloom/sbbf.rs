@@ -43,7 +43,10 @@ fn mask(x: u32) -> [u32; 8] {
 impl Sbbf {
     /// Decode a bitset: a positive multiple of 32 bytes, at most 128 MiB.
     pub(crate) fn new(bitset: &[u8]) -> Result<Self, String> {
-        if bitset.is_empty() || !bitset.len().is_multiple_of(BLOCK_BYTES) || bitset.len() > MAX_BYTES {
+        if bitset.is_empty()
+            || !bitset.len().is_multiple_of(BLOCK_BYTES)
+            || bitset.len() > MAX_BYTES
+        {
             return Err(format!(
                 "bloom filter of {} bytes (must be a positive multiple of 32, at most 128 MiB)",
                 bitset.len()

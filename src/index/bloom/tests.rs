@@ -29,7 +29,7 @@ async fn every_stored_value_is_in_its_zone_filter() {
         dataset.store().fetcher.clone(),
         dataset.data_file_path(file),
         file.size_bytes,
-        dataset.session().reader_caches.clone(),
+        Arc::clone(&dataset.session().reader_caches),
         &IoStats::new(),
     )
     .await

@@ -5,6 +5,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
+use std::sync::Arc;
 
 use super::ListTest;
 use crate::error::{Error, Result};
@@ -22,7 +23,7 @@ pub(crate) fn list_has(
                 let l = array.as_list::<i32>();
                 (
                     l.value_offsets().iter().map(|o| *o as usize).collect(),
-                    l.values().clone(),
+                    Arc::clone(l.values()),
                     l.nulls().cloned(),
                 )
             }
@@ -30,7 +31,7 @@ pub(crate) fn list_has(
                 let l = array.as_list::<i64>();
                 (
                     l.value_offsets().iter().map(|o| *o as usize).collect(),
-                    l.values().clone(),
+                    Arc::clone(l.values()),
                     l.nulls().cloned(),
                 )
             }

@@ -23,7 +23,7 @@ pub(crate) async fn open_index_file(
         dataset.store().fetcher.clone(),
         path,
         segment.file_size(name),
-        dataset.session().reader_caches.clone(),
+        Arc::clone(&dataset.session().reader_caches),
         stats,
     )
     .await
