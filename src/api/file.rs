@@ -30,7 +30,7 @@ use crate::session::Session;
 /// let first = file.read_range(&["key"], 0..3).await?;
 /// let some = file.take(&["key", "detections"], &[7, 2, 7]).await?; // any order, repeats kept
 /// assert_eq!((first.num_rows(), some.num_rows()), (3, 3));
-/// assert_eq!(some.column(0).slice(0, 1), some.column(0).slice(2, 1));
+/// assert_eq!(some.column(0).slice(0, 1).to_data(), some.column(0).slice(2, 1).to_data());
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

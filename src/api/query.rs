@@ -30,7 +30,7 @@ use crate::lance::dataset::take::take_rows;
 /// let batch = result.batch.expect("columns were asked for");
 /// assert_eq!(batch.num_rows(), 1);
 /// let cost = stats.snapshot();
-/// assert!(cost.requests > 0 && cost.round_trips <= 4);
+/// assert!(cost.requests > 0 && cost.bytes > 0); // index pages and the two columns' chunks
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

@@ -13,7 +13,8 @@
 //! * [`wrappers`] adds latency, recording, fault injection and HTTP-level counting around the
 //!   above, for tests and benches.
 //!
-//! ```
+//! ```text
+//! (crate-internal; the same sequence runs as the unit test `fetch::tests::tail_then_one_merged_wave`)
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use lakeseek::io::{open_url, FetchOptions, IoStats, RangeFetcher, ReadRequest};
 //! use object_store::{ObjectStoreExt, PutPayload};
