@@ -154,6 +154,10 @@
 //! A service that only needs the library and S3 depends on
 //! `lakeseek = { version = "0.1", default-features = false, features = ["aws"] }`.
 
+// Without `cli`, the inspection/description code (it serves `lakeseek inspect`) and a few
+// CLI-only helpers have no caller; the default build checks them for dead code.
+#![cfg_attr(not(feature = "cli"), allow(dead_code))]
+
 mod api;
 #[cfg(feature = "cli")]
 mod bench;

@@ -10,6 +10,9 @@ use super::open::OpenParams;
 use super::query::Query;
 use crate::error::Result;
 use crate::index::filter::{filter_row_addresses, FilterOptions};
+use crate::index::list_element::build::{
+    build_list_element_index, commit_list_element_index, ListElementIndexOptions,
+};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::Dataset as DatasetVersion;
@@ -42,6 +45,7 @@ pub struct Dataset {
     version: DatasetVersion,
     session: Session,
     stats: IoStats,
+    params: OpenParams,
 }
 
 /// How to open a [`Dataset`]: storage options, version, session, stats.
@@ -119,12 +123,13 @@ impl DatasetBuilder {
         let opened = self.params.open_url()?;
         let session = self.params.session();
         let shared = Arc::clone(session.dataset_session());
-        let stats = self.params.stats;
+        let stats = self.params.stats.clone();
         let version = DatasetVersion::open_opened(&opened, self.version, shared, &stats).await?;
         Ok(Dataset {
             version,
             session,
             stats,
+            params: self.params,
         })
     }
 }
@@ -202,6 +207,27 @@ impl Dataset {
     /// a plan to print.
     pub fn query(&self) -> Query<'_> {
         Query::new(self)
+    }
+
+    /// Build a list element index (`any_element` filters; spec `list-element-index.md`) on
+    /// the `list<struct>` column `column`, keyed by the element fields `keys` (direct children
+    /// of the element struct), and commit it as a new version of the dataset with a
+    /// put-if-absent manifest write (a concurrent writer is never overwritten: on a conflict
+    /// the index is rebased onto the newer version, or the call fails with
+    /// [`Error::Conflict`](crate::Error::Conflict)). Returns the new version; reopen the
+    /// dataset to query with the index. Refused when an index named `name` exists.
+    pub async fn create_list_element_index(
+        &self,
+        column: &str,
+        keys: &[&str],
+        name: &str,
+    ) -> Result<u64> {
+        let opened = self.params.open_url()?;
+        let options = ListElementIndexOptions::new(column, keys, name);
+        let built = build_list_element_index(&opened, &self.version, &options, &self.stats).await?;
+        let created =
+            commit_list_element_index(&opened, &self.version, &built, &self.stats).await?;
+        Ok(created.version)
     }
 
     pub(crate) fn version_handle(&self) -> &DatasetVersion {

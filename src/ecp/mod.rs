@@ -38,5 +38,6 @@ pub use crate::api::ecp::EcpStore;
 pub use index::{EcpIndex, IndexInfo, OpenOptions};
 pub use metric::Metric;
 pub use node::{EmbeddingDtype, Node};
+pub use npy::parse_npy;
 pub use query::{EcpQuery, QueryOptions, SearchResult};
 pub use search::{ScoredItem, SearchParams};

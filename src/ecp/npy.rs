@@ -9,8 +9,9 @@ fn bad(what: impl std::fmt::Display) -> Error {
     Error::InvalidArgument(format!("query file: {what}"))
 }
 
-/// Parse `.npy` bytes into rows (a 1-d array is one row).
-pub(crate) fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
+/// Parse `.npy` bytes (float32/float64/float16, shape `(d,)` or `(n, d)`) into rows, e.g. query
+/// vectors for [`EcpIndex::query`](crate::ecp::EcpIndex::query); a 1-d array is one row.
+pub fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err(bad("not a .npy file (bad magic)"));
     }

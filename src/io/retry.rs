@@ -39,6 +39,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "cloud")]
 use object_store::client::{HttpError, HttpErrorKind};
 
 use crate::error::{Error, Result};
@@ -233,6 +234,7 @@ fn classify_one(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
     if e.is::<ShortBody>() || e.is::<AttemptTimedOut>() {
         return Some(true);
     }
+    #[cfg(feature = "cloud")]
     if let Some(http) = e.downcast_ref::<HttpError>() {
         return Some(matches!(
             http.kind(),

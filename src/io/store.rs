@@ -36,6 +36,7 @@ use std::time::Duration;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 #[cfg(feature = "azure")]
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+#[cfg(feature = "cloud")]
 use object_store::client::{HttpClient, HttpConnector};
 #[cfg(feature = "gcp")]
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
@@ -44,7 +45,11 @@ use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreScheme, RetryConfig};
+#[cfg(feature = "http")]
+use object_store::ClientConfigKey;
+#[cfg(feature = "cloud")]
+use object_store::{ClientOptions, RetryConfig};
+use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -86,6 +91,7 @@ pub(crate) struct OpenOptions {
     /// `key=value` storage options (object_store config keys and [`LAKESEEK_OPTION_KEYS`]).
     pub storage_options: Vec<(String, String)>,
     /// HTTP client factory for the remote backends; `None` uses object_store's reqwest client.
+    #[cfg(feature = "cloud")]
     pub http_connector: Option<Arc<dyn HttpConnector>>,
     /// Read through this store instead of building one from the URL (the URL then only
     /// gives the scheme, which picks the coalescing defaults, and the path inside it).
@@ -102,7 +108,7 @@ impl OpenOptions {
     }
 
     /// Use `connector` for every HTTP request of the opened store.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "cloud"))]
     pub(crate) fn with_http_connector(mut self, connector: Arc<dyn HttpConnector>) -> Self {
         self.http_connector = Some(connector);
         self
@@ -119,10 +125,11 @@ impl std::fmt::Debug for OpenOptions {
                 (k.as_str(), shown)
             })
             .collect();
-        f.debug_struct("OpenOptions")
-            .field("storage_options", &options)
-            .field("http_connector", &self.http_connector)
-            .finish()
+        let mut out = f.debug_struct("OpenOptions");
+        out.field("storage_options", &options);
+        #[cfg(feature = "cloud")]
+        out.field("http_connector", &self.http_connector);
+        out.finish()
     }
 }
 
@@ -172,7 +179,10 @@ pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUr
         Error::InvalidArgument(format!("cannot parse store URL {}: {e}", redact_url(url)))
     })?;
     let (tuning, passthrough) = split_options(&options.storage_options)?;
+    #[cfg(feature = "cloud")]
     let connector = options.http_connector.clone().map(SharedConnector);
+    #[cfg(not(feature = "cloud"))]
+    let connector: Option<SharedConnector> = None;
     let store: Arc<dyn ObjectStore> = match (&options.object_store, &scheme) {
         (Some(given), _) => Arc::clone(given),
         (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
@@ -190,6 +200,7 @@ fn build_store(
     connector: Option<SharedConnector>,
 ) -> Result<Arc<dyn ObjectStore>> {
     let scheme = scheme.clone();
+    let _ = (&connector, tuning, url, parsed); // only the cloud backends use them
     Ok(match scheme {
         ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
             if let Some((k, _)) = passthrough.first() {
@@ -364,6 +375,7 @@ impl IoTuning {
 impl IoTuning {
     /// object_store's retry config with the given fields replaced, or `None` when no retry
     /// option was given (object_store's defaults then apply).
+    #[cfg(feature = "cloud")]
     pub(crate) fn retry_config(&self) -> Option<RetryConfig> {
         if self.max_retries.is_none()
             && self.retry_timeout.is_none()
@@ -493,9 +505,16 @@ fn builder_error(url: &str, e: object_store::Error) -> Error {
 }
 
 /// Adapts a shared `Arc<dyn HttpConnector>` to the builders' generic `with_http_connector`.
+#[cfg(feature = "cloud")]
 #[derive(Debug)]
 struct SharedConnector(Arc<dyn HttpConnector>);
 
+/// Without a cloud backend there is no HTTP client to adapt.
+#[cfg(not(feature = "cloud"))]
+#[derive(Debug)]
+enum SharedConnector {}
+
+#[cfg(feature = "cloud")]
 impl HttpConnector for SharedConnector {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
         self.0.connect(options)

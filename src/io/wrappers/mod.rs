@@ -32,6 +32,7 @@ pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequ
 pub(crate) use counting::{CountingConnector, HttpCountsSnapshot, HttpRequestRecord};
 #[cfg(test)]
 pub(crate) use fault::{FaultConfig, FaultCounts, FaultKind, FaultSource};
+#[cfg(any(test, feature = "cli"))]
 pub(crate) use latency::LatencySource;
 #[cfg(test)]
 pub(crate) use recording::{ReadKind, RecordingSource};
