@@ -147,7 +147,7 @@
 //! * `aws`, `gcp`, `azure`, `http` (default): one per cloud backend; local files and the
 //!   in-memory store are always available.
 //! * `sample-data` (default): [`sample`], the bundled demo dataset and ecpfs index.
-//! * `testing`: [`testing`], an object_store HTTP connector that counts requests and bytes
+//! * `testing`: `testing`, an object_store HTTP connector that counts requests and bytes
 //!   and injects failures, for the tests of code built on lakeseek.
 //! * `fuzzing`: entry points for `fuzz/` (not a stable API).
 //!

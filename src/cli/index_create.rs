@@ -1,6 +1,6 @@
 //! `lakeseek index create DATASET --column C --keys K1[,K2...] --name NAME [--page-rows N]`:
 //! build a list element index and commit it (library call:
-//! [`crate::index::list_element::build::create_list_element_index`]). Prints the
+//! `crate::index::list_element::build::create_list_element_index`). Prints the
 //! committed index as one JSON object on stdout: `{"name", "uuid", "version",
 //! "read_version", "entries", "pages", "fragments", "files", "commit_attempts"}`.
 
@@ -19,7 +19,7 @@ use crate::io::IoStats;
 pub struct IndexCreateArgs {
     /// Dataset URL or local path.
     pub dataset: String,
-    /// The list<struct> column to index.
+    /// The `list<struct>` column to index.
     #[arg(long)]
     pub column: String,
     /// Key fields (direct children of the element struct), comma-separated, in key order.

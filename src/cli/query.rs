@@ -10,7 +10,7 @@
 //!   row, in the order given (deleted rows are skipped, as lance does).
 //!
 //! A filter holding `any_element(list_col, '...')` calls (alone, under `NOT`, or combined
-//! with other predicates by `AND`) is answered by [`crate::index::list_element::filter`];
+//! with other predicates by `AND`) is answered by `crate::index::list_element::filter`;
 //! `--explain` then shows, per conjunct, whether the list element index answered exactly,
 //! as a superset with recheck, as a complement (NOT), or not at all, and the encoded
 //! ranges searched.

@@ -151,7 +151,7 @@ fn missing(store: &ZarrStore, path: &str) -> Error {
 
 impl EcpIndex {
     /// Open the index at `url` (`s3://bucket/prefix/index`, `gs://...`, a local path, ...).
-    /// Reads go through the URL's [`RangeSource`] (with the retry policy of the storage
+    /// Reads go through the URL's `RangeSource` (with the retry policy of the storage
     /// options); saved queries are written through its object store when
     /// [`OpenOptions::writable`].
     pub async fn open_url(
@@ -166,7 +166,7 @@ impl EcpIndex {
     }
 
     /// Open the index stored under `prefix` of `store`; `label` names it in errors. Reads go
-    /// through an [`ObjectStoreSource`] over `store` with lakeseek's default retry policy.
+    /// through an `ObjectStoreSource` over `store` with lakeseek's default retry policy.
     pub async fn open_store(
         store: Arc<dyn ObjectStore>,
         prefix: Path,
@@ -184,9 +184,9 @@ impl EcpIndex {
     }
 
     /// Open the index stored under `prefix`, reading through `source` (e.g. a
-    /// [`FaultSource`](crate::io::FaultSource), [`LatencySource`](crate::io::LatencySource) or
-    /// [`RecordingSource`](crate::io::RecordingSource) around a store's source). Read-only: a
-    /// [`RangeSource`] cannot write, so saving queries needs [`EcpIndex::open_with`].
+    /// `FaultSource`, `LatencySource` or
+    /// `RecordingSource` around a store's source). Read-only: a
+    /// `RangeSource` cannot write, so saving queries needs `EcpIndex::open_with`.
     pub async fn open_source(
         source: Arc<dyn RangeSource>,
         prefix: Path,

@@ -7,16 +7,16 @@
 //!                                              └──► node = lvl_{l+1}/node_{id}/{embeddings, ids}
 //! ```
 //!
-//! * [`index`]: opening, settings, cached node loads.
-//! * [`search`]: the pure search state machine (heap, item buffer, search_exp doubling).
-//! * [`query`]: query handles, next-k pages, exclude, prefetch.
-//! * [`saved`]: saved query state under `queries/Q/`.
-//! * [`scan`]: the exhaustive scan (exact, every leaf).
-//! * [`zarr_io`], [`node`], [`metric`]: zarr array reads through zarrs, node decoding, scores.
-//! * I/O: zarrs reads through [`FetcherStorage`](crate::ecp::zarr_storage::FetcherStorage),
-//!   lakeseek's [`RangeFetcher`](crate::io::RangeFetcher) (retries, version checks, request
-//!   accounting into [`IoStats`](crate::io::IoStats)) over any [`RangeSource`](crate::io::RangeSource).
-//! * [`cli`]: `lakeseek ecp info|search`.
+//! * `index`: opening, settings, cached node loads.
+//! * `search`: the pure search state machine (heap, item buffer, search_exp doubling).
+//! * `query`: query handles, next-k pages, exclude, prefetch.
+//! * `saved`: saved query state under `queries/Q/`.
+//! * `scan`: the exhaustive scan (exact, every leaf).
+//! * `zarr_io`, `node`, `metric`: zarr array reads through zarrs, node decoding, scores.
+//! * I/O: zarrs reads through `FetcherStorage`,
+//!   lakeseek's `RangeFetcher` (retries, version checks, request
+//!   accounting into `IoStats`) over any `RangeSource`.
+//! * `cli`: `lakeseek ecp info|search`.
 //!
 //! Request plan: a node visit is one wave of 4 GETs (the two arrays' `zarr.json` and the first
 //! chunk of each, fetched together), plus one more wave for leaves spanning several chunks.

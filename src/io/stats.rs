@@ -58,7 +58,7 @@ impl IoStats {
     }
 
     /// Mark the start of a wave of requests issued together (e.g. one
-    /// [`RangeFetcher::fetch`](crate::io::RangeFetcher::fetch)): while the guard lives, the
+    /// `RangeFetcher::fetch`): while the guard lives, the
     /// wave is in flight, so requests started inside it belong to one round trip even when a
     /// fast backend finishes each before the next starts. Counts no request by itself.
     pub fn start_wave(&self) -> RequestGuard<'_> {

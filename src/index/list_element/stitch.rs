@@ -1,4 +1,4 @@
-//! Assembling the element fields a predicate needs from a list<struct> column that data
+//! Assembling the element fields a predicate needs from a `list<struct>` column that data
 //! files store under their own (older) names, possibly split across several files (after
 //! a cast, lance writes the new child into a new file that repeats the list structure).
 //!

@@ -1,4 +1,4 @@
-//! Which column and key fields an index build uses: the column is a list<struct> (List or
+//! Which column and key fields an index build uses: the column is a `list<struct>` (List or
 //! LargeList of a Struct), each key a direct child of its element struct, named by its
 //! current name, of a type the spec allows, and no key twice (spec: "Index Details").
 //! Pure: schema in, resolved fields or a clear `InvalidArgument` out.
