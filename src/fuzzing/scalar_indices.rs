@@ -225,7 +225,7 @@ mod tests {
 
     /// A longer in-process mutation run (`LAKESEEK_FUZZ_SECS`, default 60 s).
     #[test]
-    #[ignore]
+    #[ignore = "a long in-process mutation run: LAKESEEK_FUZZ_SECS=N cargo test --lib long_mutation_run -- --ignored"]
     fn long_mutation_run() {
         let secs: u64 = std::env::var("LAKESEEK_FUZZ_SECS")
             .ok()
