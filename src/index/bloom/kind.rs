@@ -5,23 +5,18 @@ use std::sync::Arc;
 
 use arrow_schema::DataType;
 use async_trait::async_trait;
-use roaring::{RoaringBitmap, RoaringTreemap};
+use roaring::RoaringBitmap;
 
 use super::exec::load_bloom;
 use super::{sbbf, value_bytes, BloomIndex, BloomZone, BLOOM_DETAILS_TYPES, BLOOM_FILE};
 use crate::error::{Error, Result};
-use crate::index::bitmap::addresses;
-use crate::index::bitmap::exec::read_buffer_row_set;
-use crate::index::bitmap::kind::{
-    coverage_of, covered_segments, has_type, refuse_segments, restrict,
-};
+use crate::index::bitmap::kind::{coverage_of, covered_segments, has_type, refuse_segments};
 use crate::index::bitmap::leaves;
 use crate::index::filter::kind::{
-    rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
-    PlannedLeaf, Want,
+    Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer, PlannedLeaf, Want,
 };
 use crate::index::predicate::{LeafQuery, Predicate};
-use crate::index::zonemap::kind::{is_file_cached, zone_rows};
+use crate::index::zonemap::kind::{answer_zones, is_file_cached, ZoneSegment};
 use crate::index::zonemap::{possible, Possible};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
@@ -216,24 +211,22 @@ impl PlannedLeaf for PlannedBloom {
     }
 
     async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
-        let mut sure = RoaringTreemap::new();
-        let mut maybe = RoaringTreemap::new();
-        let mut zones = 0usize;
-        for (reader, index, covered) in &self.segments {
-            if let (true, Some(buffer)) = (is_null_test(&self.predicate), index.null_buffer) {
-                let nulls = read_buffer_row_set(dataset, reader, buffer, stats).await?;
-                let nulls = restrict(addresses(dataset, &nulls), covered);
-                sure |= rows_with_value(dataset, covered, self.want, nulls, &RoaringTreemap::new());
-                continue;
-            }
-            let candidates = self.candidates(index);
-            zones += candidates.iter().filter(|(_, k)| *k).count();
-            maybe |= zone_rows(candidates.into_iter(), covered);
-        }
-        Ok(LeafAnswer {
-            sure,
-            maybe,
-            read: serde_json::json!({"candidate_zones": zones, "cached_pages": 0}),
-        })
+        let null_test = is_null_test(&self.predicate);
+        let segments = self.segments.iter().map(|(reader, index, covered)| {
+            let segment = ZoneSegment {
+                reader,
+                null_buffer: index.null_buffer,
+                covered,
+            };
+            let exact_nulls = null_test && index.null_buffer.is_some();
+            let candidates = if exact_nulls {
+                Vec::new()
+            } else {
+                self.candidates(index)
+            };
+            (segment, candidates)
+        });
+        let segments: Vec<_> = segments.collect();
+        answer_zones(dataset, segments, null_test, self.want, stats).await
     }
 }

@@ -65,6 +65,46 @@ pub(crate) fn zone_rows(
     out
 }
 
+/// One segment of a zone-based index (zone map, bloom filter) as [`answer_zones`] needs it.
+pub(crate) struct ZoneSegment<'a> {
+    /// The open index file.
+    pub(crate) reader: &'a LanceFileReader,
+    /// Its global buffer of exact null rows, when it has one.
+    pub(crate) null_buffer: Option<usize>,
+    /// Current fragments the segment covers.
+    pub(crate) covered: &'a RoaringBitmap,
+}
+
+/// The answer of a zone-based index: the exact null rows (from the file's null buffer) for an
+/// `IS NULL` test, otherwise the rows of the zones `candidates` keeps, for the engine to recheck.
+pub(crate) async fn answer_zones<'a>(
+    dataset: &Dataset,
+    segments: Vec<(ZoneSegment<'a>, Vec<(super::ZoneBound, bool)>)>,
+    null_test: bool,
+    want: Want,
+    stats: &IoStats,
+) -> Result<LeafAnswer> {
+    let mut sure = RoaringTreemap::new();
+    let mut maybe = RoaringTreemap::new();
+    let mut zones = 0usize;
+    for (segment, candidates) in segments {
+        if let (true, Some(buffer)) = (null_test, segment.null_buffer) {
+            let nulls = read_buffer_row_set(dataset, segment.reader, buffer, stats).await?;
+            let nulls = restrict(addresses(dataset, &nulls), segment.covered);
+            let none = RoaringTreemap::new();
+            sure |= rows_with_value(dataset, segment.covered, want, nulls, &none);
+            continue;
+        }
+        zones += candidates.iter().filter(|(_, k)| *k).count();
+        maybe |= zone_rows(candidates.into_iter(), segment.covered);
+    }
+    Ok(LeafAnswer {
+        sure,
+        maybe,
+        read: serde_json::json!({"candidate_zones": zones, "cached_pages": 0}),
+    })
+}
+
 #[derive(Debug, Clone)]
 struct PlannedZoneMap {
     name: String,
@@ -201,24 +241,22 @@ impl PlannedLeaf for PlannedZoneMap {
     }
 
     async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
-        let mut sure = RoaringTreemap::new();
-        let mut maybe = RoaringTreemap::new();
-        let mut zones = 0usize;
-        for (reader, map, covered) in &self.segments {
-            if let (true, Some(buffer)) = (is_null_test(&self.predicate), map.null_buffer) {
-                let nulls = read_buffer_row_set(dataset, reader, buffer, stats).await?;
-                let nulls = restrict(addresses(dataset, &nulls), covered);
-                sure |= rows_with_value(dataset, covered, self.want, nulls, &RoaringTreemap::new());
-                continue;
-            }
-            let candidates = self.candidates(map);
-            zones += candidates.iter().filter(|(_, k)| *k).count();
-            maybe |= zone_rows(candidates.into_iter(), covered);
-        }
-        Ok(LeafAnswer {
-            sure,
-            maybe,
-            read: serde_json::json!({"candidate_zones": zones, "cached_pages": 0}),
-        })
+        let null_test = is_null_test(&self.predicate);
+        let segments = self.segments.iter().map(|(reader, map, covered)| {
+            let segment = ZoneSegment {
+                reader,
+                null_buffer: map.null_buffer,
+                covered,
+            };
+            let exact_nulls = null_test && map.null_buffer.is_some();
+            let candidates = if exact_nulls {
+                Vec::new()
+            } else {
+                self.candidates(map)
+            };
+            (segment, candidates)
+        });
+        let segments: Vec<_> = segments.collect();
+        answer_zones(dataset, segments, null_test, self.want, stats).await
     }
 }
