@@ -9,10 +9,14 @@ against the server's totals and printed).
         [--sections take,btree] [--warm 40] [--cold 10] \
         [--setting default] [--setting gap8k:coalesce_gap=8192] ... [--out res.json]
 
-take:  100 random rows of the int64 `id` column of take_1000000_v2.2.
+take:  100 random rows of one column of one dataset (`--take DATASET:COLUMN`, repeatable;
+       default take_1000000_v2.2:id; e.g. take_1000000_v2.3s:detections for the 2.3 sparse
+       list<struct> column).
        warm: one open dataset, one warm-up take (seed 5999), then takes with seeds 6000+i;
        cold: dataset open + take with fresh caches (pylance: a new lance.dataset() per take in
        one process; lakeseek: `bench take --cold`), seeds 5000+i. Same rows for both.
+       `--file-take` adds lakeseek's file-level take of the same rows from the dataset's one
+       data file (`bench take <file>`), so the dataset's cost can be compared with the file's.
 btree: `key = v` on btree_1000000, open + query with fresh caches (pylance: a new
        lance.dataset() per query; lakeseek: `bench query --cold`), the keys lakeseek's
        `bench query` picks (reproduced here), warm: one open dataset, one warm-up query.
@@ -73,21 +77,35 @@ def pct(xs, p):
     return xs[int(k) - 1]
 
 
-def summary(ms, reqs, byts):
+def waves(log):
+    """Round trips the server saw: busy periods (a request arriving after every earlier one
+    has been answered starts a new one)."""
+    n, busy_until = 0, None
+    for e in sorted(log, key=lambda e: e["start_ms"]):
+        if busy_until is None or e["start_ms"] > busy_until:
+            n += 1
+            busy_until = e["t_ms"]
+        else:
+            busy_until = max(busy_until, e["t_ms"])
+    return n
+
+
+def summary(ms, reqs, byts, rts):
     return {"p50": pct(ms, 50), "p90": pct(ms, 90), "p99": pct(ms, 99),
+            "rt_p50": pct(rts, 50), "rt_max": max(rts),
             "req_p50": pct(reqs, 50), "req_max": max(reqs),
             "kib_p50": pct(byts, 50) / 1024, "kib_mean": sum(byts) / len(byts) / 1024,
             "n": len(ms)}
 
 
-def pylance_ops(server, uri, so, ops, warm, kind):
+def pylance_ops(server, uri, so, ops, warm, kind, column="id"):
     """Run `ops` (row lists or filters) with pylance; per op (ms, requests, bytes)."""
     import lance
     out = []
     ds = lance.dataset(uri, storage_options=so) if warm else None
     if warm:  # warm-up
         first = ops[0]
-        (ds.take(indices=first, columns=["id"]) if kind == "take"
+        (ds.take(indices=first, columns=[column]) if kind == "take"
          else ds.scanner(filter=first, columns=[], with_row_address=True).to_table())
         ops = ops[1:]
     for op in ops:
@@ -95,13 +113,13 @@ def pylance_ops(server, uri, so, ops, warm, kind):
         t = time.perf_counter()
         d = ds if warm else lance.dataset(uri, storage_options=so)
         if kind == "take":
-            n = d.take(indices=op, columns=["id"]).num_rows
+            n = d.take(indices=op, columns=[column]).num_rows
         else:
             n = d.scanner(filter=op, columns=[], with_row_address=True).to_table().num_rows
         ms = (time.perf_counter() - t) * 1e3
         assert n >= 1, (op, n)
         log = server.log()
-        out.append((ms, len(log), sum(e["resp_bytes"] for e in log)))
+        out.append((ms, len(log), sum(e["resp_bytes"] for e in log), waves(log)))
     return out
 
 
@@ -116,23 +134,36 @@ def lakeseek_bench(server, binary, argv, options):
     rep = json.loads(res.stdout)
     seen = len(server.log())
     own = rep["totals"]["requests"] + rep["setup"]["requests"]
-    ops = [(o["latency_ms"], o["requests"], o["bytes"]) for o in rep["operations"]]
+    ops = [(o["latency_ms"], o["requests"], o["bytes"], o["round_trips"])
+           for o in rep["operations"]]
     return ops, seen, own, rep
 
 
-def run_take(a, server, so, settings):
-    uri = "s3://anchors/take_1000000_v2.2.lance"
+def data_file_url(a, dataset):
+    """The one data file of `dataset` (peer-bench's info.json next to it)."""
+    with open(os.path.join(a.anchors, "data", dataset + ".info.json")) as f:
+        files = json.load(f)["files"]
+    if len(files) != 1:
+        raise SystemExit(f"--file-take needs a one-fragment dataset, {dataset} has {len(files)}")
+    return f"s3://anchors/{dataset}.lance/data/{files[0]['file']}"
+
+
+def run_take(a, server, so, settings, dataset, column):
+    uri = f"s3://anchors/{dataset}.lance"
     rows = lambda s: random_rows(s, 100)  # noqa: E731
+    targets = [("", uri)] + ([(" file", data_file_url(a, dataset))] if a.file_take else [])
     res = {}
     for mode, n, seed in (("warm", a.warm, 6000), ("cold", a.cold, 5000)):
         ops = ([rows(5999)] if mode == "warm" else []) + [rows(seed + i) for i in range(n)]
-        py = pylance_ops(server, uri, so, ops, mode == "warm", "take")
+        py = pylance_ops(server, uri, so, ops, mode == "warm", "take", column)
         res[(mode, "pylance 14.0.2")] = (py, None)
         for name, extra in settings:
-            argv = ["take", uri, "--columns", "id", "--rows-per-take", "100", "--takes", str(n),
-                    f"--{mode}", "--seed", str(seed), "--warmup", "1"]
-            ops_lk, seen, own, _ = lakeseek_bench(server, a.lakeseek, argv, {**so, **extra})
-            res[(mode, f"lakeseek {name}")] = (ops_lk, (seen, own))
+            for suffix, target in targets:
+                argv = ["take", target, "--columns", column, "--rows-per-take", "100",
+                        "--takes", str(n), f"--{mode}", "--seed", str(seed), "--warmup", "1"]
+                ops_lk, seen, own, _ = lakeseek_bench(server, a.lakeseek, argv,
+                                                      {**so, **extra})
+                res[(mode, f"lakeseek {name}{suffix}")] = (ops_lk, (seen, own))
     return res
 
 
@@ -169,9 +200,9 @@ def run_btree(a, server, so, settings):
 
 def print_table(title, res):
     print(f"\n### {title}\n")
-    print("| mode | reader | p50 ms | p90 ms | p99 ms | requests p50 (max) | KiB p50 | "
-          "p50 / pylance | KiB / pylance | server = report |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| mode | reader | p50 ms | p90 ms | p99 ms | requests p50 (max) | round trips p50 "
+          "(max) | KiB p50 | p50 / pylance | KiB / pylance | server = report |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for mode in ("warm", "cold"):
         base = res.get((mode, "pylance 14.0.2"))
         bs = summary(*zip(*base[0])) if base else None
@@ -183,7 +214,7 @@ def print_table(title, res):
             kr = f"{s['kib_mean'] / bs['kib_mean']:.2f}" if bs else ""
             chk = f"{check[0]} = {check[1]}" if check else "(server log)"
             print(f"| {mode} | {reader} | {s['p50']:.1f} | {s['p90']:.1f} | {s['p99']:.1f} | "
-                  f"{s['req_p50']} ({s['req_max']}) | {s['kib_p50']:.0f} | {ratio} | {kr} | {chk} |")
+                  f"{s['req_p50']} ({s['req_max']}) | {s['rt_p50']} ({s['rt_max']}) | {s['kib_p50']:.0f} | {ratio} | {kr} | {chk} |")
 
 
 def main():
@@ -195,6 +226,11 @@ def main():
     ap.add_argument("--cold", type=int, default=10)
     ap.add_argument("--setting", action="append", default=[],
                     help="NAME or NAME:key=value,key=value (lakeseek storage options)")
+    ap.add_argument("--take", action="append", default=[],
+                    help="DATASET:COLUMN for the take section (default take_1000000_v2.2:id)")
+    ap.add_argument("--file-take", action="store_true",
+                    help="also lakeseek's file-level take of the same rows")
+    ap.add_argument("--anchors", default=os.environ.get("ANCHORS_TMP", "/work/anchors"))
     ap.add_argument("--out")
     a = ap.parse_args()
     server = Server(a.server)
@@ -207,9 +243,11 @@ def main():
     print(f"server: {a.server}, shape {json.dumps(shape)}")
     out = {"shape": shape}
     if "take" in a.sections:
-        res = run_take(a, server, so, settings)
-        print_table("take 100 random rows of `id` (take_1000000_v2.2)", res)
-        out["take"] = {f"{m}|{r}": v for (m, r), v in res.items()}
+        for spec in a.take or ["take_1000000_v2.2:id"]:
+            dataset, _, column = spec.partition(":")
+            res = run_take(a, server, so, settings, dataset, column or "id")
+            print_table(f"take 100 random rows of `{column}` ({dataset})", res)
+            out[f"take {spec}"] = {f"{m}|{r}": v for (m, r), v in res.items()}
     if "btree" in a.sections:
         res = run_btree(a, server, so, settings)
         print_table("BTree `key = v` (btree_1000000)", res)

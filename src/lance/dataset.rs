@@ -107,6 +107,15 @@ impl DatasetSession {
         }
     }
 
+    /// Readers of this session read every page buffer from the store, also those inside a
+    /// file's suffix read ([`ReaderCaches::without_data_tails`]).
+    #[cfg(test)]
+    pub(crate) fn without_data_tails(mut self) -> Self {
+        let caches = ReaderCaches::clone(&self.reader_caches).without_data_tails();
+        self.reader_caches = Arc::new(caches);
+        self
+    }
+
     /// Set [`DatasetSession::eager_deletion_files`].
     #[cfg(test)]
     pub(crate) fn with_eager_deletion_files(mut self, max_files: usize) -> Self {

@@ -579,11 +579,48 @@ pub struct VersionedMetadata {
     pub metadata: Arc<FileMetadata>,
     /// ETag of the object it was decoded from, when the store reported one.
     pub etag: Option<String>,
+    /// The data bytes of the suffix read it was decoded from: readers opened later from
+    /// this entry serve the file's last data buffers from them, as the first reader did
+    /// (a dataset opens its readers from the cache on every take).
+    pub(crate) data_tail: Option<DataTail>,
 }
 
 impl DeepSize for VersionedMetadata {
     fn deep_size(&self) -> usize {
-        self.metadata.deep_size() + self.etag.as_ref().map_or(0, |e| e.len()) + 32
+        self.metadata.deep_size()
+            + self.etag.as_ref().map_or(0, |e| e.len())
+            + self.data_tail.as_ref().map_or(0, |t| t.bytes.len())
+            + 32
+    }
+}
+
+/// The data bytes `start..start + bytes.len()` of a file (those of its suffix read that lie
+/// before the metadata: a whole small file, or the last pages of a large one).
+#[derive(Debug, Clone)]
+pub(crate) struct DataTail {
+    start: u64,
+    bytes: Bytes,
+}
+
+impl DataTail {
+    /// The part of `tail` before `metadata_start`, copied (so the suffix buffer, which also
+    /// holds the metadata, can be freed); `None` when the suffix read held only metadata.
+    fn of(tail: &Tail, metadata_start: u64) -> Option<Self> {
+        let data_end = metadata_start.min(tail.version.size);
+        let start = tail.start();
+        (start < data_end).then(|| Self {
+            start,
+            bytes: Bytes::copy_from_slice(&tail.bytes[..(data_end - start) as usize]),
+        })
+    }
+
+    /// `range` when it lies inside these bytes.
+    pub(crate) fn slice(&self, range: &Range<u64>) -> Option<Bytes> {
+        let end = self.start + self.bytes.len() as u64;
+        (range.start >= self.start && range.end <= end).then(|| {
+            self.bytes
+                .slice((range.start - self.start) as usize..(range.end - self.start) as usize)
+        })
     }
 }
 
@@ -603,10 +640,9 @@ pub(crate) struct OpenedFile {
     pub metadata: Arc<FileMetadata>,
     /// The object version it belongs to.
     pub version: ObjectVersion,
-    /// The suffix read, when this open sent one (not when the metadata came from the
-    /// cache): its bytes before the metadata are the file's last data buffers, which a
-    /// reader can serve without another request (a whole small file, or its last pages).
-    pub tail: Option<Tail>,
+    /// The file's last data bytes from the suffix read (this open's, or the one the cached
+    /// metadata was decoded from), which a reader serves without another request.
+    pub data_tail: Option<DataTail>,
 }
 
 /// [`load_file_metadata_versioned`], also returning the suffix bytes it read.
@@ -630,12 +666,14 @@ pub(crate) async fn open_file_metadata(
             let metadata =
                 finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats).await?;
             let etag = tail.version.etag.clone();
+            let data_tail = DataTail::of(&tail, metadata.metadata_start);
             if let Ok(mut slot) = slot.lock() {
                 *slot = Some(tail);
             }
             Ok(VersionedMetadata {
                 metadata: Arc::new(metadata),
                 etag,
+                data_tail,
             })
         }
     };
@@ -659,8 +697,8 @@ pub(crate) async fn open_file_metadata(
                 if cached.etag == tail.version.etag {
                     return Ok(OpenedFile {
                         version: tail.version.clone(),
+                        data_tail: DataTail::of(&tail, cached.metadata.metadata_start),
                         metadata: Arc::clone(&cached.metadata),
-                        tail: Some(tail),
                     });
                 }
                 // Same size, another etag: the object was replaced; decode it again.
@@ -677,11 +715,15 @@ pub(crate) async fn open_file_metadata(
         size: loaded.metadata.object_size,
         etag: loaded.etag.clone(),
     };
-    let tail = read_tail.lock().ok().and_then(|mut t| t.take());
+    // This open's suffix read, else the data bytes of the one the cached entry came from.
+    let data_tail = match read_tail.lock().ok().and_then(|mut t| t.take()) {
+        Some(tail) => DataTail::of(&tail, loaded.metadata.metadata_start),
+        None => loaded.data_tail.clone(),
+    };
     Ok(OpenedFile {
         metadata: Arc::clone(&loaded.metadata),
         version,
-        tail,
+        data_tail,
     })
 }
 

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{
-    forget_file_metadata, open_file_metadata, FileMetadata, FileMetadataCache,
+    forget_file_metadata, open_file_metadata, DataTail, FileMetadata, FileMetadataCache,
 };
 use crate::lance::page::sparse_plan::SparseStructuralPlan;
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
@@ -68,6 +68,9 @@ pub struct ReaderCaches {
     /// Page init (chunk tables, dictionaries, row offsets, sparse structure) by
     /// path + version + (column, page).
     pub page_init: SizedCache<PageKey, PageInit>,
+    /// Readers serve reads inside the open's suffix bytes from memory (always, but in tests
+    /// that need the page reads of files small enough to fit in one suffix read).
+    serve_data_tails: bool,
 }
 
 impl ReaderCaches {
@@ -76,7 +79,16 @@ impl ReaderCaches {
         Self {
             file_metadata: SizedCache::new(metadata_bytes),
             page_init: SizedCache::new(page_bytes),
+            serve_data_tails: true,
         }
+    }
+
+    /// These caches, but readers read every page buffer from the store, also those inside
+    /// the open's suffix read (tests of page reads on small files).
+    #[cfg(test)]
+    pub(crate) fn without_data_tails(mut self) -> Self {
+        self.serve_data_tails = false;
+        self
     }
 }
 
@@ -96,25 +108,7 @@ pub struct LanceFileReader {
     metadata: Arc<FileMetadata>,
     caches: Arc<ReaderCaches>,
     /// Data bytes of the open's suffix read (see [`LanceFileReader::open`]).
-    tail: Option<TailData>,
-}
-
-/// The data bytes `start..start + bytes.len()` of the file, from the open's suffix read.
-#[derive(Debug, Clone)]
-struct TailData {
-    start: u64,
-    bytes: Bytes,
-}
-
-impl TailData {
-    /// `range` when it lies inside these bytes.
-    fn slice(&self, range: &Range<u64>) -> Option<Bytes> {
-        let end = self.start + self.bytes.len() as u64;
-        (range.start >= self.start && range.end <= end).then(|| {
-            self.bytes
-                .slice((range.start - self.start) as usize..(range.end - self.start) as usize)
-        })
-    }
+    tail: Option<DataTail>,
 }
 
 /// One page's share of a read.
@@ -147,16 +141,9 @@ impl LanceFileReader {
             stats,
         )
         .await?;
-        // Keep the suffix bytes before the metadata: page buffers inside them (a whole small
+        // The suffix bytes before the metadata: page buffers inside them (a whole small
         // file, or the last pages of a large one) are served without another request.
-        let tail = opened.tail.and_then(|t| {
-            let data_end = opened.metadata.metadata_start.min(t.version.size);
-            let start = t.start();
-            (start < data_end).then(|| TailData {
-                start,
-                bytes: t.bytes.slice(0..(data_end - start) as usize),
-            })
-        });
+        let tail = opened.data_tail.filter(|_| caches.serve_data_tails);
         // Metadata served from the cache: range reads must still find the version it was
         // decoded from.
         fetcher.expect_version(&path, &opened.version);

@@ -142,11 +142,15 @@ async fn check_all(open: impl AsyncFn(&str) -> Dataset, backend: &str) {
 }
 
 async fn open_local(variant: &str) -> Dataset {
+    open_local_with(variant, DatasetSession::default()).await
+}
+
+async fn open_local_with(variant: &str, session: DatasetSession) -> Dataset {
     Dataset::open_url(
         dataset_dir(variant).to_str().unwrap(),
         &[],
         None,
-        Arc::new(DatasetSession::default()),
+        Arc::new(session),
         &IoStats::new(),
     )
     .await
@@ -263,7 +267,9 @@ async fn bad_addresses_are_invalid_arguments_like_pylance() {
 }
 
 /// A warm take (page init and structural plans cached by the first take) of rows whose
-/// `detections` lists are all empty or null: through a dataset with 2.3 sparse pages it sends no
+/// `detections` lists are all empty or null — with every page buffer read from the store
+/// (these files are small enough to lie wholly in one suffix read, whose bytes readers
+/// otherwise serve from memory) —: through a dataset with 2.3 sparse pages it sends no
 /// request at all (no value bytes, and nothing else either); with mini-block pages (2.2,
 /// and 2.3 where pylance's automatic choice picked mini-block for every column of these
 /// small fragments) the levels live in the value chunks: one GET per leaf column (label,
@@ -277,7 +283,8 @@ async fn warm_take_of_empty_lists_reads_no_value_bytes_through_a_dataset() {
     let empty = &sets[doc["empty_detections_row_set"].as_u64().unwrap() as usize];
     let det = vec!["detections".to_string()];
     for variant in ["v2_3_sparse", "v2_3", "v2_2"] {
-        let dataset = open_local(variant).await;
+        let dataset =
+            open_local_with(variant, DatasetSession::default().without_data_tails()).await;
         let cold = IoStats::new();
         let batch = take_rows(&dataset, empty, &det, &cold).await.unwrap();
         assert_eq!(batch.num_rows(), empty.len());
@@ -322,6 +329,40 @@ async fn warm_take_of_empty_lists_reads_no_value_bytes_through_a_dataset() {
             warm_values.snapshot().bytes > 0,
             "{variant}: a warm take of rows with detections reads value bytes"
         );
+    }
+}
+
+/// A dataset opens its file readers from the session's cached metadata on every take; they
+/// serve the bytes of the first open's suffix read from memory as that first reader did, so
+/// a warm take through a dataset costs what a warm take through one open file does. These
+/// files lie wholly inside one suffix read: after the first take, none needs a request (it
+/// needed one GET per leaf column and file when the reopened readers lacked those bytes).
+#[tokio::test]
+async fn a_warm_dataset_take_serves_the_cached_suffix_bytes_like_an_open_file() {
+    let doc = answers();
+    let sets = row_sets(&doc);
+    let columns: Vec<String> = ["id", "detections"].map(String::from).to_vec();
+    for variant in VARIANTS {
+        let dataset = open_local(variant).await;
+        let cold = IoStats::new();
+        take_rows(&dataset, &sets[1], &columns, &cold)
+            .await
+            .unwrap();
+        assert!(
+            cold.snapshot().requests > 0,
+            "{variant}: the first take reads"
+        );
+        for rows in &sets[2..] {
+            let warm = IoStats::new();
+            let batch = take_rows(&dataset, rows, &columns, &warm).await.unwrap();
+            assert!(batch.num_rows() > 0, "{variant}");
+            let w = warm.snapshot();
+            assert_eq!(
+                (w.requests, w.bytes),
+                (0, 0),
+                "{variant}: warm take of {rows:?}"
+            );
+        }
     }
 }
 

@@ -217,7 +217,7 @@ async fn persistent_faults_name_the_object() {
                 store,
                 root,
                 None,
-                Arc::new(DatasetSession::default()),
+                Arc::new(DatasetSession::default().without_data_tails()),
                 &stats,
             )
             .await

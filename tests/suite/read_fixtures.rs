@@ -273,7 +273,7 @@ async fn open_with_cached_metadata(
         Arc::<RecordingSource>::clone(recording),
         FetchOptions::default(),
     );
-    let caches = Arc::new(ReaderCaches::default());
+    let caches = Arc::new(ReaderCaches::default().without_data_tails());
     LanceFileReader::open(
         fetcher.clone(),
         path.clone(),
@@ -412,7 +412,7 @@ async fn open_is_one_suffix_read_and_cached_metadata_needs_none() {
         .find(|f| f.path == "v2_2/strings.lance")
         .expect("strings 2.2");
     let (recording, path) = support::recording(Backend::Memory, &file.path).await;
-    let caches = Arc::new(ReaderCaches::default());
+    let caches = Arc::new(ReaderCaches::default().without_data_tails());
     let stats = IoStats::new();
     let fetcher = RangeFetcher::new(
         Arc::<RecordingSource>::clone(&recording),

@@ -33,7 +33,7 @@ async fn open(relative: &str) -> (Arc<RecordingSource>, LanceFileReader, Vec<u8>
         Arc::<RecordingSource>::clone(&recording),
         FetchOptions::default(),
     );
-    let caches = Arc::new(ReaderCaches::default());
+    let caches = Arc::new(ReaderCaches::default().without_data_tails());
     let size = Some(bytes.len() as u64);
     LanceFileReader::open(
         fetcher.clone(),
