@@ -23,6 +23,8 @@ struct Counters {
     in_flight: AtomicU64,
     retries: AtomicU64,
     hedges: AtomicU64,
+    disk_hits: AtomicU64,
+    disk_bytes: AtomicU64,
 }
 
 /// A point-in-time copy of [`IoStats`], serializable as the `--stats` JSON.
@@ -42,6 +44,13 @@ pub struct IoStatsSnapshot {
     /// (each also counted in `requests`; see the I/O layer's hedging policy).
     #[serde(default)]
     pub hedges: u64,
+    /// Reads answered by the session's disk tier instead of the store (not counted in
+    /// `requests`).
+    #[serde(default)]
+    pub disk_hits: u64,
+    /// Bytes those reads took from the disk tier (not counted in `bytes`).
+    #[serde(default)]
+    pub disk_bytes: u64,
 }
 
 impl IoStats {
@@ -84,6 +93,12 @@ impl IoStats {
         self.counters.hedges.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Count one read of `bytes` answered by the disk tier.
+    pub(crate) fn add_disk_hit(&self, bytes: u64) {
+        self.counters.disk_hits.fetch_add(1, Ordering::SeqCst);
+        self.counters.disk_bytes.fetch_add(bytes, Ordering::SeqCst);
+    }
+
     /// Count `n` more sequential round trips inside the current wave (requests that had to
     /// wait for an earlier one of the same wave: a concurrency slot, a hedge).
     pub(crate) fn add_round_trips(&self, n: u64) {
@@ -98,6 +113,8 @@ impl IoStats {
             round_trips: self.counters.round_trips.load(Ordering::SeqCst),
             retries: self.counters.retries.load(Ordering::SeqCst),
             hedges: self.counters.hedges.load(Ordering::SeqCst),
+            disk_hits: self.counters.disk_hits.load(Ordering::SeqCst),
+            disk_bytes: self.counters.disk_bytes.load(Ordering::SeqCst),
         }
     }
 }
@@ -111,6 +128,8 @@ impl IoStatsSnapshot {
             round_trips: self.round_trips.saturating_sub(earlier.round_trips),
             retries: self.retries.saturating_sub(earlier.retries),
             hedges: self.hedges.saturating_sub(earlier.hedges),
+            disk_hits: self.disk_hits.saturating_sub(earlier.disk_hits),
+            disk_bytes: self.disk_bytes.saturating_sub(earlier.disk_bytes),
         }
     }
 }
@@ -172,6 +191,8 @@ mod tests {
             round_trips: 3,
             retries: 0,
             hedges: 1,
+            disk_hits: 2,
+            disk_bytes: 30,
         };
         assert_eq!(
             later.since(&snap),
@@ -181,6 +202,8 @@ mod tests {
                 round_trips: 1,
                 retries: 0,
                 hedges: 1,
+                disk_hits: 2,
+                disk_bytes: 30,
             }
         );
     }

@@ -82,6 +82,10 @@ pub(crate) struct OpenedUrl {
     pub path: Path,
     /// Which kind of backend this is.
     pub scheme: ObjectStoreScheme,
+    /// What names this store across processes (scheme, bucket/host, endpoint), for keys of
+    /// the disk tier; `None` (never cached on disk) for in-memory stores and stores handed
+    /// in by the caller.
+    pub store_identity: Option<String>,
 }
 
 /// Everything [`open_url_with`] accepts besides the URL. Its `Debug` shows option keys
@@ -187,7 +191,41 @@ pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUr
         (Some(given), _) => Arc::clone(given),
         (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
     };
-    finish_open(store, parsed, scheme, path, &tuning)
+    let identity = match (&options.object_store, &scheme) {
+        (Some(_), _) | (None, ObjectStoreScheme::Memory) => None,
+        (None, _) => Some(store_identity(&parsed, &passthrough)),
+    };
+    let mut opened = finish_open(store, parsed, scheme, path, &tuning)?;
+    opened.store_identity = identity;
+    Ok(opened)
+}
+
+/// The disk tier's name of a store: scheme and host of the URL plus every endpoint-like
+/// option (`aws_endpoint=…`, `endpoint=…`, `AWS_ENDPOINT_URL` from the environment), so two
+/// servers with the same bucket name never share entries. Credentials are not part of it.
+fn store_identity(parsed: &Url, passthrough: &[(String, String)]) -> String {
+    let mut id = format!("{}://{}", parsed.scheme(), parsed.authority());
+    let mut endpoints: Vec<String> = passthrough
+        .iter()
+        .filter(|(k, _)| {
+            let k = k.to_ascii_lowercase();
+            k.contains("endpoint") || k == "url"
+        })
+        .map(|(k, v)| format!("{}={v}", k.to_ascii_lowercase()))
+        .collect();
+    if parsed.scheme() == "s3" || parsed.scheme() == "s3a" {
+        for var in ["AWS_ENDPOINT", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"] {
+            if let Ok(v) = std::env::var(var) {
+                endpoints.push(format!("{var}={v}"));
+            }
+        }
+    }
+    endpoints.sort();
+    for e in endpoints {
+        id.push(' ');
+        id.push_str(&e);
+    }
+    id
 }
 
 /// Build the object store a URL names, from storage options and the environment.
@@ -324,6 +362,7 @@ fn finish_open(
         source,
         path,
         scheme,
+        store_identity: None,
     })
 }
 

@@ -32,6 +32,8 @@ use object_store::path::Path;
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::cache_extensions::CacheExtensions;
+use crate::io::disk::DiskCache;
+use crate::io::fetch::DiskTier;
 use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
 use crate::io::{
     open_url, FetchOptions, IoStats, ObjectVersion, OpenedUrl, RangeFetcher, RangeSource,
@@ -69,16 +71,22 @@ pub(crate) struct DatasetSession {
     pub extensions: CacheExtensions,
     /// Byte budget of each cache of this session.
     pub cache_bytes: u64,
-    /// Budget of the decoded index page cache; `None` (the default) caches no pages.
+    /// Budget of the decoded index page cache; `None` caches no pages (test sessions only).
     pub index_page_cache_bytes: Option<u64>,
     /// Queries read every deletion file in the same wave as the index pages when the
     /// version has at most this many; beyond it only those of fragments with results,
     /// after the pages (one more round trip instead of a request per fragment).
     pub eager_deletion_files: usize,
+    /// Byte ranges of immutable objects on local disk, shared across processes (off unless
+    /// asked for).
+    pub disk: Option<DiskCache>,
 }
 
 impl DatasetSession {
-    /// A session whose caches hold about `capacity_bytes` each (no page cache).
+    /// A session whose caches hold about `capacity_bytes` each and that caches no index
+    /// pages (tests compare against it; every session the library and CLI create is
+    /// budgeted, [`DatasetSession::with_budget`]).
+    #[cfg(test)]
     pub(crate) fn new(capacity_bytes: u64) -> Self {
         Self {
             manifests: SizedCache::new(capacity_bytes),
@@ -88,6 +96,7 @@ impl DatasetSession {
             cache_bytes: capacity_bytes,
             index_page_cache_bytes: None,
             eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
+            disk: None,
         }
     }
 
@@ -104,7 +113,14 @@ impl DatasetSession {
             cache_bytes: eighth,
             index_page_cache_bytes: Some(eighth),
             eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
+            disk: None,
         }
+    }
+
+    /// Read immutable objects through the disk tier `disk` too.
+    pub(crate) fn with_disk(mut self, disk: Option<DiskCache>) -> Self {
+        self.disk = disk;
+        self
     }
 
     /// Set [`DatasetSession::eager_deletion_files`].
@@ -124,8 +140,10 @@ impl DatasetSession {
 }
 
 impl Default for DatasetSession {
+    /// [`DatasetSession::with_budget`] of the default budget: index pages, page inits and
+    /// structural plans are cached, so a warm repeat of a lookup needs no request.
     fn default() -> Self {
-        Self::new(DEFAULT_SESSION_CACHE_BYTES)
+        Self::with_budget(DEFAULT_SESSION_CACHE_BYTES)
     }
 }
 
@@ -208,7 +226,14 @@ impl Dataset {
             Arc::clone(&opened.store),
             &opened.scheme,
         ));
-        let store = DatasetStore::new(Arc::clone(&opened.source), lister);
+        let mut store = DatasetStore::new(Arc::clone(&opened.source), lister);
+        if let (Some(cache), Some(identity)) = (&session.disk, &opened.store_identity) {
+            store.fetcher = store.fetcher.with_disk(Some(DiskTier {
+                cache: cache.clone(),
+                store: identity.clone(),
+                immutable: paths::is_immutable_object,
+            }));
+        }
         Self::open(store, opened.path.clone(), version, session, stats).await
     }
 
@@ -427,7 +452,10 @@ async fn load_manifest(
     session
         .manifests
         .get_or_try_load(key, async {
-            let tail = store.fetcher.tail(path, MANIFEST_TAIL_BYTES, stats).await?;
+            let tail = store
+                .fetcher
+                .tail_of(path, MANIFEST_TAIL_BYTES, location.object.as_ref(), stats)
+                .await?;
             let mut known = KnownBytes::new(tail.version.size);
             known.add(tail.start(), tail.bytes.clone());
             // At most: rest of the manifest, then the index section.
