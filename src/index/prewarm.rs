@@ -4,7 +4,8 @@
 //! * Index lookups (always): a BTree segment's page lookup and page-data metadata, a
 //!   bitmap lookup's metadata and page inits, the metadata of every other index file the
 //!   manifest lists.
-//! * All index pages (when asked): every BTree page into the page cache; with a disk tier,
+//! * All index pages (when asked): every BTree page into the page cache, every key and row
+//!   set of a bitmap lookup into the bitmap caches; with a disk tier,
 //!   every listed index file whole first (one entry each, which then answers any range of
 //!   it in later processes).
 //! * Columns (when named): the page inits (chunk tables, dictionaries, structural plans of
@@ -14,7 +15,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::index::bitmap::exec::{open_bitmap_file, prefetch_page_inits};
+use crate::index::bitmap::exec::{
+    load_all_keys_and_row_sets, open_bitmap_file, prefetch_page_inits,
+};
 use crate::index::bitmap::BITMAP_DETAILS_TYPES;
 use crate::index::bitmap::kind::has_type;
 use crate::index::btree::exec::{load_all_pages, open_segment};
@@ -144,6 +147,9 @@ async fn prewarm_segment(
     if has_type(segment, &BITMAP_DETAILS_TYPES) {
         let file = open_bitmap_file(dataset, segment, stats).await?;
         prefetch_page_inits(&file, stats).await?;
+        if all_pages {
+            load_all_keys_and_row_sets(dataset, &file, stats).await?;
+        }
         return Ok(0);
     }
     let opens = lance_files(segment).map(|(name, size)| async move {

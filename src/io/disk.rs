@@ -434,6 +434,53 @@ impl DiskCache {
         self.inner.sweeping.store(false, Ordering::SeqCst);
     }
 
+    /// Whether any entry of the object `key` is on disk (names only, nothing verified).
+    pub(crate) fn has_entries_blocking(&self, key: &str) -> bool {
+        fs::read_dir(self.object_dir(key)).is_ok_and(|mut d| {
+            d.any(|e| {
+                e.ok()
+                    .and_then(|e| e.file_name().to_str().and_then(EntryName::parse))
+                    .is_some()
+            })
+        })
+    }
+
+    /// [`has_entries_blocking`](Self::has_entries_blocking) on the blocking thread pool.
+    pub(crate) async fn has_entries(&self, key: String) -> bool {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.has_entries_blocking(&key))
+            .await
+            .unwrap_or(false)
+    }
+
+    /// (valid, invalid) entries on disk: every file is decoded against the key its header
+    /// names, and must sit in that key's directory under its own name.
+    #[cfg(test)]
+    pub(crate) fn verify_all(&self) -> (usize, usize) {
+        let (mut valid, mut invalid) = (0, 0);
+        for fan in read_dir_paths(&self.inner.root.join("objects")) {
+            for object in read_dir_paths(&fan) {
+                for entry in read_dir_paths(&object) {
+                    let ok = (|| {
+                        let bytes = fs::read(&entry).ok()?;
+                        let mut c = Cursor { bytes: &bytes, at: MAGIC.len() };
+                        let len = c.u32()?;
+                        let key = std::str::from_utf8(c.take(len as usize)?).ok()?;
+                        let name = EntryName::parse(entry.file_name()?.to_str()?)?;
+                        decode_entry(&bytes, key, &name)?;
+                        (self.object_dir(key) == object).then_some(())
+                    })();
+                    if ok.is_some() {
+                        valid += 1;
+                    } else {
+                        invalid += 1;
+                    }
+                }
+            }
+        }
+        (valid, invalid)
+    }
+
     /// Bytes of entries on disk (measured now).
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn measured_bytes(&self) -> u64 {

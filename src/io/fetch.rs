@@ -327,6 +327,13 @@ impl RangeFetcher {
         self
     }
 
+    /// Whether the disk tier holds any bytes of `path` (no request, nothing counted).
+    pub(crate) async fn on_disk(&self, path: &Path) -> bool {
+        let Some(disk) = self.disk.as_ref() else { return false };
+        let Some(key) = disk.key(path) else { return false };
+        disk.cache.has_entries(key).await
+    }
+
     /// A disk hit for `wanted` of `path`, counted into `stats`.
     async fn disk_lookup(
         &self,

@@ -414,13 +414,23 @@ async fn load_pinned(
     version: u64,
     stats: &IoStats,
 ) -> Result<(ManifestLocation, Arc<Manifest>)> {
+    let path_of = |naming: ManifestNaming| {
+        join(
+            root,
+            &format!("{VERSIONS_DIR}/{}", naming.file_name(version)),
+        )
+    };
+    // A disk tier that holds the V1-named manifest saves the V2 probe (a NotFound request).
+    let mut order = [ManifestNaming::V2, ManifestNaming::V1];
+    if store.fetcher.on_disk(&path_of(ManifestNaming::V1)).await
+        && !store.fetcher.on_disk(&path_of(ManifestNaming::V2)).await
+    {
+        order.reverse();
+    }
     let mut last_err = None;
-    for naming in [ManifestNaming::V2, ManifestNaming::V1] {
+    for naming in order {
         let location = ManifestLocation {
-            path: join(
-                root,
-                &format!("{VERSIONS_DIR}/{}", naming.file_name(version)),
-            ),
+            path: path_of(naming),
             version,
             naming,
             object: None,
