@@ -21,6 +21,8 @@ struct Counters {
     bytes: AtomicU64,
     round_trips: AtomicU64,
     in_flight: AtomicU64,
+    /// The current wave has sent no request yet (its round trip is counted by its first).
+    wave_uncounted: std::sync::atomic::AtomicBool,
     retries: AtomicU64,
     hedges: AtomicU64,
     disk_hits: AtomicU64,
@@ -63,16 +65,21 @@ impl IoStats {
     pub fn start_request(&self) -> RequestGuard<'_> {
         let guard = self.start_wave();
         self.counters.requests.fetch_add(1, Ordering::SeqCst);
+        if self.counters.wave_uncounted.swap(false, Ordering::SeqCst) {
+            self.counters.round_trips.fetch_add(1, Ordering::SeqCst);
+        }
         guard
     }
 
     /// Mark the start of a wave of requests issued together (e.g. one
     /// `RangeFetcher::fetch`): while the guard lives, the
     /// wave is in flight, so requests started inside it belong to one round trip even when a
-    /// fast backend finishes each before the next starts. Counts no request by itself.
+    /// fast backend finishes each before the next starts. Counts no request by itself, and
+    /// no round trip until a request of the wave starts (a wave answered entirely from
+    /// caches is not a round trip: the server sees none).
     pub fn start_wave(&self) -> RequestGuard<'_> {
         if self.counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
-            self.counters.round_trips.fetch_add(1, Ordering::SeqCst);
+            self.counters.wave_uncounted.store(true, Ordering::SeqCst);
         }
         RequestGuard { stats: self }
     }
@@ -159,6 +166,19 @@ mod tests {
         s.add_hedge();
         s.add_round_trips(2);
         assert_eq!((s.snapshot().hedges, s.snapshot().round_trips), (1, 2));
+    }
+
+    #[test]
+    fn a_wave_without_requests_is_no_round_trip() {
+        let s = IoStats::new();
+        drop(s.start_wave());
+        assert_eq!(s.snapshot().round_trips, 0);
+        {
+            let _wave = s.start_wave();
+            let _inner = s.start_wave();
+            drop(s.start_request());
+        }
+        assert_eq!((s.snapshot().requests, s.snapshot().round_trips), (1, 1));
     }
 
     #[test]

@@ -120,8 +120,8 @@ async fn a_warm_repeat_costs_no_request_with_a_default_session() {
         // does not cover is scanned on every query, which is data, not index, I/O.)
         (fixtures().join("datasets/scalar_wide.lance"), "k = 20993"),
         (
-            fixtures().join("list_element/datasets/detections.lance"),
-            "any_element(det, 'label = ''car''')",
+            fixtures().join("list_element/datasets/renamed.lance"),
+            "any_element(det, 'kind = ''car''')",
         ),
     ];
     for (path, filter) in cases {
@@ -393,4 +393,5 @@ async fn the_prewarm_command_fills_the_disk_for_later_processes() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cache-dir"));
 }
+
 
