@@ -77,6 +77,7 @@ pub(crate) struct DiskHit {
     /// The wanted bytes (zero-copy slice of the entry).
     pub bytes: Bytes,
     /// Absolute offset of `bytes[0]` in the object.
+    #[cfg_attr(not(test), allow(dead_code))] // the tests check it
     pub start: u64,
     /// The object's size and etag as recorded by the read that filled the entry.
     pub version: ObjectVersion,

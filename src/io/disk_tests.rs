@@ -83,7 +83,8 @@ fn truncated_garbled_and_foreign_entries_are_misses_and_are_removed() {
     let data = object_bytes(4000);
     let v = version(4000, Some("\"x\""));
     let wanted = Wanted::Range(10..20);
-    let damage: [&dyn Fn(&mut Vec<u8>); 5] = [
+    type Damage<'a> = &'a dyn Fn(&mut Vec<u8>);
+    let damage: [Damage; 5] = [
         &|b| b.truncate(b.len() / 2),      // truncated payload
         &|b| b.truncate(3),                 // truncated header
         &|b| b[100] ^= 0x40,                // flipped payload bit

@@ -226,7 +226,7 @@ pub(crate) async fn load_all_keys_and_row_sets(
         .map(|s| (*s).clone())
         .unwrap_or_default();
     let all: Vec<u64> = (0..n).collect();
-    let every_key = [0..n];
+    let every_key: Vec<Range<u64>> = std::iter::once(0..n).collect();
     let keys = read_keys(file, &every_key, &mut samples, stats);
     let sets = read_row_sets(dataset, file, &all, stats);
     futures::try_join!(keys, sets)?;
