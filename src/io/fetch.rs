@@ -515,6 +515,9 @@ impl RangeFetcher {
         known: Option<&ObjectVersion>,
         stats: &IoStats,
     ) -> Result<Tail> {
+        // Concurrent reads that look the disk up first still overlap as one wave (a wave
+        // answered from disk is no round trip).
+        let wave = self.disk.is_some().then(|| stats.start_wave());
         if n > 0 {
             if let Some(hit) = self.disk_lookup(path, Wanted::Suffix(n), known, stats).await {
                 self.remember(path, &hit.version);
@@ -525,6 +528,7 @@ impl RangeFetcher {
             }
         }
         let tail = self.tail_from_store(path, n, stats).await?;
+        drop(wave);
         self.disk_store(path, &tail.version, tail.start(), &tail.bytes)
             .await;
         Ok(tail)
@@ -572,6 +576,7 @@ impl RangeFetcher {
         known: Option<&ObjectVersion>,
         stats: &IoStats,
     ) -> Result<Tail> {
+        let wave = self.disk.is_some().then(|| stats.start_wave());
         if let Some(hit) = self.disk_lookup(path, Wanted::Whole, known, stats).await {
             self.remember(path, &hit.version);
             return Ok(Tail {
@@ -580,6 +585,7 @@ impl RangeFetcher {
             });
         }
         let whole = self.whole_from_store(path, stats).await?;
+        drop(wave);
         self.disk_store(path, &whole.version, 0, &whole.bytes).await;
         Ok(whole)
     }
@@ -629,6 +635,7 @@ impl RangeFetcher {
             r.validate()?;
         }
         let sizes = object_sizes(requests)?;
+        let wave = stats.start_wave();
         let mut out: Vec<Option<Bytes>> = vec![None; requests.len()];
         let mut missing: Vec<usize> = Vec::new();
         for (i, r) in requests.iter().enumerate() {
@@ -650,6 +657,7 @@ impl RangeFetcher {
         if !missing.is_empty() {
             let asked: Vec<ReadRequest> = missing.iter().map(|&i| requests[i].clone()).collect();
             let (got, fetched) = self.fetch_from_store(&asked, stats).await?;
+            drop(wave);
             for (read, bytes) in &fetched {
                 if let Some(version) = self.expected_version(&read.path, sizes.get(&read.path).copied()) {
                     self.disk_store(&read.path, &version, read.range.start, bytes)
