@@ -241,3 +241,126 @@ fn an_unusable_directory_is_a_clear_error() {
         other => panic!("expected InvalidArgument, got {other:?}"),
     }
 }
+
+mod through_the_fetcher {
+    use super::*;
+    use crate::io::fetch::{DiskTier, FetchOptions, RangeFetcher, ReadRequest};
+    use crate::io::source::{ObjectStoreSource, RangeSource};
+    use crate::io::IoStats;
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+    const SIZE: usize = 100_000;
+
+    async fn fetcher(dir: &FsPath, gap: u64) -> (RangeFetcher, Vec<u8>) {
+        let store = Arc::new(InMemory::new());
+        let data = object_bytes(SIZE);
+        store
+            .put(&Path::from("t/data/a.lance"), PutPayload::from(data.clone()))
+            .await
+            .unwrap();
+        store
+            .put(&Path::from("t/_latest.manifest"), PutPayload::from(data.clone()))
+            .await
+            .unwrap();
+        let source: Arc<dyn RangeSource> =
+            Arc::new(ObjectStoreSource::new(store as Arc<dyn ObjectStore>, gap, "memory"));
+        let tier = DiskTier {
+            cache: DiskCache::open(dir, 1 << 30).unwrap(),
+            store: "memory://test".into(),
+            immutable: |p| p.as_ref().ends_with(".lance"),
+        };
+        let f = RangeFetcher::new(source, FetchOptions::default()).with_disk(Some(tier));
+        (f, data)
+    }
+
+    fn req(range: Range<u64>) -> ReadRequest {
+        ReadRequest::sized(Path::from("t/data/a.lance"), range, SIZE as u64)
+    }
+
+    #[tokio::test]
+    async fn a_new_fetcher_reads_ranges_inside_earlier_gets_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, data) = fetcher(dir.path(), 1000).await;
+        let stats = IoStats::new();
+        // Two ranges 500 bytes apart: merged into one GET of 100..2600.
+        first
+            .fetch(&[req(100..600), req(1100..2600)], &stats)
+            .await
+            .unwrap();
+        assert_eq!(stats.snapshot().requests, 1);
+        // "Another process": a fresh fetcher over the same directory, ranges coalesced
+        // differently (no gap), all inside the earlier GET: no request.
+        let (second, _) = fetcher(dir.path(), 0).await;
+        let warm = IoStats::new();
+        let got = second
+            .fetch(&[req(700..800), req(150..160), req(2500..2600)], &warm)
+            .await
+            .unwrap();
+        assert_eq!(&got[0][..], &data[700..800]);
+        assert_eq!(&got[1][..], &data[150..160]);
+        assert_eq!(&got[2][..], &data[2500..2600]);
+        let snap = warm.snapshot();
+        assert_eq!((snap.requests, snap.round_trips, snap.disk_hits), (0, 0, 3), "{snap:?}");
+        // A range crossing the end of the cached one is fetched (and correct).
+        let mixed = IoStats::new();
+        let got = second.fetch(&[req(2500..2700), req(200..300)], &mixed).await.unwrap();
+        assert_eq!(&got[0][..], &data[2500..2700]);
+        assert_eq!(&got[1][..], &data[200..300]);
+        assert_eq!((mixed.snapshot().requests, mixed.snapshot().disk_hits), (1, 1));
+        // Tails and whole reads too.
+        let tail = first.tail(&Path::from("t/data/a.lance"), 4096, &stats).await.unwrap();
+        let again = IoStats::new();
+        let cached = second.tail(&Path::from("t/data/a.lance"), 1000, &again).await.unwrap();
+        assert_eq!((cached.start(), &cached.bytes[..]), (SIZE as u64 - 1000, &data[SIZE - 1000..]));
+        assert_eq!(cached.version, tail.version);
+        assert_eq!(again.snapshot().requests, 0);
+    }
+
+    #[tokio::test]
+    async fn a_garbled_entry_is_refetched_never_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, data) = fetcher(dir.path(), 0).await;
+        first.fetch(&[req(0..5000)], &IoStats::new()).await.unwrap();
+        let cache = DiskCache::open(dir.path(), 1 << 30).unwrap();
+        let files = entry_files(&cache);
+        assert_eq!(files.len(), 1);
+        let mut bytes = fs::read(&files[0]).unwrap();
+        let at = bytes.len() - 100;
+        bytes[at] ^= 0xff;
+        fs::write(&files[0], &bytes).unwrap();
+        let (second, _) = fetcher(dir.path(), 0).await;
+        let stats = IoStats::new();
+        let got = second.fetch(&[req(4800..4950)], &stats).await.unwrap();
+        assert_eq!(&got[0][..], &data[4800..4950]);
+        assert_eq!((stats.snapshot().requests, stats.snapshot().disk_hits), (1, 0));
+        // The refetched range was written back.
+        let (third, _) = fetcher(dir.path(), 0).await;
+        let warm = IoStats::new();
+        let got = third.fetch(&[req(4800..4950)], &warm).await.unwrap();
+        assert_eq!(&got[0][..], &data[4800..4950]);
+        assert_eq!(warm.snapshot().requests, 0);
+    }
+
+    #[tokio::test]
+    async fn mutable_paths_and_unknown_sizes_never_touch_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let (f, _) = fetcher(dir.path(), 0).await;
+        let unsized_req = ReadRequest::new(Path::from("t/data/a.lance"), 0..10);
+        f.fetch(&[unsized_req.clone()], &IoStats::new()).await.unwrap();
+        let cache = DiskCache::open(dir.path(), 1 << 30).unwrap();
+        assert!(entry_files(&cache).is_empty(), "no size, no entry");
+        let stats = IoStats::new();
+        f.fetch(&[unsized_req], &stats).await.unwrap();
+        assert_eq!(stats.snapshot().requests, 1);
+        // A path the tier is told is mutable is read from the store every time.
+        let latest = Path::from("t/_latest.manifest");
+        let stats = IoStats::new();
+        f.tail(&latest, 100, &stats).await.unwrap();
+        f.whole(&latest, &stats).await.unwrap();
+        f.tail(&latest, 100, &stats).await.unwrap();
+        assert_eq!((stats.snapshot().requests, stats.snapshot().disk_hits), (3, 0));
+        assert!(entry_files(&cache).is_empty());
+    }
+}

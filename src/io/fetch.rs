@@ -658,12 +658,15 @@ impl RangeFetcher {
             let asked: Vec<ReadRequest> = missing.iter().map(|&i| requests[i].clone()).collect();
             let (got, fetched) = self.fetch_from_store(&asked, stats).await?;
             drop(wave);
-            for (read, bytes) in &fetched {
-                if let Some(version) = self.expected_version(&read.path, sizes.get(&read.path).copied()) {
+            let writes = fetched.iter().filter_map(|(read, bytes)| {
+                let size = sizes.get(&read.path).copied();
+                let version = self.expected_version(&read.path, size)?;
+                Some(async move {
                     self.disk_store(&read.path, &version, read.range.start, bytes)
-                        .await;
-                }
-            }
+                        .await
+                })
+            });
+            futures::future::join_all(writes).await;
             for (i, bytes) in missing.into_iter().zip(got) {
                 out[i] = Some(bytes);
             }
