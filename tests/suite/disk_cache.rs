@@ -395,3 +395,24 @@ async fn the_prewarm_command_fills_the_disk_for_later_processes() {
 }
 
 
+
+#[test]
+fn cache_bytes_bounds_the_directory_and_answers_stay_right() {
+    let cache = tempfile::tempdir().unwrap();
+    let ds = fixtures().join("datasets/wide.lance");
+    let budget: u64 = 60_000; // less than one query's reads (~78 KB)
+    for filter in ["key = 479478", "key = 74", "key = 999951", "key = 479478"] {
+        let out = run_lakeseek(
+            &["query", ds.to_str().unwrap(), "--filter", filter, "--cache-bytes", &budget.to_string()],
+            Some(cache.path()),
+            &[],
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let (stdout, _) = parse(out);
+        assert_eq!(row_addresses(&stdout), recorded("wide", filter, None));
+        let on_disk = crate::io::disk::DiskCache::open(cache.path(), u64::MAX)
+            .unwrap()
+            .measured_bytes();
+        assert!(on_disk <= budget, "{on_disk} bytes on disk, budget {budget}");
+    }
+}
