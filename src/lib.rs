@@ -178,7 +178,8 @@ mod session;
 pub mod testing;
 
 pub use api::{
-    Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Prewarm, PrewarmReport, Query, QueryResult,
+    Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Prewarm, PrewarmReport, Query,
+    QueryResult,
 };
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};

@@ -18,8 +18,8 @@ use crate::error::{Error, Result};
 use crate::index::bitmap::exec::{
     load_all_keys_and_row_sets, open_bitmap_file, prefetch_page_inits,
 };
-use crate::index::bitmap::BITMAP_DETAILS_TYPES;
 use crate::index::bitmap::kind::has_type;
+use crate::index::bitmap::BITMAP_DETAILS_TYPES;
 use crate::index::btree::exec::{load_all_pages, open_segment};
 use crate::index::query::BTREE_DETAILS_TYPES;
 use crate::io::{IoStats, ObjectVersion};
@@ -234,7 +234,12 @@ async fn prewarm_columns(dataset: &Dataset, columns: &[i32], stats: &IoStats) ->
         )
         .await?;
         let mut pages = Vec::new();
-        for field in reader.schema().fields.iter().filter(|f| columns.contains(&f.id)) {
+        for field in reader
+            .schema()
+            .fields
+            .iter()
+            .filter(|f| columns.contains(&f.id))
+        {
             for column in field.first_column..field.first_column + field.num_columns {
                 let count = reader
                     .metadata()

@@ -143,8 +143,7 @@ fn wanted_range(name: &EntryName, wanted: &Wanted) -> Option<Range<u64>> {
         Wanted::Suffix(n) => name.size.saturating_sub(*n)..name.size,
         Wanted::Whole => 0..name.size,
     };
-    (range.start < range.end && name.start <= range.start && range.end <= name.end)
-        .then_some(range)
+    (range.start < range.end && name.start <= range.start && range.end <= name.end).then_some(range)
 }
 
 /// Serialize an entry: magic, header, payload, checksum.
@@ -359,7 +358,10 @@ impl DiskCache {
             return;
         }
         let dir = self.object_dir(key);
-        if self.write_atomically(&dir, &name.file_name(), &encoded).is_ok() {
+        if self
+            .write_atomically(&dir, &name.file_name(), &encoded)
+            .is_ok()
+        {
             let total = self
                 .inner
                 .approx_bytes
@@ -464,7 +466,10 @@ impl DiskCache {
                 for entry in read_dir_paths(&object) {
                     let ok = (|| {
                         let bytes = fs::read(&entry).ok()?;
-                        let mut c = Cursor { bytes: &bytes, at: MAGIC.len() };
+                        let mut c = Cursor {
+                            bytes: &bytes,
+                            at: MAGIC.len(),
+                        };
                         let len = c.u32()?;
                         let key = std::str::from_utf8(c.take(len as usize)?).ok()?;
                         let name = EntryName::parse(entry.file_name()?.to_str()?)?;
@@ -512,12 +517,17 @@ impl DiskCache {
 
     /// [`store_blocking`](Self::store_blocking) on the blocking thread pool (awaited, so
     /// a process that exits after its query leaves its entries behind).
-    pub(crate) async fn store(&self, key: String, version: ObjectVersion, start: u64, bytes: Bytes) {
+    pub(crate) async fn store(
+        &self,
+        key: String,
+        version: ObjectVersion,
+        start: u64,
+        bytes: Bytes,
+    ) {
         let this = self.clone();
-        let _ = tokio::task::spawn_blocking(move || {
-            this.store_blocking(&key, &version, start, &bytes)
-        })
-        .await;
+        let _ =
+            tokio::task::spawn_blocking(move || this.store_blocking(&key, &version, start, &bytes))
+                .await;
     }
 }
 

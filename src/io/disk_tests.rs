@@ -48,7 +48,11 @@ fn ranges_inside_a_stored_range_hit_and_others_miss() {
         .lookup_blocking(KEY, &Wanted::Range(200..300), Some(&other_etag))
         .is_none());
     assert!(cache
-        .lookup_blocking("s3://other\nt.lance/data/a.lance", &Wanted::Range(200..300), None)
+        .lookup_blocking(
+            "s3://other\nt.lance/data/a.lance",
+            &Wanted::Range(200..300),
+            None
+        )
         .is_none());
     // A size-only lookup accepts the entry (the etag is unknown to the caller).
     assert!(cache
@@ -63,16 +67,22 @@ fn suffix_and_whole_lookups_without_a_known_version() {
     let data = object_bytes(1000);
     let v = version(1000, None);
     cache.store_blocking(KEY, &v, 400, &data[400..]);
-    let tail = cache.lookup_blocking(KEY, &Wanted::Suffix(100), None).unwrap();
+    let tail = cache
+        .lookup_blocking(KEY, &Wanted::Suffix(100), None)
+        .unwrap();
     assert_eq!((&tail.bytes[..], tail.start), (&data[900..], 900));
     assert_eq!(tail.version.size, 1000);
-    assert!(cache.lookup_blocking(KEY, &Wanted::Suffix(700), None).is_none());
+    assert!(cache
+        .lookup_blocking(KEY, &Wanted::Suffix(700), None)
+        .is_none());
     assert!(cache.lookup_blocking(KEY, &Wanted::Whole, None).is_none());
     cache.store_blocking(KEY, &v, 0, &data);
     let whole = cache.lookup_blocking(KEY, &Wanted::Whole, None).unwrap();
     assert_eq!(&whole.bytes[..], &data[..]);
     // A suffix longer than the object is the whole object.
-    let all = cache.lookup_blocking(KEY, &Wanted::Suffix(5000), None).unwrap();
+    let all = cache
+        .lookup_blocking(KEY, &Wanted::Suffix(5000), None)
+        .unwrap();
     assert_eq!(all.bytes.len(), 1000);
 }
 
@@ -85,11 +95,11 @@ fn truncated_garbled_and_foreign_entries_are_misses_and_are_removed() {
     let wanted = Wanted::Range(10..20);
     type Damage<'a> = &'a dyn Fn(&mut Vec<u8>);
     let damage: [Damage; 5] = [
-        &|b| b.truncate(b.len() / 2),      // truncated payload
-        &|b| b.truncate(3),                 // truncated header
-        &|b| b[100] ^= 0x40,                // flipped payload bit
-        &|b| *b.last_mut().unwrap() ^= 1,   // flipped checksum
-        &|b| b.clear(),                     // empty file
+        &|b| b.truncate(b.len() / 2),     // truncated payload
+        &|b| b.truncate(3),               // truncated header
+        &|b| b[100] ^= 0x40,              // flipped payload bit
+        &|b| *b.last_mut().unwrap() ^= 1, // flipped checksum
+        &|b| b.clear(),                   // empty file
     ];
     for (i, hurt) in damage.iter().enumerate() {
         cache.store_blocking(KEY, &v, 0, &data[..1000]);
@@ -145,7 +155,10 @@ fn an_entry_under_another_key_or_name_is_a_miss() {
     fs::write(mine_dir.join("junk.bin"), b"junk").unwrap();
     fs::write(mine_dir.join("0-0-0-0.bin"), b"junk").unwrap();
     assert!(cache.lookup_blocking(KEY, &Wanted::Whole, None).is_none());
-    assert_eq!(EntryName::parse("0000000000000005-0000000000000001-0000000000000009-0000000000000000.bin"), None);
+    assert_eq!(
+        EntryName::parse("0000000000000005-0000000000000001-0000000000000009-0000000000000000.bin"),
+        None
+    );
 }
 
 #[test]
@@ -164,7 +177,8 @@ fn the_budget_evicts_least_recently_used_entries() {
     let base = SystemTime::now() - Duration::from_secs(1000);
     for (i, f) in entry_files(&cache).iter().enumerate() {
         let file = fs::File::options().append(true).open(f).unwrap();
-        file.set_modified(base + Duration::from_secs(i as u64 * 10)).unwrap();
+        file.set_modified(base + Duration::from_secs(i as u64 * 10))
+            .unwrap();
     }
     // Use entry 0 (its time becomes now), then write a fifth: entry 1 (least recently used)
     // goes.
@@ -208,8 +222,13 @@ fn concurrent_writers_and_readers_of_one_directory_only_see_whole_entries() {
                     let start = ((round * 4096 + t * 512) % (60 * 1024)) as usize;
                     cache.store_blocking(KEY, &v, start as u64, &data[start..start + 4096]);
                     let probe = (start + 100) as u64..(start + 200) as u64;
-                    if let Some(hit) = cache.lookup_blocking(KEY, &Wanted::Range(probe.clone()), Some(&v)) {
-                        assert_eq!(&hit.bytes[..], &data[probe.start as usize..probe.end as usize]);
+                    if let Some(hit) =
+                        cache.lookup_blocking(KEY, &Wanted::Range(probe.clone()), Some(&v))
+                    {
+                        assert_eq!(
+                            &hit.bytes[..],
+                            &data[probe.start as usize..probe.end as usize]
+                        );
                     }
                 }
             })
@@ -257,15 +276,24 @@ mod through_the_fetcher {
         let store = Arc::new(InMemory::new());
         let data = object_bytes(SIZE);
         store
-            .put(&Path::from("t/data/a.lance"), PutPayload::from(data.clone()))
+            .put(
+                &Path::from("t/data/a.lance"),
+                PutPayload::from(data.clone()),
+            )
             .await
             .unwrap();
         store
-            .put(&Path::from("t/_latest.manifest"), PutPayload::from(data.clone()))
+            .put(
+                &Path::from("t/_latest.manifest"),
+                PutPayload::from(data.clone()),
+            )
             .await
             .unwrap();
-        let source: Arc<dyn RangeSource> =
-            Arc::new(ObjectStoreSource::new(store as Arc<dyn ObjectStore>, gap, "memory"));
+        let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(
+            store as Arc<dyn ObjectStore>,
+            gap,
+            "memory",
+        ));
         let tier = DiskTier {
             cache: DiskCache::open(dir, 1 << 30).unwrap(),
             store: "memory://test".into(),
@@ -302,18 +330,37 @@ mod through_the_fetcher {
         assert_eq!(&got[1][..], &data[150..160]);
         assert_eq!(&got[2][..], &data[2500..2600]);
         let snap = warm.snapshot();
-        assert_eq!((snap.requests, snap.round_trips, snap.disk_hits), (0, 0, 3), "{snap:?}");
+        assert_eq!(
+            (snap.requests, snap.round_trips, snap.disk_hits),
+            (0, 0, 3),
+            "{snap:?}"
+        );
         // A range crossing the end of the cached one is fetched (and correct).
         let mixed = IoStats::new();
-        let got = second.fetch(&[req(2500..2700), req(200..300)], &mixed).await.unwrap();
+        let got = second
+            .fetch(&[req(2500..2700), req(200..300)], &mixed)
+            .await
+            .unwrap();
         assert_eq!(&got[0][..], &data[2500..2700]);
         assert_eq!(&got[1][..], &data[200..300]);
-        assert_eq!((mixed.snapshot().requests, mixed.snapshot().disk_hits), (1, 1));
+        assert_eq!(
+            (mixed.snapshot().requests, mixed.snapshot().disk_hits),
+            (1, 1)
+        );
         // Tails and whole reads too.
-        let tail = first.tail(&Path::from("t/data/a.lance"), 4096, &stats).await.unwrap();
+        let tail = first
+            .tail(&Path::from("t/data/a.lance"), 4096, &stats)
+            .await
+            .unwrap();
         let again = IoStats::new();
-        let cached = second.tail(&Path::from("t/data/a.lance"), 1000, &again).await.unwrap();
-        assert_eq!((cached.start(), &cached.bytes[..]), (SIZE as u64 - 1000, &data[SIZE - 1000..]));
+        let cached = second
+            .tail(&Path::from("t/data/a.lance"), 1000, &again)
+            .await
+            .unwrap();
+        assert_eq!(
+            (cached.start(), &cached.bytes[..]),
+            (SIZE as u64 - 1000, &data[SIZE - 1000..])
+        );
         assert_eq!(cached.version, tail.version);
         assert_eq!(again.snapshot().requests, 0);
     }
@@ -334,7 +381,10 @@ mod through_the_fetcher {
         let stats = IoStats::new();
         let got = second.fetch(&[req(4800..4950)], &stats).await.unwrap();
         assert_eq!(&got[0][..], &data[4800..4950]);
-        assert_eq!((stats.snapshot().requests, stats.snapshot().disk_hits), (1, 0));
+        assert_eq!(
+            (stats.snapshot().requests, stats.snapshot().disk_hits),
+            (1, 0)
+        );
         // The refetched range was written back.
         let (third, _) = fetcher(dir.path(), 0).await;
         let warm = IoStats::new();
@@ -348,7 +398,9 @@ mod through_the_fetcher {
         let dir = tempfile::tempdir().unwrap();
         let (f, _) = fetcher(dir.path(), 0).await;
         let unsized_req = ReadRequest::new(Path::from("t/data/a.lance"), 0..10);
-        f.fetch(&[unsized_req.clone()], &IoStats::new()).await.unwrap();
+        f.fetch(std::slice::from_ref(&unsized_req), &IoStats::new())
+            .await
+            .unwrap();
         let cache = DiskCache::open(dir.path(), 1 << 30).unwrap();
         assert!(entry_files(&cache).is_empty(), "no size, no entry");
         let stats = IoStats::new();
@@ -360,7 +412,10 @@ mod through_the_fetcher {
         f.tail(&latest, 100, &stats).await.unwrap();
         f.whole(&latest, &stats).await.unwrap();
         f.tail(&latest, 100, &stats).await.unwrap();
-        assert_eq!((stats.snapshot().requests, stats.snapshot().disk_hits), (3, 0));
+        assert_eq!(
+            (stats.snapshot().requests, stats.snapshot().disk_hits),
+            (3, 0)
+        );
         assert!(entry_files(&cache).is_empty());
     }
 }

@@ -329,8 +329,12 @@ impl RangeFetcher {
 
     /// Whether the disk tier holds any bytes of `path` (no request, nothing counted).
     pub(crate) async fn on_disk(&self, path: &Path) -> bool {
-        let Some(disk) = self.disk.as_ref() else { return false };
-        let Some(key) = disk.key(path) else { return false };
+        let Some(disk) = self.disk.as_ref() else {
+            return false;
+        };
+        let Some(key) = disk.key(path) else {
+            return false;
+        };
         disk.cache.has_entries(key).await
     }
 
@@ -351,7 +355,9 @@ impl RangeFetcher {
 
     /// Write bytes read at `start` of `path` (version `version`) to the disk tier.
     async fn disk_store(&self, path: &Path, version: &ObjectVersion, start: u64, bytes: &Bytes) {
-        let Some(disk) = self.disk.as_ref() else { return };
+        let Some(disk) = self.disk.as_ref() else {
+            return;
+        };
         let Some(key) = disk.key(path) else { return };
         disk.cache
             .store(key, version.clone(), start, bytes.clone())
@@ -519,7 +525,10 @@ impl RangeFetcher {
         // answered from disk is no round trip).
         let wave = self.disk.is_some().then(|| stats.start_wave());
         if n > 0 {
-            if let Some(hit) = self.disk_lookup(path, Wanted::Suffix(n), known, stats).await {
+            if let Some(hit) = self
+                .disk_lookup(path, Wanted::Suffix(n), known, stats)
+                .await
+            {
                 self.remember(path, &hit.version);
                 return Ok(Tail {
                     bytes: hit.bytes,

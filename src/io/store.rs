@@ -632,11 +632,16 @@ mod tests {
         assert_eq!(o.source.coalesce_gap(), REMOTE_COALESCE_GAP);
         assert_eq!(o.source.describe(), "s3://bucket");
         let id = |options: &[(&str, &str)]| {
-            let kv: Vec<(String, String)> =
-                options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let kv: Vec<(String, String)> = options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
             store_identity(&Url::parse("s3://bucket/t.lance").unwrap(), &kv)
         };
-        let a = id(&[("aws_endpoint", "http://127.0.0.1:1"), ("aws_secret_access_key", "SECRET")]);
+        let a = id(&[
+            ("aws_endpoint", "http://127.0.0.1:1"),
+            ("aws_secret_access_key", "SECRET"),
+        ]);
         let b = id(&[("aws_endpoint", "http://127.0.0.1:2")]);
         assert_ne!(a, b, "two endpoints, two stores");
         assert!(a.starts_with("s3://bucket") && !a.contains("SECRET"), "{a}");

@@ -59,7 +59,11 @@ fn copy_dir(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {
 }
 
 /// One `lakeseek` run with `--stats`: (stdout, the stats line).
-fn lakeseek(args: &[&str], cache: Option<&Path>, options: &[(String, String)]) -> (String, IoStatsSnapshot) {
+fn lakeseek(
+    args: &[&str],
+    cache: Option<&Path>,
+    options: &[(String, String)],
+) -> (String, IoStatsSnapshot) {
     let out = run_lakeseek(args, cache, options);
     assert!(
         out.status.success(),
@@ -71,7 +75,9 @@ fn lakeseek(args: &[&str], cache: Option<&Path>, options: &[(String, String)]) -
 
 fn run_lakeseek(args: &[&str], cache: Option<&Path>, options: &[(String, String)]) -> Output {
     let mut cmd = Command::new(lakeseek_bin());
-    cmd.env_remove("LAKESEEK_CACHE_DIR").args(args).arg("--stats");
+    cmd.env_remove("LAKESEEK_CACHE_DIR")
+        .args(args)
+        .arg("--stats");
     if let Some(dir) = cache {
         cmd.arg("--cache-dir").arg(dir);
     }
@@ -139,7 +145,11 @@ async fn a_warm_repeat_costs_no_request_with_a_default_session() {
         assert_eq!(a, b, "{filter}");
         assert!(!a.is_empty(), "{filter}");
         let snap = warm.snapshot();
-        assert_eq!((snap.requests, snap.round_trips), (0, 0), "{filter}: {snap:?}");
+        assert_eq!(
+            (snap.requests, snap.round_trips),
+            (0, 0),
+            "{filter}: {snap:?}"
+        );
     }
 }
 
@@ -160,7 +170,10 @@ async fn a_second_process_with_a_warm_cache_dir_needs_one_request_and_none_pinne
     let before = s3.server_requests();
     let (cold, cold_stats) = lakeseek(&query, Some(cache.path()), &options);
     assert_eq!(row_addresses(&cold), want);
-    assert_eq!(cold_stats.requests, plain_stats.requests, "a cold cache costs nothing extra");
+    assert_eq!(
+        cold_stats.requests, plain_stats.requests,
+        "a cold cache costs nothing extra"
+    );
     assert_eq!(s3.server_requests() - before, cold_stats.requests);
 
     let before = s3.server_requests();
@@ -168,7 +181,11 @@ async fn a_second_process_with_a_warm_cache_dir_needs_one_request_and_none_pinne
     assert_eq!(row_addresses(&warm), want);
     assert_eq!(warm_stats.requests, 1, "only the LIST: {warm_stats:?}");
     assert!(warm_stats.disk_hits >= 3, "{warm_stats:?}");
-    assert_eq!(s3.server_requests() - before, 1, "the server saw one request");
+    assert_eq!(
+        s3.server_requests() - before,
+        1,
+        "the server saw one request"
+    );
 
     // Pinned: the manifest of version 2 is immutable, nothing is sent at all.
     let pinned = ["query", url.as_str(), "--filter", filter, "--version", "2"];
@@ -185,7 +202,14 @@ fn pinned_versions_with_v1_manifest_names_hit_the_disk_without_a_probe() {
     let cache = tempfile::tempdir().unwrap();
     let ds = fixtures().join("datasets/v1_names.lance");
     let filter = "s = 'w005'";
-    let args = ["query", ds.to_str().unwrap(), "--filter", filter, "--version", "2"];
+    let args = [
+        "query",
+        ds.to_str().unwrap(),
+        "--filter",
+        filter,
+        "--version",
+        "2",
+    ];
     let (cold, _) = lakeseek(&args, Some(cache.path()), &[]);
     assert_eq!(row_addresses(&cold), recorded("v1_names", filter, Some(2)));
     let (warm, stats) = lakeseek(&args, Some(cache.path()), &[]);
@@ -211,7 +235,14 @@ async fn a_second_sparse_nested_take_needs_at_most_one_request() {
         .map(|r| r.as_u64().unwrap().to_string())
         .collect();
     let rows = rows.join(",");
-    let take = ["take", url.as_str(), "--rows", &rows, "--columns", "id,detections"];
+    let take = [
+        "take",
+        url.as_str(),
+        "--rows",
+        &rows,
+        "--columns",
+        "id,detections",
+    ];
     let cache = tempfile::tempdir().unwrap();
     let (plain, _) = lakeseek(&take, None, &options);
     let (cold, _) = lakeseek(&take, Some(cache.path()), &options);
@@ -251,7 +282,14 @@ fn a_new_version_between_processes_is_answered_from_its_own_manifest() {
         let (out, _) = lakeseek(&query, Some(cache.path()), &[]);
         assert_eq!(row_addresses(&out), new);
     }
-    let pinned = ["query", ds.to_str().unwrap(), "--filter", filter, "--version", "2"];
+    let pinned = [
+        "query",
+        ds.to_str().unwrap(),
+        "--filter",
+        filter,
+        "--version",
+        "2",
+    ];
     let (out, _) = lakeseek(&pinned, Some(cache.path()), &[]);
     assert_eq!(row_addresses(&out), old);
     assert_cache_valid(cache.path());
@@ -270,7 +308,10 @@ fn a_dataset_deleted_and_recreated_at_the_same_path_is_never_answered_stale() {
     copy_dir(&fixtures().join("datasets/bitmap_del.lance"), &ds, &above_2);
     let first = ["query", ds.to_str().unwrap(), "--filter", "k = 7"];
     let (out, _) = lakeseek(&first, Some(cache.path()), &[]);
-    assert_eq!(row_addresses(&out), recorded("bitmap_del", "k = 7", Some(2)));
+    assert_eq!(
+        row_addresses(&out),
+        recorded("bitmap_del", "k = 7", Some(2))
+    );
 
     std::fs::remove_dir_all(&ds).unwrap();
     copy_dir(&fixtures().join("datasets/wide.lance"), &ds, &|_| false);
@@ -308,13 +349,25 @@ fn two_processes_filling_one_directory_at_once_both_answer_and_leave_a_valid_cac
             .collect();
         for (child, filter) in children.into_iter().zip(filters) {
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let (stdout, _) = parse(out);
-            assert_eq!(row_addresses(&stdout), recorded("wide", filter, None), "round {round}");
+            assert_eq!(
+                row_addresses(&stdout),
+                recorded("wide", filter, None),
+                "round {round}"
+            );
         }
     }
     assert_cache_valid(cache.path());
-    let (_, stats) = lakeseek(&["query", ds.to_str().unwrap(), "--filter", filters[0]], Some(cache.path()), &[]);
+    let (_, stats) = lakeseek(
+        &["query", ds.to_str().unwrap(), "--filter", filters[0]],
+        Some(cache.path()),
+        &[],
+    );
     assert!(stats.requests <= 1, "{stats:?}");
 }
 
@@ -343,7 +396,11 @@ async fn prewarm_then_a_query_costs_no_request() {
         let rows = dataset.with_stats(&query).filter(filter).await.unwrap();
         assert!(!rows.is_empty());
         let snap = query.snapshot();
-        assert_eq!((snap.requests, snap.round_trips), (0, 0), "{path}: {snap:?}");
+        assert_eq!(
+            (snap.requests, snap.round_trips),
+            (0, 0),
+            "{path}: {snap:?}"
+        );
     }
     // An unknown index or column is a clear error.
     let dataset = Dataset::open(fixtures().join("datasets/wide.lance").to_str().unwrap())
@@ -368,7 +425,15 @@ async fn the_prewarm_command_fills_the_disk_for_later_processes() {
     let options = s3.storage_options();
     let cache = tempfile::tempdir().unwrap();
     let (out, _) = lakeseek(
-        &["prewarm", url.as_str(), "--index", "key_idx", "--all-pages", "--columns", "key"],
+        &[
+            "prewarm",
+            url.as_str(),
+            "--index",
+            "key_idx",
+            "--all-pages",
+            "--columns",
+            "key",
+        ],
         Some(cache.path()),
         &options,
     );
@@ -389,12 +454,14 @@ async fn the_prewarm_command_fills_the_disk_for_later_processes() {
         assert_eq!(stats.requests, 0, "{filter} pinned: {stats:?}");
     }
     // A bad flag combination is a clear error.
-    let out = run_lakeseek(&["prewarm", url.as_str(), "--cache-bytes", "10"], None, &options);
+    let out = run_lakeseek(
+        &["prewarm", url.as_str(), "--cache-bytes", "10"],
+        None,
+        &options,
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cache-dir"));
 }
-
-
 
 #[test]
 fn cache_bytes_bounds_the_directory_and_answers_stay_right() {
@@ -403,16 +470,30 @@ fn cache_bytes_bounds_the_directory_and_answers_stay_right() {
     let budget: u64 = 60_000; // less than one query's reads (~78 KB)
     for filter in ["key = 479478", "key = 74", "key = 999951", "key = 479478"] {
         let out = run_lakeseek(
-            &["query", ds.to_str().unwrap(), "--filter", filter, "--cache-bytes", &budget.to_string()],
+            &[
+                "query",
+                ds.to_str().unwrap(),
+                "--filter",
+                filter,
+                "--cache-bytes",
+                &budget.to_string(),
+            ],
             Some(cache.path()),
             &[],
         );
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let (stdout, _) = parse(out);
         assert_eq!(row_addresses(&stdout), recorded("wide", filter, None));
         let on_disk = crate::io::disk::DiskCache::open(cache.path(), u64::MAX)
             .unwrap()
             .measured_bytes();
-        assert!(on_disk <= budget, "{on_disk} bytes on disk, budget {budget}");
+        assert!(
+            on_disk <= budget,
+            "{on_disk} bytes on disk, budget {budget}"
+        );
     }
 }

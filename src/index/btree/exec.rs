@@ -373,17 +373,21 @@ pub(crate) async fn load_all_pages(
     let per_file = plan_page_rows(&opened.lookup, &selection, &file_rows)?;
     // Every page is marked "all rows match": the predicate is never evaluated.
     let unused = Predicate::And(Vec::new());
-    let reads = opened.page_data.iter().zip(&per_file).map(|(reader, pages)| {
-        let unused = &unused;
-        async move {
-            if pages.is_empty() {
-                return Ok(());
+    let reads = opened
+        .page_data
+        .iter()
+        .zip(&per_file)
+        .map(|(reader, pages)| {
+            let unused = &unused;
+            async move {
+                if pages.is_empty() {
+                    return Ok(());
+                }
+                let columns = columns_of(reader, &opened.lookup)?;
+                read_pages_cached(cache, reader, pages, columns, unused, stats).await?;
+                Ok::<_, Error>(())
             }
-            let columns = columns_of(reader, &opened.lookup)?;
-            read_pages_cached(cache, reader, pages, columns, unused, stats).await?;
-            Ok::<_, Error>(())
-        }
-    });
+        });
     futures::future::try_join_all(reads).await?;
     Ok(pages)
 }

@@ -104,10 +104,16 @@ mod tests {
             "",
         ];
         for p in yes {
-            assert!(is_immutable_object(&object_store::path::Path::from(p)), "{p}");
+            assert!(
+                is_immutable_object(&object_store::path::Path::from(p)),
+                "{p}"
+            );
         }
         for p in no {
-            assert!(!is_immutable_object(&object_store::path::Path::from(p)), "{p}");
+            assert!(
+                !is_immutable_object(&object_store::path::Path::from(p)),
+                "{p}"
+            );
         }
     }
 
