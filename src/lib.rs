@@ -177,10 +177,13 @@ mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use api::{Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Query, QueryResult};
+pub use api::{
+    Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Prewarm, PrewarmReport, Query,
+    QueryResult,
+};
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
-pub use session::{Session, DEFAULT_SESSION_BUDGET};
+pub use session::{Session, SessionBuilder, DEFAULT_SESSION_BUDGET};
 
 /// The README's code blocks, run as doctests.
 #[cfg(doctest)]

@@ -1,8 +1,11 @@
 //! [`Session`]: every cache lakeseek keeps, within one byte budget, shared by everything
 //! opened with it.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::error::Result;
+use crate::io::disk::DiskCache;
 use crate::lance::dataset::DatasetSession;
 
 /// Default byte budget of a [`Session`] (256 MiB).
@@ -23,10 +26,78 @@ pub const DEFAULT_SESSION_BUDGET: u64 = 256 << 20;
 /// assert_eq!(shared.budget_bytes(), 64 << 20);
 /// assert_eq!(Session::default().budget_bytes(), lakeseek::DEFAULT_SESSION_BUDGET);
 /// ```
+///
+/// A session can also keep raw byte ranges of immutable objects (data, index and deletion
+/// files, manifests of a given version) in a local directory — a disk tier shared by every
+/// process pointed at it — see [`Session::builder`].
 #[derive(Debug, Clone)]
 pub struct Session {
     datasets: Arc<DatasetSession>,
     budget_bytes: u64,
+    disk_dir: Option<PathBuf>,
+}
+
+/// How to build a [`Session`]: the memory budget and an optional disk tier.
+///
+/// The disk tier keeps the byte ranges a query fetched from the data, index and deletion
+/// files and the manifests of given versions of a dataset — objects Lance never rewrites
+/// under the same name — keyed by store, path and the object's size/etag when known, each
+/// checksummed. A later process with the same directory reads them from disk: a repeated
+/// query then costs the one listing that finds the latest version (none with a pinned
+/// version). Which version is latest is never cached. Entries that fail their checksum are
+/// refetched; processes may share the directory; the least recently used entries are
+/// removed beyond `bytes`. Datasets handed an object store directly
+/// ([`DatasetBuilder::object_store`](crate::DatasetBuilder::object_store)) and in-memory
+/// stores are not disk-cached.
+///
+/// ```
+/// # fn main() -> lakeseek::Result<()> {
+/// use lakeseek::Session;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let session = Session::builder()
+///     .budget_bytes(64 << 20)
+///     .disk_cache(dir.path(), 1 << 30)
+///     .build()?;
+/// assert_eq!(session.budget_bytes(), 64 << 20);
+/// assert_eq!(session.disk_cache_dir(), Some(dir.path()));
+/// assert_eq!(Session::builder().build()?.disk_cache_dir(), None); // off unless asked
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SessionBuilder {
+    budget_bytes: u64,
+    disk: Option<(PathBuf, u64)>,
+}
+
+impl SessionBuilder {
+    /// Hold about `bytes` of decoded data in memory (default [`DEFAULT_SESSION_BUDGET`]).
+    pub fn budget_bytes(mut self, bytes: u64) -> Self {
+        self.budget_bytes = bytes;
+        self
+    }
+
+    /// Keep byte ranges of immutable objects under `dir` (created if missing), at most
+    /// about `bytes` of them.
+    pub fn disk_cache(mut self, dir: impl Into<PathBuf>, bytes: u64) -> Self {
+        self.disk = Some((dir.into(), bytes));
+        self
+    }
+
+    /// Build the session; fails with [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// when the cache directory cannot be created or written.
+    pub fn build(self) -> Result<Session> {
+        let disk = match &self.disk {
+            Some((dir, bytes)) => Some(DiskCache::open(dir, *bytes)?),
+            None => None,
+        };
+        let datasets = DatasetSession::with_budget(self.budget_bytes).with_disk(disk);
+        Ok(Session {
+            datasets: Arc::new(datasets),
+            budget_bytes: self.budget_bytes,
+            disk_dir: self.disk.map(|(dir, _)| dir),
+        })
+    }
 }
 
 impl Session {
@@ -41,12 +112,26 @@ impl Session {
         Self {
             datasets: Arc::new(DatasetSession::with_budget(bytes)),
             budget_bytes: bytes,
+            disk_dir: None,
+        }
+    }
+
+    /// A builder: memory budget and an optional disk tier ([`SessionBuilder`]).
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder {
+            budget_bytes: DEFAULT_SESSION_BUDGET,
+            disk: None,
         }
     }
 
     /// The byte budget.
     pub fn budget_bytes(&self) -> u64 {
         self.budget_bytes
+    }
+
+    /// The disk tier's directory, when the session has one.
+    pub fn disk_cache_dir(&self) -> Option<&Path> {
+        self.disk_dir.as_deref()
     }
 
     /// The dataset-level caches (crate-internal handle).

@@ -18,7 +18,9 @@ fn the_binary_prints_its_version_and_usage() {
         .output()
         .expect("run lakeseek");
     let text = String::from_utf8_lossy(&help.stdout);
-    for command in ["demo", "inspect", "read", "query", "take", "ecp", "bench"] {
+    for command in [
+        "demo", "inspect", "read", "query", "take", "prewarm", "ecp", "bench",
+    ] {
         assert!(text.contains(command), "--help lists {command}: {text}");
     }
 }

@@ -230,6 +230,13 @@ impl Dataset {
         Ok(created.version)
     }
 
+    /// Load index lookups (and, if asked, every index page and the page inits of named
+    /// columns) into the session's caches and disk tier ahead of the queries that need
+    /// them; see [`Prewarm`](crate::Prewarm).
+    pub fn prewarm(&self) -> crate::Prewarm<'_> {
+        crate::Prewarm::new(self)
+    }
+
     pub(crate) fn version_handle(&self) -> &DatasetVersion {
         &self.version
     }

@@ -5,8 +5,10 @@ mod dataset;
 pub(crate) mod ecp;
 mod file;
 mod open;
+mod prewarm;
 mod query;
 
 pub use dataset::{Dataset, DatasetBuilder};
 pub use file::{LanceFile, LanceFileBuilder};
+pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};

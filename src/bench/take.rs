@@ -363,6 +363,8 @@ pub(crate) fn add(a: IoStatsSnapshot, b: IoStatsSnapshot) -> IoStatsSnapshot {
         round_trips: a.round_trips + b.round_trips,
         retries: a.retries + b.retries,
         hedges: a.hedges + b.hedges,
+        disk_hits: a.disk_hits + b.disk_hits,
+        disk_bytes: a.disk_bytes + b.disk_bytes,
     }
 }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::cli::ecp as ecp_cli;
 use crate::cli::query as index_cli;
-use crate::cli::{demo, file_commands, index_create};
+use crate::cli::{demo, file_commands, index_create, prewarm};
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -18,6 +18,8 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    cache: crate::cli::CacheArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -33,6 +35,8 @@ enum Command {
     Query(index_cli::QueryArgs),
     /// Read rows of a Lance dataset by row address.
     Take(index_cli::TakeArgs),
+    /// Load a dataset's index lookups (and pages, and column page inits) into the caches.
+    Prewarm(prewarm::PrewarmArgs),
     /// Build and commit indices on a Lance dataset.
     #[command(subcommand)]
     Index(IndexCommand),
@@ -61,6 +65,13 @@ enum EcpCommand {
 /// Parse the process arguments, run the command, print errors; the `lakeseek` binary's `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    match cli.cache.session() {
+        Ok(session) => crate::cli::install_process_session(session),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -84,6 +95,7 @@ pub fn main() -> ExitCode {
             Command::Take(args) => {
                 index_cli::run_take_to(args, &mut out, &mut std::io::stderr()).await
             }
+            Command::Prewarm(args) => prewarm::run_prewarm(args, &mut out).await,
             Command::Index(IndexCommand::Create(args)) => {
                 index_create::run_index_create(args, &mut out).await
             }

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod ecp;
 pub mod file_commands;
 pub mod index_create;
+pub mod prewarm;
 pub mod query;
 
 pub use app::main;
@@ -22,6 +23,64 @@ use arrow_array::RecordBatch;
 use crate::error::{Error, Result};
 use crate::io::IoStatsSnapshot;
 use crate::lance::reader::RowSelection;
+
+/// Default of `--cache-bytes` (1 GiB).
+pub const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
+
+/// Environment variable naming the disk cache directory when `--cache-dir` is not given.
+pub const CACHE_DIR_ENV: &str = "LAKESEEK_CACHE_DIR";
+
+/// The disk tier flags every command takes (global: before or after the subcommand).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CacheArgs {
+    /// Keep byte ranges of immutable dataset objects (data, index and deletion files,
+    /// manifests of a given version) in this directory, shared by later runs and other
+    /// processes; default: `$LAKESEEK_CACHE_DIR`, else no disk cache.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+    /// Byte budget of the disk cache (least recently used entries are removed beyond it);
+    /// default 1 GiB.
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub cache_bytes: Option<u64>,
+}
+
+impl CacheArgs {
+    /// The session these flags (and `LAKESEEK_CACHE_DIR`) ask for.
+    pub fn session(&self) -> Result<crate::Session> {
+        let dir = self.cache_dir.clone().or_else(|| {
+            std::env::var_os(CACHE_DIR_ENV)
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from)
+        });
+        let mut builder = crate::Session::builder();
+        match (dir, self.cache_bytes) {
+            (Some(dir), bytes) => {
+                builder = builder.disk_cache(dir, bytes.unwrap_or(DEFAULT_CACHE_BYTES));
+            }
+            (None, Some(_)) => {
+                return Err(Error::InvalidArgument(format!(
+                    "--cache-bytes needs --cache-dir (or {CACHE_DIR_ENV})"
+                )))
+            }
+            (None, None) => {}
+        }
+        builder.build()
+    }
+}
+
+static PROCESS_SESSION: std::sync::OnceLock<crate::Session> = std::sync::OnceLock::new();
+
+/// Make `session` the one every command of this process opens datasets with (the binary's
+/// `main` does, from [`CacheArgs`]).
+pub(crate) fn install_process_session(session: crate::Session) {
+    let _ = PROCESS_SESSION.set(session);
+}
+
+/// The process's session, or a new default one when none was installed (commands run
+/// in-process by tests get fresh caches each).
+pub(crate) fn process_session() -> crate::Session {
+    PROCESS_SESSION.get().cloned().unwrap_or_default()
+}
 
 /// Flags every command that opens a store takes.
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::index::filter::{execute_filter, plan_filter, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::Dataset;
 
 use crate::cli::parse_key_value;
 
@@ -110,7 +110,7 @@ async fn query_inner(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let session = Arc::new(DatasetSession::default());
+    let session = Arc::clone(crate::cli::process_session().dataset_session());
     let dataset = Dataset::open_url(
         &args.dataset,
         &args.storage_options,
@@ -156,7 +156,7 @@ async fn write_answer(
 pub async fn run_take_to(args: &TakeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
     let result = async {
-        let session = Arc::new(DatasetSession::default());
+        let session = Arc::clone(crate::cli::process_session().dataset_session());
         let dataset = Dataset::open_url(
             &args.dataset,
             &args.storage_options,

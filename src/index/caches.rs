@@ -15,8 +15,7 @@ pub(crate) struct IndexCaches {
     /// Decoded BTree page lookups, by `page_lookup.lance` path + size.
     pub btree_lookups: SizedCache<(), BTreePageLookup>,
     /// Decoded BTree pages (values + ids) by page-data path + size + page number; `None`
-    /// unless the session enables a page cache
-    /// ([`DatasetSession::with_page_cache`]).
+    /// only in test sessions built without a page cache.
     pub btree_pages: Option<SizedCache<u32, BTreePageData>>,
 }
 

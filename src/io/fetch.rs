@@ -33,6 +33,7 @@ use object_store::path::Path;
 
 use crate::error::{Error, Result};
 use crate::io::coalesce::{coalesce, CoalescePolicy};
+use crate::io::disk::{DiskCache, Wanted};
 use crate::io::hedge::{wave_cap, LatencyTracker};
 use crate::io::retry::{with_retries, ReadSpan, RetryPolicy, ShortBody};
 use crate::io::source::{ObjectVersion, RangeSource};
@@ -233,6 +234,34 @@ pub(crate) fn plan_fetch_with(
     Ok(plan)
 }
 
+/// The disk tier a fetcher reads through: the cache, the identity of the store (scheme,
+/// bucket/host, endpoint) and which of its paths name immutable objects.
+#[derive(Clone)]
+pub(crate) struct DiskTier {
+    /// The cache directory.
+    pub cache: DiskCache,
+    /// Identity of the store the paths belong to.
+    pub store: String,
+    /// Whether an object's name is never reused for other content (only those are cached).
+    pub immutable: fn(&Path) -> bool,
+}
+
+impl std::fmt::Debug for DiskTier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiskTier")
+            .field("cache", &self.cache)
+            .field("store", &self.store)
+            .finish()
+    }
+}
+
+impl DiskTier {
+    /// The disk key of `path`, when it may be cached.
+    fn key(&self, path: &Path) -> Option<String> {
+        (self.immutable)(path).then(|| format!("{}\n{path}", self.store))
+    }
+}
+
 /// Executes waves of range reads through a [`RangeSource`].
 #[derive(Debug, Clone)]
 pub struct RangeFetcher {
@@ -243,6 +272,8 @@ pub struct RangeFetcher {
     known_versions: Arc<Mutex<HashMap<Path, ObjectVersion>>>,
     /// The store's recent latencies and the hedge budget (shared by clones).
     latency: Arc<Mutex<LatencyTracker>>,
+    /// Byte ranges of immutable objects on local disk, when the session has a disk tier.
+    disk: Option<DiskTier>,
 }
 
 /// Hedges and hedge round trips of one wave.
@@ -285,7 +316,52 @@ impl RangeFetcher {
             retry,
             known_versions: Arc::default(),
             latency,
+            disk: None,
         }
+    }
+
+    /// Read immutable objects through `disk` (ranges found there cost no request; ranges
+    /// fetched are written there).
+    pub(crate) fn with_disk(mut self, disk: Option<DiskTier>) -> Self {
+        self.disk = disk;
+        self
+    }
+
+    /// Whether the disk tier holds any bytes of `path` (no request, nothing counted).
+    pub(crate) async fn on_disk(&self, path: &Path) -> bool {
+        let Some(disk) = self.disk.as_ref() else {
+            return false;
+        };
+        let Some(key) = disk.key(path) else {
+            return false;
+        };
+        disk.cache.has_entries(key).await
+    }
+
+    /// A disk hit for `wanted` of `path`, counted into `stats`.
+    async fn disk_lookup(
+        &self,
+        path: &Path,
+        wanted: Wanted,
+        known: Option<&ObjectVersion>,
+        stats: &IoStats,
+    ) -> Option<crate::io::disk::DiskHit> {
+        let disk = self.disk.as_ref()?;
+        let key = disk.key(path)?;
+        let hit = disk.cache.lookup(key, wanted, known.cloned()).await?;
+        stats.add_disk_hit(hit.bytes.len() as u64);
+        Some(hit)
+    }
+
+    /// Write bytes read at `start` of `path` (version `version`) to the disk tier.
+    async fn disk_store(&self, path: &Path, version: &ObjectVersion, start: u64, bytes: &Bytes) {
+        let Some(disk) = self.disk.as_ref() else {
+            return;
+        };
+        let Some(key) = disk.key(path) else { return };
+        disk.cache
+            .store(key, version.clone(), start, bytes.clone())
+            .await;
     }
 
     /// Retry transient failures with `policy` instead.
@@ -433,6 +509,41 @@ impl RangeFetcher {
     /// Suffix read of the last `n` bytes (one request, no HEAD); the object's size comes from
     /// the same response.
     pub async fn tail(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
+        self.tail_of(path, n, None, stats).await
+    }
+
+    /// [`tail`](Self::tail) of an object whose version the caller may know (from a manifest
+    /// or a listing): the disk tier then only answers with bytes of that version.
+    pub(crate) async fn tail_of(
+        &self,
+        path: &Path,
+        n: u64,
+        known: Option<&ObjectVersion>,
+        stats: &IoStats,
+    ) -> Result<Tail> {
+        // Concurrent reads that look the disk up first still overlap as one wave (a wave
+        // answered from disk is no round trip).
+        let wave = self.disk.is_some().then(|| stats.start_wave());
+        if n > 0 {
+            if let Some(hit) = self
+                .disk_lookup(path, Wanted::Suffix(n), known, stats)
+                .await
+            {
+                self.remember(path, &hit.version);
+                return Ok(Tail {
+                    bytes: hit.bytes,
+                    version: hit.version,
+                });
+            }
+        }
+        let tail = self.tail_from_store(path, n, stats).await?;
+        drop(wave);
+        self.disk_store(path, &tail.version, tail.start(), &tail.bytes)
+            .await;
+        Ok(tail)
+    }
+
+    async fn tail_from_store(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
         if n == 0 {
             return Err(Error::InvalidArgument(format!(
                 "empty suffix read of {path}"
@@ -464,6 +575,31 @@ impl RangeFetcher {
 
     /// Read a whole object (one request).
     pub async fn whole(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
+        self.whole_of(path, None, stats).await
+    }
+
+    /// [`whole`](Self::whole) of an object whose version the caller may know.
+    pub(crate) async fn whole_of(
+        &self,
+        path: &Path,
+        known: Option<&ObjectVersion>,
+        stats: &IoStats,
+    ) -> Result<Tail> {
+        let wave = self.disk.is_some().then(|| stats.start_wave());
+        if let Some(hit) = self.disk_lookup(path, Wanted::Whole, known, stats).await {
+            self.remember(path, &hit.version);
+            return Ok(Tail {
+                bytes: hit.bytes,
+                version: hit.version,
+            });
+        }
+        let whole = self.whole_from_store(path, stats).await?;
+        drop(wave);
+        self.disk_store(path, &whole.version, 0, &whole.bytes).await;
+        Ok(whole)
+    }
+
+    async fn whole_from_store(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
         let _guard = stats.start_request();
         let span = ReadSpan::Whole;
         let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
@@ -496,10 +632,66 @@ impl RangeFetcher {
     /// `max_concurrency` in flight; the slot waits are counted as round trips), slow GETs
     /// are hedged, and each request's bytes come back in request order as a zero-copy slice
     /// of its merged buffer. Fails on the first failed GET.
+    ///
+    /// With a disk tier, every request of an immutable object of known size is looked up
+    /// there first (a hit costs no request); the rest are fetched as above and the merged
+    /// GETs written to disk.
     pub async fn fetch(&self, requests: &[ReadRequest], stats: &IoStats) -> Result<Vec<Bytes>> {
+        if self.disk.is_none() {
+            return self.fetch_from_store(requests, stats).await.map(|(b, _)| b);
+        }
+        for r in requests {
+            r.validate()?;
+        }
+        let sizes = object_sizes(requests)?;
+        let wave = stats.start_wave();
+        let mut out: Vec<Option<Bytes>> = vec![None; requests.len()];
+        let mut missing: Vec<usize> = Vec::new();
+        for (i, r) in requests.iter().enumerate() {
+            let known = sizes
+                .get(&r.path)
+                .and_then(|&size| self.expected_version(&r.path, Some(size)));
+            let hit = match known {
+                Some(v) => {
+                    let wanted = Wanted::Range(r.range.clone());
+                    self.disk_lookup(&r.path, wanted, Some(&v), stats).await
+                }
+                None => None,
+            };
+            match hit {
+                Some(hit) => out[i] = Some(hit.bytes),
+                None => missing.push(i),
+            }
+        }
+        if !missing.is_empty() {
+            let asked: Vec<ReadRequest> = missing.iter().map(|&i| requests[i].clone()).collect();
+            let (got, fetched) = self.fetch_from_store(&asked, stats).await?;
+            drop(wave);
+            let writes = fetched.iter().filter_map(|(read, bytes)| {
+                let size = sizes.get(&read.path).copied();
+                let version = self.expected_version(&read.path, size)?;
+                Some(async move {
+                    self.disk_store(&read.path, &version, read.range.start, bytes)
+                        .await
+                })
+            });
+            futures::future::join_all(writes).await;
+            for (i, bytes) in missing.into_iter().zip(got) {
+                out[i] = Some(bytes);
+            }
+        }
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    /// [`fetch`](Self::fetch) from the store alone; also returns the merged GETs as sent.
+    async fn fetch_from_store(
+        &self,
+        requests: &[ReadRequest],
+        stats: &IoStats,
+    ) -> Result<(Vec<Bytes>, Vec<(PlannedRead, Bytes)>)> {
         let plan = self.plan(requests)?;
         if plan.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         let sizes = object_sizes(requests)?;
         let _wave = stats.start_wave();
@@ -540,7 +732,8 @@ impl RangeFetcher {
         .buffer_unordered(slots)
         .try_collect()
         .await?;
-        slice_results(requests, fetched)
+        let sliced = slice_results(requests, fetched.clone())?;
+        Ok((sliced, fetched))
     }
 }
 

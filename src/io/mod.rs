@@ -7,7 +7,8 @@
 //! * [`coalesce`] decides which ranges share a GET (gap bounded by wasted bytes); [`hedge`]
 //!   decides when a slow GET is duplicated.
 //! * [`stats`] counts requests, bytes and round trips per query.
-//! * [`cache`] holds typed, size-weighted moka caches of decoded things.
+//! * [`cache`] holds typed, size-weighted moka caches of decoded things; [`disk`] keeps raw
+//!   byte ranges of immutable objects in a local directory shared by processes.
 //! * [`retry`] decides which read failures are transient and retries them within a budget.
 //! * `write` writes objects: put, put-if-absent (the commit primitive), file uploads.
 //! * [`wrappers`] adds latency, recording, fault injection and HTTP-level counting around the
@@ -44,6 +45,7 @@
 pub(crate) mod cache;
 pub(crate) mod cache_extensions;
 pub(crate) mod coalesce;
+pub(crate) mod disk;
 pub(crate) mod fetch;
 pub(crate) mod hedge;
 pub(crate) mod list;

@@ -21,8 +21,12 @@ struct Counters {
     bytes: AtomicU64,
     round_trips: AtomicU64,
     in_flight: AtomicU64,
+    /// The current wave has sent no request yet (its round trip is counted by its first).
+    wave_uncounted: std::sync::atomic::AtomicBool,
     retries: AtomicU64,
     hedges: AtomicU64,
+    disk_hits: AtomicU64,
+    disk_bytes: AtomicU64,
 }
 
 /// A point-in-time copy of [`IoStats`], serializable as the `--stats` JSON.
@@ -42,6 +46,13 @@ pub struct IoStatsSnapshot {
     /// (each also counted in `requests`; see the I/O layer's hedging policy).
     #[serde(default)]
     pub hedges: u64,
+    /// Reads answered by the session's disk tier instead of the store (not counted in
+    /// `requests`).
+    #[serde(default)]
+    pub disk_hits: u64,
+    /// Bytes those reads took from the disk tier (not counted in `bytes`).
+    #[serde(default)]
+    pub disk_bytes: u64,
 }
 
 impl IoStats {
@@ -54,16 +65,21 @@ impl IoStats {
     pub fn start_request(&self) -> RequestGuard<'_> {
         let guard = self.start_wave();
         self.counters.requests.fetch_add(1, Ordering::SeqCst);
+        if self.counters.wave_uncounted.swap(false, Ordering::SeqCst) {
+            self.counters.round_trips.fetch_add(1, Ordering::SeqCst);
+        }
         guard
     }
 
     /// Mark the start of a wave of requests issued together (e.g. one
     /// `RangeFetcher::fetch`): while the guard lives, the
     /// wave is in flight, so requests started inside it belong to one round trip even when a
-    /// fast backend finishes each before the next starts. Counts no request by itself.
+    /// fast backend finishes each before the next starts. Counts no request by itself, and
+    /// no round trip until a request of the wave starts (a wave answered entirely from
+    /// caches is not a round trip: the server sees none).
     pub fn start_wave(&self) -> RequestGuard<'_> {
         if self.counters.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
-            self.counters.round_trips.fetch_add(1, Ordering::SeqCst);
+            self.counters.wave_uncounted.store(true, Ordering::SeqCst);
         }
         RequestGuard { stats: self }
     }
@@ -84,6 +100,12 @@ impl IoStats {
         self.counters.hedges.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Count one read of `bytes` answered by the disk tier.
+    pub(crate) fn add_disk_hit(&self, bytes: u64) {
+        self.counters.disk_hits.fetch_add(1, Ordering::SeqCst);
+        self.counters.disk_bytes.fetch_add(bytes, Ordering::SeqCst);
+    }
+
     /// Count `n` more sequential round trips inside the current wave (requests that had to
     /// wait for an earlier one of the same wave: a concurrency slot, a hedge).
     pub(crate) fn add_round_trips(&self, n: u64) {
@@ -98,6 +120,8 @@ impl IoStats {
             round_trips: self.counters.round_trips.load(Ordering::SeqCst),
             retries: self.counters.retries.load(Ordering::SeqCst),
             hedges: self.counters.hedges.load(Ordering::SeqCst),
+            disk_hits: self.counters.disk_hits.load(Ordering::SeqCst),
+            disk_bytes: self.counters.disk_bytes.load(Ordering::SeqCst),
         }
     }
 }
@@ -111,6 +135,8 @@ impl IoStatsSnapshot {
             round_trips: self.round_trips.saturating_sub(earlier.round_trips),
             retries: self.retries.saturating_sub(earlier.retries),
             hedges: self.hedges.saturating_sub(earlier.hedges),
+            disk_hits: self.disk_hits.saturating_sub(earlier.disk_hits),
+            disk_bytes: self.disk_bytes.saturating_sub(earlier.disk_bytes),
         }
     }
 }
@@ -143,6 +169,19 @@ mod tests {
     }
 
     #[test]
+    fn a_wave_without_requests_is_no_round_trip() {
+        let s = IoStats::new();
+        drop(s.start_wave());
+        assert_eq!(s.snapshot().round_trips, 0);
+        {
+            let _wave = s.start_wave();
+            let _inner = s.start_wave();
+            drop(s.start_request());
+        }
+        assert_eq!((s.snapshot().requests, s.snapshot().round_trips), (1, 1));
+    }
+
+    #[test]
     fn overlapping_requests_are_one_round_trip() {
         let s = IoStats::new();
         {
@@ -172,6 +211,8 @@ mod tests {
             round_trips: 3,
             retries: 0,
             hedges: 1,
+            disk_hits: 2,
+            disk_bytes: 30,
         };
         assert_eq!(
             later.since(&snap),
@@ -181,6 +222,8 @@ mod tests {
                 round_trips: 1,
                 retries: 0,
                 hedges: 1,
+                disk_hits: 2,
+                disk_bytes: 30,
             }
         );
     }

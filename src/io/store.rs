@@ -82,6 +82,10 @@ pub(crate) struct OpenedUrl {
     pub path: Path,
     /// Which kind of backend this is.
     pub scheme: ObjectStoreScheme,
+    /// What names this store across processes (scheme, bucket/host, endpoint), for keys of
+    /// the disk tier; `None` (never cached on disk) for in-memory stores and stores handed
+    /// in by the caller.
+    pub store_identity: Option<String>,
 }
 
 /// Everything [`open_url_with`] accepts besides the URL. Its `Debug` shows option keys
@@ -187,7 +191,47 @@ pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUr
         (Some(given), _) => Arc::clone(given),
         (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
     };
-    finish_open(store, parsed, scheme, path, &tuning)
+    let identity = match (&options.object_store, &scheme) {
+        (Some(_), _) | (None, ObjectStoreScheme::Memory) => None,
+        (None, _) => Some(store_identity(&parsed, &passthrough)),
+    };
+    let mut opened = finish_open(store, parsed, scheme, path, &tuning)?;
+    opened.store_identity = identity;
+    Ok(opened)
+}
+
+/// The disk tier's name of a store: scheme and host of the URL plus every endpoint-like
+/// option (`aws_endpoint=…`, `endpoint=…`, `AWS_ENDPOINT_URL` from the environment) and the
+/// Azure account name, so two servers or accounts with the same bucket or container name
+/// never share entries. Credentials are never part of it (it is stored in entry headers).
+fn store_identity(parsed: &Url, passthrough: &[(String, String)]) -> String {
+    let mut id = format!("{}://{}", parsed.scheme(), parsed.authority());
+    let mut endpoints: Vec<String> = passthrough
+        .iter()
+        .filter(|(k, _)| {
+            let k = k.to_ascii_lowercase();
+            k.contains("endpoint") || k == "url" || k.ends_with("account_name") || k == "account"
+        })
+        .map(|(k, v)| format!("{}={v}", k.to_ascii_lowercase()))
+        .collect();
+    let env_vars: &[&str] = match parsed.scheme() {
+        "s3" | "s3a" => &["AWS_ENDPOINT", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"],
+        "az" | "azure" | "abfs" | "abfss" | "adl" => {
+            &["AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ENDPOINT"]
+        }
+        _ => &[],
+    };
+    for var in env_vars {
+        if let Ok(v) = std::env::var(var) {
+            endpoints.push(format!("{var}={v}"));
+        }
+    }
+    endpoints.sort();
+    for e in endpoints {
+        id.push(' ');
+        id.push_str(&e);
+    }
+    id
 }
 
 /// Build the object store a URL names, from storage options and the environment.
@@ -324,6 +368,7 @@ fn finish_open(
         source,
         path,
         scheme,
+        store_identity: None,
     })
 }
 
@@ -586,6 +631,20 @@ mod tests {
         assert_eq!(o.path.as_ref(), "a/b.lance");
         assert_eq!(o.source.coalesce_gap(), REMOTE_COALESCE_GAP);
         assert_eq!(o.source.describe(), "s3://bucket");
+        let id = |options: &[(&str, &str)]| {
+            let kv: Vec<(String, String)> = options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            store_identity(&Url::parse("s3://bucket/t.lance").unwrap(), &kv)
+        };
+        let a = id(&[
+            ("aws_endpoint", "http://127.0.0.1:1"),
+            ("aws_secret_access_key", "SECRET"),
+        ]);
+        let b = id(&[("aws_endpoint", "http://127.0.0.1:2")]);
+        assert_ne!(a, b, "two endpoints, two stores");
+        assert!(a.starts_with("s3://bucket") && !a.contains("SECRET"), "{a}");
         let err = open_url("s3://bucket/a", &kv(&[("bogus", "1")])).unwrap_err();
         assert!(err.to_string().contains("bogus"), "{err}");
     }

@@ -32,6 +32,8 @@ use object_store::path::Path;
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::cache_extensions::CacheExtensions;
+use crate::io::disk::DiskCache;
+use crate::io::fetch::DiskTier;
 use crate::io::list::{ListControl, ObjectLister, ObjectStoreLister};
 use crate::io::{
     open_url, FetchOptions, IoStats, ObjectVersion, OpenedUrl, RangeFetcher, RangeSource,
@@ -69,16 +71,22 @@ pub(crate) struct DatasetSession {
     pub extensions: CacheExtensions,
     /// Byte budget of each cache of this session.
     pub cache_bytes: u64,
-    /// Budget of the decoded index page cache; `None` (the default) caches no pages.
+    /// Budget of the decoded index page cache; `None` caches no pages (test sessions only).
     pub index_page_cache_bytes: Option<u64>,
     /// Queries read every deletion file in the same wave as the index pages when the
     /// version has at most this many; beyond it only those of fragments with results,
     /// after the pages (one more round trip instead of a request per fragment).
     pub eager_deletion_files: usize,
+    /// Byte ranges of immutable objects on local disk, shared across processes (off unless
+    /// asked for).
+    pub disk: Option<DiskCache>,
 }
 
 impl DatasetSession {
-    /// A session whose caches hold about `capacity_bytes` each (no page cache).
+    /// A session whose caches hold about `capacity_bytes` each and that caches no index
+    /// pages (tests compare against it; every session the library and CLI create is
+    /// budgeted, [`DatasetSession::with_budget`]).
+    #[cfg(test)]
     pub(crate) fn new(capacity_bytes: u64) -> Self {
         Self {
             manifests: SizedCache::new(capacity_bytes),
@@ -88,6 +96,7 @@ impl DatasetSession {
             cache_bytes: capacity_bytes,
             index_page_cache_bytes: None,
             eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
+            disk: None,
         }
     }
 
@@ -104,6 +113,7 @@ impl DatasetSession {
             cache_bytes: eighth,
             index_page_cache_bytes: Some(eighth),
             eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
+            disk: None,
         }
     }
 
@@ -113,6 +123,12 @@ impl DatasetSession {
     pub(crate) fn without_data_tails(mut self) -> Self {
         let caches = ReaderCaches::clone(&self.reader_caches).without_data_tails();
         self.reader_caches = Arc::new(caches);
+        self
+    }
+
+    /// Read immutable objects through the disk tier `disk` too.
+    pub(crate) fn with_disk(mut self, disk: Option<DiskCache>) -> Self {
+        self.disk = disk;
         self
     }
 
@@ -133,8 +149,10 @@ impl DatasetSession {
 }
 
 impl Default for DatasetSession {
+    /// [`DatasetSession::with_budget`] of the default budget: index pages, page inits and
+    /// structural plans are cached, so a warm repeat of a lookup needs no request.
     fn default() -> Self {
-        Self::new(DEFAULT_SESSION_CACHE_BYTES)
+        Self::with_budget(DEFAULT_SESSION_CACHE_BYTES)
     }
 }
 
@@ -217,7 +235,14 @@ impl Dataset {
             Arc::clone(&opened.store),
             &opened.scheme,
         ));
-        let store = DatasetStore::new(Arc::clone(&opened.source), lister);
+        let mut store = DatasetStore::new(Arc::clone(&opened.source), lister);
+        if let (Some(cache), Some(identity)) = (&session.disk, &opened.store_identity) {
+            store.fetcher = store.fetcher.with_disk(Some(DiskTier {
+                cache: cache.clone(),
+                store: identity.clone(),
+                immutable: paths::is_immutable_object,
+            }));
+        }
         Self::open(store, opened.path.clone(), version, session, stats).await
     }
 
@@ -398,13 +423,23 @@ async fn load_pinned(
     version: u64,
     stats: &IoStats,
 ) -> Result<(ManifestLocation, Arc<Manifest>)> {
+    let path_of = |naming: ManifestNaming| {
+        join(
+            root,
+            &format!("{VERSIONS_DIR}/{}", naming.file_name(version)),
+        )
+    };
+    // A disk tier that holds the V1-named manifest saves the V2 probe (a NotFound request).
+    let mut order = [ManifestNaming::V2, ManifestNaming::V1];
+    if store.fetcher.on_disk(&path_of(ManifestNaming::V1)).await
+        && !store.fetcher.on_disk(&path_of(ManifestNaming::V2)).await
+    {
+        order.reverse();
+    }
     let mut last_err = None;
-    for naming in [ManifestNaming::V2, ManifestNaming::V1] {
+    for naming in order {
         let location = ManifestLocation {
-            path: join(
-                root,
-                &format!("{VERSIONS_DIR}/{}", naming.file_name(version)),
-            ),
+            path: path_of(naming),
             version,
             naming,
             object: None,
@@ -436,7 +471,10 @@ async fn load_manifest(
     session
         .manifests
         .get_or_try_load(key, async {
-            let tail = store.fetcher.tail(path, MANIFEST_TAIL_BYTES, stats).await?;
+            let tail = store
+                .fetcher
+                .tail_of(path, MANIFEST_TAIL_BYTES, location.object.as_ref(), stats)
+                .await?;
             let mut known = KnownBytes::new(tail.version.size);
             known.add(tail.start(), tail.bytes.clone());
             // At most: rest of the manifest, then the index section.

@@ -659,7 +659,12 @@ pub(crate) async fn open_file_metadata(
         async move {
             let tail = match tail {
                 Some(tail) => tail,
-                None => fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?,
+                None => {
+                    let known = size_hint.map(|size| ObjectVersion { size, etag: None });
+                    fetcher
+                        .tail_of(path, DEFAULT_TAIL_BYTES, known.as_ref(), stats)
+                        .await?
+                }
             };
             let start = tail.start();
             let size = tail.version.size;

@@ -28,6 +28,7 @@ mod dataset_cli;
 mod dataset_s3;
 mod dataset_take;
 mod demo_cli;
+mod disk_cache;
 mod ecp_bad_input;
 mod ecp_cli;
 mod ecp_s3;

@@ -206,6 +206,34 @@ pub(crate) async fn search_keys(
     Ok(found)
 }
 
+/// Every key and every row set of the lookup, into the session caches (prewarm); later
+/// searches and row-set reads of this file then need no request. Returns the keys loaded.
+pub(crate) async fn load_all_keys_and_row_sets(
+    dataset: &Dataset,
+    file: &BitmapFile,
+    stats: &IoStats,
+) -> Result<u64> {
+    let n = file.num_keys();
+    if n == 0 {
+        return Ok(0);
+    }
+    let caches = caches(dataset);
+    let key = samples_key(file);
+    let mut samples: KeySamples = caches
+        .bitmap_keys
+        .get(&key)
+        .await
+        .map(|s| (*s).clone())
+        .unwrap_or_default();
+    let all: Vec<u64> = (0..n).collect();
+    let every_key: Vec<Range<u64>> = std::iter::once(0..n).collect();
+    let keys = read_keys(file, &every_key, &mut samples, stats);
+    let sets = read_row_sets(dataset, file, &all, stats);
+    futures::try_join!(keys, sets)?;
+    caches.bitmap_keys.insert(key, Arc::new(samples)).await;
+    Ok(n)
+}
+
 /// The search shape for this file: brackets of about [`READ_WHOLE_BYTES`] are read whole;
 /// probes are spaced wider than the store's coalescing gap (closer ones would be merged
 /// into one read of everything between them).

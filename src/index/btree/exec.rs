@@ -242,7 +242,12 @@ pub(crate) async fn load_lookup(
     IndexCaches::of(dataset.session())
         .btree_lookups
         .get_or_try_load(key, async {
-            let whole = dataset.store().fetcher.whole(path, stats).await?;
+            let known = manifest_size.map(|size| ObjectVersion { size, etag: None });
+            let whole = dataset
+                .store()
+                .fetcher
+                .whole_of(path, known.as_ref(), stats)
+                .await?;
             if let Some(size) = manifest_size {
                 if whole.version.size != size {
                     return Err(Error::Corrupt {
@@ -346,6 +351,45 @@ pub(crate) async fn answer_segment(
         answer.cached_pages += cached;
     }
     Ok(answer)
+}
+
+/// Read every page of an opened segment into the session's page cache (pages already
+/// there are not read again); returns how many pages the segment has. Without a page
+/// cache (test sessions) nothing is read.
+pub(crate) async fn load_all_pages(
+    dataset: &Dataset,
+    opened: &OpenedSegment,
+    stats: &IoStats,
+) -> Result<usize> {
+    let pages = opened.lookup.num_pages();
+    let Some(cache) = &IndexCaches::of(dataset.session()).btree_pages else {
+        return Ok(pages);
+    };
+    let pages_u32 = u32::try_from(pages).map_err(|_| {
+        Error::corrupt(format!("{pages} BTree pages")).at(opened.lookup_path.as_ref(), None)
+    })?;
+    let selection: PageSelection = (0..pages_u32).map(|p| (p, PageMatch::All)).collect();
+    let file_rows: Vec<u64> = opened.page_data.iter().map(|r| r.num_rows()).collect();
+    let per_file = plan_page_rows(&opened.lookup, &selection, &file_rows)?;
+    // Every page is marked "all rows match": the predicate is never evaluated.
+    let unused = Predicate::And(Vec::new());
+    let reads = opened
+        .page_data
+        .iter()
+        .zip(&per_file)
+        .map(|(reader, pages)| {
+            let unused = &unused;
+            async move {
+                if pages.is_empty() {
+                    return Ok(());
+                }
+                let columns = columns_of(reader, &opened.lookup)?;
+                read_pages_cached(cache, reader, pages, columns, unused, stats).await?;
+                Ok::<_, Error>(())
+            }
+        });
+    futures::future::try_join_all(reads).await?;
+    Ok(pages)
 }
 
 fn columns_of(reader: &LanceFileReader, lookup: &BTreePageLookup) -> Result<(usize, usize)> {

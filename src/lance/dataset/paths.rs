@@ -10,6 +10,25 @@
 
 use crate::error::{Error, Result};
 
+/// Whether `path` names an object lance writes once and never replaces under the same
+/// name: a data file (`data/<uuid>.lance`), a file of an index (`_indices/<uuid>/…`), a
+/// deletion file (`_deletions/…`) or the manifest of one version (`_versions/N.manifest`).
+/// Only these may be kept in a disk tier across processes; `_latest.manifest` and anything
+/// else a dataset reads are not.
+pub(crate) fn is_immutable_object(path: &object_store::path::Path) -> bool {
+    let parts: Vec<String> = path.parts().map(|p| p.as_ref().to_string()).collect();
+    let Some((name, dirs)) = parts.split_last() else {
+        return false;
+    };
+    let parent = dirs.last().map(String::as_str);
+    match parent {
+        Some("data") => name.ends_with(".lance"),
+        Some("_deletions") => true,
+        Some("_versions") => name.ends_with(".manifest") && name != "_latest.manifest",
+        _ => dirs.len() >= 2 && dirs[dirs.len() - 2] == "_indices",
+    }
+}
+
 /// Check that `relative` (a path from a manifest, relative to a directory of the dataset)
 /// names an object below that directory: non-empty `/`-separated segments, none of them
 /// `.` or `..` (also percent-encoded), no leading `/`, no URL scheme or drive prefix
@@ -63,6 +82,40 @@ fn has_scheme_prefix(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_write_once_objects_are_immutable() {
+        let yes = [
+            "t.lance/data/0a1b.lance",
+            "a/b/t.lance/_indices/5f0e/page_data.lance",
+            "t.lance/_indices/5f0e/page_lookup.lance",
+            "t.lance/_deletions/0-3-99.arrow",
+            "t.lance/_versions/18446744073709551614.manifest",
+            "t.lance/_versions/2.manifest",
+        ];
+        let no = [
+            "t.lance/_latest.manifest",
+            "t.lance/_versions/_latest.manifest",
+            "t.lance/_versions/2.txn",
+            "t.lance/data/notes.txt",
+            "t.lance/_indices/stray.lance",
+            "t.lance/_transactions/1-x.txn",
+            "file.lance",
+            "",
+        ];
+        for p in yes {
+            assert!(
+                is_immutable_object(&object_store::path::Path::from(p)),
+                "{p}"
+            );
+        }
+        for p in no {
+            assert!(
+                !is_immutable_object(&object_store::path::Path::from(p)),
+                "{p}"
+            );
+        }
+    }
 
     #[test]
     fn plain_relative_paths_pass() {

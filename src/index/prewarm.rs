@@ -1,0 +1,257 @@
+//! Prewarm: load what later queries of a dataset will need into the session's caches (and
+//! its disk tier) ahead of time.
+//!
+//! * Index lookups (always): a BTree segment's page lookup and page-data metadata, a
+//!   bitmap lookup's metadata and page inits, the metadata of every other index file the
+//!   manifest lists.
+//! * All index pages (when asked): every BTree page into the page cache, every key and row
+//!   set of a bitmap lookup into the bitmap caches; with a disk tier,
+//!   every listed index file whole first (one entry each, which then answers any range of
+//!   it in later processes).
+//! * Columns (when named): the page inits (chunk tables, dictionaries, structural plans of
+//!   2.3 sparse pages) of every page of those top-level columns in every data file.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::index::bitmap::exec::{
+    load_all_keys_and_row_sets, open_bitmap_file, prefetch_page_inits,
+};
+use crate::index::bitmap::kind::has_type;
+use crate::index::bitmap::BITMAP_DETAILS_TYPES;
+use crate::index::btree::exec::{load_all_pages, open_segment};
+use crate::index::query::BTREE_DETAILS_TYPES;
+use crate::io::{IoStats, ObjectVersion};
+use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::reader::LanceFileReader;
+
+/// What to prewarm.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PrewarmPlan {
+    /// Index names; empty: every index of the version.
+    pub(crate) indices: Vec<String>,
+    /// Top-level columns whose page inits to load.
+    pub(crate) columns: Vec<String>,
+    /// Also every index page (BTree pages; whole index files into the disk tier).
+    pub(crate) all_index_pages: bool,
+}
+
+/// What was prewarmed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PrewarmDone {
+    /// Index names loaded.
+    pub(crate) indices: Vec<String>,
+    /// Index segments loaded.
+    pub(crate) segments: usize,
+    /// BTree pages now in the page cache.
+    pub(crate) index_pages: usize,
+    /// Page inits of the named columns now cached.
+    pub(crate) column_pages: usize,
+}
+
+/// Prewarm `dataset` as `plan` says, counting into `stats`.
+pub(crate) async fn prewarm(
+    dataset: &Dataset,
+    plan: &PrewarmPlan,
+    stats: &IoStats,
+) -> Result<PrewarmDone> {
+    let names = index_names(dataset, &plan.indices)?;
+    let segments: Vec<&IndexSegment> = dataset
+        .manifest()
+        .indices
+        .iter()
+        .filter(|s| names.contains(&s.name))
+        .collect();
+    let columns = column_ids(dataset, &plan.columns)?;
+    let index_work = async {
+        let loads = segments
+            .iter()
+            .map(|s| prewarm_segment(dataset, s, plan.all_index_pages, stats));
+        let pages: Vec<usize> = futures::future::try_join_all(loads).await?;
+        Ok::<_, Error>(pages.into_iter().sum::<usize>())
+    };
+    let column_work = prewarm_columns(dataset, &columns, stats);
+    let (index_pages, column_pages) = futures::try_join!(index_work, column_work)?;
+    Ok(PrewarmDone {
+        indices: names.into_iter().collect(),
+        segments: segments.len(),
+        index_pages,
+        column_pages,
+    })
+}
+
+/// The index names asked for (all when none), each checked against the manifest.
+fn index_names(dataset: &Dataset, asked: &[String]) -> Result<BTreeSet<String>> {
+    let present: BTreeSet<String> = dataset
+        .manifest()
+        .indices
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    if asked.is_empty() {
+        return Ok(present);
+    }
+    for name in asked {
+        if !present.contains(name) {
+            return Err(Error::InvalidArgument(format!(
+                "version {} has no index named {name:?} (it has {})",
+                dataset.version(),
+                if present.is_empty() {
+                    "none".to_string()
+                } else {
+                    present.iter().cloned().collect::<Vec<_>>().join(", ")
+                }
+            )));
+        }
+    }
+    Ok(asked.iter().cloned().collect())
+}
+
+/// Field ids of the named top-level columns.
+fn column_ids(dataset: &Dataset, names: &[String]) -> Result<Vec<i32>> {
+    let schema = &dataset.manifest().schema;
+    names
+        .iter()
+        .map(|name| {
+            schema
+                .fields
+                .iter()
+                .find(|f| f.parent_id == -1 && &f.name == name)
+                .map(|f| f.id)
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!("the dataset has no top-level column {name:?}"))
+                })
+        })
+        .collect()
+}
+
+/// Load one segment; returns the BTree pages cached.
+async fn prewarm_segment(
+    dataset: &Dataset,
+    segment: &IndexSegment,
+    all_pages: bool,
+    stats: &IoStats,
+) -> Result<usize> {
+    if all_pages && dataset.session().disk.is_some() {
+        whole_index_files(dataset, segment, stats).await?;
+    }
+    if has_type(segment, &BTREE_DETAILS_TYPES) {
+        let opened = open_segment(dataset, segment, stats).await?;
+        return if all_pages {
+            load_all_pages(dataset, &opened, stats).await
+        } else {
+            Ok(0)
+        };
+    }
+    if has_type(segment, &BITMAP_DETAILS_TYPES) {
+        let file = open_bitmap_file(dataset, segment, stats).await?;
+        prefetch_page_inits(&file, stats).await?;
+        if all_pages {
+            load_all_keys_and_row_sets(dataset, &file, stats).await?;
+        }
+        return Ok(0);
+    }
+    let opens = lance_files(segment).map(|(name, size)| async move {
+        let path = dataset.index_file_path(segment, name)?;
+        LanceFileReader::open(
+            dataset.store().fetcher.clone(),
+            path,
+            Some(size),
+            Arc::clone(&dataset.session().reader_caches),
+            stats,
+        )
+        .await
+        .map(|_| ())
+    });
+    futures::future::try_join_all(opens).await?;
+    Ok(0)
+}
+
+/// The `.lance` files a segment lists, with their sizes.
+fn lance_files(segment: &IndexSegment) -> impl Iterator<Item = (&str, u64)> {
+    segment
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".lance"))
+        .map(|f| (f.path.as_str(), f.size_bytes))
+}
+
+/// Read every file the segment lists whole (into the disk tier), in one wave.
+async fn whole_index_files(
+    dataset: &Dataset,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Result<()> {
+    let reads = segment.files.iter().map(|f| async move {
+        let path = dataset.index_file_path(segment, &f.path)?;
+        let known = ObjectVersion {
+            size: f.size_bytes,
+            etag: None,
+        };
+        let whole = dataset
+            .store()
+            .fetcher
+            .whole_of(&path, Some(&known), stats)
+            .await?;
+        if whole.version.size != f.size_bytes {
+            return Err(Error::Corrupt {
+                path: path.to_string(),
+                range: None,
+                what: format!(
+                    "file is {} bytes, the manifest says {}",
+                    whole.version.size, f.size_bytes
+                ),
+            });
+        }
+        Ok(())
+    });
+    futures::future::try_join_all(reads).await?;
+    Ok(())
+}
+
+/// Page inits of every page of the fields `columns` in every data file holding them;
+/// returns how many pages.
+async fn prewarm_columns(dataset: &Dataset, columns: &[i32], stats: &IoStats) -> Result<usize> {
+    if columns.is_empty() {
+        return Ok(0);
+    }
+    let mut files = Vec::new();
+    for fragment in &dataset.manifest().fragments {
+        for file in &fragment.files {
+            if file.fields.iter().any(|f| columns.contains(f)) {
+                files.push(file);
+            }
+        }
+    }
+    let loads = files.into_iter().map(|file| async move {
+        let reader = LanceFileReader::open(
+            dataset.store().fetcher.clone(),
+            dataset.data_file_path(file),
+            file.size_bytes,
+            Arc::clone(&dataset.session().reader_caches),
+            stats,
+        )
+        .await?;
+        let mut pages = Vec::new();
+        for field in reader
+            .schema()
+            .fields
+            .iter()
+            .filter(|f| columns.contains(&f.id))
+        {
+            for column in field.first_column..field.first_column + field.num_columns {
+                let count = reader
+                    .metadata()
+                    .columns
+                    .get(column)
+                    .map_or(0, |c| c.pages.len());
+                pages.extend((0..count).map(|p| (column, p)));
+            }
+        }
+        reader.page_inits(&pages, stats).await?;
+        Ok::<_, Error>(pages.len())
+    });
+    let counts = futures::future::try_join_all(loads).await?;
+    Ok(counts.into_iter().sum())
+}
