@@ -177,7 +177,10 @@ mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use api::{Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Query, QueryResult};
+pub use api::{
+    evaluate_any_element, Dataset, DatasetBuilder, FilterExactness, FragmentInfo, LanceFile,
+    LanceFileBuilder, PlannedFilter, Query, QueryResult,
+};
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{Session, DEFAULT_SESSION_BUDGET};

@@ -6,7 +6,9 @@ pub(crate) mod ecp;
 mod file;
 mod open;
 mod query;
+mod scan;
 
 pub use dataset::{Dataset, DatasetBuilder};
 pub use file::{LanceFile, LanceFileBuilder};
 pub use query::{Query, QueryResult};
+pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};
