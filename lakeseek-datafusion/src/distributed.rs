@@ -33,7 +33,12 @@ impl WorkerResolver for StaticWorkers {
 /// fragments becomes one task per fragment group (at most one per worker), while point
 /// lookups (up to 1,024 row addresses) and single-group scans stay on this process.
 pub fn session_context(workers: &[Url]) -> Result<SessionContext> {
-    let config = SessionConfig::new().with_information_schema(true);
+    let mut config = SessionConfig::new().with_information_schema(true);
+    if !workers.is_empty() {
+        // Enough fragment groups that a many-fragment scan can give every worker a task.
+        let partitions = config.target_partitions().max(workers.len());
+        config = config.with_target_partitions(partitions);
+    }
     let mut builder = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features();
