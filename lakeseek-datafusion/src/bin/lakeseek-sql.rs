@@ -89,6 +89,15 @@ async fn run_sql(args: &SqlArgs) -> Result<()> {
     let stats = IoStats::new();
     for table in &args.tables {
         let (name, url) = key_value(table, "--table")?;
+        // Workers resolve the URL themselves: a relative local path is made absolute.
+        let url = if url.contains("://") {
+            url
+        } else {
+            std::path::absolute(&url)
+                .map_err(|e| DataFusionError::Plan(format!("table {name}: path {url:?}: {e}")))?
+                .to_string_lossy()
+                .into_owned()
+        };
         let dataset = Dataset::builder(&url)
             .storage_options(options.clone())
             .session(&session)
