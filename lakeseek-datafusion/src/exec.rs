@@ -92,7 +92,7 @@ impl ScanSpec {
 #[derive(Clone)]
 pub(crate) enum ScanSource {
     /// The dataset the table was built on.
-    Open(Dataset),
+    Open(Box<Dataset>),
     /// Opened (and cached) by the worker; tasks report to `reporter`.
     Resolver(Arc<DatasetResolver>, Option<TaskReporter>),
 }
@@ -261,7 +261,8 @@ async fn read_group(
 ) -> Result<futures::stream::BoxStream<'static, Result<RecordBatch>>> {
     let stats = IoStats::new();
     let (dataset, reporter) = match &source {
-        ScanSource::Open(d) => (d.with_stats(&stats), None),
+        // The coordinator's reads count into the table's dataset handle.
+        ScanSource::Open(d) => (Dataset::clone(d), None),
         ScanSource::Resolver(resolver, reporter) => (
             resolver.open(&spec.url, spec.version).await?.with_stats(&stats),
             reporter.clone(),

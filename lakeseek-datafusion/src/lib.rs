@@ -1,4 +1,4 @@
-//! SQL over [lakeseek](lakeseek) datasets on Apache DataFusion 54.
+//! SQL over [`lakeseek`] datasets on Apache DataFusion 54.
 //!
 //! * [`LakeseekTable`]: a `TableProvider` over a [`lakeseek::Dataset`] that answers filters
 //!   from the dataset's indices (pushed down as `Exact` / `Inexact`), pushes projections

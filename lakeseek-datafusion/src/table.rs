@@ -331,7 +331,7 @@ impl TableProvider for LakeseekTable {
         };
         Ok(Arc::new(LakeseekScanExec::new(
             spec,
-            ScanSource::Open(self.dataset.clone()),
+            ScanSource::Open(Box::new(self.dataset.clone())),
         )))
     }
 }
