@@ -124,6 +124,7 @@ const QUERIES: &[(&str, bool)] = &[
     ("SELECT key FROM frames WHERE any_element(detections, 'label = ''car'' AND confidence > 0.9')", false),
     ("SELECT camera, count(*) AS n FROM frames WHERE any_element(detections, 'confidence > 0.95') GROUP BY camera", false),
     ("SELECT key FROM frames WHERE key = 'cam06-029417'", false),
+    ("SELECT camera, count(*) AS n FROM frames WHERE any_element(detections, 'area > 0.9') GROUP BY camera", false),
     ("SELECT key, camera FROM frames ORDER BY key DESC LIMIT 5", true),
     ("SELECT b_s, count(*) AS n, sum(id) AS s FROM t WHERE b_i > 3 GROUP BY b_s", false),
     ("SELECT id, z_i FROM t WHERE z_i < 900 ORDER BY z_i DESC, id LIMIT 7", true),

@@ -37,6 +37,10 @@ const FRAME_QUERIES: &[(&str, bool)] = &[
     ("SELECT key FROM frames WHERE any_element(detections, 'label = ''car'' AND confidence > 0.9')", false),
     // superset (area is not a key): candidates rechecked
     ("SELECT key FROM frames WHERE any_element(detections, 'label = ''bus'' AND area > 0.5')", false),
+    // no list element index answers a predicate on `area` alone: evaluated on the lists of
+    // every fragment inside the scan (a residual filter per fragment group)
+    ("SELECT key FROM frames WHERE any_element(detections, 'area > 0.97 AND label = ''truck''')", false),
+    ("SELECT count(*) AS n FROM frames WHERE any_element(detections, 'area > 0.9')", false),
     // NOT
     ("SELECT count(*) AS n FROM frames WHERE NOT any_element(detections, 'label = ''car'' AND confidence > 0.9')", false),
     // not pushable as a whole: evaluated row by row by the UDF
@@ -146,6 +150,14 @@ async fn index_answered_filters_are_pushed_down_exactly_without_a_full_scan() {
     let plan = physical_plan(&ctx, "SELECT id FROM t WHERE id < 5").await;
     assert!(plan.contains("FilterExec"), "{plan}");
     assert!(plan.contains("full scan"), "{plan}");
+    let frames_ctx = lakeseek_ctx(&[("frames", &frames)]);
+    let plan = physical_plan(
+        &frames_ctx,
+        "SELECT key FROM frames WHERE any_element(detections, 'area > 0.9')",
+    )
+    .await;
+    assert!(plan.contains("rows=residual filter"), "{plan}");
+    assert!(!plan.contains("FilterExec"), "{plan}");
     let plan = physical_plan(&ctx, "SELECT id FROM t WHERE _rowaddr = 5").await;
     assert!(plan.contains("rows=take 1 row addresses"), "{plan}");
     assert!(!plan.contains("FilterExec"), "{plan}");
