@@ -274,7 +274,9 @@ async fn read_group(
         (None, Some(filter)) => {
             let view = dataset.with_fragments(&group.fragments);
             let plan = view.plan_filter(filter).await.map_err(err)?;
-            view.execute_planned_filter(&plan).await.map_err(err)?
+            let mut rows = view.execute_planned_filter(&plan).await.map_err(err)?;
+            rows.retain(|a| group.fragments.contains(&(a >> 32)));
+            rows
         }
         (None, None) => {
             let mut all = Vec::new();

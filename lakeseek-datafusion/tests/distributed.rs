@@ -2,15 +2,13 @@
 //! in-process S3 server: same answers as single-node, tasks spread over workers, clear
 //! errors for a dead worker and a vanished dataset version.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::s3::S3Server;
-use common::{register, rows, try_rows};
+use crate::common::s3::S3Server;
+use crate::common::{register, rows, try_rows};
 use lakeseek::Dataset;
 use lakeseek_datafusion::session_context;
 use url::Url;
@@ -135,14 +133,14 @@ const QUERIES: &[(&str, bool)] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_workers_return_the_single_node_answers() {
     let s3 = S3Server::start();
-    let frames_url = s3.copy_in(&common::sample_dir(), "frames.lance");
-    let scalar_url = s3.copy_in(&common::fixture("scalar_indices.lance"), "scalar.lance");
+    let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
+    let scalar_url = s3.copy_in(&crate::common::fixture("scalar_indices.lance"), "scalar.lance");
     let workers = Workers::start(3, &s3.storage_options());
     let frames = open(&frames_url, &s3).await;
     let t = open(&scalar_url, &s3).await;
     let u = open(&scalar_url, &s3).await;
     let tables = [("frames", &frames), ("t", &t), ("u", &u)];
-    let single = common::lakeseek_ctx(&tables);
+    let single = crate::common::lakeseek_ctx(&tables);
     let distributed = session_context(&workers.urls()).expect("distributed session");
     register(&distributed, &tables);
     let plan = distributed
@@ -172,7 +170,7 @@ async fn three_workers_return_the_single_node_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_worker_is_a_clear_error_naming_it() {
     let s3 = S3Server::start();
-    let frames_url = s3.copy_in(&common::sample_dir(), "frames.lance");
+    let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
     let mut workers = Workers::start(2, &s3.storage_options());
     let frames = open(&frames_url, &s3).await;
     let ctx = session_context(&workers.urls()).expect("distributed session");
@@ -191,7 +189,7 @@ async fn a_dead_worker_is_a_clear_error_naming_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_that_no_longer_exists_is_a_clear_error() {
     let s3 = S3Server::start();
-    let url = s3.copy_in(&common::sample_dir(), "gone.lance");
+    let url = s3.copy_in(&crate::common::sample_dir(), "gone.lance");
     let workers = Workers::start(2, &s3.storage_options());
     let frames = open(&url, &s3).await;
     let version = frames.version();

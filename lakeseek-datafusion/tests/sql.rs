@@ -1,9 +1,7 @@
 //! SQL over lakeseek tables: answers equal DataFusion's own over the same tables read in
 //! full and pylance's for filters; pushdown plans; bad input.
 
-mod common;
-
-use common::{lakeseek_ctx, open_local, open_sample, reference_ctx, rows, try_rows, undelta};
+use crate::common::{lakeseek_ctx, open_local, open_sample, reference_ctx, rows, try_rows, undelta};
 use lakeseek::{Dataset, IoStats};
 
 /// Queries over `t` and `u` (two lakeseek tables over scalar_indices.lance) whose answers
@@ -77,7 +75,7 @@ async fn queries_equal_datafusion_over_the_rows_read_in_full() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_equal_pylance() {
     let answers: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(common::fixture("scalar_answers.json")).unwrap(),
+        &std::fs::read_to_string(crate::common::fixture("scalar_answers.json")).unwrap(),
     )
     .unwrap();
     let t = open_local("scalar_indices.lance").await;
@@ -96,7 +94,7 @@ async fn filters_equal_pylance() {
     }
     // The sample's any_element answer (pylance's, recorded by assets/demo/gen_demo.py).
     let demo: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(common::sample_dir().join("../answers.json")).unwrap(),
+        &std::fs::read_to_string(crate::common::sample_dir().join("../answers.json")).unwrap(),
     )
     .unwrap();
     let frames = open_sample().await;
@@ -190,8 +188,8 @@ async fn bad_input_is_a_clear_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queries_over_the_s3_server_equal_local_ones() {
-    let s3 = common::s3::S3Server::start();
-    let url = s3.copy_in(&common::fixture("scalar_indices.lance"), "scalar_indices.lance");
+    let s3 = crate::common::s3::S3Server::start();
+    let url = s3.copy_in(&crate::common::fixture("scalar_indices.lance"), "scalar_indices.lance");
     let open = |url: String| {
         let options = s3.storage_options();
         async move {
@@ -203,7 +201,7 @@ async fn queries_over_the_s3_server_equal_local_ones() {
         }
     };
     let (t, u) = (open(url.clone()).await, open(url).await);
-    let frames_url = s3.copy_in(&common::sample_dir(), "frames.lance");
+    let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
     let frames = open(frames_url).await;
     let remote = lakeseek_ctx(&[("t", &t), ("u", &u), ("frames", &frames)]);
     let (lt, lu) = scalar_tables().await;
