@@ -178,8 +178,8 @@ mod session;
 pub mod testing;
 
 pub use api::{
-    Dataset, DatasetBuilder, LanceFile, LanceFileBuilder, Prewarm, PrewarmReport, Query,
-    QueryResult,
+    evaluate_any_element, Dataset, DatasetBuilder, FilterExactness, FragmentInfo, LanceFile,
+    LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport, Query, QueryResult,
 };
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};

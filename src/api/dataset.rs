@@ -244,4 +244,17 @@ impl Dataset {
     pub(crate) fn stats_handle(&self) -> &IoStats {
         &self.stats
     }
+
+    pub(crate) fn open_params(&self) -> &OpenParams {
+        &self.params
+    }
+
+    /// A handle on `version` (a view of this handle's version) with this handle's session,
+    /// stats and open parameters.
+    pub(crate) fn with_version_handle(&self, version: DatasetVersion) -> Dataset {
+        Dataset {
+            version,
+            ..self.clone()
+        }
+    }
 }

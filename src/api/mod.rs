@@ -7,8 +7,10 @@ mod file;
 mod open;
 mod prewarm;
 mod query;
+mod scan;
 
 pub use dataset::{Dataset, DatasetBuilder};
 pub use file::{LanceFile, LanceFileBuilder};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
+pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};

@@ -46,6 +46,13 @@ enum Command {
     /// Benchmarks to point at your own bucket: random take, point lookups.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
+    /// SQL over Lance datasets on DataFusion (`sql --table NAME=URL ... "SQL"`; runs the
+    /// lakeseek-sql companion binary).
+    #[command(disable_help_flag = true)]
+    Sql(crate::cli::companion::CompanionArgs),
+    /// Serve distributed SQL tasks (`worker --listen HOST:PORT`; runs lakeseek-sql).
+    #[command(disable_help_flag = true)]
+    Worker(crate::cli::companion::CompanionArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -65,6 +72,11 @@ enum EcpCommand {
 /// Parse the process arguments, run the command, print errors; the `lakeseek` binary's `main`.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Command::Sql(args) => return crate::cli::companion::run("sql", args),
+        Command::Worker(args) => return crate::cli::companion::run("worker", args),
+        _ => {}
+    }
     match cli.cache.session() {
         Ok(session) => crate::cli::install_process_session(session),
         Err(e) => {
@@ -102,6 +114,7 @@ pub fn main() -> ExitCode {
             Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
             Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
             Command::Bench(command) => crate::bench::run_bench(command, &mut out).await.map(|_| ()),
+            Command::Sql(_) | Command::Worker(_) => Ok(()), // ran above
         }
     });
     let flushed = out.flush();

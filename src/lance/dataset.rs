@@ -281,6 +281,19 @@ impl Dataset {
         })
     }
 
+    /// The same version seen through only the fragments in `keep` (a view for engines
+    /// that split a dataset by fragment: filters and takes on it touch only those).
+    pub(crate) fn with_fragments(&self, keep: &roaring::RoaringBitmap) -> Self {
+        let mut manifest = Manifest::clone(&self.manifest);
+        manifest
+            .fragments
+            .retain(|f| u32::try_from(f.id).is_ok_and(|id| keep.contains(id)));
+        Self {
+            manifest: Arc::new(manifest),
+            ..self.clone()
+        }
+    }
+
     /// The decoded manifest.
     pub(crate) fn manifest(&self) -> &Arc<Manifest> {
         &self.manifest

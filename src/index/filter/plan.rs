@@ -624,6 +624,35 @@ impl FilterPlan {
     }
 }
 
+impl FilterPlan {
+    /// Whether some leaf is answered by candidates that execution rechecks on data (zone
+    /// maps, bloom filters, a superset list element search): the answer stays exact, but
+    /// the indices alone do not decide it.
+    pub(crate) fn has_candidate_leaves(&self) -> bool {
+        self.leaves.iter().any(|l| match &l.answerer {
+            Answerer::Index(p) => p.exactness() == super::kind::Exactness::Candidates,
+            Answerer::AnyElement(p) => matches!(
+                p.plan.strategy,
+                crate::index::list_element::ranges::CallStrategy::IndexThenRecheck
+            ),
+            Answerer::None => false,
+        })
+    }
+
+    /// Whether execution evaluates some leaf on the data of every row of a fragment (an
+    /// `any_element` call no index answers, or a full scan).
+    pub(crate) fn evaluates_every_row(&self) -> bool {
+        self.full_scan_reason.is_some()
+            || self.leaves.iter().any(|l| match &l.answerer {
+                Answerer::AnyElement(p) => matches!(
+                    p.plan.strategy,
+                    crate::index::list_element::ranges::CallStrategy::EvaluateOnData { .. }
+                ),
+                _ => false,
+            })
+    }
+}
+
 fn fragment_ids(plan: &FilterPlan) -> RoaringBitmap {
     plan.fragments.clone()
 }

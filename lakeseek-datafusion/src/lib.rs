@@ -1,0 +1,29 @@
+//! SQL over [`lakeseek`] datasets on Apache DataFusion 54.
+//!
+//! * [`LakeseekTable`]: a `TableProvider` over a [`lakeseek::Dataset`] that answers filters
+//!   from the dataset's indices (pushed down as `Exact` / `Inexact`), pushes projections
+//!   and limits down, and can expose each row's address as a `_rowaddr` column.
+//! * [`any_element_udf`]: `any_element(list_col, 'predicate')` as a scalar UDF.
+//! * [`session_context`]: a session with both, single-node or distributed over workers
+//!   (`datafusion-distributed` 3.0), and [`serve_worker`], the worker entry point;
+//!   [`LakeseekCodec`] ships scans to workers (dataset URL, pinned version, fragments, row
+//!   addresses; never credentials).
+//!
+//! lakeseek reads through its own object store (object_store 0.14); DataFusion's object
+//! store registry (object_store 0.13) is not used for lakeseek tables.
+
+mod codec;
+mod distributed;
+mod exec;
+mod filter_sql;
+mod table;
+mod udf;
+mod worker;
+
+pub use codec::LakeseekCodec;
+pub use distributed::session_context;
+pub use exec::LakeseekScanExec;
+pub use filter_sql::ROW_ADDRESS_COLUMN;
+pub use table::LakeseekTable;
+pub use udf::any_element_udf;
+pub use worker::{serve_worker, DatasetResolver, TaskReport, TaskReporter};

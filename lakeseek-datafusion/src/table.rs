@@ -1,0 +1,364 @@
+//! [`LakeseekTable`]: a DataFusion `TableProvider` over a [`lakeseek::Dataset`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::{exec_datafusion_err, DataFusionError, Result, Statistics};
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use lakeseek::{Dataset, FilterExactness, FragmentInfo, PlannedFilter};
+
+use crate::exec::{FragmentGroup, LakeseekScanExec, ScanSource, ScanSpec};
+use crate::filter_sql::{row_address_filter, to_lakeseek_sql, ROW_ADDRESS_COLUMN};
+
+/// Scans of at most this many row addresses are point lookups: one partition, one task on
+/// the coordinator.
+pub(crate) const POINT_LOOKUP_ROWS: usize = 1024;
+
+/// A Lance dataset as a DataFusion table, answered from lakeseek's indices.
+///
+/// * Filters lakeseek answers exactly from its indices (BTree, bitmap, label list, list
+///   element index, fragments an index does not cover evaluated inside the scan) are pushed
+///   down as `Exact`; those answered from candidates (zone maps, bloom filters, a superset
+///   `any_element` search) as `Inexact`; anything else is `Unsupported` and DataFusion
+///   evaluates it on the scanned rows.
+/// * The projection is pushed down, and the limit when every filter is exact.
+/// * With [`LakeseekTable::with_row_address`] the table has a `_rowaddr` column
+///   (`fragment << 32 | offset`); `_rowaddr = x` and `_rowaddr IN (..)` become takes.
+/// * A scan resolves the filters to row addresses once (index reads through the dataset's
+///   session caches) and reads them with lakeseek's takes; its partitions are groups of
+///   fragments.
+///
+/// ```no_run
+/// # async fn example() -> datafusion::common::Result<()> {
+/// use std::sync::Arc;
+/// let dataset = lakeseek::Dataset::open("s3://bucket/frames.lance").await
+///     .map_err(|e| datafusion::common::DataFusionError::External(e.into()))?;
+/// let ctx = lakeseek_datafusion::session_context(&[])?;
+/// ctx.register_table("frames", Arc::new(lakeseek_datafusion::LakeseekTable::new(dataset)?))?;
+/// let rows = ctx.sql("SELECT count(*) FROM frames WHERE key = 'a'").await?.collect().await?;
+/// # Ok(()) }
+/// ```
+pub struct LakeseekTable {
+    dataset: Dataset,
+    columns: Vec<String>,
+    schema: SchemaRef,
+    fragments: Vec<FragmentInfo>,
+    /// Plans of pushed-down filters by their lakeseek SQL (planned once per table).
+    plans: Mutex<HashMap<String, std::result::Result<PlannedFilter, String>>>,
+}
+
+impl fmt::Debug for LakeseekTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LakeseekTable")
+            .field("url", &self.dataset.url())
+            .field("version", &self.dataset.version())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How one filter is answered.
+enum Pushed {
+    RowAddresses(Vec<u64>),
+    Lakeseek(String, FilterExactness),
+    No,
+}
+
+impl LakeseekTable {
+    /// A table over the dataset's top-level columns.
+    pub fn new(dataset: Dataset) -> Result<Self> {
+        let schema = dataset
+            .arrow_schema()
+            .map_err(|e| exec_datafusion_err!("schema of {}: {e}", dataset.url()))?;
+        let columns = schema.fields().iter().map(|f| f.name().clone()).collect();
+        Ok(Self {
+            fragments: dataset.fragments(),
+            dataset,
+            columns,
+            schema,
+            plans: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Add the `_rowaddr` column (UInt64, last): each row's address.
+    pub fn with_row_address(mut self) -> Result<Self> {
+        if self.columns.iter().any(|c| c == ROW_ADDRESS_COLUMN) {
+            return Err(DataFusionError::Plan(format!(
+                "{} already has a column named {ROW_ADDRESS_COLUMN}",
+                self.dataset.url()
+            )));
+        }
+        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new(ROW_ADDRESS_COLUMN, DataType::UInt64, false));
+        self.schema = Arc::new(Schema::new(fields));
+        Ok(self)
+    }
+
+    /// The dataset the table reads.
+    pub fn dataset(&self) -> &Dataset {
+        &self.dataset
+    }
+
+    fn has_row_address(&self) -> bool {
+        self.schema.fields().len() > self.columns.len()
+    }
+
+    /// The cached plan of lakeseek filter `sql` (planned now if new).
+    fn plan(&self, sql: &str) -> std::result::Result<PlannedFilter, String> {
+        if let Some(p) = self.plans.lock().expect("plan cache").get(sql) {
+            return p.clone();
+        }
+        let dataset = self.dataset.clone();
+        let text = sql.to_string();
+        let planned = block_on(async move { dataset.plan_filter(&text).await })
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        let mut plans = self.plans.lock().expect("plan cache");
+        plans.insert(sql.to_string(), planned.clone());
+        planned
+    }
+
+    /// [`Self::plan`] from async code.
+    async fn plan_async(&self, sql: &str) -> std::result::Result<PlannedFilter, String> {
+        if let Some(p) = self.plans.lock().expect("plan cache").get(sql) {
+            return p.clone();
+        }
+        let planned = self.dataset.plan_filter(sql).await.map_err(|e| e.to_string());
+        let mut plans = self.plans.lock().expect("plan cache");
+        plans.insert(sql.to_string(), planned.clone());
+        planned
+    }
+
+    fn classify(&self, expr: &Expr) -> Pushed {
+        if self.has_row_address() {
+            if let Some(addresses) = row_address_filter(expr) {
+                return Pushed::RowAddresses(addresses);
+            }
+        }
+        let Some(sql) = to_lakeseek_sql(expr, &self.columns) else {
+            return Pushed::No;
+        };
+        match self.plan(&sql) {
+            Ok(plan) => Pushed::Lakeseek(sql, plan.exactness()),
+            Err(_) => Pushed::No,
+        }
+    }
+
+    /// Row addresses of `addresses` that exist in this version (an address past a
+    /// fragment's rows, or of another fragment, matches no row).
+    fn existing(&self, addresses: Vec<u64>) -> Vec<u64> {
+        addresses
+            .into_iter()
+            .filter(|a| {
+                self.fragments
+                    .iter()
+                    .any(|f| f.id == a >> 32 && (a & 0xFFFF_FFFF) < f.physical_rows)
+            })
+            .collect()
+    }
+
+    /// Partition `addresses` (ascending) into at most `target` groups of whole fragments.
+    fn group_rows(&self, addresses: Vec<u64>, target: usize, exact_counts: bool) -> Vec<FragmentGroup> {
+        let mut per_fragment: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for a in addresses {
+            per_fragment.entry(a >> 32).or_default().push(a);
+        }
+        let total: usize = per_fragment.values().map(Vec::len).sum();
+        let target = if total <= POINT_LOOKUP_ROWS { 1 } else { target.max(1) };
+        let fragments: Vec<(u64, Vec<u64>)> = per_fragment.into_iter().collect();
+        let per_group = fragments.len().div_ceil(target).max(1);
+        let groups: Vec<FragmentGroup> = fragments
+            .chunks(per_group)
+            .map(|chunk| {
+                let rows: Vec<u64> = chunk.iter().flat_map(|(_, r)| r.clone()).collect();
+                let without_deletions = chunk.iter().all(|(id, _)| {
+                    self.fragments.iter().any(|f| f.id == *id && f.deleted_rows == Some(0))
+                });
+                FragmentGroup {
+                    fragments: chunk.iter().map(|(id, _)| *id).collect(),
+                    known_rows: (exact_counts || without_deletions).then_some(rows.len() as u64),
+                    rows: Some(rows),
+                }
+            })
+            .collect();
+        if groups.is_empty() {
+            vec![FragmentGroup {
+                fragments: vec![],
+                rows: Some(vec![]),
+                known_rows: Some(0),
+            }]
+        } else {
+            groups
+        }
+    }
+
+    /// Every fragment, in at most `target` groups, rows to be read whole (or selected by a
+    /// residual filter).
+    fn group_fragments(&self, target: usize, residual: bool) -> Vec<FragmentGroup> {
+        let per_group = self.fragments.len().div_ceil(target.max(1)).max(1);
+        self.fragments
+            .chunks(per_group)
+            .map(|chunk| FragmentGroup {
+                fragments: chunk.iter().map(|f| f.id).collect(),
+                rows: None,
+                known_rows: if residual {
+                    None
+                } else {
+                    chunk.iter().map(FragmentInfo::live_rows).sum()
+                },
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl TableProvider for LakeseekTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match self.classify(f) {
+                Pushed::RowAddresses(_) => TableProviderFilterPushDown::Exact,
+                Pushed::Lakeseek(_, FilterExactness::Exact) => TableProviderFilterPushDown::Exact,
+                Pushed::Lakeseek(..) => TableProviderFilterPushDown::Inexact,
+                Pushed::No => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        let rows: Option<u64> = self.fragments.iter().map(FragmentInfo::live_rows).sum();
+        let mut stats = Statistics::new_unknown(&self.schema);
+        stats.num_rows = Precision::Exact(usize::try_from(rows?).ok()?);
+        Some(stats)
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => Arc::clone(&self.schema),
+        };
+        let mut addresses: Option<Vec<u64>> = None;
+        let mut sql: Vec<String> = Vec::new();
+        let mut all_exact = true;
+        for f in filters {
+            match self.classify(f) {
+                Pushed::RowAddresses(a) => {
+                    addresses = Some(match addresses {
+                        None => a,
+                        Some(prev) => prev.into_iter().filter(|x| a.binary_search(x).is_ok()).collect(),
+                    });
+                }
+                Pushed::Lakeseek(s, exactness) => {
+                    all_exact &= exactness == FilterExactness::Exact;
+                    sql.push(s);
+                }
+                Pushed::No => {
+                    return Err(DataFusionError::Plan(format!(
+                        "lakeseek table {}: filter {f} was not pushed down",
+                        self.dataset.url()
+                    )))
+                }
+            }
+        }
+        let target = state.config().target_partitions();
+        let mut residual = None;
+        let groups = if sql.is_empty() && addresses.is_none() {
+            self.group_fragments(target, false)
+        } else {
+            let combined = (!sql.is_empty()).then(|| sql.join(" AND "));
+            let plan = match &combined {
+                Some(s) => Some(self.plan_async(s).await.map_err(|e| {
+                    DataFusionError::Plan(format!("lakeseek filter {s:?}: {e}"))
+                })?),
+                None => None,
+            };
+            match (plan, addresses) {
+                (Some(plan), None) if plan.evaluates_every_row() => {
+                    residual = combined;
+                    self.group_fragments(target, true)
+                }
+                (plan, addresses) => {
+                    let mut rows = match &plan {
+                        Some(plan) => self
+                            .dataset
+                            .execute_planned_filter(plan)
+                            .await
+                            .map_err(|e| exec_datafusion_err!("lakeseek filter on {}: {e}", self.dataset.url()))?,
+                        None => Vec::new(),
+                    };
+                    let exact_counts = addresses.is_none();
+                    if let Some(a) = addresses {
+                        let a = self.existing(a);
+                        rows = if plan.is_some() {
+                            a.into_iter().filter(|x| rows.binary_search(x).is_ok()).collect()
+                        } else {
+                            a
+                        };
+                    }
+                    self.group_rows(rows, target, exact_counts)
+                }
+            }
+        };
+        let spec = ScanSpec {
+            url: self.dataset.url().to_string(),
+            version: self.dataset.version(),
+            schema,
+            residual,
+            limit: if all_exact { limit } else { None },
+            tasks: vec![groups],
+        };
+        Ok(Arc::new(LakeseekScanExec::new(
+            spec,
+            ScanSource::Open(Box::new(self.dataset.clone())),
+        )))
+    }
+}
+
+/// Run a planning future to completion from synchronous code (DataFusion asks for filter
+/// pushdown synchronously): in place on a multi-threaded runtime, else on a helper thread
+/// with its own runtime.
+fn block_on<F>(future: F) -> std::result::Result<F::Output, String>
+where
+    F: std::future::Future + Send,
+    F::Output: Send,
+{
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            Ok(tokio::task::block_in_place(|| h.block_on(future)))
+        }
+        _ => std::thread::scope(|s| {
+            s.spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map(|rt| rt.block_on(future))
+                    .map_err(|e| format!("cannot start a runtime to plan a filter: {e}"))
+            })
+            .join()
+            .map_err(|_| "planning a filter panicked".to_string())?
+        }),
+    }
+}

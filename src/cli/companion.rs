@@ -1,0 +1,69 @@
+//! `lakeseek sql` and `lakeseek worker`: run the `lakeseek-sql` companion binary (built by
+//! the `lakeseek-datafusion` workspace member), so this crate stays free of DataFusion.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments passed through verbatim to the companion.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct CompanionArgs {
+    /// Arguments of the command (see `lakeseek <command> --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub(crate) args: Vec<OsString>,
+}
+
+/// The companion's file name on this platform.
+fn companion_name() -> String {
+    format!("lakeseek-sql{}", std::env::consts::EXE_SUFFIX)
+}
+
+/// The companion next to this executable (or next to its parent directory, as for test
+/// binaries in `target/*/deps/`), else on `PATH`.
+fn find_companion() -> Option<PathBuf> {
+    let name = companion_name();
+    let beside = |dir: &Path| Some(dir.join(&name)).filter(|p| p.is_file());
+    if let Ok(exe) = std::env::current_exe() {
+        let dir = exe.parent()?;
+        if let Some(p) = beside(dir).or_else(|| dir.parent().and_then(beside)) {
+            return Some(p);
+        }
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).find_map(|d| beside(&d))
+}
+
+/// Run `lakeseek-sql <command> <args>`: on Unix the companion replaces this process (same
+/// PID, stdio and exit status); elsewhere it runs as a child whose status is returned.
+pub(crate) fn run(command: &str, args: &CompanionArgs) -> ExitCode {
+    let Some(path) = find_companion() else {
+        eprintln!(
+            "error: `lakeseek {command}` runs the companion binary {}, which is neither next \
+             to this executable nor on PATH; build it with `cargo build --release` at the \
+             repository root (it is the lakeseek-datafusion workspace member) or install it \
+             with `cargo install --path lakeseek-datafusion`",
+            companion_name()
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut child = std::process::Command::new(&path);
+    child.arg(command).args(&args.args);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = child.exec();
+        eprintln!("error: cannot run {}: {e}", path.display());
+        ExitCode::FAILURE
+    }
+    #[cfg(not(unix))]
+    match child.status() {
+        Ok(status) => match status.code() {
+            Some(0) => ExitCode::SUCCESS,
+            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            None => ExitCode::FAILURE,
+        },
+        Err(e) => {
+            eprintln!("error: cannot run {}: {e}", path.display());
+            ExitCode::FAILURE
+        }
+    }
+}
