@@ -26,6 +26,31 @@ fn the_binary_prints_its_version_and_usage() {
 }
 
 #[test]
+fn read_takes_columns_spelled_as_take_and_query_spell_them() {
+    let bin = env!("CARGO_BIN_EXE_lakeseek");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/files/v2_2/ints.lance"
+    );
+    let run = |flag: &str| {
+        let out = Command::new(bin)
+            .args(["read", file, "--rows", "0,2", flag, "i64_small"])
+            .output()
+            .expect("run lakeseek");
+        assert!(
+            out.status.success(),
+            "{flag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let singular = run("--column");
+    assert_eq!(singular.lines().count(), 2, "{singular}");
+    assert!(singular.contains("i64_small"), "{singular}");
+    assert_eq!(run("--columns"), singular);
+}
+
+#[test]
 fn an_unknown_dataset_is_a_clear_error_not_a_panic() {
     let bin = env!("CARGO_BIN_EXE_lakeseek");
     let out = Command::new(bin)
@@ -45,7 +70,10 @@ fn an_unknown_dataset_is_a_clear_error_not_a_panic() {
 fn sql_and_worker_run_the_companion_or_say_how_to_build_it() {
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_lakeseek"));
     let companion = bin.with_file_name(format!("lakeseek-sql{}", std::env::consts::EXE_SUFFIX));
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/datasets/scalar_indices.lance");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/datasets/scalar_indices.lance"
+    );
     let out = Command::new(bin)
         .env("PATH", "")
         .args(["sql", "--table", &format!("t={fixture}")])
@@ -70,6 +98,9 @@ fn sql_and_worker_run_the_companion_or_say_how_to_build_it() {
         assert!(String::from_utf8_lossy(&bad.stderr).contains("not found"));
     } else {
         assert!(!out.status.success());
-        assert!(err.contains("lakeseek-sql") && err.contains("cargo build --release"), "{err}");
+        assert!(
+            err.contains("lakeseek-sql") && err.contains("cargo build --release"),
+            "{err}"
+        );
     }
 }

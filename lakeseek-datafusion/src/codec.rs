@@ -159,7 +159,10 @@ impl PhysicalExtensionCodec for LakeseekCodec {
 
     fn try_encode(&self, node: Arc<dyn ExecutionPlan>, buf: &mut Vec<u8>) -> Result<()> {
         let Some(exec) = node.downcast_ref::<LakeseekScanExec>() else {
-            return internal_err!("LakeseekCodec encodes LakeseekScanExec, not {}", node.name());
+            return internal_err!(
+                "LakeseekCodec encodes LakeseekScanExec, not {}",
+                node.name()
+            );
         };
         encode_spec(&exec.spec)?
             .encode(buf)
@@ -200,10 +203,10 @@ mod tests {
             "aws_secret_access_key".into(),
             "do-not-ship".into(),
         )])));
-        let exec = Arc::new(LakeseekScanExec::new(spec.clone(), ScanSource::Resolver(
-            Arc::new(DatasetResolver::default()),
-            None,
-        )));
+        let exec = Arc::new(LakeseekScanExec::new(
+            spec.clone(),
+            ScanSource::Resolver(Arc::new(DatasetResolver::default()), None),
+        ));
         let mut buf = Vec::new();
         codec.try_encode(exec, &mut buf).unwrap();
         assert!(!String::from_utf8_lossy(&buf).contains("do-not-ship"));

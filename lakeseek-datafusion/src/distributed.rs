@@ -58,7 +58,9 @@ pub fn session_context(workers: &[Url]) -> Result<SessionContext> {
 
 /// Tasks a lakeseek scan wants: one for point lookups and single-group scans, else one
 /// per fragment group.
-fn desired_task_count(ev: DesiredTaskCountEvent<'_>) -> Option<Result<DesiredTaskCountEventResponse>> {
+fn desired_task_count(
+    ev: DesiredTaskCountEvent<'_>,
+) -> Option<Result<DesiredTaskCountEventResponse>> {
     let scan = ev.plan.downcast_ref::<LakeseekScanExec>()?;
     let groups = scan.all_groups();
     let taken: Option<usize> = groups.iter().map(|g| g.rows.as_ref().map(Vec::len)).sum();

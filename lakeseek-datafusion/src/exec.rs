@@ -40,7 +40,10 @@ impl FragmentGroup {
     /// One group holding every group of `groups`.
     pub(crate) fn merge(groups: &[FragmentGroup]) -> FragmentGroup {
         let rows = groups.iter().all(|g| g.rows.is_some()).then(|| {
-            let mut all: Vec<u64> = groups.iter().flat_map(|g| g.rows.clone().unwrap_or_default()).collect();
+            let mut all: Vec<u64> = groups
+                .iter()
+                .flat_map(|g| g.rows.clone().unwrap_or_default())
+                .collect();
             all.sort_unstable();
             all
         });
@@ -154,7 +157,11 @@ impl LakeseekScanExec {
             .map(|chunk| vec![FragmentGroup::merge(chunk)])
             .collect();
         let mut spec = self.spec.clone();
-        spec.tasks = if tasks.is_empty() { vec![vec![]] } else { tasks };
+        spec.tasks = if tasks.is_empty() {
+            vec![vec![]]
+        } else {
+            tasks
+        };
         LakeseekScanExec::new(spec, self.source.clone())
     }
 }
@@ -227,10 +234,9 @@ impl ExecutionPlan for LakeseekScanExec {
         };
         let spec = self.spec.clone();
         let source = self.source.clone();
-        let stream = futures::stream::once(async move {
-            read_group(spec, source, group, task).await
-        })
-        .try_flatten();
+        let stream =
+            futures::stream::once(async move { read_group(spec, source, group, task).await })
+                .try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
     }
 
@@ -264,7 +270,10 @@ async fn read_group(
         // The coordinator's reads count into the table's dataset handle.
         ScanSource::Open(d) => (Dataset::clone(d), None),
         ScanSource::Resolver(resolver, reporter) => (
-            resolver.open(&spec.url, spec.version).await?.with_stats(&stats),
+            resolver
+                .open(&spec.url, spec.version)
+                .await?
+                .with_stats(&stats),
             reporter.clone(),
         ),
     };
@@ -310,7 +319,10 @@ async fn read_group(
                     .take(&chunk, &names)
                     .await
                     .map_err(|e| exec_datafusion_err!("lakeseek take from {url}: {e}"))?;
-                counted.fetch_add(batch.num_rows() as u64, std::sync::atomic::Ordering::Relaxed);
+                counted.fetch_add(
+                    batch.num_rows() as u64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 to_output(&schema, &batch)
             }
         })
@@ -336,12 +348,15 @@ fn to_output(schema: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
         .fields()
         .iter()
         .map(|f| {
-            batch
-                .column_by_name(f.name())
-                .cloned()
-                .ok_or_else(|| exec_datafusion_err!("lakeseek take returned no column {:?}", f.name()))
+            batch.column_by_name(f.name()).cloned().ok_or_else(|| {
+                exec_datafusion_err!("lakeseek take returned no column {:?}", f.name())
+            })
         })
         .collect::<Result<_>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)?)
+    Ok(RecordBatch::try_new_with_options(
+        Arc::clone(schema),
+        columns,
+        &options,
+    )?)
 }

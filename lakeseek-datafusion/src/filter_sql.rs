@@ -193,9 +193,9 @@ fn write_array(values: &Expr, columns: &[String], out: &mut String) -> Option<()
 
 fn string_value(v: &ScalarValue) -> Option<&str> {
     match v {
-        ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => {
-            Some(s)
-        }
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Some(s),
         _ => None,
     }
 }

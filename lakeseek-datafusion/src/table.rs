@@ -94,7 +94,12 @@ impl LakeseekTable {
                 self.dataset.url()
             )));
         }
-        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let mut fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         fields.push(Field::new(ROW_ADDRESS_COLUMN, DataType::UInt64, false));
         self.schema = Arc::new(Schema::new(fields));
         Ok(self)
@@ -128,7 +133,11 @@ impl LakeseekTable {
         if let Some(p) = self.plans.lock().expect("plan cache").get(sql) {
             return p.clone();
         }
-        let planned = self.dataset.plan_filter(sql).await.map_err(|e| e.to_string());
+        let planned = self
+            .dataset
+            .plan_filter(sql)
+            .await
+            .map_err(|e| e.to_string());
         let mut plans = self.plans.lock().expect("plan cache");
         plans.insert(sql.to_string(), planned.clone());
         planned
@@ -163,13 +172,22 @@ impl LakeseekTable {
     }
 
     /// Partition `addresses` (ascending) into at most `target` groups of whole fragments.
-    fn group_rows(&self, addresses: Vec<u64>, target: usize, exact_counts: bool) -> Vec<FragmentGroup> {
+    fn group_rows(
+        &self,
+        addresses: Vec<u64>,
+        target: usize,
+        exact_counts: bool,
+    ) -> Vec<FragmentGroup> {
         let mut per_fragment: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
         for a in addresses {
             per_fragment.entry(a >> 32).or_default().push(a);
         }
         let total: usize = per_fragment.values().map(Vec::len).sum();
-        let target = if total <= POINT_LOOKUP_ROWS { 1 } else { target.max(1) };
+        let target = if total <= POINT_LOOKUP_ROWS {
+            1
+        } else {
+            target.max(1)
+        };
         let fragments: Vec<(u64, Vec<u64>)> = per_fragment.into_iter().collect();
         let per_group = fragments.len().div_ceil(target).max(1);
         let groups: Vec<FragmentGroup> = fragments
@@ -177,7 +195,9 @@ impl LakeseekTable {
             .map(|chunk| {
                 let rows: Vec<u64> = chunk.iter().flat_map(|(_, r)| r.clone()).collect();
                 let without_deletions = chunk.iter().all(|(id, _)| {
-                    self.fragments.iter().any(|f| f.id == *id && f.deleted_rows == Some(0))
+                    self.fragments
+                        .iter()
+                        .any(|f| f.id == *id && f.deleted_rows == Some(0))
                 });
                 FragmentGroup {
                     fragments: chunk.iter().map(|(id, _)| *id).collect(),
@@ -267,7 +287,10 @@ impl TableProvider for LakeseekTable {
                 Pushed::RowAddresses(a) => {
                     addresses = Some(match addresses {
                         None => a,
-                        Some(prev) => prev.into_iter().filter(|x| a.binary_search(x).is_ok()).collect(),
+                        Some(prev) => prev
+                            .into_iter()
+                            .filter(|x| a.binary_search(x).is_ok())
+                            .collect(),
                     });
                 }
                 Pushed::Lakeseek(s, exactness) => {
@@ -288,12 +311,13 @@ impl TableProvider for LakeseekTable {
             self.group_fragments(target, false)
         } else {
             let combined = (!sql.is_empty()).then(|| sql.join(" AND "));
-            let plan = match &combined {
-                Some(s) => Some(self.plan_async(s).await.map_err(|e| {
-                    DataFusionError::Plan(format!("lakeseek filter {s:?}: {e}"))
-                })?),
-                None => None,
-            };
+            let plan =
+                match &combined {
+                    Some(s) => Some(self.plan_async(s).await.map_err(|e| {
+                        DataFusionError::Plan(format!("lakeseek filter {s:?}: {e}"))
+                    })?),
+                    None => None,
+                };
             match (plan, addresses) {
                 (Some(plan), None) if plan.evaluates_every_row() => {
                     residual = combined;
@@ -301,18 +325,26 @@ impl TableProvider for LakeseekTable {
                 }
                 (plan, addresses) => {
                     let mut rows = match &plan {
-                        Some(plan) => self
-                            .dataset
-                            .execute_planned_filter(plan)
-                            .await
-                            .map_err(|e| exec_datafusion_err!("lakeseek filter on {}: {e}", self.dataset.url()))?,
+                        Some(plan) => {
+                            self.dataset
+                                .execute_planned_filter(plan)
+                                .await
+                                .map_err(|e| {
+                                    exec_datafusion_err!(
+                                        "lakeseek filter on {}: {e}",
+                                        self.dataset.url()
+                                    )
+                                })?
+                        }
                         None => Vec::new(),
                     };
                     let exact_counts = addresses.is_none();
                     if let Some(a) = addresses {
                         let a = self.existing(a);
                         rows = if plan.is_some() {
-                            a.into_iter().filter(|x| rows.binary_search(x).is_ok()).collect()
+                            a.into_iter()
+                                .filter(|x| rows.binary_search(x).is_ok())
+                                .collect()
                         } else {
                             a
                         };

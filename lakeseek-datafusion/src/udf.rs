@@ -72,13 +72,15 @@ impl ScalarUDFImpl for AnyElement {
                 .map_err(|e| exec_datafusion_err!("any_element(.., {predicate:?}): {e}"))
         };
         match list {
-            ColumnarValue::Array(array) => {
-                Ok(ColumnarValue::Array(Arc::new(evaluate(array.as_ref())?) as ArrayRef))
-            }
+            ColumnarValue::Array(array) => Ok(ColumnarValue::Array(Arc::new(evaluate(
+                array.as_ref(),
+            )?) as ArrayRef)),
             ColumnarValue::Scalar(scalar) => {
                 let array = scalar.to_array()?;
                 let truth = evaluate(array.as_ref())?;
-                Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(&truth, 0)?))
+                Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                    &truth, 0,
+                )?))
             }
         }
     }

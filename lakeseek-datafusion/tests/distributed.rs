@@ -66,7 +66,9 @@ impl Workers {
                 url: Url::parse("http://127.0.0.1:1").unwrap(),
                 lines,
             });
-            let first = rx.recv_timeout(PATIENCE).expect("worker prints its address");
+            let first = rx
+                .recv_timeout(PATIENCE)
+                .expect("worker prints its address");
             let v: serde_json::Value = serde_json::from_str(&first).expect("JSON line");
             let addr = v["listening"].as_str().expect("listening address");
             workers.0.last_mut().unwrap().url = Url::parse(&format!("http://{addr}")).unwrap();
@@ -134,7 +136,10 @@ const QUERIES: &[(&str, bool)] = &[
 async fn three_workers_return_the_single_node_answers() {
     let s3 = S3Server::start();
     let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
-    let scalar_url = s3.copy_in(&crate::common::fixture("scalar_indices.lance"), "scalar.lance");
+    let scalar_url = s3.copy_in(
+        &crate::common::fixture("scalar_indices.lance"),
+        "scalar.lance",
+    );
     let workers = Workers::start(3, &s3.storage_options());
     let frames = open(&frames_url, &s3).await;
     let t = open(&scalar_url, &s3).await;
@@ -151,7 +156,10 @@ async fn three_workers_return_the_single_node_answers() {
         .await
         .unwrap();
     let plan = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
-    assert!(plan.contains("DistributedExec") && plan.contains("LakeseekScanExec"), "{plan}");
+    assert!(
+        plan.contains("DistributedExec") && plan.contains("LakeseekScanExec"),
+        "{plan}"
+    );
     println!("{plan}");
     for (sql, ordered) in QUERIES {
         let got = tokio::time::timeout(PATIENCE, rows(&distributed, sql, *ordered))
@@ -162,9 +170,16 @@ async fn three_workers_return_the_single_node_answers() {
     let reports = workers.task_reports();
     let busy = reports.iter().filter(|r| !r.is_empty()).count();
     assert!(busy >= 2, "tasks ran on {busy} workers: {reports:?}");
-    let rows_read: u64 = reports.iter().flatten().map(|r| r["rows"].as_u64().unwrap()).sum();
+    let rows_read: u64 = reports
+        .iter()
+        .flatten()
+        .map(|r| r["rows"].as_u64().unwrap())
+        .sum();
     assert!(rows_read >= 40_000, "{reports:?}");
-    assert!(reports.iter().flatten().all(|r| r["requests"].as_u64().is_some() && r["bytes"].as_u64().is_some()));
+    assert!(reports
+        .iter()
+        .flatten()
+        .all(|r| r["requests"].as_u64().is_some() && r["bytes"].as_u64().is_some()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,7 +196,9 @@ async fn a_dead_worker_is_a_clear_error_naming_it() {
     let result = tokio::time::timeout(PATIENCE, try_rows(&ctx, sql, false))
         .await
         .expect("no hang");
-    let e = result.expect_err("a dead worker fails the query").to_string();
+    let e = result
+        .expect_err("a dead worker fails the query")
+        .to_string();
     let port = dead.port().unwrap().to_string();
     assert!(e.contains(&port), "{e}");
 }
@@ -203,5 +220,8 @@ async fn a_version_that_no_longer_exists_is_a_clear_error() {
         .await
         .expect("no hang");
     let e = result.expect_err("the version is gone").to_string();
-    assert!(e.contains(&format!("version {version}")) && e.contains("gone.lance"), "{e}");
+    assert!(
+        e.contains(&format!("version {version}")) && e.contains("gone.lance"),
+        "{e}"
+    );
 }

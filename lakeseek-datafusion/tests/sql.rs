@@ -1,7 +1,9 @@
 //! SQL over lakeseek tables: answers equal DataFusion's own over the same tables read in
 //! full and pylance's for filters; pushdown plans; bad input.
 
-use crate::common::{lakeseek_ctx, open_local, open_sample, reference_ctx, rows, try_rows, undelta};
+use crate::common::{
+    lakeseek_ctx, open_local, open_sample, reference_ctx, rows, try_rows, undelta,
+};
 use lakeseek::{Dataset, IoStats};
 
 /// Queries over `t` and `u` (two lakeseek tables over scalar_indices.lance) whose answers
@@ -48,13 +50,13 @@ const FRAME_QUERIES: &[(&str, bool)] = &[
 ];
 
 async fn scalar_tables() -> (Dataset, Dataset) {
-    (open_local("scalar_indices.lance").await, open_local("scalar_indices.lance").await)
+    (
+        open_local("scalar_indices.lance").await,
+        open_local("scalar_indices.lance").await,
+    )
 }
 
-async fn check_queries(
-    tables: &[(&str, &Dataset)],
-    queries: &[(&str, bool)],
-) {
+async fn check_queries(tables: &[(&str, &Dataset)], queries: &[(&str, bool)]) {
     let ctx = lakeseek_ctx(tables);
     let reference = reference_ctx(tables).await;
     for (sql, ordered) in queries {
@@ -80,7 +82,9 @@ async fn filters_equal_pylance() {
     .unwrap();
     let t = open_local("scalar_indices.lance").await;
     let ctx = lakeseek_ctx(&[("t", &t)]);
-    let queries = answers["datasets"]["scalar_indices"]["queries"].as_array().unwrap();
+    let queries = answers["datasets"]["scalar_indices"]["queries"]
+        .as_array()
+        .unwrap();
     assert!(queries.len() > 100);
     for q in queries {
         let filter = q["filter"].as_str().unwrap();
@@ -88,7 +92,11 @@ async fn filters_equal_pylance() {
         let got: Vec<u64> = rows(&ctx, &sql, true)
             .await
             .iter()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["_rowaddr"].as_u64().unwrap())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["_rowaddr"]
+                    .as_u64()
+                    .unwrap()
+            })
             .collect();
         assert_eq!(got, undelta(&q["addr_deltas"]), "{filter}");
     }
@@ -104,7 +112,11 @@ async fn filters_equal_pylance() {
     let got: Vec<u64> = rows(&ctx, &sql, true)
         .await
         .iter()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["_rowaddr"].as_u64().unwrap())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["_rowaddr"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     let want: Vec<u64> = demo["any_element"]["row_addresses"]
         .as_array()
@@ -143,7 +155,10 @@ async fn index_answered_filters_are_pushed_down_exactly_without_a_full_scan() {
     let t = open_local("scalar_indices.lance").await;
     let ctx = lakeseek_ctx(&[("t", &t)]);
     let plan = physical_plan(&ctx, "SELECT id FROM t WHERE z_i < 500").await;
-    assert!(plan.contains("partial_filters=[t.z_i < Int32(500)]"), "{plan}");
+    assert!(
+        plan.contains("partial_filters=[t.z_i < Int32(500)]"),
+        "{plan}"
+    );
     assert!(plan.contains("FilterExec"), "{plan}");
     let plan = physical_plan(&ctx, "SELECT id FROM t WHERE id < 5").await;
     assert!(plan.contains("FilterExec"), "{plan}");
@@ -165,31 +180,52 @@ async fn index_answered_filters_are_pushed_down_exactly_without_a_full_scan() {
 async fn bad_input_is_a_clear_error() {
     let frames = open_sample().await;
     let ctx = lakeseek_ctx(&[("frames", &frames)]);
-    let e = try_rows(&ctx, "SELECT * FROM nope", false).await.unwrap_err().to_string();
+    let e = try_rows(&ctx, "SELECT * FROM nope", false)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("nope") && e.contains("not found"), "{e}");
-    let e = try_rows(&ctx, "SELECT missing FROM frames", false).await.unwrap_err().to_string();
+    let e = try_rows(&ctx, "SELECT missing FROM frames", false)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("missing"), "{e}");
-    let e = try_rows(&ctx, "SELECT key FROM frames WHERE any_element(detections, 'label = ')", false)
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = try_rows(
+        &ctx,
+        "SELECT key FROM frames WHERE any_element(detections, 'label = ')",
+        false,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("any_element") && e.contains("label ="), "{e}");
-    let e = try_rows(&ctx, "SELECT key FROM frames WHERE any_element(detections, 'nofield = 1')", false)
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = try_rows(
+        &ctx,
+        "SELECT key FROM frames WHERE any_element(detections, 'nofield = 1')",
+        false,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("nofield"), "{e}");
-    let e = try_rows(&ctx, "SELECT key FROM frames WHERE any_element(key, 'x = 1')", false)
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = try_rows(
+        &ctx,
+        "SELECT key FROM frames WHERE any_element(key, 'x = 1')",
+        false,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("any_element"), "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queries_over_the_s3_server_equal_local_ones() {
     let s3 = crate::common::s3::S3Server::start();
-    let url = s3.copy_in(&crate::common::fixture("scalar_indices.lance"), "scalar_indices.lance");
+    let url = s3.copy_in(
+        &crate::common::fixture("scalar_indices.lance"),
+        "scalar_indices.lance",
+    );
     let open = |url: String| {
         let options = s3.storage_options();
         async move {
@@ -208,6 +244,10 @@ async fn queries_over_the_s3_server_equal_local_ones() {
     let lf = open_sample().await;
     let local = lakeseek_ctx(&[("t", &lt), ("u", &lu), ("frames", &lf)]);
     for (sql, ordered) in SCALAR_QUERIES.iter().chain(FRAME_QUERIES) {
-        assert_eq!(rows(&remote, sql, *ordered).await, rows(&local, sql, *ordered).await, "{sql}");
+        assert_eq!(
+            rows(&remote, sql, *ordered).await,
+            rows(&local, sql, *ordered).await,
+            "{sql}"
+        );
     }
 }

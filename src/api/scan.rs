@@ -152,7 +152,10 @@ impl Dataset {
     /// ignored): filters and takes on the view touch only those fragments. One task of a
     /// scan split by fragment works on such a view.
     pub fn with_fragments(&self, ids: &[u64]) -> Dataset {
-        let keep: RoaringBitmap = ids.iter().filter_map(|&id| u32::try_from(id).ok()).collect();
+        let keep: RoaringBitmap = ids
+            .iter()
+            .filter_map(|&id| u32::try_from(id).ok())
+            .collect();
         self.with_version_handle(self.version_handle().with_fragments(&keep))
     }
 }

@@ -36,7 +36,8 @@ pub struct ReadArgs {
     /// Lance file URL or local path.
     pub url: String,
     /// Column to read (repeatable, or comma-separated); all columns when omitted.
-    #[arg(long = "column", value_delimiter = ',')]
+    /// `--columns` is the same flag (as `take` and `query` spell it).
+    #[arg(long = "column", visible_alias = "columns", value_delimiter = ',')]
     pub columns: Vec<String>,
     /// Rows: a half-open range `a..b` or a list `3,17,42` (printed in the order given).
     #[arg(long)]

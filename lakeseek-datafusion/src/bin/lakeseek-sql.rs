@@ -15,7 +15,10 @@ use lakeseek_datafusion::{serve_worker, session_context, LakeseekTable, TaskRepo
 use url::Url;
 
 #[derive(Debug, Parser)]
-#[command(name = "lakeseek", about = "SQL over Lance datasets on DataFusion, and its workers")]
+#[command(
+    name = "lakeseek",
+    about = "SQL over Lance datasets on DataFusion, and its workers"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -65,7 +68,9 @@ fn key_value(s: &str, what: &str) -> Result<(String, String)> {
         DataFusionError::Plan(format!("{what} {s:?} is not of the form KEY=VALUE"))
     })?;
     if k.is_empty() {
-        return Err(DataFusionError::Plan(format!("{what} {s:?} has an empty name")));
+        return Err(DataFusionError::Plan(format!(
+            "{what} {s:?} has an empty name"
+        )));
     }
     Ok((k.to_string(), v.to_string()))
 }
@@ -80,9 +85,7 @@ async fn run_sql(args: &SqlArgs) -> Result<()> {
         .workers
         .iter()
         .filter(|w| !w.is_empty())
-        .map(|w| {
-            Url::parse(w).map_err(|e| DataFusionError::Plan(format!("worker URL {w:?}: {e}")))
-        })
+        .map(|w| Url::parse(w).map_err(|e| DataFusionError::Plan(format!("worker URL {w:?}: {e}"))))
         .collect::<Result<_>>()?;
     let ctx = session_context(&workers)?;
     let session = Session::default();
@@ -163,7 +166,10 @@ async fn run_worker(args: &WorkerArgs) -> Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -2,7 +2,6 @@
 #![allow(unreachable_pub)]
 #![allow(dead_code)]
 
-
 pub mod s3;
 
 use std::path::PathBuf;
@@ -56,7 +55,8 @@ pub fn register(ctx: &SessionContext, tables: &[(&str, &Dataset)]) {
         let table = LakeseekTable::new((*dataset).clone())
             .and_then(LakeseekTable::with_row_address)
             .expect("table");
-        ctx.register_table(*name, Arc::new(table)).expect("register");
+        ctx.register_table(*name, Arc::new(table))
+            .expect("register");
     }
 }
 
@@ -76,7 +76,10 @@ pub async fn reference_ctx(tables: &[(&str, &Dataset)]) -> SessionContext {
         for f in dataset.fragments() {
             addresses.extend((0..f.physical_rows).map(|o| (f.id << 32) | o));
         }
-        let batch = dataset.take(&addresses, &names).await.expect("take all rows");
+        let batch = dataset
+            .take(&addresses, &names)
+            .await
+            .expect("take all rows");
         let ordered: Vec<_> = schema
             .fields()
             .iter()
