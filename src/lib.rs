@@ -183,7 +183,9 @@ pub use api::{
 };
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
-pub use session::{Session, SessionBuilder, DEFAULT_SESSION_BUDGET};
+pub use session::{
+    Session, SessionBuilder, CACHE_DIR_ENV, DEFAULT_CACHE_BYTES, DEFAULT_SESSION_BUDGET,
+};
 
 /// The README's code blocks, run as doctests.
 #[cfg(doctest)]

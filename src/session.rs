@@ -11,6 +11,12 @@ use crate::lance::dataset::DatasetSession;
 /// Default byte budget of a [`Session`] (256 MiB).
 pub const DEFAULT_SESSION_BUDGET: u64 = 256 << 20;
 
+/// Default byte budget of a disk tier chosen by [`SessionBuilder::disk_cache_from`] (1 GiB).
+pub const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
+
+/// Environment variable naming the disk tier's directory when no `--cache-dir` is given.
+pub const CACHE_DIR_ENV: &str = "LAKESEEK_CACHE_DIR";
+
 /// The caches of lakeseek — decoded manifests and deletion vectors, Lance file metadata,
 /// page inits (chunk tables, dictionaries) and 2.3 structural plans, index page lookups and
 /// index pages — held within one byte budget.
@@ -82,6 +88,35 @@ impl SessionBuilder {
     pub fn disk_cache(mut self, dir: impl Into<PathBuf>, bytes: u64) -> Self {
         self.disk = Some((dir.into(), bytes));
         self
+    }
+
+    /// The disk tier as every lakeseek command chooses it from `--cache-dir` /
+    /// `--cache-bytes`: `dir`, else the directory [`CACHE_DIR_ENV`] names (unset or empty:
+    /// no disk tier), holding about `bytes` (default [`DEFAULT_CACHE_BYTES`]). `bytes`
+    /// without a directory is an [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    ///
+    /// ```
+    /// # fn main() -> lakeseek::Result<()> {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let session = lakeseek::Session::builder()
+    ///     .disk_cache_from(Some(dir.path().into()), None)?
+    ///     .build()?;
+    /// assert_eq!(session.disk_cache_dir(), Some(dir.path()));
+    /// # Ok(()) }
+    /// ```
+    pub fn disk_cache_from(self, dir: Option<PathBuf>, bytes: Option<u64>) -> Result<Self> {
+        let from_env = || {
+            std::env::var_os(CACHE_DIR_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        match (dir.or_else(from_env), bytes) {
+            (Some(dir), bytes) => Ok(self.disk_cache(dir, bytes.unwrap_or(DEFAULT_CACHE_BYTES))),
+            (None, Some(_)) => Err(crate::Error::InvalidArgument(format!(
+                "--cache-bytes needs --cache-dir (or {CACHE_DIR_ENV})"
+            ))),
+            (None, None) => Ok(self),
+        }
     }
 
     /// Build the session; fails with [`Error::InvalidArgument`](crate::Error::InvalidArgument)

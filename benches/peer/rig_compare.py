@@ -6,7 +6,7 @@ against the server's totals and printed).
 
     benches/rig/rig.sh start 20 80 lognormal 100
     /work/.venv-pylance/bin/python benches/peer/rig_compare.py --lakeseek target/release/lakeseek \
-        [--sections take,btree] [--warm 40] [--cold 10] \
+        [--sections take,btree,lists] [--warm 40] [--cold 10] \
         [--setting default] [--setting gap8k:coalesce_gap=8192] ... [--out res.json]
 
 take:  100 random rows of one column of one dataset (`--take DATASET:COLUMN`, repeatable;
@@ -20,6 +20,9 @@ take:  100 random rows of one column of one dataset (`--take DATASET:COLUMN`, re
 btree: `key = v` on btree_1000000, open + query with fresh caches (pylance: a new
        lance.dataset() per query; lakeseek: `bench query --cold`), the keys lakeseek's
        `bench query` picks (reproduced here), warm: one open dataset, one warm-up query.
+lists: `key IN (10 keys)` and a 20-key range `key >= lo AND key <= hi` on btree_1000000
+       (as ../shared/peer-bench/bench_btree.py builds them), cold and warm as for btree;
+       lakeseek runs the same filters from a file (`bench query --filters`).
 Each --setting NAME:k=v,k=v runs lakeseek once more with those storage options.
 """
 import argparse
@@ -198,6 +201,44 @@ def run_btree(a, server, so, settings):
     return res
 
 
+def list_filters(kind, n):
+    """n + 1 filters of `kind` (in10, range20) on btree_1000000's keys: the first is the
+    warm-up."""
+    import numpy as np
+    x = np.random.default_rng(20240601).integers(0, 2**63 - 1, ROWS, dtype=np.int64)
+    q = np.random.default_rng(777)
+    if kind == "in10":
+        pick = q.choice(ROWS, 10 * (n + 1), replace=False)
+        keys = [f"{int(x[i]):016x}" for i in pick]
+        return ["key IN (" + ", ".join(f"'{k}'" for k in keys[10 * i:10 * i + 10]) + ")"
+                for i in range(n + 1)]
+    xs = np.sort(x)
+    starts = q.choice(ROWS - 25, n + 1, replace=False)
+    return [f"key >= '{int(xs[s]):016x}' AND key <= '{int(xs[s + 19]):016x}'" for s in starts]
+
+
+def run_lists(a, server, so, settings, kind):
+    import tempfile
+    uri = "s3://anchors/btree_1000000.lance"
+    res = {}
+    for mode, n in (("cold", a.cold), ("warm", a.warm)):
+        filters = list_filters(kind, n)
+        py = pylance_ops(server, uri, so, filters if mode == "warm" else filters[1:],
+                         mode == "warm", "btree")
+        res[(mode, "pylance 14.0.2")] = (py, None)
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("\n".join(filters) + "\n")
+        try:
+            for name, extra in settings:
+                argv = ["query", uri, "--filters", f.name, "--queries", str(n), f"--{mode}",
+                        "--warmup", "1"]
+                ops_lk, seen, own, _ = lakeseek_bench(server, a.lakeseek, argv, {**so, **extra})
+                res[(mode, f"lakeseek {name}")] = (ops_lk, (seen, own))
+        finally:
+            os.unlink(f.name)
+    return res
+
+
 def print_table(title, res):
     print(f"\n### {title}\n")
     print("| mode | reader | p50 ms | p90 ms | p99 ms | requests p50 (max) | round trips p50 "
@@ -252,6 +293,11 @@ def main():
         res = run_btree(a, server, so, settings)
         print_table("BTree `key = v` (btree_1000000)", res)
         out["btree"] = {f"{m}|{r}": v for (m, r), v in res.items()}
+    if "lists" in a.sections:
+        for kind, title in (("in10", "`key IN (10 keys)`"), ("range20", "20-key range")):
+            res = run_lists(a, server, so, settings, kind)
+            print_table(f"BTree {title} (btree_1000000)", res)
+            out[f"btree {kind}"] = {f"{m}|{r}": v for (m, r), v in res.items()}
     if a.out:
         with open(a.out, "w") as f:
             json.dump(out, f)

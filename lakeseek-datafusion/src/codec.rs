@@ -14,7 +14,7 @@ use datafusion_proto::protobuf;
 use prost::Message;
 
 use crate::exec::{FragmentGroup, LakeseekScanExec, ScanSource, ScanSpec};
-use crate::worker::{DatasetResolver, TaskReporter};
+use crate::worker::{DatasetResolver, TaskReporter, TaskTally};
 
 /// Encodes and decodes lakeseek scans for distributed execution. Register it on the
 /// coordinator's session and on every worker's (the worker entry point,
@@ -153,8 +153,13 @@ impl PhysicalExtensionCodec for LakeseekCodec {
         }
         let proto = ScanProto::decode(buf)
             .map_err(|e| DataFusionError::Internal(format!("decoding a lakeseek scan: {e}")))?;
-        let source = ScanSource::Resolver(Arc::clone(&self.resolver), self.reporter.clone());
-        Ok(Arc::new(LakeseekScanExec::new(decode_spec(proto)?, source)))
+        let spec = decode_spec(proto)?;
+        let tally = self.reporter.clone().map(|reporter| {
+            let partitions = spec.tasks.iter().map(Vec::len).collect();
+            Arc::new(TaskTally::new(reporter, partitions))
+        });
+        let source = ScanSource::Resolver(Arc::clone(&self.resolver), tally);
+        Ok(Arc::new(LakeseekScanExec::new(spec, source)))
     }
 
     fn try_encode(&self, node: Arc<dyn ExecutionPlan>, buf: &mut Vec<u8>) -> Result<()> {

@@ -19,7 +19,7 @@ use futures::{StreamExt, TryStreamExt};
 use lakeseek::{Dataset, IoStats};
 
 use crate::filter_sql::ROW_ADDRESS_COLUMN;
-use crate::worker::{DatasetResolver, TaskReport, TaskReporter};
+use crate::worker::{DatasetResolver, TaskReport, TaskTally};
 
 /// Rows per take (and per output batch).
 pub(crate) const BATCH_ROWS: usize = 8192;
@@ -96,8 +96,8 @@ impl ScanSpec {
 pub(crate) enum ScanSource {
     /// The dataset the table was built on.
     Open(Box<Dataset>),
-    /// Opened (and cached) by the worker; tasks report to `reporter`.
-    Resolver(Arc<DatasetResolver>, Option<TaskReporter>),
+    /// Opened (and cached) by the worker; each task is reported once, through the tally.
+    Resolver(Arc<DatasetResolver>, Option<Arc<TaskTally>>),
 }
 
 impl fmt::Debug for ScanSource {
@@ -327,9 +327,9 @@ async fn read_group(
             }
         })
         .chain(futures::stream::once(async move {
-            if let Some(report) = reporter {
+            if let Some(tally) = reporter {
                 let cost = stats.snapshot();
-                report(TaskReport {
+                tally.partition_ended(TaskReport {
                     task,
                     rows: rows_seen.load(std::sync::atomic::Ordering::Relaxed),
                     requests: cost.requests,

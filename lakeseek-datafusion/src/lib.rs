@@ -26,4 +26,4 @@ pub use exec::LakeseekScanExec;
 pub use filter_sql::ROW_ADDRESS_COLUMN;
 pub use table::LakeseekTable;
 pub use udf::any_element_udf;
-pub use worker::{serve_worker, DatasetResolver, TaskReport, TaskReporter};
+pub use worker::{serve_worker, serve_worker_with, DatasetResolver, TaskReport, TaskReporter};

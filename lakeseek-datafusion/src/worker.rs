@@ -28,6 +28,64 @@ pub struct TaskReport {
 /// Called with each finished task's report.
 pub type TaskReporter = Arc<dyn Fn(TaskReport) + Send + Sync>;
 
+/// Adds up the partitions of each task of one decoded scan and reports a task once, when
+/// its last partition has ended.
+pub(crate) struct TaskTally {
+    reporter: TaskReporter,
+    /// Partitions (fragment groups) of each task.
+    partitions: Vec<usize>,
+    /// Per task: partitions ended so far and their sum.
+    ended: Mutex<HashMap<usize, (usize, TaskReport)>>,
+}
+
+impl TaskTally {
+    /// A tally for tasks with these partition counts.
+    pub(crate) fn new(reporter: TaskReporter, partitions: Vec<usize>) -> Self {
+        Self {
+            reporter,
+            partitions,
+            ended: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A partition of `part.task` ended having read `part`: report the task if it was the
+    /// last.
+    pub(crate) fn partition_ended(&self, part: TaskReport) {
+        if let Some(whole) = self.add(part) {
+            (self.reporter)(whole);
+        }
+    }
+
+    /// Pure bookkeeping of [`Self::partition_ended`]: the task's sum once all are in.
+    fn add(&self, part: TaskReport) -> Option<TaskReport> {
+        let expected = self.partitions.get(part.task).copied().unwrap_or(1).max(1);
+        let mut ended = self.ended.lock().expect("task tally lock");
+        let entry = ended.entry(part.task).or_insert((
+            0,
+            TaskReport {
+                task: part.task,
+                rows: 0,
+                requests: 0,
+                bytes: 0,
+            },
+        ));
+        entry.0 += 1;
+        entry.1.rows += part.rows;
+        entry.1.requests += part.requests;
+        entry.1.bytes += part.bytes;
+        if entry.0 < expected {
+            return None;
+        }
+        ended.remove(&part.task).map(|(_, sum)| sum)
+    }
+}
+
+impl std::fmt::Debug for TaskTally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TaskTally({:?})", self.partitions)
+    }
+}
+
 /// Opens (once per URL and version) the datasets plans refer to, with the storage options
 /// of the process it runs in; every dataset shares one [`Session`].
 #[derive(Debug, Default)]
@@ -45,6 +103,12 @@ impl DatasetResolver {
             storage_options,
             ..Self::default()
         }
+    }
+
+    /// Open datasets in `session` (its caches and disk tier) instead of a default one.
+    pub fn with_session(mut self, session: &Session) -> Self {
+        self.session = session.clone();
+        self
     }
 
     /// The dataset at `url`, version `version`.
@@ -89,7 +153,17 @@ pub async fn serve_worker(
     storage_options: Vec<(String, String)>,
     reporter: Option<TaskReporter>,
 ) -> Result<()> {
-    let resolver = Arc::new(DatasetResolver::new(storage_options));
+    let resolver = DatasetResolver::new(storage_options);
+    serve_worker_with(listener, Arc::new(resolver), reporter).await
+}
+
+/// [`serve_worker`] with datasets opened by `resolver` (its storage options and session,
+/// e.g. one with a disk tier: [`DatasetResolver::with_session`]).
+pub async fn serve_worker_with(
+    listener: tokio::net::TcpListener,
+    resolver: Arc<DatasetResolver>,
+    reporter: Option<TaskReporter>,
+) -> Result<()> {
     let worker = Worker::from_session_builder(move |ctx: WorkerQueryContext| {
         let resolver = Arc::clone(&resolver);
         let reporter = reporter.clone();
@@ -101,4 +175,43 @@ pub async fn serve_worker(
         .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
         .await
         .map_err(|e| exec_datafusion_err!("lakeseek worker on {local:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(task: usize, rows: u64) -> TaskReport {
+        TaskReport {
+            task,
+            rows,
+            requests: rows / 10,
+            bytes: rows * 8,
+        }
+    }
+
+    #[test]
+    fn a_task_is_reported_once_when_its_last_partition_ends() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let reporter: TaskReporter = Arc::new(move |r| sink.lock().unwrap().push(r));
+        let tally = TaskTally::new(reporter, vec![3, 1]);
+        tally.partition_ended(part(0, 100));
+        tally.partition_ended(part(1, 50));
+        tally.partition_ended(part(0, 200));
+        assert_eq!(*seen.lock().unwrap(), vec![part(1, 50)]);
+        tally.partition_ended(part(0, 300));
+        let sum = TaskReport {
+            task: 0,
+            rows: 600,
+            requests: 60,
+            bytes: 4800,
+        };
+        assert_eq!(*seen.lock().unwrap(), vec![part(1, 50), sum]);
+        // The same task run again (another query of the same plan) starts a new sum.
+        for _ in 0..3 {
+            tally.partition_ended(part(0, 1));
+        }
+        assert_eq!(seen.lock().unwrap().last().unwrap().rows, 3);
+    }
 }

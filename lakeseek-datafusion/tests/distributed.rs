@@ -204,6 +204,37 @@ async fn a_dead_worker_is_a_clear_error_naming_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_dying_mid_query_is_a_clear_error_naming_it() {
+    let s3 = S3Server::start();
+    let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
+    let mut workers = Workers::start(2, &s3.storage_options());
+    let frames = open(&frames_url, &s3).await;
+    let ctx = session_context(&workers.urls()).expect("distributed session");
+    register(&ctx, &[("frames", &frames)]);
+    // Data-file reads wait at the gate: once one waits, the query is running on a worker
+    // (the scan spreads over both; neither can finish its task before the gate opens).
+    s3.gate().close();
+    let sql = "SELECT camera, count(*) AS n FROM frames GROUP BY camera";
+    let query = tokio::spawn(async move { try_rows(&ctx, sql, false).await });
+    let waited = tokio::time::timeout(PATIENCE, async {
+        while s3.gate().held() == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    waited.await.expect("a worker reads data");
+    let dead = workers.urls()[1].clone();
+    workers.kill(1);
+    s3.gate().open();
+    let result = tokio::time::timeout(PATIENCE, query)
+        .await
+        .expect("no hang")
+        .expect("query task");
+    let e = result.expect_err("a worker died mid-query").to_string();
+    let port = dead.port().unwrap().to_string();
+    assert!(e.contains(&port), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_that_no_longer_exists_is_a_clear_error() {
     let s3 = S3Server::start();
     let url = s3.copy_in(&crate::common::sample_dir(), "gone.lance");

@@ -35,11 +35,20 @@ pub(crate) struct QueryBenchArgs {
     /// Dataset URL or path.
     pub dataset: String,
     /// Filter with `{}` where a value goes, e.g. `key = '{}'` or `id = {}`.
-    #[arg(long = "filter-template")]
-    pub filter_template: String,
+    #[arg(
+        long = "filter-template",
+        required_unless_present = "filters",
+        requires = "values_from"
+    )]
+    pub filter_template: Option<String>,
     /// Column whose values (of random rows) fill the template.
     #[arg(long = "values-from")]
-    pub values_from: String,
+    pub values_from: Option<String>,
+    /// Instead of a template: a file of filters, one per line; the first `--warmup` lines
+    /// are the warm-ups, then operation `i` runs line `warmup + i` (cycling), e.g. the same
+    /// `IN` lists or ranges another reader is measured with.
+    #[arg(long, value_name = "FILE", conflicts_with = "filter_template")]
+    pub filters: Option<std::path::PathBuf>,
     /// Queries to measure.
     #[arg(long, default_value_t = 200)]
     pub queries: u64,
@@ -58,12 +67,6 @@ pub(crate) struct QueryBenchArgs {
 pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport> {
     let common = &args.common;
     common.validate()?;
-    if !args.filter_template.contains(TEMPLATE_PLACEHOLDER) {
-        return Err(Error::InvalidArgument(format!(
-            "--filter-template {:?} has no {TEMPLATE_PLACEHOLDER} for the value",
-            args.filter_template
-        )));
-    }
     if args.queries == 0 {
         return Err(Error::InvalidArgument(
             "--queries must be at least 1".into(),
@@ -78,15 +81,15 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
         )));
     }
     let shared = open_dataset(&store, args.version, &setup).await?;
-    let values = sample_values(&store, args, &setup).await?;
+    let filters = QueryFilters::new(&store, args, &setup).await?;
     let mut warmup_cost = IoStatsSnapshot::default();
     for j in 0..common.warmup {
-        let filter = filter_for(args, &values, warmup_seed(common.seed, common.warmup, j));
+        let filter = filters.warmup(args, j);
         let record = query_once(&store, &shared, args, &filter, j).await?;
         warmup_cost = add(warmup_cost, record.io());
     }
     let driven = drive_operations(args.queries, common.concurrency, |i| {
-        let filter = filter_for(args, &values, operation_seed(common.seed, i));
+        let filter = filters.operation(args, i);
         let (store, shared) = (&store, &shared);
         async move { query_once(store, shared, args, &filter, i).await }
     })
@@ -106,8 +109,11 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
         seed: common.seed,
         columns: Vec::new(),
         rows_per_take: None,
-        filter_template: Some(args.filter_template.clone()),
-        values_from: Some(args.values_from.clone()),
+        filter_template: args.filter_template.clone().or_else(|| {
+            let file = args.filters.as_ref()?;
+            Some(format!("(filters from {})", file.display()))
+        }),
+        values_from: args.values_from.clone(),
         warmup: common.warmup,
     };
     Ok(BenchReport::new(
@@ -130,12 +136,83 @@ async fn open_dataset(
     Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
 }
 
-/// The filter of the operation with `seed`: the template filled with a value chosen by it.
-fn filter_for(args: &QueryBenchArgs, values: &[String], seed: u64) -> String {
+/// Where the measured filters come from.
+enum QueryFilters {
+    /// `--filter-template` filled with these values (`--values-from`).
+    Template(String, Vec<String>),
+    /// `--filters`: the lines of the file.
+    Listed(Vec<String>),
+}
+
+impl QueryFilters {
+    async fn new(store: &BenchStore, args: &QueryBenchArgs, setup: &IoStats) -> Result<Self> {
+        match (&args.filters, &args.filter_template, &args.values_from) {
+            (Some(file), _, _) => Ok(Self::Listed(read_filters(file, args.common.warmup)?)),
+            (None, Some(template), Some(column)) => {
+                if !template.contains(TEMPLATE_PLACEHOLDER) {
+                    return Err(Error::InvalidArgument(format!(
+                        "--filter-template {template:?} has no {TEMPLATE_PLACEHOLDER} for the value"
+                    )));
+                }
+                let values = sample_values(store, args, column, setup).await?;
+                Ok(Self::Template(template.clone(), values))
+            }
+            _ => Err(Error::InvalidArgument(
+                "give --filter-template with --values-from, or --filters FILE".into(),
+            )),
+        }
+    }
+
+    /// The filter of warm-up `j`.
+    fn warmup(&self, args: &QueryBenchArgs, j: u64) -> String {
+        let common = &args.common;
+        match self {
+            Self::Template(t, values) => {
+                filled(t, values, warmup_seed(common.seed, common.warmup, j))
+            }
+            Self::Listed(lines) => lines[(j as usize) % lines.len()].clone(),
+        }
+    }
+
+    /// The filter of operation `i`.
+    fn operation(&self, args: &QueryBenchArgs, i: u64) -> String {
+        match self {
+            Self::Template(t, values) => filled(t, values, operation_seed(args.common.seed, i)),
+            Self::Listed(lines) => {
+                let skip = (args.common.warmup as usize).min(lines.len() - 1);
+                let measured = &lines[skip..];
+                measured[(i as usize) % measured.len()].clone()
+            }
+        }
+    }
+}
+
+/// `template` filled with the value the operation with `seed` picks.
+fn filled(template: &str, values: &[String], seed: u64) -> String {
     let mut state = seed;
     let pick = (splitmix64(&mut state) % values.len().max(1) as u64) as usize;
     let value = values.get(pick).map(String::as_str).unwrap_or_default();
-    fill_template(&args.filter_template, value)
+    fill_template(template, value)
+}
+
+/// The non-empty lines of a `--filters` file: at least `warmup + 1` of them.
+fn read_filters(file: &std::path::Path, warmup: u64) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::InvalidArgument(format!("--filters {}: {e}", file.display())))?;
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    if (lines.len() as u64) <= warmup {
+        return Err(Error::InvalidArgument(format!(
+            "--filters {}: {} filters, need more than --warmup {warmup}",
+            file.display(),
+            lines.len()
+        )));
+    }
+    Ok(lines)
 }
 
 /// Replace every `{}` in `template` with `value`.
@@ -147,17 +224,17 @@ pub(crate) fn fill_template(template: &str, value: &str) -> String {
 async fn sample_values(
     store: &BenchStore,
     args: &QueryBenchArgs,
+    column: &str,
     setup: &IoStats,
 ) -> Result<Vec<String>> {
     // A session of its own: sampling must not warm the measured operations' caches.
     let dataset = open_dataset(store, args.version, setup).await?;
-    let column = &args.values_from;
     let field = dataset
         .manifest()
         .schema
         .fields
         .iter()
-        .find(|f| f.parent_id == -1 && &f.name == column)
+        .find(|f| f.parent_id == -1 && f.name == column)
         .ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "--values-from: no column named {column:?} in {}",
@@ -187,7 +264,7 @@ async fn sample_values(
     }
     let rows = random_rows(args.common.seed, args.queries.min(total), total)?;
     let addresses = crate::bench::take::row_addresses(&rows, &fragments);
-    let batch = take_rows(&dataset, &addresses, std::slice::from_ref(column), setup).await?;
+    let batch = take_rows(&dataset, &addresses, &[column.to_string()], setup).await?;
     let array = batch.column(1);
     let values = format_values(array.as_ref())?;
     if values.is_empty() {

@@ -73,8 +73,8 @@ enum EcpCommand {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
-        Command::Sql(args) => return crate::cli::companion::run("sql", args),
-        Command::Worker(args) => return crate::cli::companion::run("worker", args),
+        Command::Sql(args) => return crate::cli::companion::run("sql", args, &cli.cache),
+        Command::Worker(args) => return crate::cli::companion::run("worker", args, &cli.cache),
         _ => {}
     }
     match cli.cache.session() {

@@ -32,9 +32,22 @@ fn find_companion() -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).find_map(|d| beside(&d))
 }
 
+/// The disk tier flags given before the command (`lakeseek --cache-dir D sql ...`), passed
+/// on to the companion, which takes them too.
+fn cache_flags(cache: &crate::cli::CacheArgs) -> Vec<OsString> {
+    let mut out = Vec::new();
+    if let Some(dir) = &cache.cache_dir {
+        out.extend([OsString::from("--cache-dir"), dir.clone().into_os_string()]);
+    }
+    if let Some(bytes) = cache.cache_bytes {
+        out.extend([OsString::from("--cache-bytes"), bytes.to_string().into()]);
+    }
+    out
+}
+
 /// Run `lakeseek-sql <command> <args>`: on Unix the companion replaces this process (same
 /// PID, stdio and exit status); elsewhere it runs as a child whose status is returned.
-pub(crate) fn run(command: &str, args: &CompanionArgs) -> ExitCode {
+pub(crate) fn run(command: &str, args: &CompanionArgs, cache: &crate::cli::CacheArgs) -> ExitCode {
     let Some(path) = find_companion() else {
         eprintln!(
             "error: `lakeseek {command}` runs the companion binary {}, which is neither next \
@@ -46,7 +59,7 @@ pub(crate) fn run(command: &str, args: &CompanionArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let mut child = std::process::Command::new(&path);
-    child.arg(command).args(&args.args);
+    child.arg(command).args(cache_flags(cache)).args(&args.args);
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;

@@ -25,11 +25,7 @@ use crate::error::{Error, Result};
 use crate::io::IoStatsSnapshot;
 use crate::lance::reader::RowSelection;
 
-/// Default of `--cache-bytes` (1 GiB).
-pub const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
-
-/// Environment variable naming the disk cache directory when `--cache-dir` is not given.
-pub const CACHE_DIR_ENV: &str = "LAKESEEK_CACHE_DIR";
+pub use crate::session::{CACHE_DIR_ENV, DEFAULT_CACHE_BYTES};
 
 /// The disk tier flags every command takes (global: before or after the subcommand).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -48,24 +44,9 @@ pub struct CacheArgs {
 impl CacheArgs {
     /// The session these flags (and `LAKESEEK_CACHE_DIR`) ask for.
     pub fn session(&self) -> Result<crate::Session> {
-        let dir = self.cache_dir.clone().or_else(|| {
-            std::env::var_os(CACHE_DIR_ENV)
-                .filter(|v| !v.is_empty())
-                .map(std::path::PathBuf::from)
-        });
-        let mut builder = crate::Session::builder();
-        match (dir, self.cache_bytes) {
-            (Some(dir), bytes) => {
-                builder = builder.disk_cache(dir, bytes.unwrap_or(DEFAULT_CACHE_BYTES));
-            }
-            (None, Some(_)) => {
-                return Err(Error::InvalidArgument(format!(
-                    "--cache-bytes needs --cache-dir (or {CACHE_DIR_ENV})"
-                )))
-            }
-            (None, None) => {}
-        }
-        builder.build()
+        crate::Session::builder()
+            .disk_cache_from(self.cache_dir.clone(), self.cache_bytes)?
+            .build()
     }
 }
 

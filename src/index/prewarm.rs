@@ -18,9 +18,9 @@ use crate::error::{Error, Result};
 use crate::index::bitmap::exec::{
     load_all_keys_and_row_sets, open_bitmap_file, prefetch_page_inits,
 };
-use crate::index::bitmap::kind::has_type;
 use crate::index::bitmap::BITMAP_DETAILS_TYPES;
 use crate::index::btree::exec::{load_all_pages, open_segment};
+use crate::index::filter::segments::has_type;
 use crate::index::query::BTREE_DETAILS_TYPES;
 use crate::io::{IoStats, ObjectVersion};
 use crate::lance::dataset::{Dataset, IndexSegment};

@@ -17,6 +17,7 @@
 
 pub(crate) mod commit;
 pub(crate) mod deletion;
+mod files;
 pub(crate) mod manifest;
 pub(crate) mod paths;
 pub(crate) mod schema;

@@ -68,8 +68,9 @@ fn query_args(
 ) -> QueryBenchArgs {
     QueryBenchArgs {
         dataset: url.to_string(),
-        filter_template: template.to_string(),
-        values_from: values_from.to_string(),
+        filter_template: Some(template.to_string()),
+        values_from: Some(values_from.to_string()),
+        filters: None,
         queries,
         version: None,
         allow_scan: false,
@@ -234,6 +235,44 @@ async fn query_a_local_dataset_cold_and_warm_finds_every_sampled_value() {
             assert!(r.setup.requests > 0);
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_runs_the_listed_filters_after_the_warmups() {
+    let url = dataset_fixture("fmt_v21");
+    let lines = ["k = 1", "k IN (1, 2, 3)", "k >= 0 AND k < 5", "k = -12345"];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("filters.txt");
+    std::fs::write(&file, lines.join("\n") + "\n\n").unwrap();
+    let mut args = query_args(&url, "unused {}", "k", 5, true);
+    (args.filter_template, args.values_from, args.filters) = (None, None, Some(file.clone()));
+    args.common.warmup = 1;
+    args.common.concurrency = 1;
+    let r = run_query_bench(&args).await.unwrap();
+    check_consistent(&r, 5);
+    // Each filter's own answer, from a dataset opened apart from the bench.
+    let session = std::sync::Arc::new(crate::lance::dataset::DatasetSession::default());
+    let stats = crate::io::IoStats::new();
+    let dataset = crate::lance::dataset::Dataset::open_url(&url, &[], None, session, &stats)
+        .await
+        .unwrap();
+    let mut expected = Vec::new();
+    for filter in &lines[1..] {
+        let options = crate::index::filter::FilterOptions::default();
+        let stats = crate::io::IoStats::new();
+        let rows = crate::index::filter::filter_row_addresses(&dataset, filter, options, &stats);
+        expected.push(rows.await.unwrap().len());
+    }
+    assert!(
+        expected.iter().any(|n| *n > 1) && expected[2] == 0,
+        "{expected:?}"
+    );
+    let got: Vec<u64> = r.operations.iter().map(|o| o.rows).collect();
+    let want: Vec<u64> = (0..5).map(|i| expected[i % 3]).collect();
+    assert_eq!(got, want);
+    // A file with no filter beyond the warm-ups is refused.
+    std::fs::write(&file, "k = 1\n").unwrap();
+    expect_invalid(run_query_bench(&args).await, "need more than --warmup 1");
 }
 
 fn expect_invalid(result: crate::Result<BenchReport>, needle: &str) {

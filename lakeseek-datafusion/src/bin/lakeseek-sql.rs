@@ -11,7 +11,9 @@ use datafusion::common::{DataFusionError, Result};
 use datafusion::physical_plan::displayable;
 use futures::StreamExt;
 use lakeseek::{Dataset, IoStats, Session};
-use lakeseek_datafusion::{serve_worker, session_context, LakeseekTable, TaskReport};
+use lakeseek_datafusion::{
+    serve_worker_with, session_context, DatasetResolver, LakeseekTable, TaskReport,
+};
 use url::Url;
 
 #[derive(Debug, Parser)]
@@ -49,8 +51,32 @@ struct SqlArgs {
     /// Print {"requests":..,"bytes":..,"round_trips":..} of this process on stderr.
     #[arg(long)]
     stats: bool,
+    #[command(flatten)]
+    cache: CacheFlags,
     /// The SQL query.
     sql: String,
+}
+
+/// The disk tier flags of every lakeseek command.
+#[derive(Debug, Clone, clap::Args)]
+struct CacheFlags {
+    /// Keep byte ranges of immutable dataset objects in this directory, shared by later runs
+    /// and other processes; default: `$LAKESEEK_CACHE_DIR`, else no disk cache.
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<std::path::PathBuf>,
+    /// Byte budget of the disk cache; default 1 GiB.
+    #[arg(long, value_name = "BYTES")]
+    cache_bytes: Option<u64>,
+}
+
+impl CacheFlags {
+    fn session(&self) -> Result<Session> {
+        let plan_err = |e: lakeseek::Error| DataFusionError::Plan(e.to_string());
+        Session::builder()
+            .disk_cache_from(self.cache_dir.clone(), self.cache_bytes)
+            .and_then(|b| b.build())
+            .map_err(plan_err)
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -61,6 +87,8 @@ struct WorkerArgs {
     /// Storage option key=value for the datasets tasks read (repeatable).
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
     storage_options: Vec<String>,
+    #[command(flatten)]
+    cache: CacheFlags,
 }
 
 fn key_value(s: &str, what: &str) -> Result<(String, String)> {
@@ -88,7 +116,7 @@ async fn run_sql(args: &SqlArgs) -> Result<()> {
         .map(|w| Url::parse(w).map_err(|e| DataFusionError::Plan(format!("worker URL {w:?}: {e}"))))
         .collect::<Result<_>>()?;
     let ctx = session_context(&workers)?;
-    let session = Session::default();
+    let session = args.cache.session()?;
     let stats = IoStats::new();
     for table in &args.tables {
         let (name, url) = key_value(table, "--table")?;
@@ -158,8 +186,9 @@ async fn run_worker(args: &WorkerArgs) -> Result<()> {
         Ok(line) => eprintln!("{line}"),
         Err(e) => eprintln!("{{\"error\":\"cannot serialize a task report: {e}\"}}"),
     });
+    let resolver = DatasetResolver::new(options).with_session(&args.cache.session()?);
     tokio::select! {
-        served = serve_worker(listener, options, Some(reporter)) => served,
+        served = serve_worker_with(listener, Arc::new(resolver), Some(reporter)) => served,
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }

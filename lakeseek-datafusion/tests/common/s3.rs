@@ -2,6 +2,8 @@
 //! directory, for this crate's tests: fixtures are copied into its bucket directory.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
@@ -15,9 +17,76 @@ pub const BUCKET: &str = "test-bucket";
 const KEY: &str = "test";
 const REGION: &str = "us-east-1";
 
+/// Holds the GETs of data files (keys with `/data/`) while closed, so a test can act while
+/// a query is surely in flight.
+pub struct Gate {
+    open: tokio::sync::watch::Sender<bool>,
+    held: AtomicUsize,
+}
+
+impl Gate {
+    fn new() -> Self {
+        Self {
+            open: tokio::sync::watch::channel(true).0,
+            held: AtomicUsize::new(0),
+        }
+    }
+
+    /// Hold data-file GETs from now on.
+    pub fn close(&self) {
+        self.open.send_replace(false);
+    }
+
+    /// Release the held GETs and let the next ones through.
+    pub fn open(&self) {
+        self.open.send_replace(true);
+    }
+
+    /// Data-file GETs that have waited at the closed gate so far.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::SeqCst)
+    }
+
+    async fn pass(&self, req: &hyper::Request<hyper::body::Incoming>) {
+        let data_get = req.method() == hyper::Method::GET && req.uri().path().contains("/data/");
+        if !data_get || *self.open.borrow() {
+            return;
+        }
+        let mut open = self.open.subscribe();
+        self.held.fetch_add(1, Ordering::SeqCst);
+        let _ = open.wait_for(|o| *o).await;
+    }
+}
+
+/// The s3s service behind a [`Gate`].
+#[derive(Clone)]
+struct GatedService {
+    inner: s3s::service::S3Service,
+    gate: Arc<Gate>,
+}
+
+type BoxedResponse = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<s3s::HttpResponse, s3s::HttpError>> + Send>,
+>;
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for GatedService {
+    type Response = s3s::HttpResponse;
+    type Error = s3s::HttpError;
+    type Future = BoxedResponse;
+
+    fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+        let (inner, gate) = (self.inner.clone(), Arc::clone(&self.gate));
+        Box::pin(async move {
+            gate.pass(&req).await;
+            hyper::service::Service::call(&inner, req).await
+        })
+    }
+}
+
 /// A running server; dropping it stops the server and deletes its data.
 pub struct S3Server {
     endpoint: String,
+    gate: Arc<Gate>,
     root: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -30,7 +99,11 @@ impl S3Server {
         let fs = s3_backend::FixedFileSystem::new(root.path().to_path_buf());
         let mut builder = s3s::service::S3ServiceBuilder::new(fs);
         builder.set_auth(s3s::auth::SimpleAuth::from_single(KEY, KEY));
-        let service = builder.build();
+        let gate = Arc::new(Gate::new());
+        let service = GatedService {
+            inner: builder.build(),
+            gate: Arc::clone(&gate),
+        };
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
         let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
@@ -61,6 +134,7 @@ impl S3Server {
         });
         Self {
             endpoint,
+            gate,
             root,
             stop: Some(tx),
             thread: Some(thread),
@@ -89,6 +163,11 @@ impl S3Server {
     pub fn copy_in(&self, local: &Path, name: &str) -> String {
         copy_dir(local, &self.bucket_dir().join(name));
         format!("s3://{BUCKET}/{name}")
+    }
+
+    /// The gate in front of data-file GETs (open unless a test closes it).
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     /// The bucket's directory on disk.

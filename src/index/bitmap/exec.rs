@@ -11,11 +11,14 @@ use arrow_array::cast::AsArray;
 use arrow_array::Array;
 use arrow_schema::DataType;
 use object_store::path::Path;
+use roaring::RoaringBitmap;
 
 use super::search::{merge, KeySamples, KeySpans, SearchPlan, Target};
 use super::treemap::{decode_row_set, RowSet};
 use super::ScalarIndexCaches;
 use crate::error::{Error, Result};
+use crate::index::filter::kind::IndexSegments;
+use crate::index::filter::segments::covered_segments;
 use crate::index::key::KeyColumn;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
@@ -95,26 +98,39 @@ pub(crate) async fn open_bitmap_file(
     })
 }
 
+/// The bitmap files of the segments of `index` that cover current fragments (opened in one
+/// wave), each with its coverage, and the union of the coverage.
+pub(crate) async fn open_bitmap_segments(
+    dataset: &Dataset,
+    index: &IndexSegments,
+    stats: &IoStats,
+) -> Result<(Vec<(BitmapFile, RoaringBitmap)>, RoaringBitmap)> {
+    let (segments, coverage) = covered_segments(dataset, index);
+    let opens = segments
+        .iter()
+        .map(|(s, _)| open_bitmap_file(dataset, s, stats));
+    let files = futures::future::try_join_all(opens).await?;
+    let covers = segments.into_iter().map(|(_, c)| c);
+    Ok((files.into_iter().zip(covers).collect(), coverage))
+}
+
+/// The explain JSON of opened bitmap segments: path, keys, covered fragments.
+pub(crate) fn lookups_json(segments: &[(BitmapFile, RoaringBitmap)]) -> serde_json::Value {
+    let lookups = segments.iter().map(|(f, c)| {
+        serde_json::json!({
+            "path": f.path().to_string(),
+            "keys": f.num_keys(),
+            "fragments": c.iter().collect::<Vec<u32>>(),
+        })
+    });
+    serde_json::Value::Array(lookups.collect())
+}
+
 /// Whether opening the lookup of `segment` needs no request (its metadata is cached).
 pub(crate) async fn is_lookup_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
-    let (Ok(path), Some(size)) = (
-        dataset.index_file_path(segment, BITMAP_LOOKUP_FILE),
-        segment.file_size(BITMAP_LOOKUP_FILE),
-    ) else {
-        return false;
-    };
-    let key = CacheKey {
-        path: path.to_string(),
-        version: crate::io::ObjectVersion { size, etag: None },
-        item: (),
-    };
     dataset
-        .session()
-        .reader_caches
-        .file_metadata
-        .get(&key)
+        .is_index_file_cached(segment, BITMAP_LOOKUP_FILE)
         .await
-        .is_some()
 }
 
 /// Page init of every page of both columns, in one wave (cached by the reader): the key

@@ -4,12 +4,17 @@
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::exec::{is_lookup_cached, open_bitmap_file, prefetch_page_inits, BitmapFile};
+use super::exec::{
+    is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits, BitmapFile,
+};
 use super::{answer_bitmap_predicate, leaves, ReadSummary, BITMAP_DETAILS_TYPES};
 use crate::error::{Error, Result};
 use crate::index::filter::kind::{
     fragment_rows, rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments,
     LeafAnswer, PlannedLeaf, Want,
+};
+use crate::index::filter::segments::{
+    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
 };
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
@@ -18,71 +23,6 @@ use crate::lance::dataset::{Dataset, IndexSegment};
 /// The BITMAP kind.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BitmapKind;
-
-/// Whether `segment`'s details type is one of `types`.
-pub(crate) fn has_type(segment: &IndexSegment, types: &[&str]) -> bool {
-    let name = segment.type_name().unwrap_or("");
-    types.iter().any(|t| t.eq_ignore_ascii_case(name))
-}
-
-/// The current fragments a segment covers.
-pub(crate) fn coverage_of(dataset: &Dataset, s: &IndexSegment) -> RoaringBitmap {
-    let current = dataset.manifest().fragment_ids();
-    s.fragment_bitmap
-        .as_ref()
-        .map(|b| b & &current)
-        .unwrap_or_default()
-}
-
-/// Why the segments of `index` cannot answer on `dataset` (no fragment bitmap, stable row
-/// ids), if they cannot.
-pub(crate) fn refuse_segments(dataset: &Dataset, index: &IndexSegments) -> Option<String> {
-    let reasons: Vec<String> = index
-        .segments
-        .iter()
-        .filter_map(|s| {
-            if s.fragment_bitmap.is_none() {
-                Some(format!(
-                    "index {:?} does not record which fragments it covers",
-                    s.name
-                ))
-            } else if dataset.manifest().uses_stable_row_ids() {
-                Some(format!(
-                    "index {:?} holds stable row ids, not row addresses",
-                    s.name
-                ))
-            } else {
-                None
-            }
-        })
-        .collect();
-    (!reasons.is_empty()).then(|| reasons.join("; "))
-}
-
-/// Segments of `index` with their coverage (empty ones dropped), and the union.
-pub(crate) fn covered_segments(
-    dataset: &Dataset,
-    index: &IndexSegments,
-) -> (Vec<(IndexSegment, RoaringBitmap)>, RoaringBitmap) {
-    let segments: Vec<(IndexSegment, RoaringBitmap)> = index
-        .segments
-        .iter()
-        .map(|s| (s.clone(), coverage_of(dataset, s)))
-        .filter(|(_, c)| !c.is_empty())
-        .collect();
-    let mut all = RoaringBitmap::new();
-    for (_, c) in &segments {
-        all |= c;
-    }
-    (segments, all)
-}
-
-/// Keep only rows of `fragments`.
-pub(crate) fn restrict(rows: RoaringTreemap, fragments: &RoaringBitmap) -> RoaringTreemap {
-    rows.iter()
-        .filter(|a| fragments.contains((a >> 32) as u32))
-        .collect()
-}
 
 /// A read summary as explain JSON.
 pub(crate) fn read_json(r: &ReadSummary) -> serde_json::Value {
@@ -116,12 +56,7 @@ impl IndexKind for BitmapKind {
     }
 
     async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
-        for s in &index.segments {
-            if !coverage_of(dataset, s).is_empty() && !is_lookup_cached(dataset, s).await {
-                return false;
-            }
-        }
-        true
+        covered_all_cached(dataset, index, |s| is_lookup_cached(dataset, s)).await
     }
 
     fn check(
@@ -133,10 +68,7 @@ impl IndexKind for BitmapKind {
         if !matches!(leaf.query, IndexQuery::Scalar(_)) {
             return Err(format!("a bitmap index does not answer {}", leaf.text));
         }
-        match refuse_segments(dataset, index) {
-            Some(reason) => Err(reason),
-            None => Ok(Exactness::Exact),
-        }
+        check_segments(dataset, index, Exactness::Exact, refuse_segment)
     }
 
     async fn plan(
@@ -153,19 +85,12 @@ impl IndexKind for BitmapKind {
                 leaf.text
             )));
         };
-        let (segments, coverage) = covered_segments(dataset, index);
-        let opens = segments
-            .iter()
-            .map(|(s, _)| open_bitmap_file(dataset, s, stats));
-        let files = futures::future::try_join_all(opens).await?;
+        let (segments, coverage) = open_bitmap_segments(dataset, index, stats).await?;
         Ok(Box::new(PlannedBitmap {
             name: index.name.clone(),
             predicate: predicate.clone(),
             want,
-            segments: files
-                .into_iter()
-                .zip(segments.into_iter().map(|(_, c)| c))
-                .collect(),
+            segments,
             coverage,
         }))
     }
@@ -187,11 +112,7 @@ impl PlannedLeaf for PlannedBitmap {
             "index": self.name,
             "answer": "exact",
             "tests": leaves(&self.predicate).len(),
-            "lookups": self.segments.iter().map(|(f, c)| serde_json::json!({
-                "path": f.path().to_string(),
-                "keys": f.num_keys(),
-                "fragments": c.iter().collect::<Vec<u32>>(),
-            })).collect::<Vec<_>>(),
+            "lookups": lookups_json(&self.segments),
         })
     }
 
@@ -209,10 +130,7 @@ impl PlannedLeaf for PlannedBitmap {
         let mut read = ReadSummary::default();
         for (t, n, r, covered) in answers {
             sure |= rows_with_value(dataset, covered, self.want, t, &n);
-            read.keys_read += r.keys_read;
-            read.search_rounds = read.search_rounds.max(r.search_rounds);
-            read.bitmaps += r.bitmaps;
-            read.lookup_keys += r.lookup_keys;
+            read.add(&r);
         }
         Ok(LeafAnswer {
             sure,

@@ -66,6 +66,16 @@ pub(crate) struct ReadSummary {
     pub(crate) lookup_keys: u64,
 }
 
+impl ReadSummary {
+    /// Add what another segment's answer read (rounds run side by side: the most).
+    pub(crate) fn add(&mut self, other: &ReadSummary) {
+        self.keys_read += other.keys_read;
+        self.search_rounds = self.search_rounds.max(other.search_rounds);
+        self.bitmaps += other.bitmaps;
+        self.lookup_keys += other.lookup_keys;
+    }
+}
+
 /// Row addresses of a row set; `Full` fragments expand to the fragment's current rows.
 pub(crate) fn addresses(dataset: &Dataset, set: &RowSet) -> RoaringTreemap {
     let manifest = dataset.manifest();

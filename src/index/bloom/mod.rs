@@ -19,13 +19,12 @@ pub(crate) mod sbbf;
 mod tests;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::UInt64Type;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 
 use crate::error::{Error, Result};
 use crate::index::key::Key;
-use crate::index::zonemap::ZoneBound;
+use crate::index::zonemap::{decode_bounds, ZoneBound};
 use crate::io::cache::DeepSize;
 use sbbf::Sbbf;
 
@@ -64,29 +63,11 @@ impl DeepSize for BloomIndex {
     }
 }
 
-fn u64_column(batch: &RecordBatch, name: &str) -> Result<Vec<u64>> {
-    let a = batch
-        .column_by_name(name)
-        .ok_or_else(|| Error::corrupt(format!("bloom filter index has no {name:?} column")))?;
-    let p = a.as_primitive_opt::<UInt64Type>().ok_or_else(|| {
-        Error::corrupt(format!(
-            "bloom filter {name:?} is {}, not UInt64",
-            a.data_type()
-        ))
-    })?;
-    if p.null_count() > 0 {
-        return Err(Error::corrupt(format!("bloom filter {name:?} has nulls")));
-    }
-    Ok(p.values().to_vec())
-}
-
 impl BloomIndex {
     /// Decode a whole `bloomfilter.lance` batch: every filter a positive multiple of 32
     /// bytes and all of one size, zones in order and not overlapping.
     pub(crate) fn decode(batch: &RecordBatch, null_buffer: Option<usize>) -> Result<Self> {
-        let fragments = u64_column(batch, "fragment_id")?;
-        let starts = u64_column(batch, "zone_start")?;
-        let lengths = u64_column(batch, "zone_length")?;
+        let bounds = decode_bounds(batch, "bloom filter index")?;
         let has_null = batch
             .column_by_name("has_null")
             .and_then(|a| a.as_boolean_opt().cloned())
@@ -102,39 +83,7 @@ impl BloomIndex {
         let mut zones: Vec<BloomZone> = Vec::with_capacity(batch.num_rows());
         let mut size: Option<usize> = None;
         let mut bytes = 64;
-        for i in 0..batch.num_rows() {
-            let fragment = u32::try_from(fragments[i]).map_err(|_| {
-                Error::corrupt(format!(
-                    "zone {i}: fragment id {} exceeds u32",
-                    fragments[i]
-                ))
-            })?;
-            let bound = ZoneBound {
-                fragment,
-                start: starts[i],
-                length: lengths[i],
-            };
-            if bound.length == 0
-                || bound
-                    .start
-                    .checked_add(bound.length)
-                    .is_none_or(|e| e > 1 << 32)
-            {
-                return Err(Error::corrupt(format!(
-                    "zone {i} (fragment {fragment}, rows {}+{}) is empty or leaves the 32-bit row offsets",
-                    bound.start, bound.length
-                )));
-            }
-            if let Some(prev) = zones.last().map(|z| z.bound) {
-                let ordered = (prev.fragment, prev.start) < (fragment, bound.start);
-                if !ordered || (prev.fragment == fragment && prev.start + prev.length > bound.start)
-                {
-                    return Err(Error::corrupt(format!(
-                        "zone {i} (fragment {fragment}, rows {}+{}) overlaps or precedes the zone before it",
-                        bound.start, bound.length
-                    )));
-                }
-            }
+        for (i, bound) in bounds.into_iter().enumerate() {
             let raw: &[u8] = if data.is_null(i) { &[] } else { data.value(i) };
             if *size.get_or_insert(raw.len()) != raw.len() {
                 return Err(Error::corrupt(format!(

@@ -106,19 +106,12 @@ pub(crate) async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment)
     let Ok(name) = lookup_name(segment) else {
         return false;
     };
-    let (Some(lookup_size), Some(data_size)) = (
+    let (Some(lookup_size), Ok(lookup_path)) = (
         file_size(segment, &name),
-        file_size(segment, PAGE_DATA_FILE),
-    ) else {
-        return false;
-    };
-    let (Ok(lookup_path), Ok(data_path)) = (
         dataset.index_file_path(segment, &name),
-        dataset.index_file_path(segment, PAGE_DATA_FILE),
     ) else {
         return false;
     };
-    let session = dataset.session();
     let lookup_key = CacheKey {
         path: lookup_path.to_string(),
         version: ObjectVersion {
@@ -127,25 +120,9 @@ pub(crate) async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment)
         },
         item: (),
     };
-    let data_key = CacheKey {
-        path: data_path.to_string(),
-        version: ObjectVersion {
-            size: data_size,
-            etag: None,
-        },
-        item: (),
-    };
-    IndexCaches::of(session)
-        .btree_lookups
-        .get(&lookup_key)
-        .await
-        .is_some()
-        && session
-            .reader_caches
-            .file_metadata
-            .get(&data_key)
-            .await
-            .is_some()
+    let lookups = &IndexCaches::of(dataset.session()).btree_lookups;
+    lookups.get(&lookup_key).await.is_some()
+        && dataset.is_index_file_cached(segment, PAGE_DATA_FILE).await
 }
 
 /// Open a segment: lookup (cached) and page-data metadata, in one wave.

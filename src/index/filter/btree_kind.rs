@@ -8,6 +8,7 @@ use super::kind::{
     fragment_rows, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
     PlannedLeaf, Want,
 };
+use super::segments::{check_segments, covered_all_cached, covered_segments, has_type};
 use crate::error::Result;
 use crate::index::btree::exec::{answer_segment, open_segment, segment_is_cached, OpenedSegment};
 use crate::index::btree::{PageMatch, PageSelection};
@@ -49,7 +50,7 @@ pub(crate) struct PlannedBTree {
 }
 
 /// Why a BTree segment cannot answer on `dataset`, if it cannot.
-pub(crate) fn refuse_segment(dataset: &Dataset, s: &IndexSegment) -> Option<String> {
+fn refuse_btree_segment(dataset: &Dataset, s: &IndexSegment) -> Option<String> {
     let type_name = s.type_name().unwrap_or("<no index_details>");
     if !BTREE_DETAILS_TYPES
         .iter()
@@ -79,15 +80,6 @@ pub(crate) fn refuse_segment(dataset: &Dataset, s: &IndexSegment) -> Option<Stri
         ));
     }
     None
-}
-
-/// The current fragments a segment covers.
-pub(crate) fn segment_coverage(dataset: &Dataset, s: &IndexSegment) -> RoaringBitmap {
-    let current = dataset.manifest().fragment_ids();
-    s.fragment_bitmap
-        .as_ref()
-        .map(|b| b & &current)
-        .unwrap_or_default()
 }
 
 /// Whether every row a search returns makes it TRUE and a NULL value never makes it
@@ -140,19 +132,11 @@ impl IndexKind for BTreeKind {
     }
 
     fn reads(&self, segment: &IndexSegment) -> bool {
-        let type_name = segment.type_name().unwrap_or("");
-        BTREE_DETAILS_TYPES
-            .iter()
-            .any(|t| t.eq_ignore_ascii_case(type_name))
+        has_type(segment, &BTREE_DETAILS_TYPES)
     }
 
     async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
-        for s in &index.segments {
-            if !segment_coverage(dataset, s).is_empty() && !segment_is_cached(dataset, s).await {
-                return false;
-            }
-        }
-        true
+        covered_all_cached(dataset, index, |s| segment_is_cached(dataset, s)).await
     }
 
     fn check(
@@ -164,16 +148,7 @@ impl IndexKind for BTreeKind {
         if !matches!(leaf.query, IndexQuery::Scalar(_)) {
             return Err(format!("a BTree index does not answer {}", leaf.text));
         }
-        let reasons: Vec<String> = index
-            .segments
-            .iter()
-            .filter_map(|s| refuse_segment(dataset, s))
-            .collect();
-        if reasons.is_empty() {
-            Ok(Exactness::Exact)
-        } else {
-            Err(reasons.join("; "))
-        }
+        check_segments(dataset, index, Exactness::Exact, refuse_btree_segment)
     }
 
     async fn plan(
@@ -191,22 +166,15 @@ impl IndexKind for BTreeKind {
             )));
         };
         let (predicate, complement) = search_for(predicate, want);
-        let segments: Vec<(IndexSegment, RoaringBitmap)> = index
-            .segments
-            .iter()
-            .map(|s| (s.clone(), segment_coverage(dataset, s)))
-            .filter(|(_, c)| !c.is_empty())
-            .collect();
+        let (segments, coverage) = covered_segments(dataset, index);
         let opens = segments
             .iter()
             .map(|(s, _)| open_segment(dataset, s, stats));
         let opened = futures::future::try_join_all(opens).await?;
-        let mut coverage = RoaringBitmap::new();
         let segments = segments
             .into_iter()
             .zip(opened)
             .map(|((segment, c), opened)| {
-                coverage |= &c;
                 let selection = opened.lookup.select(&predicate);
                 PlannedSegment {
                     segment,

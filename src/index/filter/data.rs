@@ -56,37 +56,10 @@ pub(crate) async fn open_column(
     let Some(file) = file_holding(dataset, fragment, field_id) else {
         return Ok(None);
     };
-    let path = dataset.data_file_path(file);
-    let caches = std::sync::Arc::clone(&dataset.session().reader_caches);
-    let reader = LanceFileReader::open(
-        dataset.store().fetcher.clone(),
-        path.clone(),
-        file.size_bytes,
-        caches,
-        stats,
-    )
-    .await?;
-    let index = reader
-        .schema()
-        .fields
-        .iter()
-        .position(|f| f.id == field_id)
-        .ok_or_else(|| {
-            Error::corrupt(format!(
-                "data file does not hold field {field_id} although the manifest says so"
-            ))
-            .at(path.as_ref(), None)
-        })?;
-    if reader.num_rows() != fragment.physical_rows {
-        return Err(Error::corrupt(format!(
-            "data file has {} rows, fragment {} has {}",
-            reader.num_rows(),
-            fragment.id,
-            fragment.physical_rows
-        ))
-        .at(path.as_ref(), None));
-    }
-    Ok(Some((reader, index)))
+    let opened = dataset
+        .open_data_field(fragment, file, field_id, stats)
+        .await?;
+    Ok(Some(opened))
 }
 
 /// Whether opening the data file of `fragment` holding `field_id` needs no request (its
@@ -102,18 +75,9 @@ pub(crate) async fn column_is_cached(
     let Some(size) = file.size_bytes else {
         return false;
     };
-    let key = crate::io::cache::CacheKey {
-        path: dataset.data_file_path(file).to_string(),
-        version: crate::io::ObjectVersion { size, etag: None },
-        item: (),
-    };
     dataset
-        .session()
-        .reader_caches
-        .file_metadata
-        .get(&key)
+        .is_file_metadata_cached(&dataset.data_file_path(file), size)
         .await
-        .is_some()
 }
 
 /// The data file of `fragment` holding field `field_id`. Data files list the leaf field

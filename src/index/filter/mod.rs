@@ -32,6 +32,7 @@ pub(crate) mod expr;
 pub(crate) mod kind;
 mod list_element_kind;
 mod plan;
+pub(crate) mod segments;
 mod tree;
 
 use roaring::RoaringTreemap;

@@ -7,15 +7,16 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::{answer_label_list, ListTest, LABEL_LIST_DETAILS_TYPES};
 use crate::error::{Error, Result};
 use crate::index::bitmap::exec::{
-    is_lookup_cached, open_bitmap_file, prefetch_page_inits, BitmapFile,
+    is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits, BitmapFile,
 };
-use crate::index::bitmap::kind::{
-    coverage_of, covered_segments, has_type, read_json, refuse_segments, restrict,
-};
+use crate::index::bitmap::kind::read_json;
 use crate::index::bitmap::ReadSummary;
 use crate::index::filter::kind::{
     rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
     ListHasMode, PlannedLeaf, Want,
+};
+use crate::index::filter::segments::{
+    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
 };
 use crate::index::key::Key;
 use crate::io::IoStats;
@@ -46,12 +47,7 @@ impl IndexKind for LabelListKind {
     }
 
     async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
-        for s in &index.segments {
-            if !coverage_of(dataset, s).is_empty() && !is_lookup_cached(dataset, s).await {
-                return false;
-            }
-        }
-        true
+        covered_all_cached(dataset, index, |s| is_lookup_cached(dataset, s)).await
     }
 
     fn check(
@@ -72,10 +68,7 @@ impl IndexKind for LabelListKind {
             }
             _ => return Err(format!("a label list index does not answer {}", leaf.text)),
         }
-        match refuse_segments(dataset, index) {
-            Some(reason) => Err(reason),
-            None => Ok(Exactness::Exact),
-        }
+        check_segments(dataset, index, Exactness::Exact, refuse_segment)
     }
 
     async fn plan(
@@ -92,11 +85,7 @@ impl IndexKind for LabelListKind {
                 leaf.text
             )));
         };
-        let (segments, coverage) = covered_segments(dataset, index);
-        let opens = segments
-            .iter()
-            .map(|(s, _)| open_bitmap_file(dataset, s, stats));
-        let files = futures::future::try_join_all(opens).await?;
+        let (segments, coverage) = open_bitmap_segments(dataset, index, stats).await?;
         Ok(Box::new(PlannedLabelList {
             name: index.name.clone(),
             test: match mode {
@@ -105,10 +94,7 @@ impl IndexKind for LabelListKind {
             },
             values: values.clone(),
             want,
-            segments: files
-                .into_iter()
-                .zip(segments.into_iter().map(|(_, c)| c))
-                .collect(),
+            segments,
             coverage,
         }))
     }
@@ -131,11 +117,7 @@ impl PlannedLeaf for PlannedLabelList {
             "answer": "exact",
             "test": if self.test == ListTest::Any { "any" } else { "all" },
             "values": self.values.len(),
-            "lookups": self.segments.iter().map(|(f, c)| serde_json::json!({
-                "path": f.path().to_string(),
-                "keys": f.num_keys(),
-                "fragments": c.iter().collect::<Vec<u32>>(),
-            })).collect::<Vec<_>>(),
+            "lookups": lookups_json(&self.segments),
         })
     }
 
@@ -154,10 +136,7 @@ impl PlannedLeaf for PlannedLabelList {
             let t = restrict(a.true_rows, covered);
             let n = restrict(a.null_rows, covered);
             sure |= rows_with_value(dataset, covered, self.want, t, &n);
-            read.keys_read += a.read.keys_read;
-            read.search_rounds = read.search_rounds.max(a.read.search_rounds);
-            read.bitmaps += a.read.bitmaps;
-            read.lookup_keys += a.read.lookup_keys;
+            read.add(&a.read);
         }
         Ok(LeafAnswer {
             sure,

@@ -450,27 +450,9 @@ pub(crate) async fn open_list_files(
         chosen.extend(holding.first());
     }
     let opens = chosen.iter().map(|d| async move {
-        let path = dataset.data_file_path(d);
-        let caches = std::sync::Arc::clone(&dataset.session().reader_caches);
-        let reader = LanceFileReader::open(
-            dataset.store().fetcher.clone(),
-            path.clone(),
-            d.size_bytes,
-            caches,
-            stats,
-        )
-        .await?;
-        let field_index = reader
-            .schema()
-            .fields
-            .iter()
-            .position(|f| f.id == column_id)
-            .ok_or_else(|| {
-                Error::corrupt(format!(
-                    "data file does not hold field {column_id} although the manifest says so"
-                ))
-                .at(path.as_ref(), None)
-            })?;
+        let (reader, field_index) = dataset
+            .open_data_field(fragment, d, column_id, stats)
+            .await?;
         let field = &reader.schema().fields[field_index];
         let child_ids = match field.children.as_slice() {
             [item] => item.children.iter().map(|c| c.id).collect(),
@@ -478,18 +460,9 @@ pub(crate) async fn open_list_files(
                 return Err(Error::corrupt(format!(
                     "field {column_id} is not a list of struct in this file"
                 ))
-                .at(path.as_ref(), None))
+                .at(reader.path().as_ref(), None))
             }
         };
-        if reader.num_rows() != fragment.physical_rows {
-            return Err(Error::corrupt(format!(
-                "data file has {} rows, fragment {} has {}",
-                reader.num_rows(),
-                fragment.id,
-                fragment.physical_rows
-            ))
-            .at(path.as_ref(), None));
-        }
         Ok(ListFile {
             reader,
             field_index,

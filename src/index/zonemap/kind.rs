@@ -1,22 +1,25 @@
 //! The ZONEMAP index behind the filter engine's [`IndexKind`] interface: candidate zones
-//! (rows the engine rechecks on the column), or the exact null rows for `IS NULL`.
+//! (rows the engine rechecks on the column), or the exact null rows for `IS NULL`. The
+//! planned leaf ([`PlannedZones`]) serves every zone-based kind (zone maps, bloom filters).
 
+use std::fmt::Debug;
 use std::sync::Arc;
 
+use arrow_schema::DataType;
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::exec::load_zone_map;
-use super::{possible, zone_possible, ZoneMap, ZONEMAP_DETAILS_TYPES, ZONEMAP_FILE};
+use super::{possible, zone_possible, ZoneBound, ZoneMap, ZONEMAP_DETAILS_TYPES, ZONEMAP_FILE};
 use crate::error::{Error, Result};
 use crate::index::bitmap::addresses;
 use crate::index::bitmap::exec::read_buffer_row_set;
-use crate::index::bitmap::kind::{
-    coverage_of, covered_segments, has_type, refuse_segments, restrict,
-};
 use crate::index::filter::kind::{
     rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
     PlannedLeaf, Want,
+};
+use crate::index::filter::segments::{
+    check_segments, covered_all_cached, covered_segments, has_type, refuse_segment, restrict,
 };
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::io::IoStats;
@@ -27,31 +30,59 @@ use crate::lance::reader::LanceFileReader;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ZoneMapKind;
 
-/// Whether the metadata of index file `name` of `segment` is cached.
-pub(crate) async fn is_file_cached(dataset: &Dataset, segment: &IndexSegment, name: &str) -> bool {
-    let (Ok(path), Some(size)) = (
-        dataset.index_file_path(segment, name),
-        segment.file_size(name),
-    ) else {
-        return false;
-    };
-    let key = crate::io::cache::CacheKey {
-        path: path.to_string(),
-        version: crate::io::ObjectVersion { size, etag: None },
-        item: (),
-    };
-    dataset
-        .session()
-        .reader_caches
-        .file_metadata
-        .get(&key)
-        .await
-        .is_some()
+/// What one segment of a zone-based index holds, as [`PlannedZones`] needs it.
+pub(crate) trait ZoneIndex: Debug + Send + Sync + 'static {
+    /// Zones in the segment.
+    fn zone_count(&self) -> usize;
+    /// Global buffer of the exact null rows, when the file has one.
+    fn null_buffer(&self) -> Option<usize>;
+    /// Each zone's bound and whether `predicate` may take the value `want` in it, on a
+    /// column of `data_type`.
+    fn candidates(
+        &self,
+        predicate: &Predicate,
+        want: Want,
+        data_type: Option<&DataType>,
+    ) -> Vec<(ZoneBound, bool)>;
+}
+
+impl ZoneIndex for ZoneMap {
+    fn zone_count(&self) -> usize {
+        self.zones.len()
+    }
+
+    fn null_buffer(&self) -> Option<usize> {
+        self.null_buffer
+    }
+
+    fn candidates(
+        &self,
+        predicate: &Predicate,
+        want: Want,
+        _data_type: Option<&DataType>,
+    ) -> Vec<(ZoneBound, bool)> {
+        let want_true = want == Want::True;
+        let zones = self.zones.iter().map(|z| {
+            let p = possible(predicate, &|q| zone_possible(z, q));
+            (z.bound, p.admits(want_true))
+        });
+        zones.collect()
+    }
+}
+
+/// Whether every covered segment's index file `name` is in the session caches (a
+/// zone-based kind's [`IndexKind::is_cached`]).
+pub(crate) async fn zone_files_cached(
+    dataset: &Dataset,
+    index: &IndexSegments,
+    name: &str,
+) -> bool {
+    covered_all_cached(dataset, index, |s| dataset.is_index_file_cached(s, name)).await
 }
 
 /// Candidate rows: every row of the covered zones where `want` is possible.
-pub(crate) fn zone_rows(
-    zones: impl Iterator<Item = (super::ZoneBound, bool)>,
+fn zone_rows(
+    zones: impl Iterator<Item = (ZoneBound, bool)>,
     covered: &RoaringBitmap,
 ) -> RoaringTreemap {
     let mut out = RoaringTreemap::new();
@@ -66,20 +97,20 @@ pub(crate) fn zone_rows(
 }
 
 /// One segment of a zone-based index (zone map, bloom filter) as [`answer_zones`] needs it.
-pub(crate) struct ZoneSegment<'a> {
+struct ZoneSegment<'a> {
     /// The open index file.
-    pub(crate) reader: &'a LanceFileReader,
+    reader: &'a LanceFileReader,
     /// Its global buffer of exact null rows, when it has one.
-    pub(crate) null_buffer: Option<usize>,
+    null_buffer: Option<usize>,
     /// Current fragments the segment covers.
-    pub(crate) covered: &'a RoaringBitmap,
+    covered: &'a RoaringBitmap,
 }
 
 /// The answer of a zone-based index: the exact null rows (from the file's null buffer) for an
 /// `IS NULL` test, otherwise the rows of the zones `candidates` keeps, for the engine to recheck.
-pub(crate) async fn answer_zones<'a>(
+async fn answer_zones<'a>(
     dataset: &Dataset,
-    segments: Vec<(ZoneSegment<'a>, Vec<(super::ZoneBound, bool)>)>,
+    segments: Vec<(ZoneSegment<'a>, Vec<(ZoneBound, bool)>)>,
     null_test: bool,
     want: Want,
     stats: &IoStats,
@@ -105,17 +136,57 @@ pub(crate) async fn answer_zones<'a>(
     })
 }
 
+/// A leaf planned on a zone-based index: kept zones of each covered segment.
 #[derive(Debug, Clone)]
-struct PlannedZoneMap {
+pub(crate) struct PlannedZones<Z> {
+    /// Kind name shown by explain.
+    kind: &'static str,
+    /// Index name.
     name: String,
     predicate: Predicate,
+    data_type: Option<DataType>,
     want: Want,
-    segments: Vec<(LanceFileReader, Arc<ZoneMap>, RoaringBitmap)>,
+    segments: Vec<(LanceFileReader, Arc<Z>, RoaringBitmap)>,
     coverage: RoaringBitmap,
 }
 
+impl<Z: ZoneIndex> PlannedZones<Z> {
+    /// Plan `predicate` on the covered segments of `index`, each loaded by `load` (in one
+    /// wave).
+    pub(crate) async fn plan<'a, F, Fut>(
+        kind: &'static str,
+        dataset: &Dataset,
+        index: &IndexSegments,
+        (predicate, data_type): (&Predicate, Option<&DataType>),
+        want: Want,
+        load: F,
+    ) -> Result<Box<dyn PlannedLeaf>>
+    where
+        F: Fn(IndexSegment) -> Fut,
+        Fut: std::future::Future<Output = Result<(LanceFileReader, Arc<Z>)>>,
+    {
+        let (segments, coverage) = covered_segments(dataset, index);
+        let loads = segments.iter().map(|(s, _)| load(s.clone()));
+        let loaded = futures::future::try_join_all(loads).await?;
+        let segments = loaded.into_iter().zip(segments);
+        Ok(Box::new(PlannedZones {
+            kind,
+            name: index.name.clone(),
+            predicate: predicate.clone(),
+            data_type: data_type.cloned(),
+            want,
+            segments: segments.map(|((r, z), (_, c))| (r, z, c)).collect(),
+            coverage,
+        }))
+    }
+
+    fn candidates(&self, zones: &Z) -> Vec<(ZoneBound, bool)> {
+        zones.candidates(&self.predicate, self.want, self.data_type.as_ref())
+    }
+}
+
 /// Whether `predicate` is a bare `IS NULL`.
-fn is_null_test(predicate: &Predicate) -> bool {
+pub(crate) fn is_null_test(predicate: &Predicate) -> bool {
     matches!(predicate, Predicate::Leaf(l) if l.query == LeafQuery::IsNull)
 }
 
@@ -130,14 +201,7 @@ impl IndexKind for ZoneMapKind {
     }
 
     async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
-        for s in &index.segments {
-            if !coverage_of(dataset, s).is_empty()
-                && !is_file_cached(dataset, s, ZONEMAP_FILE).await
-            {
-                return false;
-            }
-        }
-        true
+        zone_files_cached(dataset, index, ZONEMAP_FILE).await
     }
 
     fn check(
@@ -149,10 +213,7 @@ impl IndexKind for ZoneMapKind {
         if !matches!(leaf.query, IndexQuery::Scalar(_)) {
             return Err(format!("a zone map does not answer {}", leaf.text));
         }
-        match refuse_segments(dataset, index) {
-            Some(reason) => Err(reason),
-            None => Ok(Exactness::Candidates),
-        }
+        check_segments(dataset, index, Exactness::Candidates, refuse_segment)
     }
 
     async fn plan(
@@ -169,41 +230,13 @@ impl IndexKind for ZoneMapKind {
                 leaf.text
             )));
         };
-        let (segments, coverage) = covered_segments(dataset, index);
-        let loads = segments
-            .iter()
-            .map(|(s, _)| load_zone_map(dataset, s, stats));
-        let loaded = futures::future::try_join_all(loads).await?;
-        Ok(Box::new(PlannedZoneMap {
-            name: index.name.clone(),
-            predicate: predicate.clone(),
-            want,
-            segments: loaded
-                .into_iter()
-                .zip(segments)
-                .map(|((r, m), (_, c))| (r, m, c))
-                .collect(),
-            coverage,
-        }))
-    }
-}
-
-impl PlannedZoneMap {
-    /// Candidate zones of one segment for the wanted value.
-    fn candidates(&self, map: &ZoneMap) -> Vec<(super::ZoneBound, bool)> {
-        let want_true = self.want == Want::True;
-        map.zones
-            .iter()
-            .map(|z| {
-                let p = possible(&self.predicate, &|q| zone_possible(z, q));
-                (z.bound, p.admits(want_true))
-            })
-            .collect()
+        let load = |s: IndexSegment| async move { load_zone_map(dataset, &s, stats).await };
+        PlannedZones::plan("zonemap", dataset, index, (predicate, None), want, load).await
     }
 }
 
 #[async_trait]
-impl PlannedLeaf for PlannedZoneMap {
+impl<Z: ZoneIndex> PlannedLeaf for PlannedZones<Z> {
     fn coverage(&self) -> &RoaringBitmap {
         &self.coverage
     }
@@ -213,46 +246,47 @@ impl PlannedLeaf for PlannedZoneMap {
     }
 
     fn explain(&self) -> serde_json::Value {
-        let segments: Vec<serde_json::Value> = self
-            .segments
-            .iter()
-            .map(|(r, m, c)| {
-                let zones = self.candidates(m);
-                let kept: Vec<[u64; 3]> = zones
-                    .iter()
-                    .filter(|(b, k)| *k && c.contains(b.fragment))
-                    .map(|(b, _)| [u64::from(b.fragment), b.start, b.length])
-                    .collect();
-                serde_json::json!({
-                    "path": r.path().to_string(),
-                    "zones": m.zones.len(),
-                    "candidate_zones": kept.len(),
-                    "candidates": kept.iter().take(64).collect::<Vec<_>>(),
-                    "fragments": c.iter().collect::<Vec<u32>>(),
-                })
+        let segments = self.segments.iter().map(|(r, z, c)| {
+            let kept: Vec<[u64; 3]> = self
+                .candidates(z)
+                .iter()
+                .filter(|(b, k)| *k && c.contains(b.fragment))
+                .map(|(b, _)| [u64::from(b.fragment), b.start, b.length])
+                .collect();
+            serde_json::json!({
+                "path": r.path().to_string(),
+                "zones": z.zone_count(),
+                "candidate_zones": kept.len(),
+                "candidates": kept.iter().take(64).collect::<Vec<_>>(),
+                "fragments": c.iter().collect::<Vec<u32>>(),
             })
-            .collect();
+        });
+        let answer = if is_null_test(&self.predicate) {
+            "exact (null rows)"
+        } else {
+            "candidate zones, rechecked"
+        };
         serde_json::json!({
-            "kind": "zonemap",
+            "kind": self.kind,
             "index": self.name,
-            "answer": if is_null_test(&self.predicate) { "exact (null rows)" } else { "candidate zones, rechecked" },
-            "segments": segments,
+            "answer": answer,
+            "segments": segments.collect::<Vec<_>>(),
         })
     }
 
     async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
         let null_test = is_null_test(&self.predicate);
-        let segments = self.segments.iter().map(|(reader, map, covered)| {
+        let segments = self.segments.iter().map(|(reader, zones, covered)| {
             let segment = ZoneSegment {
                 reader,
-                null_buffer: map.null_buffer,
+                null_buffer: zones.null_buffer(),
                 covered,
             };
-            let exact_nulls = null_test && map.null_buffer.is_some();
+            let exact_nulls = null_test && zones.null_buffer().is_some();
             let candidates = if exact_nulls {
                 Vec::new()
             } else {
-                self.candidates(map)
+                self.candidates(zones)
             };
             (segment, candidates)
         });

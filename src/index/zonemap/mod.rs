@@ -11,6 +11,7 @@
 //! caller reads only those zones' rows of the column and evaluates the test there
 //! ([`exec::recheck_zones`]).
 
+mod bounds;
 pub(crate) mod exec;
 pub(crate) mod kind;
 
@@ -19,14 +20,15 @@ mod tests;
 
 use std::ops::Bound;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{UInt32Type, UInt64Type};
-use arrow_array::{Array, RecordBatch};
+use arrow_array::types::UInt32Type;
+use arrow_array::RecordBatch;
 
 use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn};
 use crate::index::predicate::LeafQuery;
 use crate::io::cache::DeepSize;
+pub(crate) use bounds::decode_bounds;
+use bounds::{column, unsigned};
 
 /// Type names (after the last '/') of ZONEMAP index details.
 pub(crate) const ZONEMAP_DETAILS_TYPES: [&str; 2] = [
@@ -87,77 +89,21 @@ impl DeepSize for ZoneMap {
     }
 }
 
-fn column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a arrow_array::ArrayRef> {
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| Error::corrupt(format!("zone map has no {name:?} column")))
-}
-
-fn u64s(batch: &RecordBatch, name: &str) -> Result<Vec<u64>> {
-    let a = column(batch, name)?;
-    let p = a.as_primitive_opt::<UInt64Type>().ok_or_else(|| {
-        Error::corrupt(format!(
-            "zone map {name:?} is {}, not UInt64",
-            a.data_type()
-        ))
-    })?;
-    if p.null_count() > 0 {
-        return Err(Error::corrupt(format!("zone map {name:?} has nulls")));
-    }
-    Ok(p.values().to_vec())
-}
-
-fn u32s(batch: &RecordBatch, name: &str) -> Result<Vec<u64>> {
-    let a = column(batch, name)?;
-    let p = a.as_primitive_opt::<UInt32Type>().ok_or_else(|| {
-        Error::corrupt(format!(
-            "zone map {name:?} is {}, not UInt32",
-            a.data_type()
-        ))
-    })?;
-    if p.null_count() > 0 {
-        return Err(Error::corrupt(format!("zone map {name:?} has nulls")));
-    }
-    Ok(p.values().iter().map(|v| u64::from(*v)).collect())
-}
+const WHAT: &str = "zone map";
 
 impl ZoneMap {
     /// Decode the zones of a whole `zonemap.lance` batch, checking every zone: positive
     /// length inside the 32-bit row offsets, counts within the zone, min <= max, zones of
     /// a fragment in order and not overlapping.
     pub(crate) fn decode(batch: &RecordBatch, null_buffer: Option<usize>) -> Result<Self> {
-        let mins = KeyColumn::new(column(batch, "min")?)?;
-        let maxs = KeyColumn::new(column(batch, "max")?)?;
-        let nulls = u32s(batch, "null_count")?;
-        let nans = u32s(batch, "nan_count")?;
-        let fragments = u64s(batch, "fragment_id")?;
-        let starts = u64s(batch, "zone_start")?;
-        let lengths = u64s(batch, "zone_length")?;
+        let mins = KeyColumn::new(column(batch, "min", WHAT)?)?;
+        let maxs = KeyColumn::new(column(batch, "max", WHAT)?)?;
+        let nulls = unsigned::<UInt32Type>(batch, "null_count", WHAT)?;
+        let nans = unsigned::<UInt32Type>(batch, "nan_count", WHAT)?;
+        let bounds = decode_bounds(batch, WHAT)?;
         let mut zones = Vec::with_capacity(batch.num_rows());
         let mut approx_bytes = 64;
-        for i in 0..batch.num_rows() {
-            let fragment = u32::try_from(fragments[i]).map_err(|_| {
-                Error::corrupt(format!(
-                    "zone {i}: fragment id {} exceeds u32",
-                    fragments[i]
-                ))
-            })?;
-            let bound = ZoneBound {
-                fragment,
-                start: starts[i],
-                length: lengths[i],
-            };
-            if bound.length == 0
-                || bound
-                    .start
-                    .checked_add(bound.length)
-                    .is_none_or(|e| e > 1 << 32)
-            {
-                return Err(Error::corrupt(format!(
-                    "zone {i} (fragment {fragment}, rows {}+{}) is empty or leaves the 32-bit row offsets",
-                    bound.start, bound.length
-                )));
-            }
+        for (i, bound) in bounds.into_iter().enumerate() {
             if nulls[i] + nans[i] > bound.length {
                 return Err(Error::corrupt(format!(
                     "zone {i}: {} nulls + {} NaNs in a {}-row zone",
@@ -174,16 +120,6 @@ impl ZoneMap {
             if let (Some(a), Some(b)) = (&zone.min, &zone.max) {
                 if a > b {
                     return Err(Error::corrupt(format!("zone {i}: min {a} above max {b}")));
-                }
-            }
-            if let Some(prev) = zones.last().map(|z: &Zone| z.bound) {
-                let ordered = (prev.fragment, prev.start) < (fragment, bound.start);
-                let overlaps = prev.fragment == fragment && prev.start + prev.length > bound.start;
-                if !ordered || overlaps {
-                    return Err(Error::corrupt(format!(
-                        "zone {i} (fragment {fragment}, rows {}+{}) overlaps or precedes the zone before it (fragment {}, rows {}+{})",
-                        bound.start, bound.length, prev.fragment, prev.start, prev.length
-                    )));
                 }
             }
             approx_bytes += 96 + key_len(&zone.min) + key_len(&zone.max);

@@ -25,7 +25,7 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::dataset::{DataFile, Dataset, SchemaField};
-use crate::lance::reader::{LanceFileReader, RowSelection};
+use crate::lance::reader::RowSelection;
 
 /// Name of the row-address column in take and query output.
 pub(crate) const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
@@ -103,16 +103,7 @@ pub(crate) async fn take_rows(
             }
         }
     }
-    let opens = files.iter().map(|(_, d)| {
-        let caches = Arc::clone(&dataset.session().reader_caches);
-        LanceFileReader::open(
-            dataset.store().fetcher.clone(),
-            dataset.data_file_path(d),
-            d.size_bytes,
-            caches,
-            stats,
-        )
-    });
+    let opens = files.iter().map(|(_, d)| dataset.open_data_file(d, stats));
     let (readers, deletions) = futures::try_join!(
         futures::future::try_join_all(opens),
         dataset.deletion_vectors(&involved, stats)

@@ -1,0 +1,107 @@
+//! The segments of one index on a column, as every index kind sees them: which ones a kind
+//! reads, which current fragments each covers, why they cannot answer, and whether the
+//! covered ones are all in the session caches.
+
+use std::future::Future;
+
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use super::kind::{Exactness, IndexSegments};
+use crate::lance::dataset::{Dataset, IndexSegment};
+
+/// Whether `segment`'s details type is one of `types`.
+pub(crate) fn has_type(segment: &IndexSegment, types: &[&str]) -> bool {
+    let name = segment.type_name().unwrap_or("");
+    types.iter().any(|t| t.eq_ignore_ascii_case(name))
+}
+
+/// The current fragments a segment covers.
+pub(crate) fn coverage_of(dataset: &Dataset, s: &IndexSegment) -> RoaringBitmap {
+    let current = dataset.manifest().fragment_ids();
+    s.fragment_bitmap
+        .as_ref()
+        .map(|b| b & &current)
+        .unwrap_or_default()
+}
+
+/// Segments of `index` with their coverage (empty ones dropped), and the union.
+pub(crate) fn covered_segments(
+    dataset: &Dataset,
+    index: &IndexSegments,
+) -> (Vec<(IndexSegment, RoaringBitmap)>, RoaringBitmap) {
+    let segments: Vec<(IndexSegment, RoaringBitmap)> = index
+        .segments
+        .iter()
+        .map(|s| (s.clone(), coverage_of(dataset, s)))
+        .filter(|(_, c)| !c.is_empty())
+        .collect();
+    let mut all = RoaringBitmap::new();
+    for (_, c) in &segments {
+        all |= c;
+    }
+    (segments, all)
+}
+
+/// Whether `is_cached` holds for every segment of `index` that covers a current fragment
+/// (asked concurrently; a kind's [`super::kind::IndexKind::is_cached`]).
+pub(crate) async fn covered_all_cached<'a, F, Fut>(
+    dataset: &Dataset,
+    index: &'a IndexSegments,
+    is_cached: F,
+) -> bool
+where
+    F: Fn(&'a IndexSegment) -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let asks = index
+        .segments
+        .iter()
+        .filter(|s| !coverage_of(dataset, s).is_empty())
+        .map(is_cached);
+    futures::future::join_all(asks).await.into_iter().all(|c| c)
+}
+
+/// `Ok(exactness)` when every segment of `index` can answer on `dataset`, else the
+/// reasons `refuse` gives, joined.
+pub(crate) fn check_segments(
+    dataset: &Dataset,
+    index: &IndexSegments,
+    exactness: Exactness,
+    refuse: impl Fn(&Dataset, &IndexSegment) -> Option<String>,
+) -> std::result::Result<Exactness, String> {
+    let reasons: Vec<String> = index
+        .segments
+        .iter()
+        .filter_map(|s| refuse(dataset, s))
+        .collect();
+    if reasons.is_empty() {
+        Ok(exactness)
+    } else {
+        Err(reasons.join("; "))
+    }
+}
+
+/// Why a segment of a kind that answers with row addresses cannot answer on `dataset` (no
+/// fragment bitmap, stable row ids), if it cannot.
+pub(crate) fn refuse_segment(dataset: &Dataset, s: &IndexSegment) -> Option<String> {
+    if s.fragment_bitmap.is_none() {
+        Some(format!(
+            "index {:?} does not record which fragments it covers",
+            s.name
+        ))
+    } else if dataset.manifest().uses_stable_row_ids() {
+        Some(format!(
+            "index {:?} holds stable row ids, not row addresses",
+            s.name
+        ))
+    } else {
+        None
+    }
+}
+
+/// Keep only rows of `fragments`.
+pub(crate) fn restrict(rows: RoaringTreemap, fragments: &RoaringBitmap) -> RoaringTreemap {
+    rows.iter()
+        .filter(|a| fragments.contains((a >> 32) as u32))
+        .collect()
+}

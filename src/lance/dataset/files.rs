@@ -1,0 +1,79 @@
+//! Opening a dataset's data files through its session caches, and asking whether opening a
+//! data or index file needs a request.
+
+use std::sync::Arc;
+
+use object_store::path::Path;
+
+use super::{DataFile, Dataset, Fragment, IndexSegment};
+use crate::error::{Error, Result};
+use crate::io::cache::CacheKey;
+use crate::io::{IoStats, ObjectVersion};
+use crate::lance::reader::LanceFileReader;
+
+impl Dataset {
+    /// A reader of data file `file` (metadata through the session caches; the manifest's
+    /// size, when it records one, saves a HEAD).
+    pub(crate) async fn open_data_file(
+        &self,
+        file: &DataFile,
+        stats: &IoStats,
+    ) -> Result<LanceFileReader> {
+        LanceFileReader::open(
+            self.store().fetcher.clone(),
+            self.data_file_path(file),
+            file.size_bytes,
+            Arc::clone(&self.session().reader_caches),
+            stats,
+        )
+        .await
+    }
+
+    /// A reader of data file `file` of `fragment` and the position of field `field_id` in
+    /// its schema; an error naming the file when it does not hold the field the manifest
+    /// says it does, or has another row count than the fragment.
+    pub(crate) async fn open_data_field(
+        &self,
+        fragment: &Fragment,
+        file: &DataFile,
+        field_id: i32,
+        stats: &IoStats,
+    ) -> Result<(LanceFileReader, usize)> {
+        let reader = self.open_data_file(file, stats).await?;
+        let at = |e: Error| e.at(reader.path().as_ref(), None);
+        let position = reader.schema().fields.iter().position(|f| f.id == field_id);
+        let position = position.ok_or_else(|| {
+            at(Error::corrupt(format!(
+                "data file does not hold field {field_id} although the manifest says so"
+            )))
+        })?;
+        if reader.num_rows() != fragment.physical_rows {
+            return Err(at(Error::corrupt(format!(
+                "data file has {} rows, fragment {} has {}",
+                reader.num_rows(),
+                fragment.id,
+                fragment.physical_rows
+            ))));
+        }
+        Ok((reader, position))
+    }
+
+    /// Whether the metadata of the file at `path` of `size` bytes is in the session caches.
+    pub(crate) async fn is_file_metadata_cached(&self, path: &Path, size: u64) -> bool {
+        let key = CacheKey {
+            path: path.to_string(),
+            version: ObjectVersion { size, etag: None },
+            item: (),
+        };
+        let cache = &self.session().reader_caches.file_metadata;
+        cache.get(&key).await.is_some()
+    }
+
+    /// Whether opening index file `name` of `segment` needs no request.
+    pub(crate) async fn is_index_file_cached(&self, segment: &IndexSegment, name: &str) -> bool {
+        match (self.index_file_path(segment, name), segment.file_size(name)) {
+            (Ok(path), Some(size)) => self.is_file_metadata_cached(&path, size).await,
+            _ => false,
+        }
+    }
+}
