@@ -21,8 +21,16 @@ use lakeseek::{Dataset, IoStats};
 use crate::filter_sql::ROW_ADDRESS_COLUMN;
 use crate::worker::{DatasetResolver, TaskReport, TaskTally};
 
-/// Rows per take (and per output batch).
+/// Rows per take (and per output batch) of given or filtered row addresses.
 pub(crate) const BATCH_ROWS: usize = 8192;
+
+/// Rows per take of a full scan: whole pages, in few large reads.
+pub(crate) const SCAN_BATCH_ROWS: usize = 65_536;
+
+/// Takes of one partition in flight at once: a scan's next batches are read while the
+/// consumer works on the current one, so a many-batch scan costs about batches / this
+/// many round trips rather than one per batch.
+pub(crate) const READ_AHEAD_TAKES: usize = 16;
 
 /// Fragments read by one partition, with the row addresses to take from them (`None`:
 /// every row, or the rows the residual filter selects).
@@ -258,7 +266,7 @@ impl ExecutionPlan for LakeseekScanExec {
 }
 
 /// The batches of one group: the row addresses (given, selected by the residual filter,
-/// or every row), taken `BATCH_ROWS` at a time.
+/// or every row), taken `BATCH_ROWS` (a full scan: `SCAN_BATCH_ROWS`) at a time.
 async fn read_group(
     spec: ScanSpec,
     source: ScanSource,
@@ -302,12 +310,18 @@ async fn read_group(
     }
     let columns = spec.dataset_columns();
     let schema = Arc::clone(&spec.schema);
-    let chunks: Vec<Vec<u64>> = addresses.chunks(BATCH_ROWS).map(<[u64]>::to_vec).collect();
+    let full_scan = group.rows.is_none() && spec.residual.is_none();
+    let batch_rows = if full_scan {
+        SCAN_BATCH_ROWS
+    } else {
+        BATCH_ROWS
+    };
+    let chunks = take_chunks(&addresses, batch_rows);
     let url = spec.url.clone();
     let rows_seen = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counted = Arc::clone(&rows_seen);
     let batches = futures::stream::iter(chunks)
-        .then(move |chunk| {
+        .map(move |chunk| {
             let dataset = dataset.clone();
             let columns = columns.clone();
             let schema = Arc::clone(&schema);
@@ -326,6 +340,7 @@ async fn read_group(
                 to_output(&schema, &batch)
             }
         })
+        .buffered(READ_AHEAD_TAKES)
         .chain(futures::stream::once(async move {
             if let Some(tally) = reporter {
                 let cost = stats.snapshot();
@@ -340,6 +355,16 @@ async fn read_group(
         }))
         .try_filter(|b| futures::future::ready(b.num_rows() > 0));
     Ok(batches.boxed())
+}
+
+/// `addresses` (ascending) in takes of at most `batch_rows`, never two fragments in one
+/// take: takes in flight together then open different files, not the same page twice.
+fn take_chunks(addresses: &[u64], batch_rows: usize) -> Vec<Vec<u64>> {
+    addresses
+        .chunk_by(|a, b| a >> 32 == b >> 32)
+        .flat_map(|fragment| fragment.chunks(batch_rows))
+        .map(<[u64]>::to_vec)
+        .collect()
 }
 
 /// A take's batch (`_rowaddr` first, then the columns) as the scan's output schema.
@@ -359,4 +384,26 @@ fn to_output(schema: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
         columns,
         &options,
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_chunks;
+
+    #[test]
+    fn takes_never_span_two_fragments() {
+        let f = |id: u64, o: u64| (id << 32) | o;
+        let addresses = [f(0, 0), f(0, 1), f(0, 2), f(1, 0), f(1, 5), f(3, 9)];
+        let chunks = take_chunks(&addresses, 2);
+        assert_eq!(
+            chunks,
+            vec![
+                vec![f(0, 0), f(0, 1)],
+                vec![f(0, 2)],
+                vec![f(1, 0), f(1, 5)],
+                vec![f(3, 9)]
+            ]
+        );
+        assert!(take_chunks(&[], 8).is_empty());
+    }
 }
