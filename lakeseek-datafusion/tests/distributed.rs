@@ -182,14 +182,20 @@ async fn three_workers_return_the_single_node_answers() {
         .all(|r| r["requests"].as_u64().is_some() && r["bytes"].as_u64().is_some()));
 }
 
+/// The sample dataset on `s3` as table `frames` of a session distributed over two workers.
+async fn frames_on_two_workers(s3: &S3Server) -> (Workers, datafusion::prelude::SessionContext) {
+    let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
+    let workers = Workers::start(2, &s3.storage_options());
+    let frames = open(&frames_url, s3).await;
+    let ctx = session_context(&workers.urls()).expect("distributed session");
+    register(&ctx, &[("frames", &frames)]);
+    (workers, ctx)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_worker_is_a_clear_error_naming_it() {
     let s3 = S3Server::start();
-    let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
-    let mut workers = Workers::start(2, &s3.storage_options());
-    let frames = open(&frames_url, &s3).await;
-    let ctx = session_context(&workers.urls()).expect("distributed session");
-    register(&ctx, &[("frames", &frames)]);
+    let (mut workers, ctx) = frames_on_two_workers(&s3).await;
     let dead = workers.urls()[1].clone();
     workers.kill(1);
     let sql = "SELECT camera, count(*) AS n FROM frames GROUP BY camera";
@@ -206,11 +212,7 @@ async fn a_dead_worker_is_a_clear_error_naming_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_dying_mid_query_is_a_clear_error_naming_it() {
     let s3 = S3Server::start();
-    let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
-    let mut workers = Workers::start(2, &s3.storage_options());
-    let frames = open(&frames_url, &s3).await;
-    let ctx = session_context(&workers.urls()).expect("distributed session");
-    register(&ctx, &[("frames", &frames)]);
+    let (mut workers, ctx) = frames_on_two_workers(&s3).await;
     // Data-file reads wait at the gate: once one waits, the query is running on a worker
     // (the scan spreads over both; neither can finish its task before the gate opens).
     s3.gate().close();

@@ -14,7 +14,7 @@ use crate::index::filter::kind::{
 use crate::index::filter::segments::{check_segments, has_type, refuse_segment};
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::index::zonemap::kind::{zone_files_cached, PlannedZones, ZoneIndex};
-use crate::index::zonemap::{possible, Possible, ZoneBound};
+use crate::index::zonemap::{Possible, ZoneBound};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 
@@ -65,29 +65,26 @@ fn bloom_possible(zone: &BloomZone, query: &LeafQuery, data_type: &DataType) -> 
 }
 
 impl ZoneIndex for BloomIndex {
-    fn zone_count(&self) -> usize {
-        self.zones.len()
+    type Zone = BloomZone;
+    fn zones(&self) -> &[BloomZone] {
+        &self.zones
     }
-
     fn null_buffer(&self) -> Option<usize> {
         self.null_buffer
     }
-
-    fn candidates(
-        &self,
-        predicate: &Predicate,
-        want: Want,
-        data_type: Option<&DataType>,
-    ) -> Vec<(ZoneBound, bool)> {
-        let want_true = want == Want::True;
-        let zones = self.zones.iter().map(|z| {
-            let admits = match data_type {
-                Some(t) => possible(predicate, &|q| bloom_possible(z, q, t)).admits(want_true),
-                None => true,
-            };
-            (z.bound, admits)
-        });
-        zones.collect()
+    fn bound(zone: &BloomZone) -> ZoneBound {
+        zone.bound
+    }
+    fn possible(zone: &BloomZone, query: &LeafQuery, data_type: Option<&DataType>) -> Possible {
+        match data_type {
+            Some(t) => bloom_possible(zone, query, t),
+            // (Planning requires a type; without one nothing is ruled out.)
+            None => Possible {
+                t: true,
+                f: true,
+                n: true,
+            },
+        }
     }
 }
 

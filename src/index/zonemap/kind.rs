@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::exec::load_zone_map;
-use super::{possible, zone_possible, ZoneBound, ZoneMap, ZONEMAP_DETAILS_TYPES, ZONEMAP_FILE};
+use super::{
+    possible, zone_possible, Possible, ZoneBound, ZoneMap, ZONEMAP_DETAILS_TYPES, ZONEMAP_FILE,
+};
 use crate::error::{Error, Result};
 use crate::index::bitmap::addresses;
 use crate::index::bitmap::exec::read_buffer_row_set;
@@ -32,41 +34,31 @@ pub(crate) struct ZoneMapKind;
 
 /// What one segment of a zone-based index holds, as [`PlannedZones`] needs it.
 pub(crate) trait ZoneIndex: Debug + Send + Sync + 'static {
-    /// Zones in the segment.
-    fn zone_count(&self) -> usize;
+    /// One zone's statistics.
+    type Zone;
+    /// The zones, in order.
+    fn zones(&self) -> &[Self::Zone];
     /// Global buffer of the exact null rows, when the file has one.
     fn null_buffer(&self) -> Option<usize>;
-    /// Each zone's bound and whether `predicate` may take the value `want` in it, on a
-    /// column of `data_type`.
-    fn candidates(
-        &self,
-        predicate: &Predicate,
-        want: Want,
-        data_type: Option<&DataType>,
-    ) -> Vec<(ZoneBound, bool)>;
+    /// Where `zone` is.
+    fn bound(zone: &Self::Zone) -> ZoneBound;
+    /// The truth values `query` may take on the rows of `zone`, in a column of `data_type`.
+    fn possible(zone: &Self::Zone, query: &LeafQuery, data_type: Option<&DataType>) -> Possible;
 }
 
 impl ZoneIndex for ZoneMap {
-    fn zone_count(&self) -> usize {
-        self.zones.len()
+    type Zone = super::Zone;
+    fn zones(&self) -> &[super::Zone] {
+        &self.zones
     }
-
     fn null_buffer(&self) -> Option<usize> {
         self.null_buffer
     }
-
-    fn candidates(
-        &self,
-        predicate: &Predicate,
-        want: Want,
-        _data_type: Option<&DataType>,
-    ) -> Vec<(ZoneBound, bool)> {
-        let want_true = want == Want::True;
-        let zones = self.zones.iter().map(|z| {
-            let p = possible(predicate, &|q| zone_possible(z, q));
-            (z.bound, p.admits(want_true))
-        });
-        zones.collect()
+    fn bound(zone: &super::Zone) -> ZoneBound {
+        zone.bound
+    }
+    fn possible(zone: &super::Zone, query: &LeafQuery, _: Option<&DataType>) -> Possible {
+        zone_possible(zone, query)
     }
 }
 
@@ -180,8 +172,15 @@ impl<Z: ZoneIndex> PlannedZones<Z> {
         }))
     }
 
-    fn candidates(&self, zones: &Z) -> Vec<(ZoneBound, bool)> {
-        zones.candidates(&self.predicate, self.want, self.data_type.as_ref())
+    /// Each zone's bound and whether the predicate may take the wanted value in it.
+    fn candidates(&self, index: &Z) -> Vec<(ZoneBound, bool)> {
+        let want_true = self.want == Want::True;
+        let data_type = self.data_type.as_ref();
+        let zones = index.zones().iter().map(|z| {
+            let p = possible(&self.predicate, &|q| Z::possible(z, q, data_type));
+            (Z::bound(z), p.admits(want_true))
+        });
+        zones.collect()
     }
 }
 
@@ -255,7 +254,7 @@ impl<Z: ZoneIndex> PlannedLeaf for PlannedZones<Z> {
                 .collect();
             serde_json::json!({
                 "path": r.path().to_string(),
-                "zones": z.zone_count(),
+                "zones": z.zones().len(),
                 "candidate_zones": kept.len(),
                 "candidates": kept.iter().take(64).collect::<Vec<_>>(),
                 "fragments": c.iter().collect::<Vec<u32>>(),
