@@ -12,7 +12,7 @@ use crate::index::filter::kind::{
     Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, PlannedLeaf, Want,
 };
 use crate::index::filter::segments::{check_segments, has_type, refuse_segment};
-use crate::index::predicate::{LeafQuery, Predicate};
+use crate::index::predicate::LeafQuery;
 use crate::index::zonemap::kind::{zone_files_cached, PlannedZones, ZoneIndex};
 use crate::index::zonemap::{Possible, ZoneBound};
 use crate::io::IoStats;
