@@ -16,6 +16,7 @@ use crate::codec::LakeseekCodec;
 use crate::exec::LakeseekScanExec;
 use crate::table::POINT_LOOKUP_ROWS;
 use crate::worker::DatasetResolver;
+use crate::worker_errors::NamingChannelResolver;
 
 /// A fixed list of worker URLs.
 #[derive(Debug, Clone)]
@@ -46,6 +47,7 @@ pub fn session_context(workers: &[Url]) -> Result<SessionContext> {
         let resolver = Arc::new(DatasetResolver::default());
         builder = builder
             .with_distributed_worker_resolver(StaticWorkers(workers.to_vec()))
+            .with_distributed_channel_resolver(NamingChannelResolver::default())
             .with_distributed_planner()
             .with_distributed_user_codec(LakeseekCodec::new(resolver))
             .with_distributed_desired_task_count_handler(desired_task_count)

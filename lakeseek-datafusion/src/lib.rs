@@ -19,6 +19,7 @@ mod filter_sql;
 mod table;
 mod udf;
 mod worker;
+mod worker_errors;
 
 pub use codec::LakeseekCodec;
 pub use distributed::session_context;

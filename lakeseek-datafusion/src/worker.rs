@@ -11,6 +11,7 @@ use datafusion_distributed::{DistributedExt, Worker, WorkerQueryContext};
 use lakeseek::{Dataset, Session};
 
 use crate::codec::LakeseekCodec;
+use crate::worker_errors::NamingChannelResolver;
 
 /// What one task read, reported by a worker when the task's scan ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -138,9 +139,13 @@ fn worker_session(
     ctx: WorkerQueryContext,
     resolver: &Arc<DatasetResolver>,
     reporter: &Option<TaskReporter>,
+    channels: &NamingChannelResolver,
 ) -> SessionState {
     let codec = LakeseekCodec::new(Arc::clone(resolver)).with_reporter(reporter.clone());
-    let mut state = ctx.builder.with_distributed_user_codec(codec).build();
+    let builder = ctx.builder.with_distributed_user_codec(codec);
+    // Reads from other workers (shuffles) name the worker in their errors too.
+    let builder = builder.with_distributed_channel_resolver(channels.clone());
+    let mut state = builder.build();
     let _ = state.register_udf(Arc::new(crate::any_element_udf()));
     state
 }
@@ -164,10 +169,12 @@ pub async fn serve_worker_with(
     resolver: Arc<DatasetResolver>,
     reporter: Option<TaskReporter>,
 ) -> Result<()> {
+    let channels = NamingChannelResolver::default();
     let worker = Worker::from_session_builder(move |ctx: WorkerQueryContext| {
         let resolver = Arc::clone(&resolver);
         let reporter = reporter.clone();
-        async move { Ok(worker_session(ctx, &resolver, &reporter)) }
+        let channels = channels.clone();
+        async move { Ok(worker_session(ctx, &resolver, &reporter, &channels)) }
     });
     let local: Option<SocketAddr> = listener.local_addr().ok();
     tonic::transport::Server::builder()
