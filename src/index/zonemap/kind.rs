@@ -145,7 +145,7 @@ pub(crate) struct PlannedZones<Z> {
 impl<Z: ZoneIndex> PlannedZones<Z> {
     /// Plan `predicate` on the covered segments of `index`, each loaded by `load` (in one
     /// wave).
-    pub(crate) async fn plan<'a, F, Fut>(
+    pub(crate) async fn plan<F, Fut>(
         kind: &'static str,
         dataset: &Dataset,
         index: &IndexSegments,
