@@ -341,6 +341,8 @@ async fn read_group(
             }
         })
         .buffered(READ_AHEAD_TAKES)
+        // The partition's report, after its last batch. (A stream dropped before its end,
+        // e.g. by a LIMIT satisfied upstream, sends none, and its task is not reported.)
         .chain(futures::stream::once(async move {
             if let Some(tally) = reporter {
                 let cost = stats.snapshot();
