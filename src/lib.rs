@@ -157,6 +157,9 @@
 // Without `cli`, the inspection/description code (it serves `lakeseek inspect`) and a few
 // CLI-only helpers have no caller; the default build checks them for dead code.
 #![cfg_attr(not(feature = "cli"), allow(dead_code))]
+// Likewise the `pub` items of modules that only `cli` (and `testing`) make public are
+// unreachable without those features; the default build checks `unreachable_pub`.
+#![cfg_attr(not(feature = "cli"), allow(unreachable_pub))]
 
 mod api;
 #[cfg(feature = "cli")]
