@@ -620,3 +620,35 @@ impl RangeSource for InMemoryObject {
         format!("memory://{}", self.path)
     }
 }
+
+#[cfg(test)]
+mod own_rows_tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Array, ArrayRef, StringArray, UInt64Array};
+
+    use super::{own_rows, BTreePageData};
+    use crate::io::cache::DeepSize;
+
+    #[test]
+    fn a_cached_page_weighs_its_own_rows_not_the_wave() {
+        // Ten pages of 4096 rows read in one wave, as the reader returns them.
+        let values: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..40_960u64).map(|i| format!("{i:016x}")),
+        ));
+        let ids: ArrayRef = Arc::new(UInt64Array::from_iter_values(0..40_960));
+        let page = BTreePageData {
+            values: own_rows(&values, 8192, 4096).unwrap(),
+            ids: own_rows(&ids, 8192, 4096).unwrap(),
+        };
+        let wave = values.get_array_memory_size() + ids.get_array_memory_size();
+        assert!(
+            page.deep_size() * 5 < wave,
+            "{} vs {wave}",
+            page.deep_size()
+        );
+        let first = page.values.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!((first.len(), first.value(0)), (4096, "0000000000002000"));
+        assert_eq!(page.ids.len(), 4096);
+    }
+}
