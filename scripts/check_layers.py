@@ -33,11 +33,12 @@ LAYERS = {
     "ecp": 3,
     "session": 4,
     "api": 5,
+    "args": 5,
     "sample": 5,
     "testing": 5,
-    "cli": 6,
     "bench": 6,
     "fuzzing": 6,
+    "cli": 7,
 }
 
 # One module per index kind; none imports another.

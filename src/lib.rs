@@ -162,6 +162,8 @@
 #![cfg_attr(not(feature = "cli"), allow(unreachable_pub))]
 
 mod api;
+#[cfg(feature = "args")]
+pub mod args;
 #[cfg(feature = "cli")]
 mod bench;
 #[cfg(feature = "cli")]

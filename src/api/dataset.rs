@@ -7,7 +7,6 @@ use arrow_array::RecordBatch;
 use object_store::ObjectStore;
 
 use super::open::OpenParams;
-use super::query::Query;
 use crate::error::Result;
 use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::index::list_element::build::{
@@ -188,7 +187,7 @@ impl Dataset {
     /// Row addresses (ascending) of the rows where the SQL `filter` is TRUE, answered from
     /// the dataset's indices (`=`, `IN`, ranges, `IS NULL`, `any_element(list, '…')`, …).
     /// A filter no index answers is refused; use [`Dataset::query`] with
-    /// [`Query::allow_scan`] to scan instead.
+    /// [`Query::allow_scan`](crate::Query::allow_scan) to scan instead.
     pub async fn filter(&self, filter: &str) -> Result<Vec<u64>> {
         let options = FilterOptions::default();
         let rows = filter_row_addresses(&self.version, filter, options, &self.stats).await?;
@@ -201,12 +200,6 @@ impl Dataset {
     pub async fn take(&self, addresses: &[u64], columns: &[&str]) -> Result<RecordBatch> {
         let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
         take_rows(&self.version, addresses, &names, &self.stats).await
-    }
-
-    /// A query: a filter, optional columns to read of the matching rows, scan permission,
-    /// a plan to print.
-    pub fn query(&self) -> Query<'_> {
-        Query::new(self)
     }
 
     /// Build a list element index (`any_element` filters; spec `list-element-index.md`) on

@@ -1,23 +1,9 @@
 //! The one way to open an ecpfs index: [`EcpIndex::open`].
 
-use std::sync::Arc;
-
-use object_store::ObjectStore;
-
-use crate::ecp::{EcpIndex, OpenOptions};
+use crate::ecp::{EcpIndex, EcpStore, OpenOptions};
 use crate::error::Result;
 use crate::io::{open_url_with, FetchOptions, OpenOptions as StoreOptions, RangeFetcher};
 use crate::session::Session;
-
-/// Where an ecpfs index lives besides its URL: storage options, or a ready-made store.
-#[derive(Debug, Clone, Default)]
-pub struct EcpStore {
-    /// `key=value` storage options (object_store builder keys, lakeseek I/O options).
-    pub storage_options: Vec<(String, String)>,
-    /// Read (and, when writable, save queries) through this store instead of building one
-    /// from the URL.
-    pub object_store: Option<Arc<dyn ObjectStore>>,
-}
 
 impl EcpIndex {
     /// Open the ecpfs index at `url` (`s3://bucket/prefix/index`, `gs://…`, a local path,

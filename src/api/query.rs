@@ -52,6 +52,14 @@ pub struct QueryResult {
     pub batch: Option<RecordBatch>,
 }
 
+impl Dataset {
+    /// A query: a filter, optional columns to read of the matching rows, scan permission,
+    /// a plan to print.
+    pub fn query(&self) -> Query<'_> {
+        Query::new(self)
+    }
+}
+
 impl<'a> Query<'a> {
     pub(crate) fn new(dataset: &'a Dataset) -> Self {
         Self {

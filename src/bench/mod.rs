@@ -39,7 +39,7 @@ use async_trait::async_trait;
 use futures::{FutureExt, StreamExt};
 use object_store::path::Path;
 
-use crate::cli::parse_key_value;
+use crate::args::parse_key_value;
 use crate::error::{Error, Result};
 use crate::io::list::{ListControl, ListedObject, ObjectLister, ObjectStoreLister};
 use crate::io::store::{open_url_with, OpenOptions};

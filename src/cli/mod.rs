@@ -25,30 +25,8 @@ use crate::error::{Error, Result};
 use crate::io::IoStatsSnapshot;
 use crate::lance::reader::RowSelection;
 
+pub use crate::args::{parse_key_value, CacheArgs};
 pub use crate::session::{CACHE_DIR_ENV, DEFAULT_CACHE_BYTES};
-
-/// The disk tier flags every command takes (global: before or after the subcommand).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct CacheArgs {
-    /// Keep byte ranges of immutable dataset objects (data, index and deletion files,
-    /// manifests of a given version) in this directory, shared by later runs and other
-    /// processes; default: `$LAKESEEK_CACHE_DIR`, else no disk cache.
-    #[arg(long, global = true, value_name = "DIR")]
-    pub cache_dir: Option<std::path::PathBuf>,
-    /// Byte budget of the disk cache (least recently used entries are removed beyond it);
-    /// default 1 GiB.
-    #[arg(long, global = true, value_name = "BYTES")]
-    pub cache_bytes: Option<u64>,
-}
-
-impl CacheArgs {
-    /// The session these flags (and `LAKESEEK_CACHE_DIR`) ask for.
-    pub fn session(&self) -> Result<crate::Session> {
-        crate::Session::builder()
-            .disk_cache_from(self.cache_dir.clone(), self.cache_bytes)?
-            .build()
-    }
-}
 
 static PROCESS_SESSION: std::sync::OnceLock<crate::Session> = std::sync::OnceLock::new();
 
@@ -74,17 +52,6 @@ pub struct StoreArgs {
     /// Print `{"requests":..,"bytes":..,"round_trips":..}` as JSON on stderr at the end.
     #[arg(long)]
     pub stats: bool,
-}
-
-/// Parse `key=value`.
-pub fn parse_key_value(s: &str) -> std::result::Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
-    if k.is_empty() {
-        return Err(format!("empty key in {s:?}"));
-    }
-    Ok((k.to_string(), v.to_string()))
 }
 
 /// Parse `--rows`: `a..b` (half-open range) or a comma-separated list `3,17,42`.

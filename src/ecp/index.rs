@@ -31,6 +31,16 @@ use crate::io::{
 /// Key prefix of saved query state: rewritten while an index is open, so never pinned.
 const QUERIES_PREFIX: &str = "queries/";
 
+/// Where an ecpfs index lives besides its URL: storage options, or a ready-made store.
+#[derive(Debug, Clone, Default)]
+pub struct EcpStore {
+    /// `key=value` storage options (object_store builder keys, lakeseek I/O options).
+    pub storage_options: Vec<(String, String)>,
+    /// Read (and, when writable, save queries) through this store instead of building one
+    /// from the URL.
+    pub object_store: Option<Arc<dyn ObjectStore>>,
+}
+
 /// How to open an index.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {

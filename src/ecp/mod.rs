@@ -34,8 +34,7 @@ pub(crate) mod search;
 pub(crate) mod zarr_io;
 pub(crate) mod zarr_storage;
 
-pub use crate::api::ecp::EcpStore;
-pub use index::{EcpIndex, IndexInfo, OpenOptions};
+pub use index::{EcpIndex, EcpStore, IndexInfo, OpenOptions};
 pub use metric::Metric;
 pub use node::{EmbeddingDtype, Node};
 pub use npy::parse_npy;

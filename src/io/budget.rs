@@ -114,11 +114,14 @@ where
     }
 }
 
+/// A registered cache and its share.
+type RegisteredCache = (CacheShare, Arc<dyn Weighed>);
+
 /// The caches of one session: their budget, and every cache made from it.
 #[derive(Clone)]
 pub(crate) struct CacheRegistry {
     budget: CacheBudget,
-    caches: Arc<Mutex<Vec<(CacheShare, Arc<dyn Weighed>)>>>,
+    caches: Arc<Mutex<Vec<RegisteredCache>>>,
 }
 
 impl std::fmt::Debug for CacheRegistry {

@@ -10,6 +10,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::physical_plan::displayable;
 use futures::StreamExt;
+use lakeseek::args::{parse_key_value, CacheArgs};
 use lakeseek::{Dataset, IoStats, Session};
 use lakeseek_datafusion::{
     serve_worker_with, session_context, DatasetResolver, LakeseekTable, TaskReport,
@@ -40,8 +41,8 @@ struct SqlArgs {
     #[arg(long = "table", value_name = "NAME=URL", required = true)]
     tables: Vec<String>,
     /// Storage option key=value (repeatable; object_store builder keys, lakeseek I/O options).
-    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
-    storage_options: Vec<String>,
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    storage_options: Vec<(String, String)>,
     /// Worker URLs (http://host:port,...): run the plan distributed over them.
     #[arg(long, value_delimiter = ',', value_name = "URL,URL,...")]
     workers: Vec<String>,
@@ -52,31 +53,16 @@ struct SqlArgs {
     #[arg(long)]
     stats: bool,
     #[command(flatten)]
-    cache: CacheFlags,
+    cache: CacheArgs,
     /// The SQL query.
     sql: String,
 }
 
-/// The disk tier flags of every lakeseek command.
-#[derive(Debug, Clone, clap::Args)]
-struct CacheFlags {
-    /// Keep byte ranges of immutable dataset objects in this directory, shared by later runs
-    /// and other processes; default: `$LAKESEEK_CACHE_DIR`, else no disk cache.
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<std::path::PathBuf>,
-    /// Byte budget of the disk cache; default 1 GiB.
-    #[arg(long, value_name = "BYTES")]
-    cache_bytes: Option<u64>,
-}
-
-impl CacheFlags {
-    fn session(&self) -> Result<Session> {
-        let plan_err = |e: lakeseek::Error| DataFusionError::Plan(e.to_string());
-        Session::builder()
-            .disk_cache_from(self.cache_dir.clone(), self.cache_bytes)
-            .and_then(|b| b.build())
-            .map_err(plan_err)
-    }
+/// The session the disk tier flags (and `LAKESEEK_CACHE_DIR`) ask for.
+fn session(cache: &CacheArgs) -> Result<Session> {
+    cache
+        .session()
+        .map_err(|e| DataFusionError::External(Box::new(e)))
 }
 
 #[derive(Debug, clap::Args)]
@@ -85,30 +71,18 @@ struct WorkerArgs {
     #[arg(long, value_name = "HOST:PORT")]
     listen: String,
     /// Storage option key=value for the datasets tasks read (repeatable).
-    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
-    storage_options: Vec<String>,
+    #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    storage_options: Vec<(String, String)>,
     #[command(flatten)]
-    cache: CacheFlags,
+    cache: CacheArgs,
 }
 
 fn key_value(s: &str, what: &str) -> Result<(String, String)> {
-    let (k, v) = s.split_once('=').ok_or_else(|| {
-        DataFusionError::Plan(format!("{what} {s:?} is not of the form KEY=VALUE"))
-    })?;
-    if k.is_empty() {
-        return Err(DataFusionError::Plan(format!(
-            "{what} {s:?} has an empty name"
-        )));
-    }
-    Ok((k.to_string(), v.to_string()))
+    parse_key_value(s).map_err(|e| DataFusionError::Plan(format!("{what}: {e}")))
 }
 
 async fn run_sql(args: &SqlArgs) -> Result<()> {
-    let options: Vec<(String, String)> = args
-        .storage_options
-        .iter()
-        .map(|s| key_value(s, "--storage-option"))
-        .collect::<Result<_>>()?;
+    let options = args.storage_options.clone();
     let workers: Vec<Url> = args
         .workers
         .iter()
@@ -116,7 +90,7 @@ async fn run_sql(args: &SqlArgs) -> Result<()> {
         .map(|w| Url::parse(w).map_err(|e| DataFusionError::Plan(format!("worker URL {w:?}: {e}"))))
         .collect::<Result<_>>()?;
     let ctx = session_context(&workers)?;
-    let session = args.cache.session()?;
+    let session = session(&args.cache)?;
     let stats = IoStats::new();
     for table in &args.tables {
         let (name, url) = key_value(table, "--table")?;
@@ -172,11 +146,7 @@ async fn run_sql(args: &SqlArgs) -> Result<()> {
 }
 
 async fn run_worker(args: &WorkerArgs) -> Result<()> {
-    let options: Vec<(String, String)> = args
-        .storage_options
-        .iter()
-        .map(|s| key_value(s, "--storage-option"))
-        .collect::<Result<_>>()?;
+    let options = args.storage_options.clone();
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| DataFusionError::Plan(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -186,7 +156,7 @@ async fn run_worker(args: &WorkerArgs) -> Result<()> {
         Ok(line) => eprintln!("{line}"),
         Err(e) => eprintln!("{{\"error\":\"cannot serialize a task report: {e}\"}}"),
     });
-    let resolver = DatasetResolver::new(options).with_session(&args.cache.session()?);
+    let resolver = DatasetResolver::new(options).with_session(&session(&args.cache)?);
     tokio::select! {
         served = serve_worker_with(listener, Arc::new(resolver), Some(reporter)) => served,
         _ = tokio::signal::ctrl_c() => Ok(()),

@@ -1,0 +1,40 @@
+//! Command-line argument types shared by every lakeseek command line: the `lakeseek` binary
+//! and `lakeseek bench` (feature `cli`) and `lakeseek-sql` of lakeseek-datafusion (feature
+//! `args`: clap only). They build library values ([`Session`](crate::Session), storage
+//! options) and nothing else.
+
+use crate::error::Result;
+
+/// The disk tier flags every command takes (global: before or after the subcommand).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CacheArgs {
+    /// Keep byte ranges of immutable dataset objects (data, index and deletion files,
+    /// manifests of a given version) in this directory, shared by later runs and other
+    /// processes; default: `$LAKESEEK_CACHE_DIR`, else no disk cache.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+    /// Byte budget of the disk cache (least recently used entries are removed beyond it);
+    /// default 1 GiB.
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub cache_bytes: Option<u64>,
+}
+
+impl CacheArgs {
+    /// The session these flags (and `LAKESEEK_CACHE_DIR`) ask for.
+    pub fn session(&self) -> Result<crate::Session> {
+        crate::Session::builder()
+            .disk_cache_from(self.cache_dir.clone(), self.cache_bytes)?
+            .build()
+    }
+}
+
+/// Parse `key=value`.
+pub fn parse_key_value(s: &str) -> std::result::Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
+    if k.is_empty() {
+        return Err(format!("empty key in {s:?}"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
