@@ -201,7 +201,7 @@ def stringly_map_err(paths):
                 with open(f, encoding="utf-8") as fh:
                     text = fh.read()
                 code = rm.blank_comments_and_strings(text)
-                for m in re.finditer(r"\.map_err\(\s*\|(\w+)\|", code):
+                for m in re.finditer(r"\.map_err\(\s*\|(\w+)(?:\s*:[^|]*)?\|", code):
                     var = m.group(1)
                     j, depth = m.end(), 1
                     while j < len(code) and depth:
