@@ -42,6 +42,7 @@ mod faults_file;
 mod faults_http;
 mod filter_cross_column;
 mod inspect_coverage;
+mod inspect_dataset;
 mod io_gcs;
 mod io_local;
 mod io_s3;
