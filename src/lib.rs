@@ -183,8 +183,8 @@ pub mod testing;
 pub use api::{
     evaluate_any_element, DataFileDescription, Dataset, DatasetBuilder, DatasetDescription,
     FieldDescription, FilterExactness, FragmentDescription, FragmentInfo, IndexDescription,
-    IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm,
-    PrewarmReport, Query, QueryResult,
+    IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport,
+    Query, QueryResult,
 };
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};

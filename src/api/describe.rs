@@ -235,10 +235,7 @@ fn describe_segment(segment: &IndexSegment) -> IndexSegmentDescription {
     IndexSegmentDescription {
         uuid: segment.uuid_string(),
         dataset_version: segment.dataset_version,
-        fragments: segment
-            .fragment_bitmap
-            .as_ref()
-            .map(|b| b.iter().collect()),
+        fragments: segment.fragment_bitmap.as_ref().map(|b| b.iter().collect()),
         files: segment.files.iter().map(|f| f.path.clone()).collect(),
     }
 }

@@ -58,13 +58,23 @@ async fn inspect_of_a_dataset_matches_pylances_description() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["id"].as_u64().unwrap(), f["physical_rows"].as_u64().unwrap()))
+        .map(|f| {
+            (
+                f["id"].as_u64().unwrap(),
+                f["physical_rows"].as_u64().unwrap(),
+            )
+        })
         .collect();
     let want_fragments: Vec<(u64, u64)> = want["fragments"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["id"].as_u64().unwrap(), f["physical_rows"].as_u64().unwrap()))
+        .map(|f| {
+            (
+                f["id"].as_u64().unwrap(),
+                f["physical_rows"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(fragments, want_fragments);
     for f in got["fragments"].as_array().unwrap() {
@@ -109,13 +119,20 @@ async fn inspect_of_a_dataset_matches_pylances_description() {
         .all(|i| i["kind_inferred"] == false));
     // Every top-level column with its field id.
     let schema = got["schema"].as_array().unwrap();
-    assert!(schema.iter().any(|f| f["path"] == "tags" && f["id"].is_i64()));
+    assert!(schema
+        .iter()
+        .any(|f| f["path"] == "tags" && f["id"].is_i64()));
 }
 
 #[tokio::test]
 async fn inspect_of_a_file_is_still_the_file_inspection() {
     let dir = PathBuf::from(fixture("datasets/scalar_indices.lance/data"));
-    let file = std::fs::read_dir(dir).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let got = inspect_json(file.to_str().unwrap()).await;
     assert!(got["columns"].is_array(), "{got}");
     assert!(got.get("fragments").is_none(), "{got}");

@@ -55,6 +55,7 @@ mod list_element_key_encoding;
 mod list_element_plan_vs_eval;
 mod list_element_resolve;
 mod metadata_cache;
+mod old_datasets;
 mod proptest_fuzz_replay;
 mod proptest_untrusted;
 mod read_fixtures;

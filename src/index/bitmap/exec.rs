@@ -265,11 +265,7 @@ async fn probe_sorted(
 
 /// Read every key of the lookup (one wave): sorted keys go into `samples` as the search
 /// reads them, unsorted ones become its sorted view.
-async fn read_all_keys(
-    file: &BitmapFile,
-    samples: &mut KeySamples,
-    stats: &IoStats,
-) -> Result<()> {
+async fn read_all_keys(file: &BitmapFile, samples: &mut KeySamples, stats: &IoStats) -> Result<()> {
     let n = file.num_keys();
     let batch = file
         .reader
@@ -279,7 +275,9 @@ async fn read_all_keys(
     if keys.len() as u64 != n {
         return Err(file.corrupt(Error::corrupt("reader returned the wrong number of keys")));
     }
-    let all: Vec<Option<Key>> = (0..keys.len()).map(|i| keys.get(i).map(|k| k.to_key())).collect();
+    let all: Vec<Option<Key>> = (0..keys.len())
+        .map(|i| keys.get(i).map(|k| k.to_key()))
+        .collect();
     let sorted = all.windows(2).all(|w| cmp_keys(&w[0], &w[1]).is_lt())
         && all.iter().skip(1).all(Option::is_some);
     if sorted && samples.unsorted.is_none() {

@@ -206,7 +206,10 @@ fn unsorted_lookups_are_searched_through_their_sorted_view() {
     s.insert(0, keys[0].map(Key::Int)).unwrap();
     assert!(!s.is_in_order(1, &keys[1].map(Key::Int)));
     assert!(s.is_in_order(1, &Some(Key::Int(12))));
-    assert!(!s.is_in_order(3, &None), "the null key may only be at row 0");
+    assert!(
+        !s.is_in_order(3, &None),
+        "the null key may only be at row 0"
+    );
     s.set_unsorted(keys.iter().map(|k| k.map(Key::Int)).collect());
     let view = s.unsorted.as_ref().unwrap();
     let rows_of = |query: &LeafQuery| -> Vec<Vec<u64>> {
@@ -217,7 +220,10 @@ fn unsorted_lookups_are_searched_through_their_sorted_view() {
             .collect()
     };
     assert_eq!(rows_of(&LeafQuery::Equals(Key::Int(7))), vec![vec![2]]);
-    assert_eq!(rows_of(&LeafQuery::Equals(Key::Int(8))), vec![Vec::<u64>::new()]);
+    assert_eq!(
+        rows_of(&LeafQuery::Equals(Key::Int(8))),
+        vec![Vec::<u64>::new()]
+    );
     let range = LeafQuery::Range {
         lower: std::ops::Bound::Included(Key::Int(3)),
         upper: std::ops::Bound::Excluded(Key::Int(11)),
@@ -227,6 +233,13 @@ fn unsorted_lookups_are_searched_through_their_sorted_view() {
         lower: std::ops::Bound::Unbounded,
         upper: std::ops::Bound::Unbounded,
     };
-    assert_eq!(rows_of(&all), vec![vec![0, 1, 2, 3, 4]], "the null key is no value");
-    assert_eq!(view.first().map(|(k, r)| (k.is_none(), *r)), Some((true, 5)));
+    assert_eq!(
+        rows_of(&all),
+        vec![vec![0, 1, 2, 3, 4]],
+        "the null key is no value"
+    );
+    assert_eq!(
+        view.first().map(|(k, r)| (k.is_none(), *r)),
+        Some((true, 5))
+    );
 }

@@ -84,7 +84,9 @@ pub(crate) async fn answer_label_list(
         value_rows
             .iter()
             .filter_map(|row| rows.binary_search(row).ok())
-            .fold(RoaringTreemap::new(), |acc, i| acc | addresses(dataset, &sets[i]))
+            .fold(RoaringTreemap::new(), |acc, i| {
+                acc | addresses(dataset, &sets[i])
+            })
     };
     let true_rows = match test {
         ListTest::Any => per_value
