@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::ecp::index::NodeCache;
 use crate::error::Result;
+use crate::io::budget::CacheShare;
 use crate::io::disk::DiskCache;
 use crate::lance::dataset::DatasetSession;
 
@@ -164,6 +166,16 @@ impl Session {
         self.budget_bytes
     }
 
+    /// The decoded-node cache every ecpfs index opened with this session shares (its share
+    /// of the budget, weighed with the other caches).
+    pub(crate) fn ecp_node_cache(&self) -> NodeCache {
+        let datasets = &self.datasets;
+        let slot = datasets
+            .extensions
+            .get_or_init(|| EcpNodeCache(datasets.caches.cache(CacheShare::EcpNodes)));
+        slot.0.clone()
+    }
+
     /// The disk tier's directory, when the session has one.
     pub fn disk_cache_dir(&self) -> Option<&Path> {
         self.disk_dir.as_deref()
@@ -180,3 +192,10 @@ impl Default for Session {
         Self::new()
     }
 }
+
+/// The extension slot of a session's ecpfs node cache.
+struct EcpNodeCache(NodeCache);
+
+#[cfg(all(test, feature = "sample-data"))]
+#[path = "session_tests.rs"]
+mod tests;

@@ -22,8 +22,10 @@ pub struct EcpStore {
 impl EcpIndex {
     /// Open the ecpfs index at `url` (`s3://bucket/prefix/index`, `gs://…`, a local path,
     /// `memory://…` with [`EcpStore::object_store`]): one wave of concurrent GETs for
-    /// `info/*`, the representatives' metadata and the root node. The node cache holds up to
-    /// [`OpenOptions::node_cache_bytes`], at most the session's budget.
+    /// `info/*`, the representatives' metadata and the root node. Nodes are kept in the
+    /// session's node cache (its share of the session's budget, shared by every index opened
+    /// with the session; [`OpenOptions::node_cache_bytes`] sizes the cache of an index opened
+    /// without a session).
     ///
     /// ```
     /// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
@@ -54,10 +56,7 @@ impl EcpIndex {
         let opened = open_url_with(url, &store_options)?;
         let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());
         let writer = options.writable.then_some(opened.store);
-        let options = OpenOptions {
-            node_cache_bytes: options.node_cache_bytes.min(session.budget_bytes()),
-            ..options
-        };
-        Self::open_with(fetcher, writer, opened.path, url, options).await
+        let cache = Some(session.ecp_node_cache());
+        Self::open_with_cache(fetcher, writer, opened.path, url, options, cache).await
     }
 }

@@ -9,6 +9,7 @@
 //! accounting, and whatever wrappers the caller put around the source, see
 //! [`EcpIndex::open_source`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use object_store::path::Path;
@@ -83,11 +84,25 @@ pub(crate) struct Inner {
     pub(crate) info: IndexInfo,
     pub(crate) root: Arc<Node>,
     pub(crate) limits: NodeLimits,
-    cache: SizedCache<(u32, u32), Option<Node>>,
+    cache: NodeCache,
+    /// This open's part of the node cache (keys carry it): unique across opens and clears,
+    /// so indexes sharing a session's cache never see each other's nodes.
+    cache_epoch: AtomicU64,
+    /// Whether `cache` is a session's (else this index's own).
+    cache_shared: bool,
     pub(crate) stats: Arc<IoStats>,
     pub(crate) probe: StorageProbe,
     pub(crate) options: OpenOptions,
     url: String,
+}
+
+/// The decoded-node cache: by (epoch, level, node id), see `Inner::cache_epoch`.
+pub(crate) type NodeCache = SizedCache<(u64, u32, u32), Option<Node>>;
+
+/// A fresh node-cache epoch (never one handed out before in this process).
+fn next_cache_epoch() -> u64 {
+    static EPOCHS: AtomicU64 = AtomicU64::new(0);
+    EPOCHS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// An open ecpfs index. Cheap to clone (shared state).
@@ -207,6 +222,19 @@ impl EcpIndex {
         label: &str,
         options: OpenOptions,
     ) -> Result<Self> {
+        Self::open_with_cache(fetcher, writer, prefix, label, options, None).await
+    }
+
+    /// [`EcpIndex::open_with`], keeping nodes in `cache` (a session's, shared by the indexes
+    /// opened with it) instead of a cache of [`OpenOptions::node_cache_bytes`] of its own.
+    pub(crate) async fn open_with_cache(
+        fetcher: RangeFetcher,
+        writer: Option<Arc<dyn ObjectStore>>,
+        prefix: Path,
+        label: &str,
+        options: OpenOptions,
+        cache: Option<NodeCache>,
+    ) -> Result<Self> {
         let stats = Arc::new(IoStats::new());
         let label = label.trim_end_matches('/');
         let mut storage = FetcherStorage::new(fetcher, prefix, label, Arc::clone(&stats))
@@ -223,7 +251,8 @@ impl EcpIndex {
             max_node_id: Some(info.total_representatives),
             max_item_id: u64::from(info.next_item_id),
         };
-        let cache = SizedCache::new(options.node_cache_bytes);
+        let cache_shared = cache.is_some();
+        let cache = cache.unwrap_or_else(|| SizedCache::new(options.node_cache_bytes));
         Ok(Self {
             inner: Arc::new(Inner {
                 store: zarr,
@@ -231,6 +260,8 @@ impl EcpIndex {
                 root: Arc::new(root),
                 limits,
                 cache,
+                cache_epoch: AtomicU64::new(next_cache_epoch()),
+                cache_shared,
                 stats,
                 probe,
                 options,
@@ -264,9 +295,31 @@ impl EcpIndex {
         &self.inner.options
     }
 
-    /// Drop every cached node (the next visits go to storage again).
+    /// Drop every cached node (the next visits go to storage again). In a session's
+    /// shared node cache only this index's nodes become unreachable (they age out).
     pub fn clear_cache(&self) {
-        self.inner.cache.clear();
+        self.inner
+            .cache_epoch
+            .store(next_cache_epoch(), Ordering::Relaxed);
+        if !self.inner.cache_shared {
+            self.inner.cache.clear();
+        }
+    }
+
+    /// The node cache key of `level`, `node_id` for this open.
+    fn node_key(&self, level: u32, node_id: u32) -> CacheKey<(u64, u32, u32)> {
+        CacheKey {
+            path: String::new(),
+            version: ObjectVersion {
+                size: 0,
+                etag: None,
+            },
+            item: (
+                self.inner.cache_epoch.load(Ordering::Relaxed),
+                level,
+                node_id,
+            ),
+        }
     }
 
     /// Node `node_id` of 0-based `level`, from the cache or storage; `None` for a gap.
@@ -277,14 +330,7 @@ impl EcpIndex {
                 self.inner.info.levels
             )));
         }
-        let key = CacheKey {
-            path: String::new(),
-            version: ObjectVersion {
-                size: 0,
-                etag: None,
-            },
-            item: (level, node_id),
-        };
+        let key = self.node_key(level, node_id);
         let inner = Arc::clone(&self.inner);
         self.inner
             .cache
@@ -296,14 +342,7 @@ impl EcpIndex {
 
     /// Node from the cache only (no I/O).
     pub async fn cached_node(&self, level: u32, node_id: u32) -> Option<Arc<Option<Node>>> {
-        let key = CacheKey {
-            path: String::new(),
-            version: ObjectVersion {
-                size: 0,
-                etag: None,
-            },
-            item: (level, node_id),
-        };
+        let key = self.node_key(level, node_id);
         self.inner.cache.get(&key).await
     }
 

@@ -1,30 +1,37 @@
-//! The index layer's caches, kept in the dataset session's
-//! [`extensions`](crate::lance::dataset::DatasetSession::extensions): decoded page lookups
-//! and (when the session enables it) decoded index pages.
+//! The index layer's session caches: each index kind keeps what it decodes (lookups, pages,
+//! keys, row sets, zone maps, blooms) in a cache of the session, of its share of the session's
+//! one budget ([`CacheShare`]), created on first use and weighed with the others.
 
-use std::sync::Arc;
-
-use crate::index::btree::exec::BTreePageData;
-use crate::index::btree::BTreePageLookup;
-use crate::io::cache::SizedCache;
+use crate::io::budget::CacheShare;
+use crate::io::cache::{DeepSize, SizedCache};
 use crate::lance::dataset::DatasetSession;
 
-/// Caches of decoded index structures shared by the datasets of one session.
-#[derive(Debug)]
-pub(crate) struct IndexCaches {
-    /// Decoded BTree page lookups, by `page_lookup.lance` path + size.
-    pub btree_lookups: SizedCache<(), BTreePageLookup>,
-    /// Decoded BTree pages (values + ids) by page-data path + size + page number; `None`
-    /// only in test sessions built without a page cache.
-    pub btree_pages: Option<SizedCache<u32, BTreePageData>>,
+/// The session's cache of decoded `V`s (one per key and value type), of `share`'s capacity.
+pub(crate) fn session_cache<K, V>(session: &DatasetSession, share: CacheShare) -> SizedCache<K, V>
+where
+    K: std::hash::Hash + Eq + Clone + Send + Sync + 'static,
+    V: DeepSize + Send + Sync + 'static,
+{
+    sized_session_cache(session, share, session.caches.bytes(share))
 }
 
-impl IndexCaches {
-    /// The index caches of `session` (created with the session's budgets on first use).
-    pub(crate) fn of(session: &DatasetSession) -> Arc<IndexCaches> {
-        session.extensions.get_or_init(|| IndexCaches {
-            btree_lookups: SizedCache::new(session.cache_bytes),
-            btree_pages: session.index_page_cache_bytes.map(SizedCache::new),
-        })
-    }
+/// [`session_cache`] of `bytes` (test sessions choose a page cache's size).
+pub(crate) fn sized_session_cache<K, V>(
+    session: &DatasetSession,
+    share: CacheShare,
+    bytes: u64,
+) -> SizedCache<K, V>
+where
+    K: std::hash::Hash + Eq + Clone + Send + Sync + 'static,
+    V: DeepSize + Send + Sync + 'static,
+{
+    let slot = session.extensions.get_or_init(|| {
+        let cache = SizedCache::new(bytes);
+        session.caches.register(share, &cache);
+        KindCache(cache)
+    });
+    slot.0.clone()
 }
+
+/// The extension slot holding one kind's cache (its type names the key and value types).
+struct KindCache<K, V>(SizedCache<K, V>);

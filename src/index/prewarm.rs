@@ -12,7 +12,6 @@
 //!   2.3 sparse pages) of every page of those top-level columns in every data file.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::index::bitmap::exec::{
@@ -24,7 +23,6 @@ use crate::index::filter::segments::has_type;
 use crate::index::query::BTREE_DETAILS_TYPES;
 use crate::io::{IoStats, ObjectVersion};
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::reader::LanceFileReader;
 
 /// What to prewarm.
 #[derive(Debug, Clone, Default)]
@@ -152,29 +150,23 @@ async fn prewarm_segment(
         }
         return Ok(0);
     }
-    let opens = lance_files(segment).map(|(name, size)| async move {
-        let path = dataset.index_file_path(segment, name)?;
-        LanceFileReader::open(
-            dataset.store().fetcher.clone(),
-            path,
-            Some(size),
-            Arc::clone(&dataset.session().reader_caches),
-            stats,
-        )
-        .await
-        .map(|_| ())
+    let opens = lance_files(segment).map(|name| async move {
+        dataset
+            .open_index_file(segment, name, stats)
+            .await
+            .map(|_| ())
     });
     futures::future::try_join_all(opens).await?;
     Ok(0)
 }
 
-/// The `.lance` files a segment lists, with their sizes.
-fn lance_files(segment: &IndexSegment) -> impl Iterator<Item = (&str, u64)> {
+/// The `.lance` files a segment lists.
+fn lance_files(segment: &IndexSegment) -> impl Iterator<Item = &str> {
     segment
         .files
         .iter()
         .filter(|f| f.path.ends_with(".lance"))
-        .map(|f| (f.path.as_str(), f.size_bytes))
+        .map(|f| f.path.as_str())
 }
 
 /// Read every file the segment lists whole (into the disk tier), in one wave.
@@ -225,14 +217,7 @@ async fn prewarm_columns(dataset: &Dataset, columns: &[i32], stats: &IoStats) ->
         }
     }
     let loads = files.into_iter().map(|file| async move {
-        let reader = LanceFileReader::open(
-            dataset.store().fetcher.clone(),
-            dataset.data_file_path(file),
-            file.size_bytes,
-            Arc::clone(&dataset.session().reader_caches),
-            stats,
-        )
-        .await?;
+        let reader = dataset.open_data_file(file, stats).await?;
         let mut pages = Vec::new();
         for field in reader
             .schema()

@@ -29,9 +29,17 @@ pub struct CacheKey<K> {
 }
 
 /// A size-weighted async cache whose concurrent misses for one key collapse into one load.
-#[derive(Clone)]
+/// Clones share the entries (whatever the key and value types).
 pub struct SizedCache<K, V> {
     inner: Cache<CacheKey<K>, Arc<V>>,
+}
+
+impl<K, V> Clone for SizedCache<K, V> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
 }
 
 impl<K, V> std::fmt::Debug for SizedCache<K, V> {

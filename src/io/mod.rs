@@ -42,6 +42,7 @@
 //! # }).unwrap();
 //! ```
 
+pub(crate) mod budget;
 pub(crate) mod cache;
 pub(crate) mod cache_extensions;
 pub(crate) mod coalesce;

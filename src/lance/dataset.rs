@@ -32,6 +32,7 @@ use futures::future::try_join_all;
 use object_store::path::Path;
 
 use crate::error::{Error, Result};
+use crate::io::budget::{CacheBudget, CacheRegistry, CacheShare};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::cache_extensions::CacheExtensions;
 use crate::io::disk::DiskCache;
@@ -71,8 +72,9 @@ pub(crate) struct DatasetSession {
     pub reader_caches: Arc<ReaderCaches>,
     /// Caches of higher layers (index lookups and pages), created on first use.
     pub extensions: CacheExtensions,
-    /// Byte budget of each cache of this session.
-    pub cache_bytes: u64,
+    /// The one table sizing every cache of the session (those of higher layers too) and the
+    /// registry weighing them.
+    pub caches: CacheRegistry,
     /// Budget of the decoded index page cache; `None` caches no pages (test sessions only).
     pub index_page_cache_bytes: Option<u64>,
     /// Queries read every deletion file in the same wave as the index pages when the
@@ -95,25 +97,31 @@ impl DatasetSession {
             deletions: SizedCache::new(capacity_bytes),
             reader_caches: Arc::new(ReaderCaches::new(capacity_bytes, capacity_bytes)),
             extensions: CacheExtensions::default(),
-            cache_bytes: capacity_bytes,
+            caches: CacheRegistry::new(CacheBudget::Each(capacity_bytes)),
             index_page_cache_bytes: None,
             eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
             disk: None,
         }
     }
 
-    /// Caches that together hold about `total_bytes`: half for page inits and structural
-    /// plans, a quarter for index structures, the rest for file metadata, manifests and
-    /// deletion vectors; index pages are cached (within the index quarter).
+    /// Caches that together hold at most about `total_bytes`, each its share of it
+    /// ([`CacheShare`]: the one table, which sizes the index and ecpfs caches too); index
+    /// pages are cached.
     pub(crate) fn with_budget(total_bytes: u64) -> Self {
-        let eighth = (total_bytes / 8).max(1);
+        let caches = CacheRegistry::new(CacheBudget::Shared(total_bytes));
+        let reader_caches = ReaderCaches::new(
+            caches.bytes(CacheShare::FileMetadata),
+            caches.bytes(CacheShare::PageInits),
+        );
+        caches.register(CacheShare::FileMetadata, &reader_caches.file_metadata);
+        caches.register(CacheShare::PageInits, &reader_caches.page_init);
         Self {
-            manifests: SizedCache::new(eighth / 2),
-            deletions: SizedCache::new(eighth / 2),
-            reader_caches: Arc::new(ReaderCaches::new(eighth, total_bytes / 2)),
+            manifests: caches.cache(CacheShare::Manifests),
+            deletions: caches.cache(CacheShare::Deletions),
+            reader_caches: Arc::new(reader_caches),
             extensions: CacheExtensions::default(),
-            cache_bytes: eighth,
-            index_page_cache_bytes: Some(eighth),
+            index_page_cache_bytes: Some(caches.bytes(CacheShare::BTreePages)),
+            caches,
             eager_deletion_files: DEFAULT_EAGER_DELETION_FILES,
             disk: None,
         }

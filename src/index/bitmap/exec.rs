@@ -13,11 +13,11 @@ use arrow_schema::DataType;
 use object_store::path::Path;
 use roaring::RoaringBitmap;
 
+use super::cache::{key_cache, row_set_cache};
 use super::search::{
     cmp_keys, merge, unsorted_span_rows, KeySamples, KeySpans, SearchPlan, Target,
 };
 use super::treemap::{decode_row_set, RowSet};
-use super::ScalarIndexCaches;
 use crate::error::{Error, Result};
 use crate::index::filter::kind::IndexSegments;
 use crate::index::filter::segments::covered_segments;
@@ -63,11 +63,6 @@ impl BitmapFile {
     }
 }
 
-/// The session caches of these readers.
-pub(crate) fn caches(dataset: &Dataset) -> Arc<ScalarIndexCaches> {
-    ScalarIndexCaches::of(dataset.session())
-}
-
 /// Open the lookup of `segment` (one suffix read, none when its metadata is cached).
 pub(crate) async fn open_bitmap_file(
     dataset: &Dataset,
@@ -75,15 +70,9 @@ pub(crate) async fn open_bitmap_file(
     stats: &IoStats,
 ) -> Result<BitmapFile> {
     let path = dataset.index_file_path(segment, BITMAP_LOOKUP_FILE)?;
-    let caches = Arc::clone(&dataset.session().reader_caches);
-    let reader = LanceFileReader::open(
-        dataset.store().fetcher.clone(),
-        path.clone(),
-        segment.file_size(BITMAP_LOOKUP_FILE),
-        caches,
-        stats,
-    )
-    .await?;
+    let reader = dataset
+        .open_index_file(segment, BITMAP_LOOKUP_FILE, stats)
+        .await?;
     let idx = reader.field_indices(&["keys", "bitmaps"])?;
     let schema = reader.arrow_schema();
     if schema.field(idx[1]).data_type() != &DataType::Binary {
@@ -186,8 +175,7 @@ pub(crate) async fn search_keys(
     spans: &KeySpans,
     stats: &IoStats,
 ) -> Result<KeyRows> {
-    let caches = caches(dataset);
-    let cache = &caches.bitmap_keys;
+    let cache = &key_cache(dataset);
     let key = samples_key(file);
     let mut samples: KeySamples = cache
         .get(&key)
@@ -303,10 +291,9 @@ pub(crate) async fn load_all_keys_and_row_sets(
     if n == 0 {
         return Ok(0);
     }
-    let caches = caches(dataset);
+    let cache = key_cache(dataset);
     let key = samples_key(file);
-    let mut samples: KeySamples = caches
-        .bitmap_keys
+    let mut samples: KeySamples = cache
         .get(&key)
         .await
         .map(|s| (*s).clone())
@@ -315,7 +302,7 @@ pub(crate) async fn load_all_keys_and_row_sets(
     let keys = read_all_keys(file, &mut samples, stats);
     let sets = read_row_sets(dataset, file, &all, stats);
     futures::try_join!(keys, sets)?;
-    caches.bitmap_keys.insert(key, Arc::new(samples)).await;
+    cache.insert(key, Arc::new(samples)).await;
     Ok(n)
 }
 
@@ -382,8 +369,7 @@ pub(crate) async fn read_row_sets(
     rows: &[u64],
     stats: &IoStats,
 ) -> Result<Vec<Arc<RowSet>>> {
-    let caches = caches(dataset);
-    let cache = &caches.row_sets;
+    let cache = &row_set_cache(dataset);
     let mut out: Vec<Option<Arc<RowSet>>> = Vec::with_capacity(rows.len());
     let mut missing = Vec::new();
     for &row in rows {
@@ -443,8 +429,7 @@ pub(crate) async fn read_buffer_row_set(
         version: reader.version().clone(),
         item: u64::MAX - index as u64,
     };
-    caches(dataset)
-        .row_sets
+    row_set_cache(dataset)
         .get_or_try_load(key, async {
             let bytes = reader.read_global_buffer(index, stats).await?;
             decode_row_set(&bytes, &format!("row set of global buffer {index}"))

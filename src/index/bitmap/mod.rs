@@ -24,7 +24,6 @@ mod read_plan_tests;
 
 use roaring::RoaringTreemap;
 
-pub(crate) use cache::ScalarIndexCaches;
 use exec::{read_row_sets, search_keys, BitmapFile};
 use search::spans_of;
 use treemap::RowSet;

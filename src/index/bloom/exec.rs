@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use super::{BloomIndex, BLOOM_FILE};
 use crate::error::{Error, Result};
-use crate::index::bitmap::exec::{buffer_index, caches};
-use crate::index::zonemap::exec::{open_index_file, read_all};
+use crate::index::bitmap::exec::buffer_index;
+use crate::index::caches::session_cache;
+use crate::index::zonemap::exec::read_all;
 use crate::index::zonemap::NULL_BITMAP_KEY;
+use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
@@ -19,14 +21,13 @@ pub(crate) async fn load_bloom(
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<(LanceFileReader, Arc<BloomIndex>)> {
-    let reader = open_index_file(dataset, segment, BLOOM_FILE, stats).await?;
+    let reader = dataset.open_index_file(segment, BLOOM_FILE, stats).await?;
     let key = CacheKey {
         path: reader.path().to_string(),
         version: reader.version().clone(),
         item: (),
     };
-    let index = caches(dataset)
-        .blooms
+    let index = session_cache::<(), BloomIndex>(dataset.session(), CacheShare::Blooms)
         .get_or_try_load(key, async {
             let null_buffer = buffer_index(&reader, NULL_BITMAP_KEY)?;
             let batch = read_all(&reader, stats).await?;

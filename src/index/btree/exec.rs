@@ -19,10 +19,11 @@ use object_store::path::Path;
 
 use super::{BTreePageLookup, PageMatch, PageSelection};
 use crate::error::{Error, Result};
-use crate::index::caches::IndexCaches;
+use crate::index::caches::{session_cache, sized_session_cache};
 use crate::index::key::KeyColumn;
 use crate::index::predicate::Predicate;
-use crate::io::cache::{CacheKey, DeepSize};
+use crate::io::budget::CacheShare;
+use crate::io::cache::{CacheKey, DeepSize, SizedCache};
 use crate::io::{FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource};
 use crate::lance::dataset::{Dataset, IndexSegment};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
@@ -120,7 +121,7 @@ pub(crate) async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment)
         },
         item: (),
     };
-    let lookups = &IndexCaches::of(dataset.session()).btree_lookups;
+    let lookups = lookup_cache(dataset);
     lookups.get(&lookup_key).await.is_some()
         && dataset.is_index_file_cached(segment, PAGE_DATA_FILE).await
 }
@@ -141,13 +142,7 @@ pub(crate) async fn open_segment(
         stats,
     );
     if single_data {
-        let data_path = dataset.index_file_path(segment, PAGE_DATA_FILE)?;
-        let data_fut = open_file(
-            dataset,
-            data_path,
-            file_size(segment, PAGE_DATA_FILE),
-            stats,
-        );
+        let data_fut = dataset.open_index_file(segment, PAGE_DATA_FILE, stats);
         let (lookup, data) = futures::try_join!(lookup_fut, data_fut)?;
         if lookup.partitions.is_some() {
             return Err(Error::corrupt(
@@ -172,16 +167,7 @@ pub(crate) async fn open_segment(
     };
     let opens = parts.iter().map(|(id, _)| {
         let name = format!("part_{id}_page_data.lance");
-        let size = file_size(segment, &name);
-        async move {
-            open_file(
-                dataset,
-                dataset.index_file_path(segment, &name)?,
-                size,
-                stats,
-            )
-            .await
-        }
+        async move { dataset.open_index_file(segment, &name, stats).await }
     });
     let page_data = futures::future::try_join_all(opens).await?;
     Ok(OpenedSegment {
@@ -191,14 +177,17 @@ pub(crate) async fn open_segment(
     })
 }
 
-async fn open_file(
-    dataset: &Dataset,
-    path: Path,
-    size: Option<u64>,
-    stats: &IoStats,
-) -> Result<LanceFileReader> {
-    let caches = Arc::clone(&dataset.session().reader_caches);
-    LanceFileReader::open(dataset.store().fetcher.clone(), path, size, caches, stats).await
+/// The session's cache of decoded page lookups, by `page_lookup.lance` path + size.
+fn lookup_cache(dataset: &Dataset) -> SizedCache<(), BTreePageLookup> {
+    session_cache(dataset.session(), CacheShare::BTreeLookups)
+}
+
+/// The session's cache of decoded pages (values + ids) by page-data path + size + page
+/// number; `None` only in test sessions built without a page cache.
+fn page_cache(dataset: &Dataset) -> Option<SizedCache<u32, BTreePageData>> {
+    let session = dataset.session();
+    let bytes = session.index_page_cache_bytes?;
+    Some(sized_session_cache(session, CacheShare::BTreePages, bytes))
 }
 
 /// The decoded lookup of `path` (one GET of the whole file; cached by path + size).
@@ -216,8 +205,7 @@ pub(crate) async fn load_lookup(
         },
         item: (),
     };
-    IndexCaches::of(dataset.session())
-        .btree_lookups
+    lookup_cache(dataset)
         .get_or_try_load(key, async {
             let known = manifest_size.map(|size| ObjectVersion { size, etag: None });
             let whole = dataset
@@ -339,7 +327,7 @@ pub(crate) async fn load_all_pages(
     stats: &IoStats,
 ) -> Result<usize> {
     let pages = opened.lookup.num_pages();
-    let Some(cache) = &IndexCaches::of(dataset.session()).btree_pages else {
+    let Some(cache) = &page_cache(dataset) else {
         return Ok(pages);
     };
     let pages_u32 = u32::try_from(pages).map_err(|_| {
@@ -398,7 +386,7 @@ async fn read_file_pages(
         return Ok((Vec::new(), 0));
     }
     let (values_col, ids_col) = columns_of(reader, lookup)?;
-    if let Some(cache) = &IndexCaches::of(dataset.session()).btree_pages {
+    if let Some(cache) = &page_cache(dataset) {
         return read_pages_cached(
             cache,
             reader,
@@ -456,7 +444,7 @@ async fn read_file_pages(
 }
 
 async fn read_pages_cached(
-    cache: &crate::io::cache::SizedCache<u32, BTreePageData>,
+    cache: &SizedCache<u32, BTreePageData>,
     reader: &LanceFileReader,
     pages: &FilePages,
     (values_col, ids_col): (usize, usize),

@@ -5,29 +5,13 @@ use std::sync::Arc;
 
 use super::{ZoneMap, NULL_BITMAP_KEY, ZONEMAP_FILE};
 use crate::error::Result;
-use crate::index::bitmap::exec::{buffer_index, caches};
+use crate::index::bitmap::exec::buffer_index;
+use crate::index::caches::session_cache;
+use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 use crate::lance::reader::{LanceFileReader, RowSelection};
-
-/// Open an index file of `segment` through the session's reader caches.
-pub(crate) async fn open_index_file(
-    dataset: &Dataset,
-    segment: &IndexSegment,
-    name: &str,
-    stats: &IoStats,
-) -> Result<LanceFileReader> {
-    let path = dataset.index_file_path(segment, name)?;
-    LanceFileReader::open(
-        dataset.store().fetcher.clone(),
-        path,
-        segment.file_size(name),
-        Arc::clone(&dataset.session().reader_caches),
-        stats,
-    )
-    .await
-}
 
 /// Every row of `reader` (all columns), for small whole-file decodes.
 pub(crate) async fn read_all(
@@ -46,14 +30,15 @@ pub(crate) async fn load_zone_map(
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<(LanceFileReader, Arc<ZoneMap>)> {
-    let reader = open_index_file(dataset, segment, ZONEMAP_FILE, stats).await?;
+    let reader = dataset
+        .open_index_file(segment, ZONEMAP_FILE, stats)
+        .await?;
     let key = CacheKey {
         path: reader.path().to_string(),
         version: reader.version().clone(),
         item: (),
     };
-    let map = caches(dataset)
-        .zone_maps
+    let map = session_cache::<(), ZoneMap>(dataset.session(), CacheShare::ZoneMaps)
         .get_or_try_load(key, async {
             let null_buffer = buffer_index(&reader, NULL_BITMAP_KEY)?;
             let batch = read_all(&reader, stats).await?;

@@ -29,6 +29,25 @@ impl Dataset {
         .await
     }
 
+    /// A reader of index file `name` of `segment` (metadata through the session caches; the
+    /// size the manifest lists for it, when it does, saves a HEAD): the one way every index
+    /// kind, prewarm and `inspect` open an index file.
+    pub(crate) async fn open_index_file(
+        &self,
+        segment: &IndexSegment,
+        name: &str,
+        stats: &IoStats,
+    ) -> Result<LanceFileReader> {
+        LanceFileReader::open(
+            self.store().fetcher.clone(),
+            self.index_file_path(segment, name)?,
+            segment.file_size(name),
+            Arc::clone(&self.session().reader_caches),
+            stats,
+        )
+        .await
+    }
+
     /// A reader of data file `file` of `fragment` and the position of field `field_id` in
     /// its schema; an error naming the file when it does not hold the field the manifest
     /// says it does, or has another row count than the fragment.
