@@ -183,8 +183,10 @@ mod session;
 pub mod testing;
 
 pub use api::{
-    evaluate_any_element, Dataset, DatasetBuilder, FilterExactness, FragmentInfo, LanceFile,
-    LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport, Query, QueryResult,
+    evaluate_any_element, DataFileDescription, Dataset, DatasetBuilder, DatasetDescription,
+    FieldDescription, FilterExactness, FragmentDescription, FragmentInfo, IndexDescription,
+    IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport,
+    Query, QueryResult,
 };
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};

@@ -2,6 +2,7 @@
 //! Each is a thin driver over the crate's planners, fetcher and decoders.
 
 mod dataset;
+mod describe;
 pub(crate) mod ecp;
 mod file;
 mod open;
@@ -10,6 +11,10 @@ mod query;
 mod scan;
 
 pub use dataset::{Dataset, DatasetBuilder};
+pub use describe::{
+    DataFileDescription, DatasetDescription, FieldDescription, FragmentDescription,
+    IndexDescription, IndexSegmentDescription,
+};
 pub use file::{LanceFile, LanceFileBuilder};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};

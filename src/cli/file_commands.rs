@@ -61,10 +61,21 @@ pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<
     .await
 }
 
-/// Run `inspect`.
+/// Run `inspect`: a Lance file, or (when no file is at the URL) a dataset.
 pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
-    let reader = open_file(&args.url, &args.store, &stats).await?;
+    let reader = match open_file(&args.url, &args.store, &stats).await {
+        Err(Error::NotFound { .. }) if !args.plans => {
+            return crate::cli::inspect_dataset::run_inspect_dataset(
+                &args.url,
+                &args.store,
+                args.json,
+                out,
+            )
+            .await;
+        }
+        opened => opened?,
+    };
     let mut inspection = reader.inspect();
     if args.plans {
         add_structural_plans(&reader, &mut inspection, &stats).await?;

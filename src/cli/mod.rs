@@ -12,6 +12,7 @@ pub mod demo;
 pub mod ecp;
 pub mod file_commands;
 pub mod index_create;
+mod inspect_dataset;
 pub mod prewarm;
 pub mod query;
 

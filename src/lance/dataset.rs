@@ -18,6 +18,7 @@
 pub(crate) mod commit;
 pub(crate) mod deletion;
 mod files;
+mod index_details;
 pub(crate) mod manifest;
 pub(crate) mod paths;
 pub(crate) mod schema;
@@ -266,7 +267,7 @@ impl Dataset {
         let (location, manifest) = match version {
             None => {
                 let location = find_latest(&store, &root, stats).await?;
-                let manifest = load_manifest(&store, &session, &location, stats).await?;
+                let manifest = load_manifest(&store, &session, &root, &location, stats).await?;
                 (location, manifest)
             }
             Some(v) => load_pinned(&store, &session, &root, v, stats).await?,
@@ -466,7 +467,7 @@ async fn load_pinned(
             naming,
             object: None,
         };
-        match load_manifest(store, session, &location, stats).await {
+        match load_manifest(store, session, root, &location, stats).await {
             Ok(m) => return Ok((location, m)),
             Err(Error::NotFound { .. }) => last_err = Some(location.path),
             Err(e) => return Err(e),
@@ -481,6 +482,7 @@ async fn load_pinned(
 async fn load_manifest(
     store: &DatasetStore,
     session: &DatasetSession,
+    root: &Path,
     location: &ManifestLocation,
     stats: &IoStats,
 ) -> Result<Arc<Manifest>> {
@@ -502,7 +504,12 @@ async fn load_manifest(
             // At most: rest of the manifest, then the index section.
             for _ in 0..3 {
                 match decode_manifest_file(&known).map_err(|e| e.at(path.as_ref(), None))? {
-                    ManifestStep::Done(m) => return Ok(*m),
+                    ManifestStep::Done(mut m) => {
+                        // Old releases wrote indices without details: infer their kinds
+                        // once, with the manifest (cached together).
+                        index_details::infer_missing_details(&mut m, store, root, stats).await?;
+                        return Ok(*m);
+                    }
                     ManifestStep::NeedRange(range) => {
                         let req = crate::io::ReadRequest {
                             path: path.clone(),

@@ -14,12 +14,14 @@ use object_store::path::Path;
 use roaring::RoaringBitmap;
 
 use super::cache::{key_cache, row_set_cache};
-use super::search::{merge, KeySamples, KeySpans, SearchPlan, Target};
+use super::search::{
+    cmp_keys, merge, unsorted_span_rows, KeySamples, KeySpans, SearchPlan, Target,
+};
 use super::treemap::{decode_row_set, RowSet};
 use crate::error::{Error, Result};
 use crate::index::filter::kind::IndexSegments;
 use crate::index::filter::segments::covered_segments;
-use crate::index::key::KeyColumn;
+use crate::index::key::{Key, KeyColumn};
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
@@ -154,8 +156,8 @@ fn samples_key(file: &BitmapFile) -> CacheKey<()> {
 pub(crate) struct KeyRows {
     /// Lookup rows of matching keys (sorted, disjoint).
     pub(crate) rows: Vec<Range<u64>>,
-    /// The rows of each span, in the order of the spans.
-    pub(crate) span_rows: Vec<Range<u64>>,
+    /// The lookup rows of each span, ascending, in the order of the spans.
+    pub(crate) span_rows: Vec<Vec<u64>>,
     /// Row of the null key, when the lookup has one.
     pub(crate) null_row: Option<u64>,
     /// Keys read from the file (not from the cache) during the search.
@@ -164,7 +166,9 @@ pub(crate) struct KeyRows {
     pub(crate) rounds: u32,
 }
 
-/// Find the lookup rows of the keys in `spans` (and the null key's row).
+/// Find the lookup rows of the keys in `spans` (and the null key's row). A lookup whose
+/// keys turn out not to be sorted (pylance 6.1.0 wrote label lists so) is read whole once
+/// and searched through its sorted view from then on (cached with the keys).
 pub(crate) async fn search_keys(
     dataset: &Dataset,
     file: &BitmapFile,
@@ -178,36 +182,102 @@ pub(crate) async fn search_keys(
         .await
         .map(|s| (*s).clone())
         .unwrap_or_default();
+    let mut found = KeyRows::default();
+    if samples.unsorted.is_none() {
+        let sorted = probe_sorted(dataset, file, spans, &mut samples, &mut found, stats).await?;
+        if !sorted {
+            found.rounds += 1;
+            found.keys_read += file.num_keys();
+            read_all_keys(file, &mut samples, stats).await?;
+        }
+    }
+    match &samples.unsorted {
+        Some(view) => {
+            for (start, end) in &spans.spans {
+                found.span_rows.push(unsorted_span_rows(view, start, end));
+            }
+            let rows = found.span_rows.iter().flatten().map(|&r| r..r + 1);
+            found.rows = merge(rows.collect());
+            found.null_row = view.first().and_then(|(k, r)| k.is_none().then_some(*r));
+        }
+        None => {
+            let plan = search_plan(dataset, file);
+            let mut rows = Vec::new();
+            for (start, end) in &spans.spans {
+                let (Some(a), Some(b)) =
+                    (plan.resolved(&samples, start), plan.resolved(&samples, end))
+                else {
+                    return Err(file.corrupt(Error::corrupt("key search did not converge")));
+                };
+                found.span_rows.push((a..b.max(a)).collect());
+                if a < b {
+                    rows.push(a..b);
+                }
+            }
+            found.rows = merge(rows);
+            found.null_row = samples.keys.get(&0).and_then(|k| k.is_none().then_some(0));
+        }
+    }
+    if found.rounds > 0 {
+        cache.insert(key, Arc::new(samples)).await;
+    }
+    Ok(found)
+}
+
+/// The probing search over sorted keys, round by round; false as soon as a key read
+/// shows the lookup is not sorted.
+async fn probe_sorted(
+    dataset: &Dataset,
+    file: &BitmapFile,
+    spans: &KeySpans,
+    samples: &mut KeySamples,
+    found: &mut KeyRows,
+    stats: &IoStats,
+) -> Result<bool> {
     let plan = search_plan(dataset, file);
     let targets: Vec<&Target> = spans.spans.iter().flat_map(|(a, b)| [a, b]).collect();
-    let mut found = KeyRows::default();
     // Each round at least halves every bracket; the bound guards a logic error.
     for _ in 0..64 {
-        let reads = plan.next_reads(&samples, &targets);
+        let reads = plan.next_reads(samples, &targets);
         if reads.is_empty() {
             break;
         }
         found.rounds += 1;
         found.keys_read += reads.iter().map(|r| r.end - r.start).sum::<u64>();
-        read_keys(file, &reads, &mut samples, stats).await?;
-    }
-    let mut rows = Vec::new();
-    for (start, end) in &spans.spans {
-        let (Some(a), Some(b)) = (plan.resolved(&samples, start), plan.resolved(&samples, end))
-        else {
-            return Err(file.corrupt(Error::corrupt("key search did not converge")));
-        };
-        found.span_rows.push(a..b.max(a));
-        if a < b {
-            rows.push(a..b);
+        if !read_keys(file, &reads, samples, stats).await? {
+            return Ok(false);
         }
     }
-    found.rows = merge(rows);
-    found.null_row = samples.keys.get(&0).and_then(|k| k.is_none().then_some(0));
-    if found.rounds > 0 {
-        cache.insert(key, Arc::new(samples)).await;
+    Ok(true)
+}
+
+/// Read every key of the lookup (one wave): sorted keys go into `samples` as the search
+/// reads them, unsorted ones become its sorted view.
+async fn read_all_keys(file: &BitmapFile, samples: &mut KeySamples, stats: &IoStats) -> Result<()> {
+    let n = file.num_keys();
+    let batch = file
+        .reader
+        .read_rows(&[file.keys], &RowSelection::Range(0..n), stats)
+        .await?;
+    let keys = KeyColumn::new(batch.column(0)).map_err(|e| file.corrupt(e))?;
+    if keys.len() as u64 != n {
+        return Err(file.corrupt(Error::corrupt("reader returned the wrong number of keys")));
     }
-    Ok(found)
+    let all: Vec<Option<Key>> = (0..keys.len())
+        .map(|i| keys.get(i).map(|k| k.to_key()))
+        .collect();
+    let sorted = all.windows(2).all(|w| cmp_keys(&w[0], &w[1]).is_lt())
+        && all.iter().skip(1).all(Option::is_some);
+    if sorted && samples.unsorted.is_none() {
+        for (row, key) in (0u64..).zip(all) {
+            samples
+                .insert(row, key)
+                .map_err(|e| file.corrupt(e.context("bitmap lookup keys")))?;
+        }
+    } else {
+        samples.set_unsorted(all);
+    }
+    Ok(())
 }
 
 /// Every key and every row set of the lookup, into the session caches (prewarm); later
@@ -229,8 +299,7 @@ pub(crate) async fn load_all_keys_and_row_sets(
         .map(|s| (*s).clone())
         .unwrap_or_default();
     let all: Vec<u64> = (0..n).collect();
-    let every_key: Vec<Range<u64>> = std::iter::once(0..n).collect();
-    let keys = read_keys(file, &every_key, &mut samples, stats);
+    let keys = read_all_keys(file, &mut samples, stats);
     let sets = read_row_sets(dataset, file, &all, stats);
     futures::try_join!(keys, sets)?;
     cache.insert(key, Arc::new(samples)).await;
@@ -255,13 +324,14 @@ fn search_plan(dataset: &Dataset, file: &BitmapFile) -> SearchPlan {
     SearchPlan::new(rows, probes, (READ_WHOLE_BYTES / per_key).max(64))
 }
 
-/// Read the keys of `ranges` (one wave) into `samples`.
+/// Read the keys of `ranges` (one wave) into `samples`; false (and `samples` partly
+/// filled) when they show the lookup's keys are not sorted.
 async fn read_keys(
     file: &BitmapFile,
     ranges: &[Range<u64>],
     samples: &mut KeySamples,
     stats: &IoStats,
-) -> Result<()> {
+) -> Result<bool> {
     let rows: Vec<u64> = ranges.iter().flat_map(|r| r.clone()).collect();
     let batch = file
         .reader
@@ -273,11 +343,14 @@ async fn read_keys(
     }
     for (i, row) in rows.iter().enumerate() {
         let key = keys.get(i).map(|k| k.to_key());
+        if !samples.is_in_order(*row, &key) {
+            return Ok(false);
+        }
         samples
             .insert(*row, key)
             .map_err(|e| file.corrupt(e.context("bitmap lookup keys")))?;
     }
-    Ok(())
+    Ok(true)
 }
 
 fn row_set_key(file: &BitmapFile, item: u64) -> CacheKey<u64> {

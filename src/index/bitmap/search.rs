@@ -23,10 +23,14 @@ pub(crate) struct KeySamples {
     pub(crate) keys: BTreeMap<u64, Option<Key>>,
     /// Approximate bytes held.
     pub(crate) bytes: usize,
+    /// Every key of a lookup whose keys are NOT sorted (pylance 6.1.0's label lists), sorted
+    /// with their rows: built once from a read of the whole column, then searched instead
+    /// of the file.
+    pub(crate) unsorted: Option<Vec<(Option<Key>, u64)>>,
 }
 
 /// Order a possibly-null key the way the lookup sorts (null first).
-fn cmp_keys(a: &Option<Key>, b: &Option<Key>) -> std::cmp::Ordering {
+pub(crate) fn cmp_keys(a: &Option<Key>, b: &Option<Key>) -> std::cmp::Ordering {
     match (a, b) {
         (None, None) => std::cmp::Ordering::Equal,
         (None, Some(_)) => std::cmp::Ordering::Less,
@@ -36,6 +40,26 @@ fn cmp_keys(a: &Option<Key>, b: &Option<Key>) -> std::cmp::Ordering {
 }
 
 impl KeySamples {
+    /// Whether `key` at `row` keeps the known keys strictly ascending with the null key
+    /// only at row 0 (false: the lookup is not sorted and must be searched whole).
+    pub(crate) fn is_in_order(&self, row: u64, key: &Option<Key>) -> bool {
+        let null_ok = key.is_some() || row == 0;
+        let before = self.keys.range(..row).next_back();
+        let after = self.keys.range(row + 1..).next();
+        null_ok
+            && before.is_none_or(|(_, prev)| cmp_keys(prev, key) == std::cmp::Ordering::Less)
+            && after.is_none_or(|(_, next)| cmp_keys(key, next) == std::cmp::Ordering::Less)
+    }
+
+    /// Switch to the unsorted view: `keys[i]` is the key of row `i`.
+    pub(crate) fn set_unsorted(&mut self, keys: Vec<Option<Key>>) {
+        let mut view: Vec<(Option<Key>, u64)> = keys.into_iter().zip(0u64..).collect();
+        view.sort_by(|a, b| cmp_keys(&a.0, &b.0).then(a.1.cmp(&b.1)));
+        self.bytes = view.iter().map(|(k, _)| 56 + key_bytes(k)).sum();
+        self.keys.clear();
+        self.unsorted = Some(view);
+    }
+
     /// Record `key` at `row`, checking that the keys stay strictly ascending and that only
     /// row 0 holds the null key.
     pub(crate) fn insert(&mut self, row: u64, key: Option<Key>) -> Result<()> {
@@ -77,6 +101,20 @@ fn key_bytes(key: &Option<Key>) -> usize {
         Some(Key::Bytes(b)) => b.len(),
         _ => 0,
     }
+}
+
+/// The rows of an unsorted lookup (its sorted view) whose keys lie in `[start, end)`,
+/// ascending.
+pub(crate) fn unsorted_span_rows(
+    view: &[(Option<Key>, u64)],
+    start: &Target,
+    end: &Target,
+) -> Vec<u64> {
+    let a = view.partition_point(|(k, _)| start.is_before(k));
+    let b = view.partition_point(|(k, _)| end.is_before(k)).max(a);
+    let mut rows: Vec<u64> = view[a..b].iter().map(|(_, r)| *r).collect();
+    rows.sort_unstable();
+    rows
 }
 
 /// A boundary position in the sorted keys.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::exec::open_bitmap_file;
-use super::search::{spans_of, KeySamples, SearchPlan};
+use super::search::{spans_of, unsorted_span_rows, KeySamples, SearchPlan};
 use super::*;
 use crate::index::key::Key;
 use crate::lance::dataset::{DatasetSession, IndexSegment};
@@ -195,4 +195,51 @@ fn keys_out_of_order_are_corrupt() {
     t.insert(10, Some(Key::Int(9))).unwrap();
     let e = t.insert(20, Some(Key::Int(9))).unwrap_err();
     assert!(e.to_string().contains("out of order"), "{e}");
+}
+
+/// pylance 6.1.0 wrote label-list lookups with unsorted keys (`t10, t3, t7, t11, t1, ...`):
+/// the order check says so, and the sorted view finds every key's rows.
+#[test]
+fn unsorted_lookups_are_searched_through_their_sorted_view() {
+    let keys: Vec<Option<i64>> = vec![Some(10), Some(3), Some(7), Some(11), Some(1), None];
+    let mut s = KeySamples::default();
+    s.insert(0, keys[0].map(Key::Int)).unwrap();
+    assert!(!s.is_in_order(1, &keys[1].map(Key::Int)));
+    assert!(s.is_in_order(1, &Some(Key::Int(12))));
+    assert!(
+        !s.is_in_order(3, &None),
+        "the null key may only be at row 0"
+    );
+    s.set_unsorted(keys.iter().map(|k| k.map(Key::Int)).collect());
+    let view = s.unsorted.as_ref().unwrap();
+    let rows_of = |query: &LeafQuery| -> Vec<Vec<u64>> {
+        spans_of(query)
+            .spans
+            .iter()
+            .map(|(a, b)| unsorted_span_rows(view, a, b))
+            .collect()
+    };
+    assert_eq!(rows_of(&LeafQuery::Equals(Key::Int(7))), vec![vec![2]]);
+    assert_eq!(
+        rows_of(&LeafQuery::Equals(Key::Int(8))),
+        vec![Vec::<u64>::new()]
+    );
+    let range = LeafQuery::Range {
+        lower: std::ops::Bound::Included(Key::Int(3)),
+        upper: std::ops::Bound::Excluded(Key::Int(11)),
+    };
+    assert_eq!(rows_of(&range), vec![vec![0, 1, 2]]);
+    let all = LeafQuery::Range {
+        lower: std::ops::Bound::Unbounded,
+        upper: std::ops::Bound::Unbounded,
+    };
+    assert_eq!(
+        rows_of(&all),
+        vec![vec![0, 1, 2, 3, 4]],
+        "the null key is no value"
+    );
+    assert_eq!(
+        view.first().map(|(k, r)| (k.is_none(), *r)),
+        Some((true, 5))
+    );
 }

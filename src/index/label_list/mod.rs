@@ -63,11 +63,9 @@ pub(crate) async fn answer_label_list(
             .extend(spans_of(&LeafQuery::Equals(v.clone())).spans);
     }
     let found = search_keys(dataset, file, &spans, stats).await?;
-    let per_value: Vec<Option<u64>> = found
-        .span_rows
-        .iter()
-        .map(|r| (r.start < r.end).then_some(r.start))
-        .collect();
+    // The lookup rows of each value (one when keys are unique; an unsorted lookup may
+    // repeat a key, and then the value's rows are the union of its rows' sets).
+    let per_value: &[Vec<u64>] = &found.span_rows;
     let mut rows: Vec<u64> = per_value.iter().flatten().copied().collect();
     rows.sort_unstable();
     rows.dedup();
@@ -82,24 +80,25 @@ pub(crate) async fn answer_label_list(
         }
     };
     let (sets, null_rows) = futures::try_join!(sets, nulls)?;
-    let set_of = |row: u64| -> RoaringTreemap {
-        rows.iter()
-            .position(|r| *r == row)
-            .map(|i| addresses(dataset, &sets[i]))
-            .unwrap_or_default()
+    let set_of = |value_rows: &Vec<u64>| -> RoaringTreemap {
+        value_rows
+            .iter()
+            .filter_map(|row| rows.binary_search(row).ok())
+            .fold(RoaringTreemap::new(), |acc, i| {
+                acc | addresses(dataset, &sets[i])
+            })
     };
     let true_rows = match test {
         ListTest::Any => per_value
             .iter()
-            .flatten()
-            .fold(RoaringTreemap::new(), |acc, r| acc | set_of(*r)),
+            .fold(RoaringTreemap::new(), |acc, r| acc | set_of(r)),
         ListTest::All => {
-            if per_value.is_empty() || per_value.iter().any(|r| r.is_none()) {
+            if per_value.is_empty() || per_value.iter().any(|r| r.is_empty()) {
                 RoaringTreemap::new()
             } else {
-                let mut it = per_value.iter().flatten();
-                let first = it.next().map(|r| set_of(*r)).unwrap_or_default();
-                it.fold(first, |acc, r| acc & set_of(*r))
+                let mut it = per_value.iter();
+                let first = it.next().map(set_of).unwrap_or_default();
+                it.fold(first, |acc, r| acc & set_of(r))
             }
         }
     };

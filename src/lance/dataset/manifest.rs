@@ -219,12 +219,12 @@ pub(crate) struct Manifest {
     pub indices: Vec<IndexSegment>,
     /// Reader feature flags (all understood, see [`reader_flags::SUPPORTED`]).
     pub reader_feature_flags: u64,
-    /// Default data storage version, e.g. "2.2".
-    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
+    /// Default data storage version, e.g. "2.2" ("legacy" for v1 datasets).
     pub data_storage_version: String,
     /// Writer library and version, e.g. "lance 14.0.2".
-    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub writer: Option<String>,
+    /// Commit time (RFC 3339, UTC), when the manifest records it.
+    pub timestamp: Option<String>,
 }
 
 /// One fragment.
@@ -319,6 +319,9 @@ pub(crate) struct IndexSegment {
     pub details_type_url: Option<String>,
     /// Serialized details message.
     pub details: Vec<u8>,
+    /// Whether `details_type_url` was inferred from the index's files (old releases wrote
+    /// no details).
+    pub details_inferred: bool,
     /// Index format version (absent = 0).
     pub index_version: i32,
     /// Files with sizes.
@@ -419,10 +422,11 @@ impl Manifest {
             fragments,
             indices,
             reader_feature_flags: proto.reader_feature_flags,
-            data_storage_version: proto.data_format.map(|d| d.version).unwrap_or_default(),
+            data_storage_version: storage_version_name(proto.data_format),
             writer: proto
                 .writer_version
                 .map(|w| format!("{} {}", w.library, w.version)),
+            timestamp: proto.timestamp.and_then(rfc3339),
         })
     }
 
@@ -526,6 +530,26 @@ fn fragment_from_proto(f: pb::DataFragment) -> Result<Fragment> {
     })
 }
 
+/// The dataset's storage version as lance names it: manifests of datasets written before
+/// Lance v2 record none (or `"0.1"`/`"0.2"`): `"legacy"`.
+fn storage_version_name(format: Option<pb::DataStorageFormat>) -> String {
+    match format.map(|d| d.version) {
+        None => "legacy".to_string(),
+        Some(v) if v.is_empty() || v == "0.1" || v == "0.2" || v == "legacy" => {
+            "legacy".to_string()
+        }
+        Some(v) if v == "0.3" => "2.0".to_string(),
+        Some(v) => v,
+    }
+}
+
+/// A protobuf timestamp as RFC 3339 UTC (`None` when out of range).
+fn rfc3339(t: prost_types::Timestamp) -> Option<String> {
+    let nanos = u32::try_from(t.nanos).ok()?;
+    let time = chrono::DateTime::<chrono::Utc>::from_timestamp(t.seconds, nanos)?;
+    Some(time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
 fn segment_from_proto(m: pb::IndexMetadata) -> Result<IndexSegment> {
     let uuid_bytes = m.uuid.map(|u| u.uuid).unwrap_or_default();
     let uuid: [u8; 16] = uuid_bytes.as_slice().try_into().map_err(|_| {
@@ -558,6 +582,7 @@ fn segment_from_proto(m: pb::IndexMetadata) -> Result<IndexSegment> {
         fragment_bitmap,
         details_type_url,
         details,
+        details_inferred: false,
         index_version: m.index_version.unwrap_or(0),
         files: m
             .files

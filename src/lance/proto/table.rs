@@ -25,6 +25,9 @@ pub(crate) struct Manifest {
     /// Absolute file offset of the `IndexSection` (0 is a valid offset; absent = no indices).
     #[prost(uint64, optional, tag = "6")]
     pub index_section: Option<u64>,
+    /// When the version was committed.
+    #[prost(message, optional, tag = "7")]
+    pub timestamp: Option<prost_types::Timestamp>,
     /// Features a reader must understand (see `READER_FLAG_*` in the dataset module).
     #[prost(uint64, tag = "9")]
     pub reader_feature_flags: u64,
