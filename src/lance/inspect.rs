@@ -146,6 +146,7 @@ fn field_paths(
 /// [`field_paths`] of a 2.0 file: every field owns a column, in pre-order (a struct's or
 /// list's own column holds its header or offsets).
 fn field_paths_v2_0(
+    metadata: &FileMetadata,
     fields: &[LanceField],
     prefix: &str,
     next_column: &mut usize,
@@ -159,7 +160,7 @@ fn field_paths_v2_0(
             format!("{prefix}.{}", f.name)
         };
         let first = *next_column;
-        let count = crate::lance::v2_0::fields::column_count(f);
+        let count = crate::lance::v2_0::fields::column_count(f, metadata, first);
         out.push(FieldInspection {
             path: path.clone(),
             id: f.id,
@@ -171,8 +172,11 @@ fn field_paths_v2_0(
         });
         leaves.insert(first, path.clone());
         *next_column += 1;
-        if count > 1 {
-            field_paths_v2_0(&f.children, &path, next_column, out, leaves);
+        if count > 1 && !f.children.is_empty() {
+            field_paths_v2_0(metadata, &f.children, &path, next_column, out, leaves);
+        } else if count > 1 {
+            // a string stored as a list of bytes (footer 0.3): offsets, then bytes
+            leaves.insert(first + 1, format!("{path}.bytes"));
         }
         *next_column = first + count;
     }
@@ -184,6 +188,7 @@ pub(crate) fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
     let mut leaves = HashMap::new();
     if metadata.version == crate::lance::file::FileVersion::V2_0 {
         field_paths_v2_0(
+            metadata,
             &metadata.schema.fields,
             "",
             &mut 0,

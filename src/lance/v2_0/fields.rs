@@ -14,20 +14,47 @@ use arrow_schema::{DataType, Field, Fields};
 use super::arrow::to_array;
 use super::binary::ItemsType;
 use super::encoding::Node;
-use super::values::{as_u64s, count, decode};
+use super::values::{as_u64s, count, decode, Decoded};
 use super::walk::{all, Walk};
 use crate::error::{Error, Result};
 use crate::lance::file::{ColumnInfo, FileMetadata};
 use crate::lance::page::PageLayout;
 use crate::lance::schema::LanceField;
 
-/// Physical columns of a field in a 2.0 file.
-pub(crate) fn column_count(field: &LanceField) -> usize {
-    if field.children.is_empty() || field.is_packed_struct() || field.is_blob() {
-        1
-    } else {
-        1 + field.children.iter().map(column_count).sum::<usize>()
+/// True for string / binary types.
+fn is_binary_like(data_type: &DataType) -> bool {
+    matches!(
+        storage_type(data_type),
+        DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary
+    )
+}
+
+/// True when the column's pages are list offsets: a string / binary field written by the
+/// early 2.0 writers (footer 0.3, lance ≤ 0.16) as a list of u8 (offsets here, bytes in the
+/// next column). A column without pages follows the footer version.
+fn is_list_column(metadata: &FileMetadata, column: usize) -> bool {
+    match metadata.columns.get(column).and_then(|c| c.pages.first()) {
+        Some(page) => {
+            matches!(&page.layout, PageLayout::V2_0(n) if matches!(n.as_ref(), Node::List { .. }))
+        }
+        None => metadata.footer.major_version == 0 && metadata.footer.minor_version == 3,
     }
+}
+
+/// Physical columns of a field whose first column is `first`, in a 2.0 file.
+pub(crate) fn column_count(field: &LanceField, metadata: &FileMetadata, first: usize) -> usize {
+    if field.is_packed_struct() || field.is_blob() {
+        return 1;
+    }
+    if field.children.is_empty() {
+        let string_as_list = is_binary_like(&field.data_type) && is_list_column(metadata, first);
+        return if string_as_list { 2 } else { 1 };
+    }
+    let mut next = first + 1;
+    for child in &field.children {
+        next += column_count(child, metadata, next);
+    }
+    next - first
 }
 
 /// First column of each top-level field; `Corrupt` when the schema does not account for
@@ -37,7 +64,7 @@ pub(crate) fn first_columns(metadata: &FileMetadata) -> Result<Vec<usize>> {
     let mut firsts = Vec::with_capacity(metadata.schema.fields.len());
     for field in &metadata.schema.fields {
         firsts.push(next);
-        next += column_count(field);
+        next += column_count(field, metadata, next);
     }
     crate::ensure_corrupt!(
         next == metadata.columns.len(),
@@ -90,6 +117,9 @@ impl FieldReader<'_> {
         match &field.data_type {
             DataType::Struct(_) => self.read_struct(field, column, rows, w),
             DataType::List(_) | DataType::LargeList(_) => self.read_list(field, column, rows, w),
+            t if is_binary_like(t) && is_list_column(self.metadata, column) => {
+                self.read_string_list(field, column, rows, w)
+            }
             _ if field.children.is_empty() => self.read_leaf(field, column, rows, w),
             other => Err(Error::unsupported(format!(
                 "{other} field {:?} in a 2.0 file",
@@ -184,7 +214,7 @@ impl FieldReader<'_> {
         let mut children = Vec::with_capacity(field.children.len());
         for child in &field.children {
             children.push(self.read(child, child_column, rows, w)?);
-            child_column += column_count(child);
+            child_column += column_count(child, self.metadata, child_column);
         }
         let Some(children) = all(children) else {
             return Ok(None);
@@ -215,16 +245,79 @@ impl FieldReader<'_> {
         Ok(Some(Arc::new(array)))
     }
 
-    fn read_list(
+    /// A string / binary field stored as a list of u8 (early 2.0 writers).
+    fn read_string_list(
         &self,
         field: &LanceField,
         column: usize,
         rows: &[Range<u64>],
         w: &mut Walk<'_>,
     ) -> Result<Option<ArrayRef>> {
-        let item = field.children.first().ok_or_else(|| {
-            Error::corrupt(format!("list field {:?} has no item field", field.name))
-        })?;
+        let Some(lists) = self.list_offsets(column, rows, w)? else {
+            return Ok(None);
+        };
+        let info = self.column(column + 1)?;
+        let total = info.pages.last().map_or(0, |p| p.rows.end);
+        if let Some(last) = lists.item_rows.last() {
+            crate::ensure_corrupt!(
+                last.end <= total,
+                "bytes up to {} of column {}, which holds {total}",
+                last.end,
+                column + 1
+            );
+        }
+        let plain = ItemsType {
+            value_type: &DataType::UInt8,
+            shifted: false,
+        };
+        let mut pieces = Vec::new();
+        for (page, local) in Self::page_rows(info, &lists.item_rows) {
+            w.page = (column + 1, page);
+            let piece = self
+                .node(info, page)
+                .and_then(|node| decode(node, &local, w, &plain))
+                .map_err(|e| self.page_error(e, info, column + 1, page))?;
+            pieces.push(piece);
+        }
+        let Some(pieces) = all(pieces) else {
+            return Ok(None);
+        };
+        let mut bytes = arrow_buffer::MutableBuffer::new(0);
+        for piece in pieces {
+            match piece {
+                Decoded::Fixed { bits: 8, data, .. } => bytes.extend_from_slice(&data),
+                _ => return Err(Error::corrupt("string bytes are not 8-bit values")),
+            }
+        }
+        let validity = (!lists.validity.iter().all(|v| *v)).then(|| {
+            let mut b = BooleanBufferBuilder::new(lists.validity.len());
+            lists.validity.iter().for_each(|v| b.append(*v));
+            b.finish()
+        });
+        let value_type = storage_type(&field.data_type);
+        let offsets = if lists.offsets.is_empty() {
+            vec![0]
+        } else {
+            lists.offsets
+        };
+        to_array(
+            Decoded::Variable {
+                offsets,
+                data: bytes.into(),
+                validity,
+            },
+            value_type,
+        )
+        .map(Some)
+    }
+
+    /// Offsets of `rows` of a list column; `None` until known.
+    fn list_offsets(
+        &self,
+        column: usize,
+        rows: &[Range<u64>],
+        w: &mut Walk<'_>,
+    ) -> Result<Option<ListParts>> {
         let info = self.column(column)?;
         let mut lists = ListParts::default();
         let mut pending = false;
@@ -235,9 +328,22 @@ impl FieldReader<'_> {
                 .map_err(|e| self.page_error(e, info, column, page))?;
             pending |= !done;
         }
-        if pending {
+        Ok((!pending).then_some(lists))
+    }
+
+    fn read_list(
+        &self,
+        field: &LanceField,
+        column: usize,
+        rows: &[Range<u64>],
+        w: &mut Walk<'_>,
+    ) -> Result<Option<ArrayRef>> {
+        let item = field.children.first().ok_or_else(|| {
+            Error::corrupt(format!("list field {:?} has no item field", field.name))
+        })?;
+        let Some(lists) = self.list_offsets(column, rows, w)? else {
             return Ok(None);
-        }
+        };
         let Some(values) = self.read(item, column + 1, &lists.item_rows, w)? else {
             return Ok(None);
         };

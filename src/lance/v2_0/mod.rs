@@ -77,7 +77,7 @@ pub(crate) async fn read_fields(
         let first = *firsts
             .get(f)
             .ok_or_else(|| Error::InvalidArgument(format!("no field {f}")))?;
-        let span = fields::column_count(&metadata.schema.fields[f]);
+        let span = fields::column_count(&metadata.schema.fields[f], metadata, first);
         for column in first..first + span {
             for (page, info) in metadata.columns[column].pages.iter().enumerate() {
                 let is_dictionary =
@@ -138,4 +138,63 @@ pub(crate) async fn read_fields(
 fn has_dictionary(node: &Node) -> bool {
     matches!(node, Node::Dictionary { .. })
         || matches!(node, Node::Nullable(encoding::Nullability::NoNull(v)) if has_dictionary(v))
+}
+
+/// Decode page-local `rows` of one page whose bytes all lie in `file` (absolute
+/// positions): the same walk as a read, run against memory (tests and fuzzing). A range
+/// outside `file` is `Corrupt`.
+pub(crate) fn decode_page_in_memory(
+    node: &Node,
+    rows: &[Range<u64>],
+    data_type: &arrow_schema::DataType,
+    file: &[u8],
+) -> Result<ArrayRef> {
+    decode_page_waves(node, rows, data_type, file).map(|(array, _)| array)
+}
+
+/// [`decode_page_in_memory`], also returning the ranges of each wave.
+pub(crate) fn decode_page_waves(
+    node: &Node,
+    rows: &[Range<u64>],
+    data_type: &arrow_schema::DataType,
+    file: &[u8],
+) -> Result<(ArrayRef, Vec<Vec<Range<u64>>>)> {
+    let mut dictionaries = HashMap::new();
+    let mut fresh = Vec::new();
+    let mut store = ByteStore::default();
+    let items = binary::ItemsType {
+        value_type: fields::storage_type(data_type),
+        shifted: !matches!(data_type, arrow_schema::DataType::Dictionary(..)),
+    };
+    let mut waves = Vec::new();
+    for _ in 0..MAX_WAVES {
+        let mut w = Walk::new(&store, &mut dictionaries, &mut fresh);
+        let decoded = values::decode(node, rows, &mut w, &items)?;
+        let needs = w.into_needs();
+        if needs.is_empty() {
+            let decoded =
+                decoded.ok_or_else(|| Error::corrupt("internal: 2.0 page decode stalled"))?;
+            let array = arrow::to_array(decoded, items.value_type)?;
+            return Ok((array, waves));
+        }
+        for range in &needs {
+            let bytes = usize::try_from(range.start)
+                .ok()
+                .zip(usize::try_from(range.end).ok())
+                .and_then(|(s, e)| file.get(s..e))
+                .ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "page bytes {}..{} outside the {}-byte file",
+                        range.start,
+                        range.end,
+                        file.len()
+                    ))
+                })?;
+            store.insert(range.clone(), Bytes::copy_from_slice(bytes));
+        }
+        waves.push(needs);
+    }
+    Err(Error::corrupt(format!(
+        "2.0 page needs more than {MAX_WAVES} waves"
+    )))
 }
