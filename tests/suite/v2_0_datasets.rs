@@ -156,7 +156,7 @@ async fn columns_with_unsorted_bitmap_keys(entry: &Value) -> Vec<String> {
         }
         let path =
             object_store::path::Path::from(format!("_indices/{uuid}/bitmap_page_lookup.lance"));
-        let reader = support::open(source.clone(), path)
+        let reader = support::open(Arc::<crate::io::ObjectStoreSource>::clone(&source), path)
             .await
             .expect("open lookup");
         let batch = reader

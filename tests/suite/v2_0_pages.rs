@@ -1,6 +1,7 @@
 //! Lance 2.0 pages: read plans (a take reads only its rows' byte ranges, in the waves the
 //! dependencies force), bad input (garbled or truncated pages give `Corrupt`, never a panic
 //! or garbage), and the raw-page seeds of the `v2_0_page` fuzz target.
+#![allow(clippy::single_range_in_vec_init)] // row ranges: one range of rows is meant
 
 use crate::suite::read_support as support;
 

@@ -1,8 +1,6 @@
 //! Decoded 2.0 values → Arrow arrays of the field's type, every buffer size checked by
 //! Arrow's own validation (offsets, UTF-8, lengths) with failures reported as `Corrupt`.
 
-use std::sync::Arc;
-
 use arrow_array::{make_array, new_null_array, ArrayRef};
 use arrow_buffer::{Buffer, NullBuffer};
 use arrow_data::ArrayData;
@@ -117,6 +115,3 @@ fn offsets_buffer(offsets: &[u64], data_type: &DataType) -> Result<Buffer> {
         ))),
     }
 }
-
-#[allow(dead_code)]
-fn _unused(_: Arc<()>) {}

@@ -161,10 +161,10 @@ pub(crate) fn dictionary(
         ));
     };
     let dict = match w.dictionaries.get(&w.page) {
-        Some(d) => Some(d.clone()),
+        Some(d) => Some(ArrayRef::clone(d)),
         None => {
             let item_rows: Vec<Range<u64>> = if *num_items > 0 {
-                vec![0..u64::from(*num_items)]
+                std::iter::once(0..u64::from(*num_items)).collect()
             } else {
                 Vec::new()
             };
@@ -176,7 +176,7 @@ pub(crate) fn dictionary(
                 Some(d) => {
                     let array = to_array(d, items_type.value_type)
                         .map_err(|e| e.context("dictionary items"))?;
-                    w.dictionaries.insert(w.page, array.clone());
+                    w.dictionaries.insert(w.page, ArrayRef::clone(&array));
                     w.fresh.push(w.page);
                     Some(array)
                 }
@@ -219,6 +219,3 @@ fn dictionary_keys(keys: &Decoded, num_items: usize, shifted: bool) -> Result<UI
     let nulls = arrow_buffer::NullBuffer::new(valid.finish());
     Ok(UInt64Array::new(out.into(), Some(nulls)))
 }
-
-#[allow(dead_code)]
-fn _assert_array(_: &ArrayRef) {}

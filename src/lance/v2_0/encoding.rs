@@ -25,7 +25,8 @@ pub enum FlatCompression {
     Lz4,
 }
 
-/// Validity of a [`Node::Nullable`].
+/// Validity of a [`Node::Nullable`] (names as in the protobuf).
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Nullability {
     /// No nulls: the values.
@@ -290,7 +291,7 @@ fn compression_name(c: FlatCompression) -> &'static str {
 fn resolve_flat(flat: &pb::Flat, buffers: &[Range<u64>]) -> Result<Node> {
     let bits = flat.bits_per_value;
     crate::ensure_corrupt!(
-        bits == 1 || (bits > 0 && bits % 8 == 0 && bits <= 8 * 1024 * 1024),
+        bits == 1 || (bits > 0 && bits.is_multiple_of(8) && bits <= 8 * 1024 * 1024),
         "flat encoding of {bits} bits per value"
     );
     let reference = flat

@@ -200,7 +200,7 @@ impl FieldReader<'_> {
                 .map_err(|e| self.page_error(e, info, column, page))?;
             arrays.push(array);
         }
-        Ok(all(arrays).map(|a| concat(a, value_type)).transpose()?)
+        all(arrays).map(|a| concat(a, value_type)).transpose()
     }
 
     fn read_struct(

@@ -40,7 +40,7 @@ pub(crate) use encoding::Node;
 const MAX_WAVES: usize = 64;
 
 /// Where a 2.0 read gets bytes and page dictionaries from (the reader; tests: memory).
-pub(crate) trait ReadSource {
+pub(crate) trait ReadSource: Sync {
     /// The bytes of `ranges` (one wave), in order.
     fn fetch(
         &self,
@@ -105,7 +105,9 @@ pub(crate) async fn read_fields(
         if needs.is_empty() {
             for key in &fresh {
                 if let Some(d) = dictionaries.get(key) {
-                    source.cache_dictionary(key.0, key.1, d.clone()).await;
+                    source
+                        .cache_dictionary(key.0, key.1, ArrayRef::clone(d))
+                        .await;
                 }
             }
             let arrays = all(arrays)
@@ -143,6 +145,7 @@ fn has_dictionary(node: &Node) -> bool {
 /// Decode page-local `rows` of one page whose bytes all lie in `file` (absolute
 /// positions): the same walk as a read, run against memory (tests and fuzzing). A range
 /// outside `file` is `Corrupt`.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn decode_page_in_memory(
     node: &Node,
     rows: &[Range<u64>],
@@ -153,6 +156,7 @@ pub(crate) fn decode_page_in_memory(
 }
 
 /// [`decode_page_in_memory`], also returning the ranges of each wave.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn decode_page_waves(
     node: &Node,
     rows: &[Range<u64>],
