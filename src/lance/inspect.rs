@@ -143,11 +143,61 @@ fn field_paths(
     }
 }
 
+/// [`field_paths`] of a 2.0 file: every field owns a column, in pre-order (a struct's or
+/// list's own column holds its header or offsets).
+fn field_paths_v2_0(
+    metadata: &FileMetadata,
+    fields: &[LanceField],
+    prefix: &str,
+    next_column: &mut usize,
+    out: &mut Vec<FieldInspection>,
+    leaves: &mut HashMap<usize, String>,
+) {
+    for f in fields {
+        let path = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
+        let first = *next_column;
+        let count = crate::lance::v2_0::fields::column_count(f, metadata, first);
+        out.push(FieldInspection {
+            path: path.clone(),
+            id: f.id,
+            parent_id: f.parent_id,
+            logical_type: f.logical_type.clone(),
+            arrow_type: f.data_type.to_string(),
+            nullable: f.nullable,
+            columns: first..first + count,
+        });
+        leaves.insert(first, path.clone());
+        *next_column += 1;
+        if count > 1 && !f.children.is_empty() {
+            field_paths_v2_0(metadata, &f.children, &path, next_column, out, leaves);
+        } else if count > 1 {
+            // a string stored as a list of bytes (footer 0.3): offsets, then bytes
+            leaves.insert(first + 1, format!("{path}.bytes"));
+        }
+        *next_column = first + count;
+    }
+}
+
 /// Build the `inspect` data from decoded metadata.
 pub(crate) fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
     let mut fields = Vec::new();
     let mut leaves = HashMap::new();
-    field_paths(&metadata.schema.fields, "", &mut fields, &mut leaves);
+    if metadata.version == crate::lance::file::FileVersion::V2_0 {
+        field_paths_v2_0(
+            metadata,
+            &metadata.schema.fields,
+            "",
+            &mut 0,
+            &mut fields,
+            &mut leaves,
+        );
+    } else {
+        field_paths(&metadata.schema.fields, "", &mut fields, &mut leaves);
+    }
     let columns = metadata
         .columns
         .iter()

@@ -1,4 +1,4 @@
-//! Lance v2 files (2.1, 2.2, 2.3): container, schema, page layouts and compressive encodings.
+//! Lance v2 files (2.0, 2.1, 2.2, 2.3): container, schema, page layouts and compressive encodings.
 //!
 //! * [`proto`]: the protobuf messages lakeseek needs, defined here with prost derives.
 //! * [`file`]: the container — footer, offset tables, schema, column metadata.
@@ -9,6 +9,7 @@
 //!   bitpacking, RLE, dictionary, FSST, general LZ4/zstd, ...).
 //! * [`page`]: page layouts (mini-block, full-zip, constant, 2.3 planar) — planners that
 //!   say which byte ranges a row selection needs, and decoders that build Arrow arrays.
+//! * [`v2_0`]: Lance 2.0 pages (`ArrayEncoding` trees) and the 2.0 column model.
 
 pub(crate) mod compression;
 pub(crate) mod dataset;
@@ -18,4 +19,5 @@ pub(crate) mod page;
 pub(crate) mod proto;
 pub(crate) mod reader;
 pub(crate) mod schema;
+pub(crate) mod v2_0;
 pub(crate) mod writer;

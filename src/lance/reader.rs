@@ -16,6 +16,7 @@ use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{
     forget_file_metadata, open_file_metadata, DataTail, FileMetadata, FileMetadataCache,
+    FileVersion,
 };
 use crate::lance::page::sparse_plan::SparseStructuralPlan;
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
@@ -238,6 +239,12 @@ impl LanceFileReader {
                 })
             })
             .collect::<Result<_>>()?;
+        if self.metadata.version == FileVersion::V2_0 {
+            let arrays = self
+                .read_v2_0(columns, &fields, &ranges, repeat.as_ref(), stats)
+                .await?;
+            return batch_of(&fields, arrays, selection);
+        }
         let mut tasks = Vec::new();
         let mut leaf_types: Vec<Vec<DataType>> = Vec::with_capacity(fields.len());
         for (output, field) in fields.iter().enumerate() {
@@ -287,15 +294,39 @@ impl LanceFileReader {
             .zip(&leaf_types)
             .map(|((field, parts), types)| self.finish_field(field, parts, types, repeat.as_ref()))
             .collect::<Result<Vec<_>>>()?;
-        let schema = Arc::new(ArrowSchema::new(
-            fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
-        ));
-        let rows = match selection {
-            RowSelection::Range(r) => (r.end - r.start) as usize,
-            RowSelection::Rows(v) => v.len(),
+        batch_of(&fields, arrays, selection)
+    }
+
+    /// A 2.0 file's read (see [`crate::lance::v2_0`]): one array per field, finished like
+    /// the 2.1+ ones (repeated rows, dictionary re-encoding).
+    async fn read_v2_0(
+        &self,
+        columns: &[usize],
+        fields: &[&LanceField],
+        ranges: &[Range<u64>],
+        repeat: Option<&UInt64Array>,
+        stats: &IoStats,
+    ) -> Result<Vec<ArrayRef>> {
+        let source = V20Source {
+            reader: self,
+            stats,
         };
-        let options = RecordBatchOptions::new().with_row_count(Some(rows));
-        Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
+        let (arrays, _waves) = crate::lance::v2_0::read_fields(
+            &self.metadata,
+            self.path.as_ref(),
+            columns,
+            ranges,
+            &source,
+        )
+        .await?;
+        fields
+            .iter()
+            .zip(arrays)
+            .map(|(field, array)| {
+                let storage = storage_type(&field.data_type).clone();
+                self.finish_field(field, FieldParts::Flat(vec![array]), &[storage], repeat)
+            })
+            .collect()
     }
 
     /// Arrow types of a field's leaf columns (the stored value type for dictionaries).
@@ -526,12 +557,16 @@ impl LanceFileReader {
     }
 
     fn page_key(&self, t: &PageTask) -> CacheKey<PageKey> {
+        self.page_key_of(t.column, t.page)
+    }
+
+    fn page_key_of(&self, column: usize, page: usize) -> CacheKey<PageKey> {
         CacheKey {
             path: self.path.to_string(),
             version: self.version.clone(),
             item: PageKey {
-                column: t.column as u32,
-                page: t.page as u32,
+                column: column as u32,
+                page: page as u32,
             },
         }
     }
@@ -595,6 +630,52 @@ impl LanceFileReader {
     /// Everything `lakeseek inspect` shows about the file.
     pub fn inspect(&self) -> FileInspection {
         inspect(&self.path, &self.metadata)
+    }
+}
+
+/// The record batch of `arrays` (one per field) for `selection`.
+fn batch_of(
+    fields: &[&LanceField],
+    arrays: Vec<ArrayRef>,
+    selection: &RowSelection,
+) -> Result<RecordBatch> {
+    let schema = Arc::new(ArrowSchema::new(
+        fields.iter().map(|f| f.to_arrow()).collect::<Vec<_>>(),
+    ));
+    let rows = match selection {
+        RowSelection::Range(r) => (r.end - r.start) as usize,
+        RowSelection::Rows(v) => v.len(),
+    };
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
+}
+
+/// The reader as the byte and dictionary source of a 2.0 read.
+struct V20Source<'r> {
+    reader: &'r LanceFileReader,
+    stats: &'r IoStats,
+}
+
+impl crate::lance::v2_0::ReadSource for V20Source<'_> {
+    async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        self.reader.fetch(ranges, self.stats).await
+    }
+
+    async fn cached_dictionary(&self, column: usize, page: usize) -> Option<ArrayRef> {
+        let key = self.reader.page_key_of(column, page);
+        match self.reader.caches.page_init.get(&key).await.as_deref() {
+            Some(PageInit::V2_0Dictionary(d)) => Some(Arc::clone(d)),
+            _ => None,
+        }
+    }
+
+    async fn cache_dictionary(&self, column: usize, page: usize, dictionary: ArrayRef) {
+        let key = self.reader.page_key_of(column, page);
+        self.reader
+            .caches
+            .page_init
+            .insert(key, Arc::new(PageInit::V2_0Dictionary(dictionary)))
+            .await;
     }
 }
 

@@ -65,3 +65,5 @@ mod security_secrets;
 mod sparse_read_plan;
 mod stress_mixed;
 mod stress_rss;
+mod v2_0_datasets;
+mod v2_0_pages;

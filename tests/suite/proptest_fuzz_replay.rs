@@ -64,6 +64,14 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         "sparse_plan",
         vec![1, 4, 0, 0x0a, 0x02, 0x0a, 0x00, 8, 0, 0, 0, 1],
     ));
+    for rel in [
+        "tests/fixtures/files/v2_0/strings.lance",
+        "tests/fixtures/files/v2_0/nulls_constants.lance",
+        "tests/fixtures/files/nested/v2_0/nested.lance",
+    ] {
+        out.push(("v2_0_page", with_prefix(&[0], read(rel))));
+    }
+    out.extend(crate::suite::v2_0_pages::raw_page_seeds());
     let mut manifests = Vec::new();
     for ds in ["types", "bitmap_del", "segments", "stable_ids"] {
         files_under(

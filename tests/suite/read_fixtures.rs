@@ -1,4 +1,4 @@
-//! Reads every pylance-written fixture file (2.1, 2.2, 2.3) and compares with pylance's own
+//! Reads every pylance-written fixture file (2.0, 2.1, 2.2, 2.3) and compares with pylance's own
 //! decoded output: full reads, pylance's take lists, random row sets and ranges, over local
 //! files and the in-memory store. Plus read-plan and round-trip assertions.
 
@@ -500,6 +500,7 @@ fn expected_layout(catalog_layout: &str, all_null: bool) -> String {
         "constant_layout" if all_null => "all-null".into(),
         "constant_layout" | "planar_dense_constant" => "constant".into(),
         "planar_dense_none" => "all-null".into(),
+        "array_encoding_v2_0" => "2.0".into(),
         other => match other.strip_prefix("planar_sparse_") {
             Some(values) => format!("sparse({values})"),
             None => panic!("unknown catalog layout {other}"),
@@ -538,7 +539,10 @@ async fn inspect_matches_the_catalog_page_by_page() {
             );
             let pages = theirs["pages"].as_array().expect("pages");
             assert_eq!(ours.pages.len(), pages.len(), "{relative} {}", ours.field);
-            assert_eq!(ours.rows, inspection.num_rows, "{relative} {}", ours.field);
+            if inspection.version != "2.0" {
+                // 2.0 columns count their own rows (a list's item column counts items).
+                assert_eq!(ours.rows, inspection.num_rows, "{relative} {}", ours.field);
+            }
             for (page, expected) in ours.pages.iter().zip(pages) {
                 let buffers: Vec<Range<u64>> = expected["buffers"]
                     .as_array()
@@ -554,8 +558,12 @@ async fn inspect_matches_the_catalog_page_by_page() {
                 let all_null = expected["layouts"]
                     .as_array()
                     .is_some_and(|l| l.iter().any(|t| t == "constant_layout_all_null"));
+                let ours_layout = match page.layout.split_once(' ') {
+                    Some(("2.0", _)) => "2.0".to_string(),
+                    _ => page.layout.clone(),
+                };
                 assert_eq!(
-                    page.layout,
+                    ours_layout,
                     expected_layout(layout, all_null),
                     "{relative} {}: {}",
                     ours.field,

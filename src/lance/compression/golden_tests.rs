@@ -686,6 +686,9 @@ fn fixtures_decode_and_match_pylance() {
     let (mut pages_checked, mut values_compared) = (0usize, 0usize);
     let mut codecs: HashMap<String, usize> = HashMap::new();
     for entry in catalog["files"].as_array().unwrap() {
+        if entry["version"] == "2.0" {
+            continue; // ArrayEncoding pages: covered by lance::v2_0's fixture tests
+        }
         let path = entry["path"].as_str().unwrap();
         let file = Bytes::from(std::fs::read(fixtures_dir().join(path)).unwrap());
         let columns = read_columns(&file);

@@ -428,3 +428,31 @@ pub(crate) fn decode_fullzip_variable(
 mod golden_tests;
 #[cfg(test)]
 mod tests;
+
+/// Decompress one whole buffer framed as lance frames general compression (`zstd` with a
+/// u64 length prefix or a bare frame, `lz4` with a u32 length prefix): the `Flat`
+/// compression of 2.0 pages.
+pub(crate) fn decompress_general(zstd: bool, input: &[u8]) -> Result<Vec<u8>> {
+    let scheme = if zstd {
+        general::Scheme::Zstd
+    } else {
+        general::Scheme::Lz4
+    };
+    general::decompress(scheme, input)
+}
+
+/// Expand FSST-compressed values (`offsets` into `data`) with the serialized symbol
+/// `table`, checked as the 2.1 FSST decoder checks it: `(offsets, bytes)` of the plain
+/// values. Used by 2.0 `Fsst` pages.
+pub(crate) fn fsst_expand_values(
+    table: &[u8],
+    offsets: &[u64],
+    data: &Bytes,
+) -> Result<(Vec<u64>, Bytes)> {
+    match variable::fsst_expand(table, offsets, data)? {
+        DecodedValues::Variable { offsets, data } => Ok((offsets, data)),
+        _ => Err(Error::corrupt(
+            "internal: FSST expanded to fixed-width values",
+        )),
+    }
+}

@@ -62,7 +62,9 @@ pub enum PageLayout {
     Constant(ConstantPage),
     /// 2.3 sparse structure.
     Sparse(SparsePage),
-    /// A layout lakeseek cannot read (2.0 encodings, blob pages, indirect encodings, ...):
+    /// A Lance 2.0 page: its `ArrayEncoding` tree, resolved (read by [`crate::lance::v2_0`]).
+    V2_0(Box<crate::lance::v2_0::Node>),
+    /// A layout lakeseek cannot read (blob pages, indirect encodings, ...):
     /// the file still opens; reading the column fails with `Unsupported`.
     Unsupported {
         /// Short name of the layout.
@@ -84,6 +86,7 @@ impl DeepSize for PageLayout {
             PageLayout::Constant(c) => c.inline_value.as_ref().map_or(0, |v| v.len()),
             PageLayout::Sparse(s) => s.encoded_len(),
             PageLayout::Unsupported { name, reason } => name.len() + reason.len(),
+            PageLayout::V2_0(node) => node.describe().len(),
         };
         std::mem::size_of::<Self>() + 2 * encoded
     }
@@ -102,6 +105,8 @@ pub enum PageInit {
     Constant(constant::ConstantInit),
     /// Sparse structure and value-plane init.
     Sparse(sparse::SparseInit),
+    /// The decoded dictionary of a 2.0 dictionary page.
+    V2_0Dictionary(ArrayRef),
 }
 
 impl DeepSize for PageInit {
@@ -113,6 +118,7 @@ impl DeepSize for PageInit {
                 PageInit::FullZip(f) => f.deep_size(),
                 PageInit::Constant(c) => c.deep_size(),
                 PageInit::Sparse(s) => s.deep_size(),
+                PageInit::V2_0Dictionary(a) => a.get_array_memory_size(),
             }
     }
 }
@@ -248,8 +254,9 @@ impl PageLayout {
                 })?;
                 Self::from_planar_layout(layout, buffers, length)
             }
-            ("/lance.encodings.ArrayEncoding", FileVersion::V2_0) => {
-                Ok(unsupported("2.0 ArrayEncoding", "Lance 2.0 page encodings"))
+            (crate::lance::proto::encodings_v2_0::ARRAY_ENCODING_TYPE_URL, FileVersion::V2_0) => {
+                crate::lance::v2_0::Node::from_bytes(value, buffers)
+                    .map(|node| PageLayout::V2_0(Box::new(node)))
             }
             (url, v) => Err(Error::corrupt(format!(
                 "page encoding type {url:?} does not belong in a {v} file"
@@ -390,6 +397,7 @@ impl PageLayout {
             PageLayout::Constant(c) => c.name().into(),
             PageLayout::Sparse(s) => s.name(),
             PageLayout::Unsupported { name, .. } => name.clone(),
+            PageLayout::V2_0(node) => format!("2.0 {}", node.name()),
         }
     }
 
@@ -408,6 +416,7 @@ impl PageLayout {
             PageLayout::Constant(c) => with_layers(c.describe(), &c.layers),
             PageLayout::Sparse(s) => s.describe(),
             PageLayout::Unsupported { reason, .. } => format!("unsupported: {reason}"),
+            PageLayout::V2_0(node) => node.describe(),
         }
     }
 
@@ -422,12 +431,15 @@ impl PageLayout {
                 .chain(c.def_compression.iter())
                 .collect(),
             PageLayout::Sparse(s) => s.encodings(),
-            PageLayout::Unsupported { .. } => Vec::new(),
+            PageLayout::Unsupported { .. } | PageLayout::V2_0(_) => Vec::new(),
         }
     }
 
     /// Names of the codecs the page uses (deduplicated, sorted), for `inspect` statistics.
     pub fn codec_names(&self) -> Vec<String> {
+        if let PageLayout::V2_0(node) = self {
+            return node.codec_names();
+        }
         let mut names: Vec<String> = self
             .encodings()
             .into_iter()
@@ -453,7 +465,7 @@ impl PageLayout {
             PageLayout::FullZip(f) => f.init_ranges(),
             PageLayout::Constant(c) => c.init_ranges(),
             PageLayout::Sparse(s) => s.init_ranges(),
-            PageLayout::Unsupported { .. } => Vec::new(),
+            PageLayout::Unsupported { .. } | PageLayout::V2_0(_) => Vec::new(),
         }
     }
 
@@ -469,7 +481,7 @@ impl PageLayout {
             PageLayout::FullZip(f) => f.decode_init(bytes),
             PageLayout::Constant(c) => c.decode_init(bytes),
             PageLayout::Sparse(s) => s.decode_init(bytes).map(PageInit::Sparse),
-            PageLayout::Unsupported { .. } => Ok(PageInit::None),
+            PageLayout::Unsupported { .. } | PageLayout::V2_0(_) => Ok(PageInit::None),
         }
     }
 
@@ -483,6 +495,10 @@ impl PageLayout {
             PageLayout::Unsupported { name, reason } => {
                 Err(Error::unsupported(format!("{name} page: {reason}")))
             }
+            PageLayout::V2_0(node) => match node.unsupported() {
+                Some(name) => Err(Error::unsupported(format!("Lance 2.0 {name} encoding"))),
+                None => Ok(()),
+            },
         }
     }
 
@@ -493,7 +509,7 @@ impl PageLayout {
             PageLayout::FullZip(f) => f.layers.len() > 1,
             PageLayout::Constant(c) => c.layers.len() > 1,
             PageLayout::Sparse(s) => s.flat_validity.is_none(),
-            PageLayout::Unsupported { .. } => false,
+            PageLayout::Unsupported { .. } | PageLayout::V2_0(_) => false,
         }
     }
 
@@ -501,6 +517,9 @@ impl PageLayout {
     pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
         if let PageLayout::Unsupported { name, reason } = self {
             return Err(Error::unsupported(format!("{name} page: {reason}")));
+        }
+        if let PageLayout::V2_0(_) = self {
+            return Err(not_v2_1_page());
         }
         if !self.is_nested() {
             self.check_readable()?;
@@ -551,6 +570,7 @@ impl PageLayout {
             (PageLayout::Unsupported { name, reason }, _) => {
                 Err(Error::unsupported(format!("{name} page: {reason}")))
             }
+            (PageLayout::V2_0(_), _) => Err(not_v2_1_page()),
             _ => Err(Error::corrupt(
                 "page init data does not match the page layout",
             )),
@@ -597,6 +617,11 @@ impl PageLayout {
         );
         out.finish()
     }
+}
+
+/// A 2.0 page reached the 2.1+ page engines (the reader sends 2.0 files to `v2_0`).
+fn not_v2_1_page() -> Error {
+    Error::corrupt("internal: a Lance 2.0 page is read by the 2.0 reader, not the page engines")
 }
 
 fn unsupported(name: &str, reason: &str) -> PageLayout {

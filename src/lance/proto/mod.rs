@@ -3,6 +3,8 @@
 // Message and enum names follow the .proto files (and lance's own generated code).
 #[allow(clippy::enum_variant_names)]
 pub(crate) mod encodings;
+#[allow(clippy::enum_variant_names)]
+pub(crate) mod encodings_v2_0;
 pub(crate) mod file;
 pub(crate) mod list_element;
 pub(crate) mod table;
