@@ -52,7 +52,9 @@ impl EcpIndex {
             ..StoreOptions::default()
         };
         let opened = open_url_with(url, &store_options)?;
-        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());
+        let admission = session.admission().for_opened(&opened);
+        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default())
+            .with_admission(Some(admission));
         let writer = options.writable.then_some(opened.store);
         let options = OpenOptions {
             node_cache_bytes: options.node_cache_bytes.min(session.budget_bytes()),
