@@ -9,8 +9,10 @@
 //! of lakeseek's promises, not of the input.
 
 mod decompress;
+mod inputs;
 
 pub use decompress::decompress;
+pub use inputs::{cli_values, filter_extremes};
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -490,6 +492,8 @@ pub fn run(name: &str, data: &[u8]) {
         "btree_lookup" => btree_lookup(data),
         "ecp_node" => ecp_node(data),
         "predicate" => predicate(data),
+        "filter_extremes" => filter_extremes(data),
+        "cli_values" => cli_values(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -502,6 +506,8 @@ pub const TARGETS: &[&str] = &[
     "btree_lookup",
     "ecp_node",
     "predicate",
+    "filter_extremes",
+    "cli_values",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

@@ -72,7 +72,8 @@ async fn concurrent_mixed_queries_hold_against_a_slow_server() {
     s3.faults().slow_every(1, Duration::from_millis(5));
     let mut run = StressRun::from_env(300);
     run.seed += 1;
-    run.max_requests = env_number("LAKESEEK_STRESS_MAX_REQUESTS", 32);
+    // Overload: ten times more queries in flight than request slots.
+    run.max_requests = env_number("LAKESEEK_STRESS_MAX_REQUESTS", run.in_flight / 10);
     run_stress(&s3, run).await;
 }
 
