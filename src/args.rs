@@ -17,14 +17,22 @@ pub struct CacheArgs {
     /// default 1 GiB.
     #[arg(long, global = true, value_name = "BYTES")]
     pub cache_bytes: Option<u64>,
+    /// At most this many requests in flight to each store, shared by everything the
+    /// command reads and fair across its queries; more wait their turn (waiting never
+    /// counts against a request's timeout). Default 256.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_requests: Option<u64>,
 }
 
 impl CacheArgs {
     /// The session these flags (and `LAKESEEK_CACHE_DIR`) ask for.
     pub fn session(&self) -> Result<crate::Session> {
-        crate::Session::builder()
-            .disk_cache_from(self.cache_dir.clone(), self.cache_bytes)?
-            .build()
+        let mut builder =
+            crate::Session::builder().disk_cache_from(self.cache_dir.clone(), self.cache_bytes)?;
+        if let Some(n) = self.max_requests {
+            builder = builder.max_requests(n as usize);
+        }
+        builder.build()
     }
 }
 

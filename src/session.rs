@@ -7,8 +7,11 @@ use std::sync::Arc;
 use crate::ecp::index::NodeCache;
 use crate::error::Result;
 use crate::io::budget::CacheShare;
+use crate::io::admission::{registry_of, AdmissionRegistry, DEFAULT_MAX_IN_FLIGHT_BYTES};
 use crate::io::disk::DiskCache;
 use crate::lance::dataset::DatasetSession;
+
+pub use crate::io::admission::DEFAULT_MAX_REQUESTS;
 
 /// Default byte budget of a [`Session`] (256 MiB).
 pub const DEFAULT_SESSION_BUDGET: u64 = 256 << 20;
@@ -76,12 +79,30 @@ pub struct Session {
 pub struct SessionBuilder {
     budget_bytes: u64,
     disk: Option<(PathBuf, u64)>,
+    max_requests: usize,
 }
 
 impl SessionBuilder {
     /// Hold about `bytes` of decoded data in memory (default [`DEFAULT_SESSION_BUDGET`]).
     pub fn budget_bytes(mut self, bytes: u64) -> Self {
         self.budget_bytes = bytes;
+        self
+    }
+
+    /// Allow at most `n` requests (GETs and LISTs) in flight to each store, shared by every
+    /// dataset, file and index opened with the session and fair across concurrent queries
+    /// (default [`DEFAULT_MAX_REQUESTS`](crate::DEFAULT_MAX_REQUESTS); 0 counts as 1).
+    /// Requests beyond it wait their turn; waiting never counts against a request's timeout.
+    ///
+    /// ```
+    /// # fn main() -> lakeseek::Result<()> {
+    /// let session = lakeseek::Session::builder().max_requests(32).build()?;
+    /// assert_eq!(session.max_requests(), 32);
+    /// assert_eq!(lakeseek::Session::default().max_requests(), lakeseek::DEFAULT_MAX_REQUESTS);
+    /// # Ok(()) }
+    /// ```
+    pub fn max_requests(mut self, n: usize) -> Self {
+        self.max_requests = n.max(1);
         self
     }
 
@@ -129,6 +150,10 @@ impl SessionBuilder {
             None => None,
         };
         let datasets = DatasetSession::with_budget(self.budget_bytes).with_disk(disk);
+        let max_requests = self.max_requests;
+        datasets
+            .extensions
+            .get_or_init(|| AdmissionRegistry::new(max_requests, DEFAULT_MAX_IN_FLIGHT_BYTES));
         Ok(Session {
             datasets: Arc::new(datasets),
             budget_bytes: self.budget_bytes,
@@ -158,7 +183,18 @@ impl Session {
         SessionBuilder {
             budget_bytes: DEFAULT_SESSION_BUDGET,
             disk: None,
+            max_requests: crate::io::admission::DEFAULT_MAX_REQUESTS,
         }
+    }
+
+    /// The bound on requests in flight per store ([`SessionBuilder::max_requests`]).
+    pub fn max_requests(&self) -> usize {
+        self.admission().max_requests()
+    }
+
+    /// The admission control of each store this session reads (crate-internal handle).
+    pub(crate) fn admission(&self) -> Arc<AdmissionRegistry> {
+        registry_of(&self.datasets.extensions)
     }
 
     /// The byte budget.

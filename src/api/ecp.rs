@@ -40,7 +40,9 @@ impl EcpIndex {
             ..StoreOptions::default()
         };
         let opened = open_url_with(url, &store_options)?;
-        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());
+        let admission = session.admission().for_opened(&opened);
+        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default())
+            .with_admission(Some(admission));
         let writer = options.writable.then_some(opened.store);
         let cache = Some(session.ecp_node_cache());
         Self::open_with_cache(fetcher, writer, opened.path, url, options, cache).await

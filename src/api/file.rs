@@ -81,8 +81,11 @@ impl LanceFileBuilder {
     /// Open the file.
     pub async fn open(self) -> Result<LanceFile> {
         let opened = self.params.open_url()?;
-        let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
-        let caches = Arc::clone(&self.params.session().dataset_session().reader_caches);
+        let session = self.params.session();
+        let admission = session.admission().for_opened(&opened);
+        let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default())
+            .with_admission(Some(admission));
+        let caches = Arc::clone(&session.dataset_session().reader_caches);
         let stats = self.params.stats;
         let reader = LanceFileReader::open(fetcher, opened.path, self.size, caches, &stats).await?;
         Ok(LanceFile { reader, stats })

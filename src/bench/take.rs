@@ -365,6 +365,7 @@ pub(crate) fn add(a: IoStatsSnapshot, b: IoStatsSnapshot) -> IoStatsSnapshot {
         hedges: a.hedges + b.hedges,
         disk_hits: a.disk_hits + b.disk_hits,
         disk_bytes: a.disk_bytes + b.disk_bytes,
+        queued_micros: a.queued_micros + b.queued_micros,
     }
 }
 

@@ -13,7 +13,9 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "lakeseek",
     version,
-    about = "Read Lance files and indices straight from object storage with the fewest requests"
+    about = "Read Lance files and indices straight from object storage with the fewest requests",
+    after_help = "Long inputs: `--rows-file F` and `--filter-file F` (F = `-` reads stdin) stand for \
+                  `--rows` and `--filter` of any command that takes them."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -71,7 +73,14 @@ enum EcpCommand {
 
 /// Parse the process arguments, run the command, print errors; the `lakeseek` binary's `main`.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = match crate::cli::arg_files::expand(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let cli = Cli::parse_from(args);
     match &cli.command {
         Command::Sql(args) => return crate::cli::companion::run("sql", args, &cli.cache),
         Command::Worker(args) => return crate::cli::companion::run("worker", args, &cli.cache),

@@ -7,6 +7,7 @@
 #![allow(clippy::future_not_send)] // the commands write to `&mut dyn Write` on the main task; they are never spawned
 
 mod app;
+mod arg_files;
 mod companion;
 pub mod demo;
 pub mod ecp;

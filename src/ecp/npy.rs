@@ -39,6 +39,11 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
         [n, d] => (*n, *d),
         _ => return Err(bad(format!("expected shape (d,) or (n, d), got {shape:?}"))),
     };
+    // A row of no values is no vector; its count would be trusted with no bytes to back
+    // it (`(10^18, 0)` would allocate 10^18 empty rows).
+    if dim == 0 {
+        return Err(bad(format!("shape {shape:?} has vectors of 0 dimensions")));
+    }
     let width = match descr {
         "<f4" => 4,
         "<f8" => 8,
@@ -77,9 +82,6 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Vec<Vec<f32>>> {
             .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())
             .collect(),
     };
-    if dim == 0 {
-        return Ok(vec![Vec::new(); rows]);
-    }
     Ok(values.chunks_exact(dim).map(<[f32]>::to_vec).collect())
 }
 
@@ -144,5 +146,17 @@ mod tests {
         assert!(parse_npy(&npy("<i4", "(2,)", &data)).is_err());
         assert!(parse_npy(&npy("<f4", "(3,)", &data)).is_err());
         assert!(parse_npy(b"garbage").is_err());
+    }
+
+    #[test]
+    fn a_huge_row_count_of_empty_vectors_is_an_error_not_an_allocation() {
+        for shape in ["(1000000000000000000, 0)", "(0,)", "(3, 0)"] {
+            let err = parse_npy(&npy("<f4", shape, &[])).unwrap_err();
+            assert!(err.to_string().contains("0 dimensions"), "{shape}: {err}");
+        }
+        let err = parse_npy(&npy("<f4", "(18446744073709551615, 2)", &[])).unwrap_err();
+        assert!(err.to_string().contains("overflows"), "{err}");
+        assert!(parse_npy(&npy("<f4", "(-1, 2)", &[])).is_err());
+        assert!(parse_npy(&npy("<f4", "(1, 2, 3)", &[])).is_err());
     }
 }

@@ -9,9 +9,11 @@
 //! of lakeseek's promises, not of the input.
 
 mod decompress;
+mod inputs;
 mod v2_0;
 
 pub use decompress::decompress;
+pub use inputs::{cli_values, filter_extremes};
 pub use v2_0::v2_0_page;
 
 use std::collections::HashMap;
@@ -493,6 +495,8 @@ pub fn run(name: &str, data: &[u8]) {
         "ecp_node" => ecp_node(data),
         "predicate" => predicate(data),
         "v2_0_page" => v2_0_page(data),
+        "filter_extremes" => filter_extremes(data),
+        "cli_values" => cli_values(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -506,6 +510,8 @@ pub const TARGETS: &[&str] = &[
     "ecp_node",
     "predicate",
     "v2_0_page",
+    "filter_extremes",
+    "cli_values",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

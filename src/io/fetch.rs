@@ -32,10 +32,11 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path;
 
 use crate::error::{Error, Result};
+use crate::io::admission::{Admission, Permit};
 use crate::io::coalesce::{coalesce, CoalescePolicy};
 use crate::io::disk::{DiskCache, Wanted};
 use crate::io::hedge::{wave_cap, LatencyTracker};
-use crate::io::retry::{with_retries, ReadSpan, RetryPolicy, ShortBody};
+use crate::io::retry::{with_retries, ReadSpan, RetryBudget, RetryPolicy, ShortBody};
 use crate::io::source::{ObjectVersion, RangeSource};
 use crate::io::stats::IoStats;
 
@@ -274,6 +275,9 @@ pub struct RangeFetcher {
     latency: Arc<Mutex<LatencyTracker>>,
     /// Byte ranges of immutable objects on local disk, when the session has a disk tier.
     disk: Option<DiskTier>,
+    /// The store's admission control, shared by every reader of the session
+    /// ([`crate::io::admission`]); `None`: requests are only bounded per wave.
+    admission: Option<Arc<Admission>>,
 }
 
 /// Hedges and hedge round trips of one wave.
@@ -317,7 +321,34 @@ impl RangeFetcher {
             known_versions: Arc::default(),
             latency,
             disk: None,
+            admission: None,
         }
+    }
+
+    /// Send every request through `admission` (one bound on requests in flight to the
+    /// store, fair across queries; see [`crate::io::admission`]).
+    pub(crate) fn with_admission(mut self, admission: Option<Arc<Admission>>) -> Self {
+        self.admission = admission;
+        self
+    }
+
+    /// The admission control requests go through, when any.
+    #[cfg_attr(not(test), allow(dead_code))] // read by the tests
+    pub(crate) fn admission(&self) -> Option<&Arc<Admission>> {
+        self.admission.as_ref()
+    }
+
+    /// Wait for a slot of the store's admission control (none without one).
+    async fn admit(&self, stats: &IoStats, bytes: u64) -> Option<Permit> {
+        match &self.admission {
+            Some(a) => Some(a.admit(stats, bytes).await),
+            None => None,
+        }
+    }
+
+    /// The session's retry budget for this store, when it has admission control.
+    fn retry_budget(&self) -> Option<&RetryBudget> {
+        self.admission.as_deref().map(Admission::retry_budget)
     }
 
     /// Read immutable objects through `disk` (ranges found there cost no request; ranges
@@ -486,7 +517,16 @@ impl RangeFetcher {
             r = &mut primary => return r,
             _ = tokio::time::sleep(wait) => {}
         }
+        // A hedge only takes a slot nobody waits for: a busy store gets no duplicates.
+        let slot = match &self.admission {
+            Some(a) => match a.try_admit(read.range.end - read.range.start) {
+                Some(permit) => Some(permit),
+                None => return primary.await,
+            },
+            None => None,
+        };
         if !wave.try_take() || !self.tracker().try_spend() {
+            drop(slot);
             return primary.await;
         }
         stats.add_hedge();
@@ -549,25 +589,28 @@ impl RangeFetcher {
                 "empty suffix read of {path}"
             )));
         }
+        let _permit = self.admit(stats, n).await;
         let _guard = stats.start_request();
         let span = ReadSpan::Suffix(n);
-        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
-            let start = tokio::time::Instant::now();
-            let (bytes, version) = self.source.get_suffix(path, n).await?;
-            self.record_latency(start.elapsed(), bytes.len());
-            let wanted = n.min(version.size);
-            if bytes.len() as u64 != wanted {
-                let start = version.size.saturating_sub(wanted);
-                return Err(ShortBody::error(
-                    path.as_ref(),
-                    Some(start..version.size),
-                    wanted,
-                    bytes.len() as u64,
-                ));
-            }
-            Ok((bytes, version))
-        })
-        .await?;
+        let budget = self.retry_budget();
+        let (bytes, version) =
+            with_retries(&self.retry, budget, stats, path.as_ref(), span, || async {
+                let start = tokio::time::Instant::now();
+                let (bytes, version) = self.source.get_suffix(path, n).await?;
+                self.record_latency(start.elapsed(), bytes.len());
+                let wanted = n.min(version.size);
+                if bytes.len() as u64 != wanted {
+                    let start = version.size.saturating_sub(wanted);
+                    return Err(ShortBody::error(
+                        path.as_ref(),
+                        Some(start..version.size),
+                        wanted,
+                        bytes.len() as u64,
+                    ));
+                }
+                Ok((bytes, version))
+            })
+            .await?;
         stats.add_bytes(bytes.len() as u64);
         self.remember(path, &version);
         Ok(Tail { bytes, version })
@@ -600,23 +643,26 @@ impl RangeFetcher {
     }
 
     async fn whole_from_store(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
+        let _permit = self.admit(stats, 0).await;
         let _guard = stats.start_request();
         let span = ReadSpan::Whole;
-        let (bytes, version) = with_retries(&self.retry, stats, path.as_ref(), span, || async {
-            let start = tokio::time::Instant::now();
-            let (bytes, version) = self.source.get_all(path).await?;
-            self.record_latency(start.elapsed(), bytes.len());
-            if bytes.len() as u64 != version.size {
-                return Err(ShortBody::error(
-                    path.as_ref(),
-                    Some(0..version.size),
-                    version.size,
-                    bytes.len() as u64,
-                ));
-            }
-            Ok((bytes, version))
-        })
-        .await?;
+        let budget = self.retry_budget();
+        let (bytes, version) =
+            with_retries(&self.retry, budget, stats, path.as_ref(), span, || async {
+                let start = tokio::time::Instant::now();
+                let (bytes, version) = self.source.get_all(path).await?;
+                self.record_latency(start.elapsed(), bytes.len());
+                if bytes.len() as u64 != version.size {
+                    return Err(ShortBody::error(
+                        path.as_ref(),
+                        Some(0..version.size),
+                        version.size,
+                        bytes.len() as u64,
+                    ));
+                }
+                Ok((bytes, version))
+            })
+            .await?;
         stats.add_bytes(bytes.len() as u64);
         self.remember(path, &version);
         Ok(Tail { bytes, version })
@@ -710,9 +756,11 @@ impl RangeFetcher {
         let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| {
             let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());
             async move {
+                let _permit = self.admit(stats, read.range.end - read.range.start).await;
                 let _guard = stats.start_request();
                 let bytes = with_retries(
                     retry,
+                    self.retry_budget(),
                     stats,
                     read.path.as_ref(),
                     ReadSpan::Range(read.range.clone()),

@@ -11,6 +11,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 
 use crate::error::{Error, Result};
+use crate::io::admission::Admission;
 use crate::io::stats::IoStats;
 
 /// Objects a LIST request returns per page on S3 (and the default on GCS/Azure); used to
@@ -61,12 +62,24 @@ pub(crate) trait ObjectLister: Send + Sync + Debug {
 pub(crate) struct ObjectStoreLister {
     store: Arc<dyn ObjectStore>,
     ordered: bool,
+    admission: Option<Arc<Admission>>,
 }
 
 impl ObjectStoreLister {
     /// A lister over `store`; `ordered` says whether it lists in lexical order.
     pub(crate) fn new(store: Arc<dyn ObjectStore>, ordered: bool) -> Self {
-        Self { store, ordered }
+        Self {
+            store,
+            ordered,
+            admission: None,
+        }
+    }
+
+    /// Wait for a slot of `admission` before listing (a listing's pages are requested one
+    /// after another, so one slot covers it), like every GET of the store.
+    pub(crate) fn with_admission(mut self, admission: Option<Arc<Admission>>) -> Self {
+        self.admission = admission;
+        self
     }
 
     /// A lister for a store opened from a URL of the given scheme.
@@ -90,6 +103,10 @@ impl ObjectLister for ObjectStoreLister {
         stats: &IoStats,
         visit: &mut (dyn FnMut(ListedObject) -> ListControl + Send),
     ) -> Result<()> {
+        let _permit = match &self.admission {
+            Some(a) => Some(a.admit(stats, 0).await),
+            None => None,
+        };
         let mut stream = self.store.list(Some(prefix));
         let mut seen = 0usize;
         let mut guard = Some(stats.start_request());

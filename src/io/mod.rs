@@ -43,6 +43,7 @@
 //! ```
 
 pub(crate) mod budget;
+pub(crate) mod admission;
 pub(crate) mod cache;
 pub(crate) mod cache_extensions;
 pub(crate) mod coalesce;
@@ -51,6 +52,7 @@ pub(crate) mod fetch;
 pub(crate) mod hedge;
 pub(crate) mod list;
 pub(crate) mod retry;
+pub(crate) mod retry_budget;
 pub(crate) mod source;
 pub(crate) mod stats;
 pub(crate) mod store;

@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 use object_store::client::{HttpError, HttpErrorKind};
 
 use crate::error::{Error, Result};
+pub(crate) use crate::io::retry_budget::RetryBudget;
 use crate::io::stats::IoStats;
 
 /// How [`RangeFetcher`](crate::io::RangeFetcher) retries transient read failures.
@@ -289,9 +290,12 @@ pub(crate) fn is_transient_status(status: u16) -> bool {
 }
 
 /// Run `attempt` until it succeeds, fails permanently, or the policy's budget runs out,
-/// counting each retry in `stats`. `path` / `read` name the read in errors.
+/// counting each retry in `stats`. `path` / `read` name the read in errors. With a
+/// session's [`RetryBudget`], each retry also spends one of its tokens (none left: the
+/// error is final) and a success earns some back.
 pub(crate) async fn with_retries<T, F, Fut>(
     policy: &RetryPolicy,
+    budget: Option<&RetryBudget>,
     stats: &IoStats,
     path: &str,
     read: ReadSpan,
@@ -313,14 +317,20 @@ where
             None => attempt().await,
         };
         let err = match result {
-            Ok(v) => return Ok(v),
+            Ok(v) => {
+                if let Some(b) = budget {
+                    b.earn();
+                }
+                return Ok(v);
+            }
             Err(e) => e,
         };
         if !should_retry(&err) {
             return Err(err);
         }
         let now = Instant::now();
-        if retries as usize >= policy.max_retries || now >= deadline {
+        let out_of_budget = || budget.is_some_and(|b| !b.try_spend());
+        if retries as usize >= policy.max_retries || now >= deadline || out_of_budget() {
             return Err(exhausted(err, read, retries + 1, start.elapsed()));
         }
         retries += 1;
@@ -475,12 +485,19 @@ mod tests {
     async fn transient_failures_are_retried_until_success() {
         let stats = IoStats::new();
         let calls = AtomicU32::new(0);
-        let out = with_retries(&fast(3), &stats, "p", ReadSpan::Range(0..10), || async {
-            match calls.fetch_add(1, Ordering::SeqCst) {
-                0 | 1 => Err(ShortBody::error("p", Some(0..10), 10, 3)),
-                _ => Ok(7),
-            }
-        })
+        let out = with_retries(
+            &fast(3),
+            None,
+            &stats,
+            "p",
+            ReadSpan::Range(0..10),
+            || async {
+                match calls.fetch_add(1, Ordering::SeqCst) {
+                    0 | 1 => Err(ShortBody::error("p", Some(0..10), 10, 3)),
+                    _ => Ok(7),
+                }
+            },
+        )
         .await
         .unwrap();
         assert_eq!((out, calls.load(Ordering::SeqCst)), (7, 3));
@@ -491,10 +508,17 @@ mod tests {
     async fn budget_is_bounded_and_the_error_names_path_and_range() {
         let stats = IoStats::new();
         let calls = AtomicU32::new(0);
-        let err = with_retries(&fast(2), &stats, "p", ReadSpan::Range(5..9), || async {
-            calls.fetch_add(1, Ordering::SeqCst);
-            Err::<(), _>(ShortBody::error("a/b.lance", Some(5..9), 4, 1))
-        })
+        let err = with_retries(
+            &fast(2),
+            None,
+            &stats,
+            "p",
+            ReadSpan::Range(5..9),
+            || async {
+                calls.fetch_add(1, Ordering::SeqCst);
+                Err::<(), _>(ShortBody::error("a/b.lance", Some(5..9), 4, 1))
+            },
+        )
         .await
         .unwrap_err();
         assert_eq!(calls.load(Ordering::SeqCst), 3);
@@ -509,10 +533,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_empty_session_budget_makes_the_first_error_final() {
+        let stats = IoStats::new();
+        let budget = RetryBudget::new(0.1, 1.0);
+        let calls = AtomicU32::new(0);
+        let failing = || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err::<(), _>(ShortBody::error("a/b.lance", Some(5..9), 4, 1))
+        };
+        let span = ReadSpan::Range(5..9);
+        let policy = fast(5);
+        let first = with_retries(&policy, Some(&budget), &stats, "p", span.clone(), failing);
+        let err = first.await.unwrap_err();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            2,
+            "one retry: the whole burst"
+        );
+        assert!(err.to_string().contains("a/b.lance"), "{err}");
+        let second = with_retries(&policy, Some(&budget), &stats, "p", span, failing);
+        assert!(second.await.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 3, "no budget left: no retry");
+    }
+
+    #[tokio::test]
     async fn permanent_errors_are_not_retried() {
         let stats = IoStats::new();
         let calls = AtomicU32::new(0);
-        let err = with_retries(&fast(5), &stats, "p", ReadSpan::Whole, || async {
+        let err = with_retries(&fast(5), None, &stats, "p", ReadSpan::Whole, || async {
             calls.fetch_add(1, Ordering::SeqCst);
             Err::<(), _>(Error::corrupt("bad"))
         })
@@ -533,7 +581,7 @@ mod tests {
             attempt_timeout: Some(Duration::from_millis(20)),
             ..fast(3)
         };
-        let out = with_retries(&policy, &stats, "p", ReadSpan::Suffix(2), || async {
+        let out = with_retries(&policy, None, &stats, "p", ReadSpan::Suffix(2), || async {
             if calls.fetch_add(1, Ordering::SeqCst) == 0 {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
             }

@@ -27,6 +27,7 @@ struct Counters {
     hedges: AtomicU64,
     disk_hits: AtomicU64,
     disk_bytes: AtomicU64,
+    queued_micros: AtomicU64,
 }
 
 /// A point-in-time copy of [`IoStats`], serializable as the `--stats` JSON.
@@ -53,6 +54,10 @@ pub struct IoStatsSnapshot {
     /// Bytes those reads took from the disk tier (not counted in `bytes`).
     #[serde(default)]
     pub disk_bytes: u64,
+    /// Microseconds requests spent waiting for a slot of the store's admission control
+    /// (summed over requests; not part of any request's timeout).
+    #[serde(default)]
+    pub queued_micros: u64,
 }
 
 impl IoStats {
@@ -100,6 +105,20 @@ impl IoStats {
         self.counters.hedges.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Add time a request waited for admission (see `crate::io::admission`).
+    pub(crate) fn add_queued(&self, waited: std::time::Duration) {
+        let micros = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX);
+        self.counters
+            .queued_micros
+            .fetch_add(micros, Ordering::SeqCst);
+    }
+
+    /// Identity of the query these counters belong to (shared by clones): admission control
+    /// queues requests per query.
+    pub(crate) fn query_id(&self) -> usize {
+        Arc::as_ptr(&self.counters) as usize
+    }
+
     /// Count one read of `bytes` answered by the disk tier.
     pub(crate) fn add_disk_hit(&self, bytes: u64) {
         self.counters.disk_hits.fetch_add(1, Ordering::SeqCst);
@@ -122,6 +141,7 @@ impl IoStats {
             hedges: self.counters.hedges.load(Ordering::SeqCst),
             disk_hits: self.counters.disk_hits.load(Ordering::SeqCst),
             disk_bytes: self.counters.disk_bytes.load(Ordering::SeqCst),
+            queued_micros: self.counters.queued_micros.load(Ordering::SeqCst),
         }
     }
 }
@@ -137,6 +157,7 @@ impl IoStatsSnapshot {
             hedges: self.hedges.saturating_sub(earlier.hedges),
             disk_hits: self.disk_hits.saturating_sub(earlier.disk_hits),
             disk_bytes: self.disk_bytes.saturating_sub(earlier.disk_bytes),
+            queued_micros: self.queued_micros.saturating_sub(earlier.queued_micros),
         }
     }
 }
@@ -213,6 +234,7 @@ mod tests {
             hedges: 1,
             disk_hits: 2,
             disk_bytes: 30,
+            queued_micros: 0,
         };
         assert_eq!(
             later.since(&snap),
@@ -224,6 +246,7 @@ mod tests {
                 hedges: 1,
                 disk_hits: 2,
                 disk_bytes: 30,
+                queued_micros: 0,
             }
         );
     }

@@ -22,6 +22,14 @@
 //! | `hedge_fraction` | hedge (duplicate) GETs still outstanding past the threshold, at most this fraction of a wave and of all requests (0 = off; see [`crate::io::hedge`]) | 0.1 remote, 0 local |
 //! | `hedge_quantile` | the latency quantile past which a GET is hedged | 0.95 |
 //!
+//! Timeouts of remote stores fit the request rather than one 30 s total: object_store's
+//! `connect_timeout` (5 s) bounds connecting, [`DEFAULT_READ_TIMEOUT`] bounds the wait for
+//! the first byte and then every wait for more of the body (reset by each read, so a large
+//! body that keeps arriving is never cut off, and a stalled one is), and
+//! [`DEFAULT_TOTAL_TIMEOUT`] is only a backstop. Give `timeout`, `read_timeout` or
+//! `connect_timeout` to override. None of them counts time a request waited for admission
+//! ([`crate::io::admission`]): a request is sent, and its timeouts start, once admitted.
+//!
 //! `memory://` URLs open a new, empty in-memory store on every call (useful in doctests).
 //!
 //! An [`HttpConnector`] can be passed with [`OpenOptions::http_connector`] (e.g. the
@@ -68,6 +76,26 @@ use crate::io::source::{ObjectStoreSource, RangeSource};
 /// requests for up to 1.9x the bytes. Override with the `coalesce_gap` storage option (e.g.
 /// lower it when egress bytes are billed).
 pub(crate) const REMOTE_COALESCE_GAP: u64 = 64 * 1024;
+/// Default `read_timeout` of remote stores: the longest wait for the first byte of a
+/// response and then for each further read of its body.
+pub(crate) const DEFAULT_READ_TIMEOUT: &str = "30s";
+/// Default `timeout` (whole request) of remote stores: a backstop for bodies that trickle.
+pub(crate) const DEFAULT_TOTAL_TIMEOUT: &str = "600s";
+
+/// `passthrough` with lakeseek's default timeouts first (later options override them).
+fn with_default_timeouts(passthrough: &[(String, String)]) -> Vec<(String, String)> {
+    let given = |key: &str| passthrough.iter().any(|(k, _)| k == key);
+    let mut out = Vec::with_capacity(passthrough.len() + 2);
+    if !given("read_timeout") {
+        out.push(("read_timeout".to_string(), DEFAULT_READ_TIMEOUT.to_string()));
+    }
+    if !given("timeout") {
+        out.push(("timeout".to_string(), DEFAULT_TOTAL_TIMEOUT.to_string()));
+    }
+    out.extend(passthrough.iter().cloned());
+    out
+}
+
 /// Coalescing gap for local files: no benefit from reading gap bytes.
 pub(crate) const LOCAL_COALESCE_GAP: u64 = 0;
 
@@ -245,6 +273,13 @@ fn build_store(
 ) -> Result<Arc<dyn ObjectStore>> {
     let scheme = scheme.clone();
     let _ = (&connector, tuning, url, parsed); // only the cloud backends use them
+    let remote_options;
+    let passthrough = if matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
+        passthrough
+    } else {
+        remote_options = with_default_timeouts(passthrough);
+        &remote_options[..]
+    };
     Ok(match scheme {
         ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
             if let Some((k, _)) = passthrough.first() {

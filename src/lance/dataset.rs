@@ -241,11 +241,13 @@ impl Dataset {
         session: Arc<DatasetSession>,
         stats: &IoStats,
     ) -> Result<Self> {
-        let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-            Arc::clone(&opened.store),
-            &opened.scheme,
-        ));
+        let admission = crate::io::admission::registry_of(&session.extensions).for_opened(opened);
+        let lister: Arc<dyn ObjectLister> = Arc::new(
+            ObjectStoreLister::for_scheme(Arc::clone(&opened.store), &opened.scheme)
+                .with_admission(Some(Arc::clone(&admission))),
+        );
         let mut store = DatasetStore::new(Arc::clone(&opened.source), lister);
+        store.fetcher = store.fetcher.with_admission(Some(admission));
         if let (Some(cache), Some(identity)) = (&session.disk, &opened.store_identity) {
             store.fetcher = store.fetcher.with_disk(Some(DiskTier {
                 cache: cache.clone(),

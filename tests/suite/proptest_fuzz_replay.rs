@@ -145,6 +145,45 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     for f in filters.iter().step_by(3).take(120) {
         out.push(("predicate", f.as_bytes().to_vec()));
     }
+    out.extend(input_seeds());
+    out
+}
+
+/// Seeds of the user-input targets: every extreme filter shape at its largest, and
+/// malformed command-line values (URLs, storage options, row lists).
+fn input_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let mut out = Vec::new();
+    for shape in 0u8..6 {
+        for (n, fragment) in [
+            (20_000u16, "i32 = 1"),
+            (600, "s = 'x'"),
+            (3, "-99999999999999999999"),
+        ] {
+            let mut seed = vec![shape];
+            seed.extend(n.to_be_bytes());
+            seed.extend(fragment.as_bytes());
+            out.push(("filter_extremes", seed));
+        }
+    }
+    for values in [
+        &[
+            "/tmp/t.lance",
+            "coalesce_gap=-1",
+            "max_retries=99999999999999999999999",
+        ][..],
+        &[
+            "memory:///x",
+            "hedge_fraction=NaN",
+            "coalesce_waste=inf",
+            "timeout=soon",
+        ],
+        &["s3://user:pw@bucket/x?sig=1", "aws_region"],
+        &["file:///%zz", "=", "==", "retry_timeout_secs=1e309"],
+        &["0..18446744073709551616", "5..3", ",,,", "1,2,-3", ""],
+        &["memory://", "bogus_option=1"],
+    ] {
+        out.push(("cli_values", values.join("\0").into_bytes()));
+    }
     out
 }
 

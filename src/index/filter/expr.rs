@@ -158,6 +158,7 @@ pub(crate) fn parse_sql(text: &str, context: SqlContext) -> Result<SqlExpr> {
     let fail = |what: &dyn std::fmt::Display| {
         Error::InvalidArgument(format!("{} {text:?}: {what}", context.label()))
     };
+    super::limits::check_filter_shape(text, context.label())?;
     let dialect = GenericDialect {};
     let mut parser = Parser::new(&dialect)
         .try_with_sql(text)

@@ -30,6 +30,7 @@ mod data;
 pub(crate) mod eval;
 pub(crate) mod expr;
 pub(crate) mod kind;
+mod limits;
 mod list_element_kind;
 mod plan;
 pub(crate) mod segments;

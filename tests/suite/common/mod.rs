@@ -14,6 +14,7 @@
 pub(super) mod gcs;
 pub(super) mod s3;
 mod s3_backend;
+pub(super) mod s3_faults;
 
 pub(super) use gcs::GcsTestServer;
 pub(super) use s3::S3TestServer;

@@ -6,6 +6,7 @@ use std::path::Path as FsPath;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::s3_faults::{FaultyService, ServerFaults};
 use crate::io::wrappers::{CountingConnector, HttpCountsSnapshot};
 use crate::io::{open_url_with, OpenOptions, OpenedUrl};
 use bytes::Bytes;
@@ -38,8 +39,7 @@ pub(crate) const BUCKET: &str = "test-bucket";
 pub(crate) struct S3TestServer {
     endpoint: String,
     counting: CountingConnector,
-    server_requests: Arc<AtomicU64>,
-    faults_left: Arc<AtomicU64>,
+    faults: Arc<ServerFaults>,
     seed: Arc<dyn ObjectStore>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -69,13 +69,9 @@ impl S3TestServer {
         }
         let service = FaultyService {
             inner: builder.build(),
-            requests: Arc::new(AtomicU64::new(0)),
-            faults_left: Arc::new(AtomicU64::new(0)),
+            faults: Arc::default(),
         };
-        let (server_requests, faults_left) = (
-            Arc::clone(&service.requests),
-            Arc::clone(&service.faults_left),
-        );
+        let faults = Arc::clone(&service.faults);
 
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener
@@ -102,8 +98,7 @@ impl S3TestServer {
         Self {
             endpoint,
             counting: CountingConnector::new(),
-            server_requests,
-            faults_left,
+            faults,
             seed: Arc::new(seed),
             shutdown: Some(tx),
             thread: Some(thread),
@@ -167,12 +162,17 @@ impl S3TestServer {
 
     /// Requests the server received (seeding included), faults included.
     pub(crate) fn server_requests(&self) -> u64 {
-        self.server_requests.load(Ordering::SeqCst)
+        self.faults.requests()
+    }
+
+    /// The server-side fault wrappers (slow answers, stalls, resets, 503s, the gate).
+    pub(crate) fn faults(&self) -> &ServerFaults {
+        &self.faults
     }
 
     /// Make the server answer its next `n` requests with `503 SlowDown`.
     pub(crate) fn fail_next_server_requests(&self, n: u64) {
-        self.faults_left.store(n, Ordering::SeqCst);
+        self.faults.fail_next(n);
     }
 
     /// Upload `data` as `key` (through S3 PUT, not counted by [`counting`](Self::counting)).
@@ -261,41 +261,4 @@ fn serve(
         }
     });
     runtime.shutdown_background();
-}
-
-/// The s3s service, counting requests and answering injected `503 SlowDown`s.
-#[derive(Clone)]
-struct FaultyService {
-    inner: s3s::service::S3Service,
-    requests: Arc<AtomicU64>,
-    faults_left: Arc<AtomicU64>,
-}
-
-type BoxedResponse = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<s3s::HttpResponse, s3s::HttpError>> + Send>,
->;
-
-impl hyper::service::Service<http::Request<hyper::body::Incoming>> for FaultyService {
-    type Response = s3s::HttpResponse;
-    type Error = s3s::HttpError;
-    type Future = BoxedResponse;
-
-    fn call(&self, req: http::Request<hyper::body::Incoming>) -> Self::Future {
-        self.requests.fetch_add(1, Ordering::SeqCst);
-        let fault = self
-            .faults_left
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok();
-        if fault {
-            let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
-                <Error><Code>SlowDown</Code><Message>injected by the test server</Message></Error>";
-            let resp = http::Response::builder()
-                .status(http::StatusCode::SERVICE_UNAVAILABLE)
-                .header(http::header::CONTENT_TYPE, "application/xml")
-                .body(s3s::Body::from(body.to_string()))
-                .expect("static response");
-            return Box::pin(async move { Ok(resp) });
-        }
-        hyper::service::Service::call(&self.inner, req)
-    }
 }

@@ -21,6 +21,7 @@ use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions, SearchPa
 use crate::index::list_element::parse_any_element_filter;
 use crate::index::list_element::query::{query_any_element, AnyElementOptions};
 use crate::index::query::{query_row_addresses, QueryOptions as BTreeQueryOptions};
+use crate::io::admission::{Admission, DEFAULT_MAX_IN_FLIGHT_BYTES};
 use crate::io::list::ObjectStoreLister;
 use crate::io::{FetchOptions, IoStats, OpenedUrl, RangeFetcher};
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
@@ -174,18 +175,33 @@ impl Handles {
     /// Open everything through a new client of `s3`; `cache_bytes` sizes each cache of
     /// the dataset session and each ecp node cache.
     pub(super) async fn open(s3: &S3TestServer, cache_bytes: u64) -> Self {
+        Self::open_limited(s3, cache_bytes, crate::DEFAULT_MAX_REQUESTS).await
+    }
+
+    /// [`open`](Self::open) with every request (GETs of files, datasets, indices and ecp
+    /// nodes, and LISTs) through ONE admission control of `max_requests` slots, as a
+    /// session shares it.
+    pub(super) async fn open_limited(
+        s3: &S3TestServer,
+        cache_bytes: u64,
+        max_requests: usize,
+    ) -> Self {
         let opened = s3.open("");
-        let lister = Arc::new(ObjectStoreLister::for_scheme(
-            Arc::clone(&opened.store),
-            &opened.scheme,
-        ));
-        let store = DatasetStore::new(Arc::clone(&opened.source), lister);
-        let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
+        let admission = Some(Admission::new(max_requests, DEFAULT_MAX_IN_FLIGHT_BYTES));
+        let lister = Arc::new(
+            ObjectStoreLister::for_scheme(Arc::clone(&opened.store), &opened.scheme)
+                .with_admission(admission.clone()),
+        );
+        let mut store = DatasetStore::new(Arc::clone(&opened.source), lister);
+        store.fetcher = store.fetcher.with_admission(admission.clone());
+        let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default())
+            .with_admission(admission.clone());
         let session = Arc::new(DatasetSession::new(cache_bytes));
         let mut ecp = Vec::new();
         for name in ECP {
-            let index = EcpIndex::open_store(
-                Arc::clone(&opened.store),
+            let index = EcpIndex::open_with(
+                fetcher.clone(),
+                None,
                 Path::from(format!("idx/{name}")),
                 &s3.url(&format!("idx/{name}")),
                 EcpOpenOptions {
@@ -204,6 +220,11 @@ impl Handles {
             session,
             ecp,
         }
+    }
+
+    /// The admission control every request of these handles goes through.
+    pub(super) fn admission(&self) -> Option<&Arc<Admission>> {
+        self.fetcher.admission()
     }
 
     /// The shared dataset session.
@@ -547,6 +568,51 @@ pub(super) async fn run_concurrent(
         .buffer_unordered(in_flight.max(1))
         .collect()
         .await
+}
+
+/// Busy threads beside a test (a CPU hog, like another build on CI's 2 cores): they spin
+/// until the hog is dropped, and stop by themselves after `max` at the latest (a bound, so a
+/// failing test cannot leave them running; nothing is timed).
+pub(super) struct CpuHog {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<u64>>,
+}
+
+impl CpuHog {
+    /// Start `threads` busy threads.
+    pub(super) fn start(threads: usize, max: std::time::Duration) -> Self {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|i| {
+                let stop = Arc::clone(&stop);
+                std::thread::Builder::new()
+                    .name(format!("cpu-hog-{i}"))
+                    .spawn(move || {
+                        let started = std::time::Instant::now();
+                        let mut x = i as u64 + 1;
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                            && started.elapsed() < max
+                        {
+                            for _ in 0..10_000 {
+                                x = std::hint::black_box(x.wrapping_mul(6364136223846793005) + 1);
+                            }
+                        }
+                        x
+                    })
+                    .expect("spawn a CPU hog thread")
+            })
+            .collect();
+        Self { stop, threads }
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }
 
 /// A number from the environment, or `default`.

@@ -1,0 +1,177 @@
+//! Admission control under load, against the in-process S3 server and an in-memory source:
+//! thousands of queries queue behind one bound and all answer right; dropping queries frees
+//! their queued and in-flight requests (seen by the server's gate and the admission
+//! counters, never by time). The overload of the full query mix (10x more concurrent
+//! queries than slots, slow server) is `stress_mixed::concurrent_mixed_queries_hold_against_a_slow_server`.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use object_store::path::Path;
+
+use crate::error::Result;
+use crate::io::admission::Admission;
+use crate::io::{FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource, ReadRequest};
+use crate::suite::common::{pattern, S3TestServer};
+
+/// Objects whose byte `i` is `i % 251`; tracks the most requests in flight. Each request
+/// yields a few times so concurrent requests overlap.
+#[derive(Debug, Default)]
+struct Probe {
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+#[async_trait]
+impl RangeSource for Probe {
+    async fn get_range(
+        &self,
+        _path: &Path,
+        range: Range<u64>,
+        _expected: Option<&ObjectVersion>,
+    ) -> Result<Bytes> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        Ok(range.map(|i| (i % 251) as u8).collect())
+    }
+    async fn get_suffix(&self, _path: &Path, _n: u64) -> Result<(Bytes, ObjectVersion)> {
+        Err(crate::Error::unsupported("ranged reads only"))
+    }
+    async fn get_all(&self, _path: &Path) -> Result<(Bytes, ObjectVersion)> {
+        Err(crate::Error::unsupported("ranged reads only"))
+    }
+    fn coalesce_gap(&self) -> u64 {
+        0
+    }
+    fn describe(&self) -> String {
+        "probe".into()
+    }
+}
+
+fn two_ranges(query: u64) -> Vec<ReadRequest> {
+    let at = query * 1000;
+    vec![
+        ReadRequest::new(Path::from(format!("o{}", query % 7)), at..at + 10),
+        ReadRequest::new(Path::from(format!("o{}", query % 7)), at + 500..at + 520),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_queued_queries_over_two_hundred_slots_all_answer_right() {
+    let probe = Arc::new(Probe::default());
+    let admission = Admission::new(200, u64::MAX);
+    let fetcher = RangeFetcher::new(Arc::<Probe>::clone(&probe), FetchOptions::default())
+        .with_admission(Some(Arc::clone(&admission)));
+    let queries = 10_000u64;
+    let tasks: Vec<_> = (0..queries)
+        .map(|q| {
+            let fetcher = fetcher.clone();
+            tokio::spawn(async move {
+                let stats = IoStats::new();
+                let got = fetcher.fetch(&two_ranges(q), &stats).await;
+                (q, got, stats.snapshot())
+            })
+        })
+        .collect();
+    let mut queued_queries = 0;
+    for task in tasks {
+        let (q, got, stats) = task.await.expect("query task");
+        let got = got.unwrap_or_else(|e| panic!("query {q}: {e}"));
+        let want: Vec<Bytes> = two_ranges(q)
+            .iter()
+            .map(|r| r.range.clone().map(|i| (i % 251) as u8).collect())
+            .collect();
+        assert_eq!(got, want, "query {q}");
+        assert_eq!(stats.requests, 2);
+        if stats.queued_micros > 0 {
+            queued_queries += 1;
+        }
+    }
+    let snap = admission.snapshot();
+    assert!(snap.peak_in_flight <= 200, "{snap:?}");
+    assert!(probe.peak.load(Ordering::SeqCst) <= 200);
+    assert_eq!(snap.admitted, 2 * queries);
+    assert_eq!((snap.in_flight, snap.queued), (0, 0));
+    assert!(
+        queued_queries > 0,
+        "20,000 requests over 200 slots: some waited"
+    );
+}
+
+/// Wait (bounded) until `done` holds; a hang guard, not a timing assertion.
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..12_000 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("never reached: {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_queries_frees_their_queued_and_in_flight_requests() {
+    let s3 = S3TestServer::start().await;
+    let data = pattern(64 * 1024);
+    s3.put("obj.bin", data.clone()).await;
+    let opened = s3.open("");
+    let admission = Admission::new(4, u64::MAX);
+    let options = FetchOptions {
+        coalesce_gap: Some(0),
+        ..FetchOptions::default()
+    };
+    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), options)
+        .with_admission(Some(Arc::clone(&admission)));
+    let ranges = |q: u64| -> Vec<ReadRequest> {
+        (0..8u64)
+            .map(|i| {
+                let at = (q * 8 + i) * 300;
+                ReadRequest::sized(Path::from("obj.bin"), at..at + 100, data.len() as u64)
+            })
+            .collect()
+    };
+    let before = s3.server_requests();
+    s3.faults().close_gate();
+    let tasks: Vec<_> = (0..20u64)
+        .map(|q| {
+            let (fetcher, reqs) = (fetcher.clone(), ranges(q));
+            tokio::spawn(async move { fetcher.fetch(&reqs, &IoStats::new()).await })
+        })
+        .collect();
+    wait_until("4 requests at the gate, the other 156 queued", || {
+        s3.faults().waiting_at_gate() == 4 && admission.snapshot().queued == 156
+    })
+    .await;
+    assert_eq!(
+        s3.server_requests() - before,
+        4,
+        "only admitted requests are sent"
+    );
+    for t in &tasks {
+        t.abort();
+    }
+    for t in tasks {
+        assert!(t.await.unwrap_err().is_cancelled());
+    }
+    let snap = admission.snapshot();
+    assert_eq!((snap.in_flight, snap.queued), (0, 0), "{snap:?}");
+    s3.faults().open_gate();
+    // The store is free again: a new query answers right.
+    let stats = IoStats::new();
+    let got = fetcher.fetch(&ranges(3), &stats).await.unwrap();
+    for (r, bytes) in ranges(3).iter().zip(&got) {
+        assert_eq!(
+            &bytes[..],
+            &data[r.range.start as usize..r.range.end as usize]
+        );
+    }
+    // The 156 queued requests of the dropped queries never reached the server.
+    assert_eq!(s3.server_requests() - before, 4 + 8);
+}
