@@ -25,8 +25,10 @@ pub(crate) struct EcpIndex {
 /// (`id` uint32, `score` float32) through `__arrow_c_stream__`.
 #[pyclass(module = "lakeseek", frozen)]
 pub(crate) struct SearchResult {
+    /// Item ids, best first.
     #[pyo3(get)]
     ids: Vec<u32>,
+    /// Item scores, lower is better (L2 distance, or -dot for IP).
     #[pyo3(get)]
     scores: Vec<f32>,
 }

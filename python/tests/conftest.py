@@ -113,7 +113,7 @@ S3_LOADS = {
     "bitmap_del.lance": DATASETS / "bitmap_del.lance",
     "take_v2_3_sparse.lance": DATASETS / "take" / "v2_3_sparse.lance",
     "ecp_l2_l2_f32": FIXTURES / "ecp" / "l2_l2_f32",
-    "nested_v2_3_sparse.lance": FIXTURES / "files" / "nested" / "v2_3_sparse" / "detections.lance",
+    "nested_v2_3_sparse": FIXTURES / "files" / "nested" / "v2_3_sparse",
 }
 
 

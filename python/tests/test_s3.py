@@ -33,7 +33,7 @@ def test_nested_take_over_s3_matches_pylance(s3_server):
 def test_lance_file_and_ecp_index_over_s3(s3_server):
     catalog = load_json(FIXTURES / "files" / "catalog.json")
     entry = next(f for f in catalog["files"] if f["path"] == "nested/v2_3_sparse/detections.lance")
-    f = lakeseek.LanceFile(s3_server.url("nested_v2_3_sparse.lance"),
+    f = lakeseek.LanceFile(s3_server.url("nested_v2_3_sparse/detections.lance"),
                            storage_options=s3_server.storage_options)
     names = [c["name"] for c in entry["columns"]]
     got = pa.table(f.take(names, entry["take_row_lists"][0]))
