@@ -43,19 +43,24 @@ OPTIONS = {
 URL = "s3://pybench/handler_1000000.lance"
 
 SIZE_SNIPPET = r"""
-import importlib.metadata as md, json, os
-out = {}
-for dist in md.distributions():
-    name = dist.metadata["Name"]
-    if name in ("pip", "setuptools", "wheel"):
-        continue
-    total = 0
-    for f in dist.files or []:
-        p = f.locate()
-        if os.path.isfile(p):
-            total += os.path.getsize(p)
-    out[name] = total
-print(json.dumps(out))
+import importlib.metadata as md, json, os, re, sys
+def size(dist):
+    return sum(os.path.getsize(f.locate()) for f in dist.files or [] if os.path.isfile(f.locate()))
+def closure(root):
+    seen, todo = {}, [root]
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in seen:
+            continue
+        dist = md.distribution(name)
+        seen[key] = size(dist)
+        for req in dist.requires or []:
+            if "extra ==" in req:
+                continue
+            todo.append(re.match(r"[A-Za-z0-9_.-]+", req).group(0))
+    return seen
+print(json.dumps(closure(sys.argv[1])))
 """
 
 IMPORT_SNIPPET = r"""
@@ -122,8 +127,10 @@ def keys_and_rows(n_keys, n_sets):
     return keys, rowsets
 
 
-def sizes(python):
-    out = subprocess.run([python, "-c", SIZE_SNIPPET], capture_output=True, text=True, check=True)
+def sizes(python, dist):
+    """Installed bytes of `dist` and of everything it requires (recursively, no extras)."""
+    out = subprocess.run([python, "-c", SIZE_SNIPPET, dist], capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout)
 
 
@@ -200,7 +207,8 @@ def main():
     modules = {"lakeseek": "lakeseek", "pylance": "lance"}
     result = {}
     for reader, python in pythons.items():
-        result[reader] = {"installed_bytes": sizes(python),
+        dist = {"lakeseek": "lakeseek", "pylance": "pylance"}[reader]
+        result[reader] = {"installed_bytes": sizes(python, dist),
                           "import": import_stats(python, modules[reader], args.runs)}
         print(reader, json.dumps(result[reader]), flush=True)
     keys, rowsets = keys_and_rows(args.runs + 41, 41)
