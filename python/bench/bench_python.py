@@ -1,0 +1,231 @@
+"""lakeseek (the Python package) vs pylance 14.0.2: installed size, import time and RSS,
+serverless cold start on the project's S3 rig, warm take and warm lookup.
+
+    # the dataset (pylance writes it) and the S3 server binary
+    /work/venvs/pylance-14.0.2/bin/python python/bench/gen_bench_dataset.py /work/bench-data
+    cargo build --release --example s3_rig
+    # a venv with only the release wheel
+    python3 -m venv /work/venvs/lakeseek-wheel && /work/venvs/lakeseek-wheel/bin/pip install ./python
+    /work/venvs/pylance-14.0.2/bin/python python/bench/bench_python.py \
+        --lakeseek-python /work/venvs/lakeseek-wheel/bin/python \
+        --pylance-python /work/venvs/pylance-14.0.2/bin/python \
+        --rig "$CARGO_TARGET_DIR/release/examples/s3_rig" --data /work/bench-data/handler_1000000.lance
+
+Runs under the pylance venv's python (numpy regenerates the dataset's keys); every measured
+reader runs in its own process. The rig serves with a fixed 20 ms first byte and 80 MB/s per
+connection (benches/rig/README.md); it is started and stopped here.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROWS = 1_000_000
+COLUMNS = ["id", "key", "score"]
+PORT = 4593
+
+OPTIONS = {
+    "aws_endpoint": f"http://127.0.0.1:{PORT}",
+    "aws_access_key_id": "dummy",
+    "aws_secret_access_key": "dummy",
+    "aws_region": "us-east-1",
+    "allow_http": "true",
+}
+URL = "s3://pybench/handler_1000000.lance"
+
+SIZE_SNIPPET = r"""
+import importlib.metadata as md, json, os, re, sys
+def size(dist):
+    return sum(os.path.getsize(f.locate()) for f in dist.files or [] if os.path.isfile(f.locate()))
+def closure(root):
+    seen, todo = {}, [root]
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in seen:
+            continue
+        dist = md.distribution(name)
+        seen[key] = size(dist)
+        for req in dist.requires or []:
+            if "extra ==" in req:
+                continue
+            todo.append(re.match(r"[A-Za-z0-9_.-]+", req).group(0))
+    return seen
+print(json.dumps(closure(sys.argv[1])))
+"""
+
+IMPORT_SNIPPET = r"""
+import time
+t = time.perf_counter()
+import {module}
+dt = time.perf_counter() - t
+status = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
+print(dt, int(status["VmHWM"].split()[0]), int(status["VmRSS"].split()[0]))
+"""
+
+HANDLER = {
+    "lakeseek": r"""
+import sys, lakeseek
+ds = lakeseek.Dataset(sys.argv[1], storage_options=dict(a.split("=", 1) for a in sys.argv[3:]))
+t = ds.query(f"key = '{sys.argv[2]}'", columns=["id", "key", "score"])
+assert t.num_rows == 1, t
+print(t.to_pylist())
+""",
+    "pylance": r"""
+import sys, lance
+ds = lance.dataset(sys.argv[1], storage_options=dict(a.split("=", 1) for a in sys.argv[3:]))
+t = ds.to_table(filter=f"key = '{sys.argv[2]}'", columns=["id", "key", "score"])
+assert t.num_rows == 1, t
+print(t.to_pylist())
+""",
+}
+
+WARM = {
+    "lakeseek": r"""
+import json, sys, time, lakeseek
+keys, rowsets = json.loads(sys.stdin.read())
+ds = lakeseek.Dataset(sys.argv[1], storage_options=dict(a.split("=", 1) for a in sys.argv[2:]))
+take = lambda rows: ds.take(rows, ["id", "key", "score"])
+lookup = lambda key: ds.query(f"key = '{key}'", columns=["id", "key", "score"])
+""",
+    "pylance": r"""
+import json, sys, time, lance
+keys, rowsets = json.loads(sys.stdin.read())
+ds = lance.dataset(sys.argv[1], storage_options=dict(a.split("=", 1) for a in sys.argv[2:]))
+take = lambda rows: ds.take(rows, columns=["id", "key", "score"])
+lookup = lambda key: ds.to_table(filter=f"key = '{key}'", columns=["id", "key", "score"])
+""",
+}
+WARM_LOOP = r"""
+take(rowsets[0]); lookup(keys[0])  # warm-up
+takes, lookups = [], []
+for rows in rowsets[1:]:
+    t = time.perf_counter(); r = take(rows); takes.append(time.perf_counter() - t)
+    assert r.num_rows == len(rows)
+for key in keys[1:]:
+    t = time.perf_counter(); r = lookup(key); lookups.append(time.perf_counter() - t)
+    assert r.num_rows == 1
+print(json.dumps({"take": takes, "lookup": lookups}))
+"""
+
+
+def keys_and_rows(n_keys, n_sets):
+    rng = np.random.default_rng(20240601)
+    all_keys = [f"{v:016x}" for v in rng.integers(0, 2**63 - 1, ROWS, dtype=np.int64).tolist()]
+    pick = np.random.default_rng(7)
+    keys = [all_keys[i] for i in pick.choice(ROWS, n_keys, replace=False)]
+    rowsets = [sorted(pick.choice(ROWS, 100, replace=False).tolist()) for _ in range(n_sets)]
+    return keys, rowsets
+
+
+def sizes(python, dist):
+    """Installed bytes of `dist` and of everything it requires (recursively, no extras)."""
+    out = subprocess.run([python, "-c", SIZE_SNIPPET, dist], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout)
+
+
+def import_stats(python, module, runs):
+    times, hwm = [], []
+    for _ in range(runs):
+        out = subprocess.run([python, "-c", IMPORT_SNIPPET.format(module=module)],
+                             capture_output=True, text=True, check=True).stdout.split()
+        times.append(float(out[0]))
+        hwm.append(int(out[1]))
+    return {"import_s_p50": statistics.median(times), "peak_rss_mb_p50": statistics.median(hwm) / 1024}
+
+
+def run_measured(args):
+    """Wall time and peak RSS (ru_maxrss) of one fresh process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    out, err = proc.stdout.read(), proc.stderr.read()
+    if status != 0:
+        raise RuntimeError(f"{args[0]} failed: {err.decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, out
+
+
+def cold_start(python, reader, keys):
+    walls, rss = [], []
+    opts = [f"{k}={v}" for k, v in OPTIONS.items()]
+    for key in keys:
+        wall, peak, _ = run_measured([python, "-c", HANDLER[reader], URL, key] + opts)
+        walls.append(wall)
+        rss.append(peak)
+    return {"wall_s_p50": statistics.median(walls), "peak_rss_mb_p50": statistics.median(rss),
+            "wall_s_min": min(walls), "wall_s_max": max(walls)}
+
+
+def warm(python, reader, keys, rowsets):
+    opts = [f"{k}={v}" for k, v in OPTIONS.items()]
+    out = subprocess.run([python, "-c", WARM[reader] + WARM_LOOP, URL] + opts,
+                         input=json.dumps([keys, rowsets]), capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    got = json.loads(out.stdout)
+    return {"take100_ms_p50": statistics.median(got["take"]) * 1e3,
+            "lookup_ms_p50": statistics.median(got["lookup"]) * 1e3}
+
+
+def start_rig(binary, data):
+    root = tempfile.mkdtemp(prefix="pybench-rig-")
+    log = open(os.path.join(root, "log"), "w")
+    proc = subprocess.Popen([binary, "--root", os.path.join(root, "data"), "--listen",
+                             f"127.0.0.1:{PORT}", "--bucket", "pybench", "--delay-ms", "20",
+                             "--bw-mbps", "80", "--dist", "fixed",
+                             "--load", f"handler_1000000.lance={data}"], stdout=log, stderr=log)
+    for _ in range(600):
+        if "ready on" in open(log.name).read():
+            return proc
+        if proc.poll() is not None:
+            raise RuntimeError(open(log.name).read())
+        time.sleep(0.2)
+    raise RuntimeError("rig did not start")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--lakeseek-python", required=True)
+    p.add_argument("--pylance-python", required=True)
+    p.add_argument("--rig", required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--out")
+    args = p.parse_args()
+    pythons = {"lakeseek": args.lakeseek_python, "pylance": args.pylance_python}
+    modules = {"lakeseek": "lakeseek", "pylance": "lance"}
+    result = {}
+    for reader, python in pythons.items():
+        dist = {"lakeseek": "lakeseek", "pylance": "pylance"}[reader]
+        result[reader] = {"installed_bytes": sizes(python, dist),
+                          "import": import_stats(python, modules[reader], args.runs)}
+        print(reader, json.dumps(result[reader]), flush=True)
+    keys, rowsets = keys_and_rows(args.runs + 41, 41)
+    rig = start_rig(args.rig, args.data)
+    try:
+        for reader, python in pythons.items():
+            result[reader]["cold_handler"] = cold_start(python, reader, keys[: args.runs])
+            result[reader]["warm"] = warm(python, reader, keys[args.runs:], rowsets)
+            print(reader, json.dumps({k: result[reader][k] for k in ("cold_handler", "warm")}),
+                  flush=True)
+    finally:
+        rig.terminate()
+        rig.wait()
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
