@@ -4,5 +4,6 @@
 #[allow(clippy::enum_variant_names)]
 pub(crate) mod encodings;
 pub(crate) mod file;
+pub(crate) mod legacy;
 pub(crate) mod list_element;
 pub(crate) mod table;
