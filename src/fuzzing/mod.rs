@@ -9,8 +9,10 @@
 //! of lakeseek's promises, not of the input.
 
 mod decompress;
+mod legacy;
 
 pub use decompress::decompress;
+pub use legacy::legacy_file;
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -490,6 +492,7 @@ pub fn run(name: &str, data: &[u8]) {
         "btree_lookup" => btree_lookup(data),
         "ecp_node" => ecp_node(data),
         "predicate" => predicate(data),
+        "legacy_file" => legacy_file(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -502,6 +505,7 @@ pub const TARGETS: &[&str] = &[
     "btree_lookup",
     "ecp_node",
     "predicate",
+    "legacy_file",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

@@ -111,14 +111,6 @@ impl DataFileReader {
         }
     }
 
-    /// Object version.
-    pub(crate) fn version(&self) -> &ObjectVersion {
-        match self {
-            Self::V2(r) => r.version(),
-            Self::Legacy(r) => r.version(),
-        }
-    }
-
     /// Indices of the top-level fields named `names` (`NotFound` for unknown names).
     pub(crate) fn field_indices(&self, names: &[&str]) -> Result<Vec<usize>> {
         names
@@ -145,14 +137,6 @@ impl DataFileReader {
                 .read_rows(columns, selection, stats)
                 .await
                 .map_err(|e| e.at(r.path().as_ref(), None)),
-        }
-    }
-
-    /// The v2 reader, when this is a v2 file.
-    pub(crate) fn as_v2(&self) -> Option<&LanceFileReader> {
-        match self {
-            Self::V2(r) => Some(r),
-            Self::Legacy(_) => None,
         }
     }
 }

@@ -12,5 +12,6 @@
 pub(crate) mod any;
 pub(crate) mod decode;
 pub(crate) mod format;
+pub(crate) mod inspect;
 pub(crate) mod open;
 pub(crate) mod read;

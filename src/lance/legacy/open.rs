@@ -51,6 +51,15 @@ impl LegacyFile {
         self.footer.metadata_position
     }
 
+    /// Where the metadata region starts (page table, manifest, metadata: whichever is first).
+    pub(crate) fn page_table_start(&self) -> u64 {
+        let manifest = self.metadata.manifest_position.unwrap_or(u64::MAX);
+        self.metadata
+            .page_table_position
+            .min(manifest)
+            .min(self.footer.metadata_position)
+    }
+
     /// The file's own schema (self-describing files).
     pub(crate) fn own_schema(&self) -> Result<Option<LanceSchema>> {
         self.manifest

@@ -64,11 +64,6 @@ impl LegacyFileReader {
         &self.path
     }
 
-    /// Object version.
-    pub(crate) fn version(&self) -> &ObjectVersion {
-        &self.version
-    }
-
     /// The decoded file.
     pub(crate) fn file(&self) -> &Arc<LegacyFile> {
         &self.file
@@ -201,6 +196,17 @@ impl LegacyFileReader {
         width: super::decode::Width,
         extra: u64,
     ) -> Result<Vec<Range<u64>>> {
+        // The whole page (`length` values) must lie in the data region.
+        let page_end = width
+            .byte_range(&(0..page.length.saturating_add(extra)))
+            .and_then(|b| page.position.checked_add(b.end));
+        crate::ensure_corrupt!(
+            page_end.is_some_and(|end| end <= self.file.data_end()),
+            "page at {} of {} values runs past the data region 0..{}",
+            page.position,
+            page.length,
+            self.file.data_end()
+        );
         runs.iter()
             .map(|r| {
                 crate::ensure_corrupt!(
