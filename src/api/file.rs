@@ -1,4 +1,4 @@
-//! [`LanceFile`]: one Lance v2 file (2.1, 2.2, 2.3), read by column name for a row range or
+//! [`LanceFile`]: one Lance file (v2: 2.0 – 2.3, or legacy v1), read by column name for a row range or
 //! any list of rows.
 
 use std::ops::Range;
@@ -11,7 +11,8 @@ use object_store::ObjectStore;
 use super::open::OpenParams;
 use crate::error::Result;
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
-use crate::lance::reader::{LanceFileReader, RowSelection};
+use crate::lance::legacy::any::DataFileReader;
+use crate::lance::reader::RowSelection;
 use crate::session::Session;
 
 /// An open Lance file.
@@ -35,7 +36,7 @@ use crate::session::Session;
 /// ```
 #[derive(Debug, Clone)]
 pub struct LanceFile {
-    reader: LanceFileReader,
+    reader: DataFileReader,
     stats: IoStats,
 }
 
@@ -87,7 +88,8 @@ impl LanceFileBuilder {
             .with_admission(Some(admission));
         let caches = Arc::clone(&session.dataset_session().reader_caches);
         let stats = self.params.stats;
-        let reader = LanceFileReader::open(fetcher, opened.path, self.size, caches, &stats).await?;
+        let reader =
+            DataFileReader::open(fetcher, opened.path, self.size, caches, None, &stats).await?;
         Ok(LanceFile { reader, stats })
     }
 }

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::io::store::{open_url_with, OpenOptions};
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
 use crate::lance::inspect::PlanInspection;
+use crate::lance::legacy::any::DataFileReader;
 use crate::lance::page::{PageInit, PageLayout};
 use crate::lance::reader::{FileInspection, LanceFileReader, ReaderCaches};
 
@@ -61,10 +62,18 @@ pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<
     .await
 }
 
+/// Open a Lance file of any version (v2, or legacy v1) on `url` with fresh caches.
+async fn open_any_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<DataFileReader> {
+    let opened = open_url_with(url, &OpenOptions::new(&store.storage_options))?;
+    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
+    let caches = Arc::new(ReaderCaches::default());
+    DataFileReader::open(fetcher, opened.path, None, caches, None, stats).await
+}
+
 /// Run `inspect`: a Lance file, or (when no file is at the URL) a dataset.
 pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
-    let reader = match open_file(&args.url, &args.store, &stats).await {
+    let file = match open_any_file(&args.url, &args.store, &stats).await {
         Err(Error::NotFound { .. }) if !args.plans => {
             return crate::cli::inspect_dataset::run_inspect_dataset(
                 &args.url,
@@ -76,10 +85,16 @@ pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> 
         }
         opened => opened?,
     };
-    let mut inspection = reader.inspect();
-    if args.plans {
-        add_structural_plans(&reader, &mut inspection, &stats).await?;
-    }
+    let inspection = match file {
+        DataFileReader::V2(reader) => {
+            let mut inspection = reader.inspect();
+            if args.plans {
+                add_structural_plans(&reader, &mut inspection, &stats).await?;
+            }
+            inspection
+        }
+        DataFileReader::Legacy(reader) => crate::lance::legacy::inspect::inspect(&reader),
+    };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &inspection)
             .map_err(|e| Error::from(std::io::Error::other(e)))?;
@@ -194,7 +209,7 @@ pub fn write_inspection_text(out: &mut dyn Write, i: &FileInspection) -> Result<
 /// Run `read`.
 pub async fn run_read(args: &ReadArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
-    let reader = open_file(&args.url, &args.store, &stats).await?;
+    let reader = open_any_file(&args.url, &args.store, &stats).await?;
     let requested = parse_rows(&args.rows)?;
     let columns: Vec<usize> = if args.columns.is_empty() {
         (0..reader.schema().fields.len()).collect()

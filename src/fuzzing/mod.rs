@@ -10,10 +10,12 @@
 
 mod decompress;
 mod inputs;
+mod legacy;
 mod v2_0;
 
 pub use decompress::decompress;
 pub use inputs::{cli_values, filter_extremes};
+pub use legacy::legacy_file;
 pub use v2_0::v2_0_page;
 
 use std::collections::HashMap;
@@ -497,6 +499,7 @@ pub fn run(name: &str, data: &[u8]) {
         "v2_0_page" => v2_0_page(data),
         "filter_extremes" => filter_extremes(data),
         "cli_values" => cli_values(data),
+        "legacy_file" => legacy_file(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -512,6 +515,7 @@ pub const TARGETS: &[&str] = &[
     "v2_0_page",
     "filter_extremes",
     "cli_values",
+    "legacy_file",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

@@ -34,6 +34,9 @@ pub(crate) const DEFAULT_TAIL_BYTES: u64 = 64 * 1024;
 /// Size of one offset-table entry (u64 position, u64 size).
 const TABLE_ENTRY_LEN: u64 = 16;
 
+/// What the v2 reader says of a legacy v1 footer (the legacy reader takes such files over).
+pub(crate) const LEGACY_FOOTER_MESSAGE: &str = "legacy Lance v1 file";
+
 /// Version of a Lance v2 file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FileVersion {
@@ -56,7 +59,7 @@ impl FileVersion {
             (2, 2) => Ok(Self::V2_2),
             (2, 3) => Ok(Self::V2_3),
             (0, 0..=2) => Err(Error::unsupported(format!(
-                "legacy Lance v1 file (footer version {major}.{minor}); only v2 files (2.0-2.3) are read"
+                "{LEGACY_FOOTER_MESSAGE} (footer version {major}.{minor}); the v2 reader reads 2.0-2.3 files"
             ))),
             _ => Err(Error::unsupported(format!("unknown Lance file version {major}.{minor}"))),
         }

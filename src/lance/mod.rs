@@ -15,6 +15,7 @@ pub(crate) mod compression;
 pub(crate) mod dataset;
 pub(crate) mod file;
 pub(crate) mod inspect;
+pub(crate) mod legacy;
 pub(crate) mod page;
 pub(crate) mod proto;
 pub(crate) mod reader;

@@ -69,6 +69,8 @@ pub struct ReaderCaches {
     /// Page init (chunk tables, dictionaries, row offsets, sparse structure) by
     /// path + version + (column, page).
     pub page_init: SizedCache<PageKey, PageInit>,
+    /// Decoded legacy v1 files (metadata, page table, dictionaries) by path + version.
+    pub(crate) legacy: crate::lance::legacy::open::LegacyCache,
     /// Readers serve reads inside the open's suffix bytes from memory (always, but in tests
     /// that need the page reads of files small enough to fit in one suffix read).
     serve_data_tails: bool,
@@ -80,6 +82,7 @@ impl ReaderCaches {
         Self {
             file_metadata: SizedCache::new(metadata_bytes),
             page_init: SizedCache::new(page_bytes),
+            legacy: SizedCache::new(metadata_bytes),
             serve_data_tails: true,
         }
     }

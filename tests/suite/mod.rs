@@ -49,6 +49,8 @@ mod io_local;
 mod io_s3;
 mod io_s3_env;
 mod io_s3_external;
+mod legacy_dataset;
+mod legacy_file;
 mod list_element_build;
 mod list_element_dataset;
 mod list_element_fixtures;

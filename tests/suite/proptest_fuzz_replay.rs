@@ -128,6 +128,20 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             0, 0, 0, 64, 0, 0, 0, 64, 5, 6, 0, 0,
         ],
     ));
+    let mut legacy = Vec::new();
+    files_under(
+        &root().join("tests/fixtures/files/legacy/v0_17"),
+        ".lance",
+        &mut legacy,
+    );
+    files_under(
+        &root().join("tests/fixtures/files/legacy/v14"),
+        ".lance",
+        &mut legacy,
+    );
+    for f in legacy.iter().filter(|f| f.is_file()).take(8) {
+        out.push(("legacy_file", std::fs::read(f).unwrap()));
+    }
     let mut filters = Vec::new();
     for rel in [
         "tests/fixtures/datasets/answers.json",

@@ -16,7 +16,7 @@ use crate::index::list_element::query::{evaluate_call_rows, AnyElementQueryPlan}
 use crate::index::list_element::value::ElementValue;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, Fragment};
-use crate::lance::reader::{LanceFileReader, RowSelection};
+use crate::lance::reader::RowSelection;
 
 /// How a leaf is evaluated on data.
 #[derive(Debug)]
@@ -52,7 +52,7 @@ pub(crate) async fn open_column(
     fragment: &Fragment,
     field_id: i32,
     stats: &IoStats,
-) -> Result<Option<(LanceFileReader, usize)>> {
+) -> Result<Option<(crate::lance::legacy::any::DataFileReader, usize)>> {
     let Some(file) = file_holding(dataset, fragment, field_id) else {
         return Ok(None);
     };

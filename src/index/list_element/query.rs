@@ -37,7 +37,7 @@ use crate::index::predicate::{Leaf, LeafQuery, Predicate};
 use crate::io::IoStats;
 use crate::lance::dataset::schema::Schema;
 use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
-use crate::lance::reader::{LanceFileReader, RowSelection};
+use crate::lance::reader::RowSelection;
 
 impl SchemaView for Schema {
     fn field_by_id(&self, id: i32) -> Option<FieldView<'_>> {
@@ -415,7 +415,7 @@ pub(crate) async fn plan_any_element_query(
 /// One data file holding (part of) the list column.
 pub(crate) struct ListFile {
     /// The open data file.
-    pub(crate) reader: LanceFileReader,
+    pub(crate) reader: crate::lance::legacy::any::DataFileReader,
     /// Position of the list column among the file's top-level fields.
     pub(crate) field_index: usize,
     /// Lance field ids of the element struct's children in this file.

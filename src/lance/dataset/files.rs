@@ -9,21 +9,24 @@ use super::{DataFile, Dataset, Fragment, IndexSegment};
 use crate::error::{Error, Result};
 use crate::io::cache::CacheKey;
 use crate::io::{IoStats, ObjectVersion};
-use crate::lance::reader::LanceFileReader;
+use crate::lance::legacy::any::{DataFileReader, LegacySchemaHint};
+use crate::lance::legacy::open::id_range;
+use crate::lance::proto::file as file_pb;
 
 impl Dataset {
-    /// A reader of data file `file` (metadata through the session caches; the manifest's
-    /// size, when it records one, saves a HEAD).
+    /// A reader of data file `file`, v2 or legacy v1 (metadata through the session caches;
+    /// the manifest's size, when it records one, saves a HEAD).
     pub(crate) async fn open_data_file(
         &self,
         file: &DataFile,
         stats: &IoStats,
-    ) -> Result<LanceFileReader> {
-        LanceFileReader::open(
+    ) -> Result<DataFileReader> {
+        DataFileReader::open(
             self.store().fetcher.clone(),
             self.data_file_path(file),
             file.size_bytes,
             Arc::clone(&self.session().reader_caches),
+            self.legacy_hint(file),
             stats,
         )
         .await
@@ -48,6 +51,45 @@ impl Dataset {
         .await
     }
 
+    /// The schema a legacy data file is read by: the dataset fields it holds (with their
+    /// ancestors), and the field-id range of its page table. `None` for files the manifest
+    /// records as v2 (their reader needs no hint).
+    fn legacy_hint(&self, file: &DataFile) -> Option<LegacySchemaHint> {
+        if file.file_version.0 >= 2 || file.file_version == (0, 3) {
+            return None;
+        }
+        let schema = &self.manifest().schema;
+        let mut wanted: std::collections::HashSet<i32> = file.fields.iter().copied().collect();
+        for id in &file.fields {
+            let mut parent = schema.field_by_id(*id).map(|f| f.parent_id);
+            while let Some(p) = parent.filter(|p| *p >= 0 && wanted.insert(*p)) {
+                parent = schema.field_by_id(p).map(|f| f.parent_id);
+            }
+        }
+        let fields = schema
+            .fields
+            .iter()
+            .filter(|f| wanted.contains(&f.id))
+            .map(|f| file_pb::Field {
+                name: f.name.clone(),
+                id: f.id,
+                parent_id: f.parent_id,
+                logical_type: f.logical_type.clone(),
+                nullable: f.nullable,
+                metadata: f.metadata.clone(),
+                ..Default::default()
+            })
+            .collect();
+        let field_ids = id_range(file.fields.iter().copied()).ok()?;
+        Some(LegacySchemaHint {
+            schema: file_pb::Schema {
+                fields,
+                metadata: Default::default(),
+            },
+            field_ids,
+        })
+    }
+
     /// A reader of data file `file` of `fragment` and the position of field `field_id` in
     /// its schema; an error naming the file when it does not hold the field the manifest
     /// says it does, or has another row count than the fragment.
@@ -57,7 +99,7 @@ impl Dataset {
         file: &DataFile,
         field_id: i32,
         stats: &IoStats,
-    ) -> Result<(LanceFileReader, usize)> {
+    ) -> Result<(DataFileReader, usize)> {
         let reader = self.open_data_file(file, stats).await?;
         let at = |e: Error| e.at(reader.path().as_ref(), None);
         let position = reader.schema().fields.iter().position(|f| f.id == field_id);

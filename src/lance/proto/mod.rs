@@ -6,5 +6,6 @@ pub(crate) mod encodings;
 #[allow(clippy::enum_variant_names)]
 pub(crate) mod encodings_v2_0;
 pub(crate) mod file;
+pub(crate) mod legacy;
 pub(crate) mod list_element;
 pub(crate) mod table;

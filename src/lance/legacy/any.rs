@@ -1,0 +1,197 @@
+//! [`DataFileReader`]: a Lance file of any version behind one reader — the v2 reader for
+//! 2.x files, the legacy reader for v1 files — chosen by the footer's version.
+//!
+//! An open tries the v2 reader first (no extra request for v2 files); a legacy footer makes
+//! it open the legacy reader instead (one more suffix read on a cold open; none once the
+//! decoded legacy file is cached).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use object_store::path::Path;
+
+use super::open::{open_legacy_file, LegacyCache};
+use super::read::LegacyFileReader;
+use crate::error::{Error, Result};
+use crate::io::cache::CacheKey;
+use crate::io::{IoStats, ObjectVersion, RangeFetcher};
+use crate::lance::file::LEGACY_FOOTER_MESSAGE;
+use crate::lance::proto::file as file_pb;
+use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::lance::schema::LanceSchema;
+
+/// An open data file of any version.
+#[derive(Debug, Clone)]
+pub(crate) enum DataFileReader {
+    /// A Lance v2 file (2.0 – 2.3).
+    V2(LanceFileReader),
+    /// A legacy v1 file.
+    Legacy(LegacyFileReader),
+}
+
+/// The schema a legacy dataset data file is read by: the dataset's fields it holds, and the
+/// field-id range its page table covers.
+#[derive(Debug, Clone)]
+pub(crate) struct LegacySchemaHint {
+    /// The dataset fields held by the file (pre-order, with ancestors).
+    pub(crate) schema: file_pb::Schema,
+    /// `min..max + 1` of the file's field ids.
+    pub(crate) field_ids: Range<i32>,
+}
+
+/// Whether `e` is the v2 reader's refusal of a legacy footer.
+pub(crate) fn is_legacy_footer_error(e: &Error) -> bool {
+    matches!(e, Error::Unsupported { what, .. } if what.contains(LEGACY_FOOTER_MESSAGE))
+}
+
+impl DataFileReader {
+    /// Open `path`: a v2 reader, or a legacy reader when the footer says v1. `hint` gives the
+    /// dataset's schema for legacy data files (self-describing files need none).
+    pub(crate) async fn open(
+        fetcher: RangeFetcher,
+        path: Path,
+        size_hint: Option<u64>,
+        caches: Arc<ReaderCaches>,
+        hint: Option<LegacySchemaHint>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        if let Some(size) = size_hint {
+            if is_cached_legacy(&caches.legacy, &path, size, &hint).await {
+                return open_legacy(fetcher, path, size_hint, &caches, hint, stats).await;
+            }
+        }
+        match LanceFileReader::open(
+            fetcher.clone(),
+            path.clone(),
+            size_hint,
+            Arc::clone(&caches),
+            stats,
+        )
+        .await
+        {
+            Ok(reader) => Ok(Self::V2(reader)),
+            Err(e) if is_legacy_footer_error(&e) => {
+                open_legacy(fetcher, path, size_hint, &caches, hint, stats).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The schema reads are typed by.
+    pub(crate) fn schema(&self) -> &LanceSchema {
+        match self {
+            Self::V2(r) => r.schema(),
+            Self::Legacy(r) => r.schema(),
+        }
+    }
+
+    /// The schema as Arrow.
+    pub(crate) fn arrow_schema(&self) -> SchemaRef {
+        match self {
+            Self::V2(r) => r.arrow_schema(),
+            Self::Legacy(r) => r.arrow_schema(),
+        }
+    }
+
+    /// Rows in the file.
+    pub(crate) fn num_rows(&self) -> u64 {
+        match self {
+            Self::V2(r) => r.num_rows(),
+            Self::Legacy(r) => r.num_rows(),
+        }
+    }
+
+    /// Object path.
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            Self::V2(r) => r.path(),
+            Self::Legacy(r) => r.path(),
+        }
+    }
+
+    /// Indices of the top-level fields named `names` (`NotFound` for unknown names).
+    pub(crate) fn field_indices(&self, names: &[&str]) -> Result<Vec<usize>> {
+        names
+            .iter()
+            .map(|n| {
+                self.schema().field_index(n).ok_or_else(|| Error::NotFound {
+                    path: self.path().to_string(),
+                    what: format!("column {n:?}"),
+                })
+            })
+            .collect()
+    }
+
+    /// Read `selection` of the top-level fields `columns`.
+    pub(crate) async fn read_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
+        match self {
+            Self::V2(r) => r.read_rows(columns, selection, stats).await,
+            Self::Legacy(r) => r
+                .read_rows(columns, selection, stats)
+                .await
+                .map_err(|e| e.at(r.path().as_ref(), None)),
+        }
+    }
+}
+
+fn legacy_key(
+    path: &Path,
+    size: u64,
+    hint: &Option<LegacySchemaHint>,
+) -> CacheKey<Option<(i32, i32)>> {
+    CacheKey {
+        path: path.to_string(),
+        version: ObjectVersion { size, etag: None },
+        item: hint.as_ref().map(|h| (h.field_ids.start, h.field_ids.end)),
+    }
+}
+
+async fn is_cached_legacy(
+    cache: &LegacyCache,
+    path: &Path,
+    size: u64,
+    hint: &Option<LegacySchemaHint>,
+) -> bool {
+    cache.get(&legacy_key(path, size, hint)).await.is_some()
+}
+
+async fn open_legacy(
+    fetcher: RangeFetcher,
+    path: Path,
+    size_hint: Option<u64>,
+    caches: &ReaderCaches,
+    hint: Option<LegacySchemaHint>,
+    stats: &IoStats,
+) -> Result<DataFileReader> {
+    let field_ids = hint.as_ref().map(|h| h.field_ids.clone());
+    let file =
+        open_legacy_file(&fetcher, &path, size_hint, field_ids, &caches.legacy, stats).await?;
+    let schema = match &hint {
+        Some(h) => LanceSchema::from_proto(&h.schema)?,
+        None => file.own_schema()?.ok_or_else(|| {
+            Error::unsupported(
+                "legacy data file without its own schema: read it through its dataset",
+            )
+            .at(path.as_ref(), None)
+        })?,
+    };
+    let version = ObjectVersion {
+        size: file.object_size,
+        etag: file.etag.clone(),
+    };
+    fetcher.expect_version(&path, &version);
+    Ok(DataFileReader::Legacy(LegacyFileReader {
+        fetcher,
+        path,
+        version,
+        file,
+        schema: Arc::new(schema),
+    }))
+}
