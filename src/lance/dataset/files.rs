@@ -12,6 +12,7 @@ use crate::io::{IoStats, ObjectVersion};
 use crate::lance::legacy::any::{DataFileReader, LegacySchemaHint};
 use crate::lance::legacy::open::id_range;
 use crate::lance::proto::file as file_pb;
+use crate::lance::reader::LanceFileReader;
 
 impl Dataset {
     /// A reader of data file `file`, v2 or legacy v1 (metadata through the session caches;
