@@ -19,6 +19,8 @@ event loops.
 1
 """
 
+import atexit
+
 from . import _lakeseek
 from ._lakeseek import (
     DEFAULT_SESSION_BUDGET,
@@ -69,5 +71,8 @@ __all__ = [
     "__version__",
     "sample",
 ]
+
+# Interpreter shutdown must not race a runtime thread that is handing a result to asyncio.
+atexit.register(_lakeseek.wait_for_tasks)
 
 del _lakeseek

@@ -18,7 +18,6 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _lakeseek(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    runtime::configure();
     errors::register(module)?;
     module.add_class::<session::Session>()?;
     module.add_class::<session::IoStats>()?;
@@ -31,6 +30,7 @@ fn _lakeseek(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<arrow_out::Table>()?;
     module.add_class::<arrow_out::RowAddresses>()?;
     module.add_class::<arrow_out::Schema>()?;
+    module.add_function(wrap_pyfunction!(runtime::wait_for_tasks, module)?)?;
     module.add_function(wrap_pyfunction!(session::sample_store, module)?)?;
     module.add_function(wrap_pyfunction!(session::sample_data_file_url, module)?)?;
     module.add("SAMPLE_DATASET_URL", lakeseek::sample::DATASET_URL)?;
