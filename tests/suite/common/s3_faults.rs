@@ -115,7 +115,7 @@ impl ServerFaults {
 
     fn slow_delay(&self, nth: u64) -> Option<Duration> {
         let every = self.slow_every.load(Ordering::SeqCst);
-        (every > 0 && nth % every == 0)
+        (every > 0 && nth.is_multiple_of(every))
             .then(|| Duration::from_millis(self.slow_delay_ms.load(Ordering::SeqCst)))
     }
 }
