@@ -12,7 +12,6 @@ use crate::cli::StoreArgs;
 use crate::{Dataset, Error, LanceFile};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-
 use common::S3TestServer;
 
 /// The data file of fragment 0 (rows 0..64) of the 0.17 `flat` dataset: self-describing.

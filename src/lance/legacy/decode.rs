@@ -141,7 +141,7 @@ fn wrap_fixed_size_lists(data_type: &DataType, values: ArrayRef, rows: u64) -> R
 pub(crate) fn read_offsets(bytes: &[u8], wide: bool) -> Result<Vec<u64>> {
     let size = if wide { 8 } else { 4 };
     crate::ensure_corrupt!(
-        bytes.len() % size == 0,
+        bytes.len().is_multiple_of(size),
         "offsets of {} bytes are not whole {size}-byte words",
         bytes.len()
     );

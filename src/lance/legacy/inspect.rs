@@ -96,7 +96,8 @@ fn column(
                 layout: layout.to_string(),
                 compression: "none".into(),
                 codecs: Vec::new(),
-                buffers: vec![page.position..page.position.saturating_add(bytes)],
+                buffers: std::iter::once(page.position..page.position.saturating_add(bytes))
+                    .collect(),
                 bytes,
                 structural_plan: None,
             })

@@ -136,6 +136,11 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
+    /// [`Self::ensure`] of one range.
+    async fn ensure_one(&self, known: &mut Known, range: Range<u64>) -> Result<()> {
+        self.ensure(known, std::slice::from_ref(&range)).await
+    }
+
     /// Read the `ranges` not in `known` (one wave) and remember them.
     async fn ensure(&self, known: &mut Known, ranges: &[Range<u64>]) -> Result<()> {
         let missing: Vec<ReadRequest> = ranges
@@ -227,11 +232,11 @@ async fn decode_file(
         "object of {size} bytes is too small for a legacy Lance file"
     );
     let footer_range = size - FOOTER_LEN..size;
-    source.ensure(&mut known, &[footer_range.clone()]).await?;
+    source.ensure_one(&mut known, footer_range.clone()).await?;
     let footer = parse_footer(&known.slice(&footer_range).unwrap_or_default(), size)?;
     let metadata_end = size - FOOTER_LEN;
     source
-        .ensure(&mut known, &[footer.metadata_position..metadata_end])
+        .ensure_one(&mut known, footer.metadata_position..metadata_end)
         .await?;
     let region = known
         .slice(&(footer.metadata_position..metadata_end))
@@ -264,7 +269,7 @@ async fn decode_file(
         "legacy page table {table_range:?} runs past the metadata at {}",
         footer.metadata_position
     );
-    source.ensure(&mut known, &[table_range.clone()]).await?;
+    source.ensure_one(&mut known, table_range.clone()).await?;
     let page_table = PageTable::parse(
         &slice(&known, &table_range)?,
         &field_ids,
@@ -317,7 +322,7 @@ async fn read_manifest(
     let Some(position) = metadata.manifest_position else {
         return Ok(None);
     };
-    source.ensure(known, &[position..data_end]).await?;
+    source.ensure_one(known, position..data_end).await?;
     let region = slice(known, &(position..data_end))?;
     let message = message_range(&region, position, data_end, "legacy manifest")?;
     let schema = parse_manifest_schema(&slice(known, &message)?)
@@ -369,7 +374,7 @@ async fn read_dictionary(
             .ok_or_else(|| Error::corrupt("dictionary size overflows"))?;
         let range = location.offset + bytes.start..location.offset + bytes.end;
         inside(&range)?;
-        source.ensure(known, &[range.clone()]).await?;
+        source.ensure_one(known, range.clone()).await?;
         return decode_fixed(value_type, &[(0..n, slice(known, &range)?)]);
     }
     let positions = location.offset
@@ -378,11 +383,11 @@ async fn read_dictionary(
             .and_then(|b| location.offset.checked_add(b))
             .ok_or_else(|| Error::corrupt("dictionary size overflows"))?;
     inside(&positions)?;
-    source.ensure(known, &[positions.clone()]).await?;
+    source.ensure_one(known, positions.clone()).await?;
     let positions = read_offsets(&slice(known, &positions)?, true)?;
     let values = positions[0]..positions[positions.len() - 1];
     inside(&values)?;
-    source.ensure(known, &[values.clone()]).await?;
+    source.ensure_one(known, values.clone()).await?;
     // Dictionary values are read as nullable (an empty value is null), like lance does.
     decode_binary(value_type, true, &[(positions, slice(known, &values)?)])
 }
