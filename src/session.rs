@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use crate::ecp::index::NodeCache;
 use crate::error::Result;
-use crate::io::budget::CacheShare;
 use crate::io::admission::{registry_of, AdmissionRegistry, DEFAULT_MAX_IN_FLIGHT_BYTES};
+use crate::io::budget::CacheShare;
 use crate::io::disk::DiskCache;
 use crate::lance::dataset::DatasetSession;
 

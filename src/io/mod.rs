@@ -42,8 +42,8 @@
 //! # }).unwrap();
 //! ```
 
-pub(crate) mod budget;
 pub(crate) mod admission;
+pub(crate) mod budget;
 pub(crate) mod cache;
 pub(crate) mod cache_extensions;
 pub(crate) mod coalesce;

@@ -21,6 +21,8 @@ use crate::lance::dataset::{Dataset, Fragment};
 enum Answerer {
     /// No index: evaluated on data.
     None,
+    /// The chosen index cannot be read (replanned without it; never executed).
+    Unreadable(String, String),
     /// A scalar index kind.
     Index(Box<dyn PlannedLeaf>),
     /// The list element index (kept concrete: its plan also evaluates the call on data).
@@ -30,7 +32,7 @@ enum Answerer {
 impl Answerer {
     fn planned(&self) -> Option<&dyn PlannedLeaf> {
         match self {
-            Answerer::None => None,
+            Answerer::None | Answerer::Unreadable(..) => None,
             Answerer::Index(p) => Some(p.as_ref()),
             Answerer::AnyElement(p) => Some(p.as_ref()),
         }
@@ -130,6 +132,7 @@ fn choose(
     dataset: &Dataset,
     kinds: &[Box<dyn IndexKind>],
     leaf: &IndexLeaf,
+    unreadable: &[(String, String)],
 ) -> std::result::Result<(usize, IndexSegments), Vec<String>> {
     let indices = indices_on(dataset, leaf.column.field_id);
     if indices.is_empty() {
@@ -137,6 +140,10 @@ fn choose(
     }
     let mut reasons = Vec::new();
     for index in &indices {
+        if let Some((_, why)) = unreadable.iter().find(|(name, _)| *name == index.name) {
+            reasons.push(format!("index {:?} cannot be read: {why}", index.name));
+            continue;
+        }
         let readers: Vec<usize> = (0..kinds.len())
             .filter(|k| index.segments.iter().any(|s| kinds[*k].reads(s)))
             .collect();
@@ -170,13 +177,43 @@ fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
     }
 }
 
-/// Plan `filter` on `dataset` (see [`super::plan_filter`]).
+/// Plan `filter` on `dataset` (see [`super::plan_filter`]). An index whose files turn out
+/// to be of a kind lakeseek cannot read (`Unsupported` while planning, e.g. an old release's
+/// legacy-v1 BTree files) is set aside and the filter planned again without it: its leaves
+/// are then evaluated on data where scans are allowed, and refused with that reason where not.
 pub(super) async fn plan(
     dataset: &Dataset,
     filter: &str,
     options: FilterOptions,
     stats: &IoStats,
 ) -> Result<FilterPlan> {
+    let mut unreadable: Vec<(String, String)> = Vec::new();
+    loop {
+        match plan_once(dataset, filter, options, stats, &unreadable).await? {
+            Planned::Done(plan) => return Ok(plan),
+            Planned::Unreadable(name, why) => {
+                if unreadable.iter().any(|(n, _)| *n == name) {
+                    return Err(Error::unsupported(why));
+                }
+                unreadable.push((name, why));
+            }
+        }
+    }
+}
+
+/// One planning pass: a plan, or the index that turned out unreadable.
+enum Planned {
+    Done(FilterPlan),
+    Unreadable(String, String),
+}
+
+async fn plan_once(
+    dataset: &Dataset,
+    filter: &str,
+    options: FilterOptions,
+    stats: &IoStats,
+    unreadable: &[(String, String)],
+) -> Result<Planned> {
     let manifest = std::sync::Arc::clone(dataset.manifest());
     let bound = BoundPredicate::parse_filter(filter, &manifest.schema)?;
     let shape = shape(&bound.predicate);
@@ -187,7 +224,7 @@ pub(super) async fn plan(
         let index_leaf = index_leaf(&bound, &leaf.predicate, leaf.field);
         let choice = match &index_leaf {
             Some(l) if matches!(l.query, IndexQuery::AnyElement(_)) => Ok(None),
-            Some(l) => choose(dataset, &kinds, l).map(Some),
+            Some(l) => choose(dataset, &kinds, l, unreadable).map(Some),
             None => Err(vec![format!(
                 "no index answers {}",
                 describe(&leaf.predicate, &bound.fields)
@@ -250,7 +287,13 @@ pub(super) async fn plan(
                         Answerer::AnyElement(Box::new(any))
                     }
                     (Some(l), Ok(Some((k, index)))) => {
-                        Answerer::Index(kinds[*k].plan(dataset, index, l, leaf.want, stats).await?)
+                        match kinds[*k].plan(dataset, index, l, leaf.want, stats).await {
+                            Ok(planned) => Answerer::Index(planned),
+                            Err(e @ Error::Unsupported { .. }) => {
+                                Answerer::Unreadable(index.name.clone(), e.to_string())
+                            }
+                            Err(e) => return Err(e),
+                        }
                     }
                     _ => Answerer::None,
                 })
@@ -266,6 +309,12 @@ pub(super) async fn plan(
         futures::future::try_join_all(opens)
     )?;
     drop(wave);
+    if let Some((name, why)) = answerers.iter().find_map(|a| match a {
+        Answerer::Unreadable(name, why) => Some((name.clone(), why.clone())),
+        _ => None,
+    }) {
+        return Ok(Planned::Unreadable(name, why));
+    }
     let leaves = shape
         .leaves
         .iter()
@@ -291,7 +340,7 @@ pub(super) async fn plan(
         .iter()
         .filter_map(|f| f.deletion.as_ref().map(|d| d.relative_path(f.id)))
         .collect();
-    Ok(FilterPlan {
+    Ok(Planned::Done(FilterPlan {
         text: filter.to_string(),
         bound,
         shape,
@@ -299,7 +348,7 @@ pub(super) async fn plan(
         full_scan_reason,
         deletion_files,
         fragments: manifest.fragment_ids(),
-    })
+    }))
 }
 
 type Choice = std::result::Result<Option<(usize, IndexSegments)>, Vec<String>>;
@@ -635,7 +684,7 @@ impl FilterPlan {
                 p.plan.strategy,
                 crate::index::list_element::ranges::CallStrategy::IndexThenRecheck
             ),
-            Answerer::None => false,
+            Answerer::None | Answerer::Unreadable(..) => false,
         })
     }
 
