@@ -10,7 +10,16 @@ use crate::Dataset;
 
 /// Datasets whose every file lakeseek reads (data files and index files). Grows as the
 /// readers of older file versions land.
-const READABLE: &[&str] = &["p6_1_0_v2_1"];
+const READABLE: &[&str] = &[
+    "p0_39_0_legacy",
+    "p0_39_0_v2_0",
+    "p0_39_0_v2_1",
+    "p6_1_0_legacy",
+    "p6_1_0_v2_0",
+    "p6_1_0_v2_1",
+    "p14_0_2_legacy",
+    "p14_0_2_v2_0",
+];
 
 /// Catalog filters on columns lakeseek does not yet evaluate by scanning (no index covers
 /// them): a list column's own nulls, a struct child, a dictionary column. Each must fail
