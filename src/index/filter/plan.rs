@@ -190,7 +190,7 @@ pub(super) async fn plan(
     let mut unreadable: Vec<(String, String)> = Vec::new();
     loop {
         match plan_once(dataset, filter, options, stats, &unreadable).await? {
-            Planned::Done(plan) => return Ok(plan),
+            Planned::Done(plan) => return Ok(*plan),
             Planned::Unreadable(name, why) => {
                 if unreadable.iter().any(|(n, _)| *n == name) {
                     return Err(Error::unsupported(why));
@@ -203,7 +203,7 @@ pub(super) async fn plan(
 
 /// One planning pass: a plan, or the index that turned out unreadable.
 enum Planned {
-    Done(FilterPlan),
+    Done(Box<FilterPlan>),
     Unreadable(String, String),
 }
 
@@ -340,7 +340,7 @@ async fn plan_once(
         .iter()
         .filter_map(|f| f.deletion.as_ref().map(|d| d.relative_path(f.id)))
         .collect();
-    Ok(Planned::Done(FilterPlan {
+    Ok(Planned::Done(Box::new(FilterPlan {
         text: filter.to_string(),
         bound,
         shape,
@@ -348,7 +348,7 @@ async fn plan_once(
         full_scan_reason,
         deletion_files,
         fragments: manifest.fragment_ids(),
-    }))
+    })))
 }
 
 type Choice = std::result::Result<Option<(usize, IndexSegments)>, Vec<String>>;
