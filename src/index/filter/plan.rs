@@ -170,7 +170,7 @@ fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
     let msg = format!(
         "no usable BTree index on column {column:?}: {reason}; pass --allow-scan to scan instead"
     );
-    if reason.contains("does not read") {
+    if reason.contains("does not read") || reason.contains("cannot be read") {
         Error::unsupported(msg).at(dataset.root().as_ref(), None)
     } else {
         Error::InvalidArgument(msg)
