@@ -4,56 +4,16 @@
 //! counters, never by time). The overload of the full query mix (10x more concurrent
 //! queries than slots, slow server) is `stress_mixed::concurrent_mixed_queries_hold_against_a_slow_server`.
 
-use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use object_store::path::Path;
 
-use crate::error::Result;
 use crate::io::admission::Admission;
-use crate::io::{FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource, ReadRequest};
+use crate::io::wrappers::limit::probe::Probe;
+use crate::io::{FetchOptions, IoStats, RangeFetcher, ReadRequest};
 use crate::suite::common::{pattern, S3TestServer};
-
-/// Objects whose byte `i` is `i % 251`; tracks the most requests in flight. Each request
-/// yields a few times so concurrent requests overlap.
-#[derive(Debug, Default)]
-struct Probe {
-    in_flight: AtomicUsize,
-    peak: AtomicUsize,
-}
-
-#[async_trait]
-impl RangeSource for Probe {
-    async fn get_range(
-        &self,
-        _path: &Path,
-        range: Range<u64>,
-        _expected: Option<&ObjectVersion>,
-    ) -> Result<Bytes> {
-        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-        self.peak.fetch_max(now, Ordering::SeqCst);
-        for _ in 0..3 {
-            tokio::task::yield_now().await;
-        }
-        self.in_flight.fetch_sub(1, Ordering::SeqCst);
-        Ok(range.map(|i| (i % 251) as u8).collect())
-    }
-    async fn get_suffix(&self, _path: &Path, _n: u64) -> Result<(Bytes, ObjectVersion)> {
-        Err(crate::Error::unsupported("ranged reads only"))
-    }
-    async fn get_all(&self, _path: &Path) -> Result<(Bytes, ObjectVersion)> {
-        Err(crate::Error::unsupported("ranged reads only"))
-    }
-    fn coalesce_gap(&self) -> u64 {
-        0
-    }
-    fn describe(&self) -> String {
-        "probe".into()
-    }
-}
 
 fn two_ranges(query: u64) -> Vec<ReadRequest> {
     let at = query * 1000;

@@ -87,19 +87,19 @@ impl RangeSource for ConcurrencyLimitSource {
     }
 }
 
+/// A test source: objects whose byte `i` is `i % 251`, of any size; it tracks the most
+/// requests in flight, and each request yields a few times so concurrent ones overlap.
 #[cfg(test)]
-mod tests {
+pub(crate) mod probe {
     use super::*;
-    use crate::io::fetch::{FetchOptions, RangeFetcher, ReadRequest};
-    use crate::io::stats::IoStats;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// Zero-filled objects of any size; tracks the most requests in flight. Each request
-    /// yields a few times so concurrent requests really overlap.
+    /// Counts requests in flight and their peak.
     #[derive(Debug, Default)]
-    struct Probe {
+    pub(crate) struct Probe {
         in_flight: AtomicUsize,
-        peak: AtomicUsize,
+        /// Most requests in flight at once.
+        pub(crate) peak: AtomicUsize,
     }
 
     #[async_trait]
@@ -116,7 +116,7 @@ mod tests {
                 tokio::task::yield_now().await;
             }
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
-            Ok(Bytes::from(vec![0u8; (range.end - range.start) as usize]))
+            Ok(range.map(|i| (i % 251) as u8).collect())
         }
         async fn get_suffix(&self, _path: &Path, _n: u64) -> Result<(Bytes, ObjectVersion)> {
             Err(crate::error::Error::unsupported(
@@ -135,6 +135,15 @@ mod tests {
             "probe".into()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe::Probe;
+    use super::*;
+    use crate::io::fetch::{FetchOptions, RangeFetcher, ReadRequest};
+    use crate::io::stats::IoStats;
+    use std::sync::atomic::Ordering;
 
     async fn run_three_fetches(source: Arc<dyn RangeSource>) {
         let f = RangeFetcher::new(

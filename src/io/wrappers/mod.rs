@@ -22,7 +22,7 @@ mod counting;
 mod fault;
 mod latency;
 #[cfg(test)]
-mod limit;
+pub(crate) mod limit;
 #[cfg(test)]
 mod recording;
 
