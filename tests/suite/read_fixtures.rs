@@ -261,37 +261,6 @@ fn multi_chunk_page(
     None
 }
 
-/// A reader whose file metadata comes from a warm cache (opened with the size from a
-/// listing or manifest): it sends no request at open and has no suffix bytes, so every page
-/// byte it needs is fetched.
-async fn open_with_cached_metadata(
-    recording: &Arc<RecordingSource>,
-    path: object_store::path::Path,
-    size: u64,
-) -> LanceFileReader {
-    let fetcher = RangeFetcher::new(
-        Arc::<RecordingSource>::clone(recording),
-        FetchOptions::default(),
-    );
-    let caches = Arc::new(ReaderCaches::default().without_data_tails());
-    LanceFileReader::open(
-        fetcher.clone(),
-        path.clone(),
-        Some(size),
-        Arc::clone(&caches),
-        &IoStats::new(),
-    )
-    .await
-    .expect("open");
-    let stats = IoStats::new();
-    let reader = LanceFileReader::open(fetcher, path, Some(size), caches, &stats)
-        .await
-        .expect("open from the cache");
-    assert_eq!(stats.snapshot().requests, 0);
-    recording.clear();
-    reader
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_files_are_read_from_the_open_suffix_read_alone() {
     let mut checked = 0;
@@ -345,7 +314,7 @@ async fn a_few_rows_fetch_only_their_chunks_in_three_cold_and_one_warm_round_tri
         let bytes = std::fs::read(support::fixtures_dir().join(&file.path)).expect("bytes");
         let (recording, path) = support::recording(Backend::Local, &file.path).await;
         let stats = IoStats::new();
-        let reader = open_with_cached_metadata(&recording, path, bytes.len() as u64).await;
+        let reader = support::open_with_cached_metadata(&recording, path, bytes.len() as u64).await;
         assert_eq!(stats.snapshot().round_trips, 0, "{}: open", file.path);
         let Some((field, column, page, chunks)) = multi_chunk_page(&reader, &bytes) else {
             continue;
@@ -589,7 +558,7 @@ async fn one_row_of_a_list_column_fetches_only_the_chunks_holding_it() {
         let bytes = std::fs::read(support::fixtures_dir().join(&file.path)).expect("bytes");
         let (recording, path) = support::recording(Backend::Local, &file.path).await;
         let stats = IoStats::new();
-        let reader = open_with_cached_metadata(&recording, path, bytes.len() as u64).await;
+        let reader = support::open_with_cached_metadata(&recording, path, bytes.len() as u64).await;
         for (field_index, field) in reader.schema().fields.iter().enumerate() {
             if field.is_flat_leaf() {
                 continue;

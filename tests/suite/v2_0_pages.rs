@@ -6,12 +6,10 @@
 use crate::suite::read_support as support;
 
 use std::ops::Range;
-use std::sync::Arc;
 
-use crate::io::wrappers::RecordingSource;
-use crate::io::{FetchOptions, IoStats, RangeFetcher};
+use crate::io::IoStats;
 use crate::lance::proto::encodings_v2_0 as pb;
-use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::lance::reader::RowSelection;
 use crate::lance::v2_0::{decode_page_in_memory, decode_page_waves, Node};
 use crate::Error;
 use arrow_array::{Array, StringArray};
@@ -305,24 +303,8 @@ async fn reader_takes_of_2_0_columns_fetch_only_their_rows() {
         .expect("size")
         .len();
     let (recording, path) = support::recording(Backend::Local, rel).await;
-    let fetcher = RangeFetcher::new(
-        Arc::<RecordingSource>::clone(&recording),
-        FetchOptions::default(),
-    );
-    let caches = Arc::new(ReaderCaches::default().without_data_tails());
-    LanceFileReader::open(
-        fetcher.clone(),
-        path.clone(),
-        Some(size),
-        Arc::clone(&caches),
-        &IoStats::new(),
-    )
-    .await
-    .expect("open");
+    let reader = support::open_with_cached_metadata(&recording, path, size).await;
     let stats = IoStats::new();
-    let reader = LanceFileReader::open(fetcher, path, Some(size), caches, &stats)
-        .await
-        .expect("open from the cache");
     let batch = reader
         .read_rows(&[0], &RowSelection::Rows(vec![5, 500]), &stats)
         .await
@@ -337,24 +319,8 @@ async fn reader_takes_of_2_0_columns_fetch_only_their_rows() {
         .expect("size")
         .len();
     let (recording, path) = support::recording(Backend::Local, rel).await;
-    let fetcher = RangeFetcher::new(
-        Arc::<RecordingSource>::clone(&recording),
-        FetchOptions::default(),
-    );
-    let caches = Arc::new(ReaderCaches::default().without_data_tails());
-    LanceFileReader::open(
-        fetcher.clone(),
-        path.clone(),
-        Some(size),
-        Arc::clone(&caches),
-        &IoStats::new(),
-    )
-    .await
-    .expect("open");
+    let reader = support::open_with_cached_metadata(&recording, path, size).await;
     let stats = IoStats::new();
-    let reader = LanceFileReader::open(fetcher, path, Some(size), caches, &stats)
-        .await
-        .expect("open from the cache");
     let field = reader.field_indices(&["i64_full"]).expect("field")[0];
     reader
         .read_rows(&[field], &RowSelection::Rows(vec![3, 1200]), &stats)

@@ -13,7 +13,7 @@ use arrow_schema::DataType;
 
 use super::arrow::to_array;
 use super::encoding::Node;
-use super::values::{as_u64s, decode, validity_of, Decoded, Rows};
+use super::values::{as_u64s, decode, decode_offsets, validity_of, Decoded, Rows};
 use super::walk::Walk;
 use crate::error::{Error, Result};
 
@@ -37,18 +37,13 @@ pub(crate) fn binary(node: &Node, rows: &Rows, w: &mut Walk<'_>) -> Result<Optio
     else {
         return Err(Error::corrupt("internal: binary decode of another node"));
     };
-    let index_rows: Vec<Range<u64>> = rows
-        .iter()
-        .map(|r| r.start.saturating_sub(1)..r.end)
-        .collect();
+    let Some(ends) = decode_offsets(indices, rows, w, "binary offsets")? else {
+        return Ok(None);
+    };
     let plain = ItemsType {
         value_type: &DataType::UInt64,
         shifted: false,
     };
-    let Some(decoded) = decode(indices, &index_rows, w, &plain)? else {
-        return Ok(None);
-    };
-    let ends = as_u64s(&decoded, "binary offsets")?;
     let spans = BinarySpans::new(rows, &ends, *null_adjustment)?;
     let byte_rows: Vec<Range<u64>> = spans
         .byte_ranges

@@ -7,14 +7,16 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{new_empty_array, Array, ArrayRef, GenericListArray, StructArray};
+use arrow_array::{
+    new_empty_array, Array, ArrayRef, GenericListArray, OffsetSizeTrait, StructArray,
+};
 use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields};
 
 use super::arrow::to_array;
 use super::binary::ItemsType;
 use super::encoding::Node;
-use super::values::{as_u64s, count, decode, Decoded};
+use super::values::{count, decode, decode_offsets, Decoded};
 use super::walk::{all, Walk};
 use crate::error::{Error, Result};
 use crate::lance::file::{ColumnInfo, FileMetadata};
@@ -377,18 +379,9 @@ impl FieldReader<'_> {
                 }
             }
         }
-        let offset_rows: Vec<Range<u64>> = local
-            .iter()
-            .map(|r| r.start.saturating_sub(1)..r.end)
-            .collect();
-        let plain = ItemsType {
-            value_type: &DataType::UInt64,
-            shifted: false,
-        };
-        let Some(decoded) = decode(offsets, &offset_rows, w, &plain)? else {
+        let Some(ends) = decode_offsets(offsets, local, w, "list offsets")? else {
             return Ok(false);
         };
-        let ends = as_u64s(&decoded, "list offsets")?;
         lists.extend(
             local,
             &ends,
@@ -500,32 +493,37 @@ impl ListParts {
             |e: arrow_schema::ArrowError| Error::corrupt(format!("list {:?}: {e}", field.name));
         Ok(match field.data_type {
             DataType::LargeList(_) => {
-                let offsets: Vec<i64> = self.offsets.iter().map(|&o| o as i64).collect();
-                Arc::new(
-                    GenericListArray::<i64>::try_new(
-                        item_field,
-                        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-                        values,
-                        nulls,
-                    )
-                    .map_err(bad)?,
-                )
+                list_array::<i64>(item_field, &self.offsets, values, nulls).map_err(bad)?
             }
             _ => {
                 crate::ensure_corrupt!(total <= i32::MAX as u64, "list of more than 2^31 items");
-                let offsets: Vec<i32> = self.offsets.iter().map(|&o| o as i32).collect();
-                Arc::new(
-                    GenericListArray::<i32>::try_new(
-                        item_field,
-                        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-                        values,
-                        nulls,
-                    )
-                    .map_err(bad)?,
-                )
+                list_array::<i32>(item_field, &self.offsets, values, nulls).map_err(bad)?
             }
         })
     }
+}
+
+/// A list array of `O`-sized offsets (the caller checked they fit).
+fn list_array<O: OffsetSizeTrait>(
+    item_field: Arc<Field>,
+    offsets: &[u64],
+    values: ArrayRef,
+    nulls: Option<NullBuffer>,
+) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
+    let offsets = offsets
+        .iter()
+        .map(|&o| usize::try_from(o).ok().and_then(O::from_usize))
+        .collect::<Option<Vec<O>>>()
+        .ok_or_else(|| {
+            arrow_schema::ArrowError::InvalidArgumentError("list offset overflows".into())
+        })?;
+    let array = GenericListArray::<O>::try_new(
+        item_field,
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        values,
+        nulls,
+    )?;
+    Ok(Arc::new(array))
 }
 
 fn concat(arrays: Vec<ArrayRef>, data_type: &DataType) -> Result<ArrayRef> {

@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, Buffer, MutableBuffer};
+use arrow_schema::DataType;
 use bytes::Bytes;
 
 use super::encoding::{FlatCompression, Node, Nullability};
@@ -308,6 +309,29 @@ pub(crate) fn flat(
         data,
         validity: None,
     }))
+}
+
+/// The end offsets that bound `rows` of an offsets node (binary indices, list offsets): for
+/// each run the offset before its first row (the previous row's end) and one per row, as
+/// `u64`s. `None` while the walk still lacks bytes.
+pub(crate) fn decode_offsets(
+    node: &Node,
+    rows: &Rows,
+    w: &mut Walk<'_>,
+    what: &str,
+) -> Result<Option<Vec<u64>>> {
+    let offset_rows: Vec<Range<u64>> = rows
+        .iter()
+        .map(|r| r.start.saturating_sub(1)..r.end)
+        .collect();
+    let plain = super::binary::ItemsType {
+        value_type: &DataType::UInt64,
+        shifted: false,
+    };
+    match decode(node, &offset_rows, w, &plain)? {
+        Some(decoded) => as_u64s(&decoded, what).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Fixed 64-bit values as `u64`s (offsets, indices).

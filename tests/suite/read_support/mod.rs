@@ -322,3 +322,34 @@ pub(super) fn edit_planar_page(
     });
     with_columns(file, &columns)
 }
+
+/// A reader whose file metadata comes from a warm cache (opened with the size from a
+/// listing or manifest): it sends no request at open and has no suffix bytes, so every page
+/// byte it needs is fetched.
+pub(super) async fn open_with_cached_metadata(
+    recording: &Arc<RecordingSource>,
+    path: object_store::path::Path,
+    size: u64,
+) -> LanceFileReader {
+    let fetcher = RangeFetcher::new(
+        Arc::<RecordingSource>::clone(recording),
+        FetchOptions::default(),
+    );
+    let caches = Arc::new(ReaderCaches::default().without_data_tails());
+    LanceFileReader::open(
+        fetcher.clone(),
+        path.clone(),
+        Some(size),
+        Arc::clone(&caches),
+        &IoStats::new(),
+    )
+    .await
+    .expect("open");
+    let stats = IoStats::new();
+    let reader = LanceFileReader::open(fetcher, path, Some(size), caches, &stats)
+        .await
+        .expect("open from the cache");
+    assert_eq!(stats.snapshot().requests, 0);
+    recording.clear();
+    reader
+}
