@@ -251,3 +251,63 @@ async fn queries_over_the_s3_server_equal_local_ones() {
         );
     }
 }
+
+/// `lakeseek-sql sql [global...] --table t=URL ... SQL` against `s3`, on a blocking thread.
+fn sql_command(
+    s3: &crate::common::s3::S3Server,
+    global: &[&str],
+    table: &str,
+    sql: &str,
+) -> tokio::task::JoinHandle<std::process::Output> {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lakeseek-sql"));
+    cmd.env_remove("LAKESEEK_CACHE_DIR")
+        .arg("sql")
+        .args(global)
+        .args(["--table", &format!("t={table}")]);
+    for (k, v) in s3.storage_options() {
+        cmd.arg("--storage-option").arg(format!("{k}={v}"));
+    }
+    // Columns 0 and 3 of a data file are then two GETs of one wave.
+    cmd.args(["--storage-option", "coalesce_gap=0", sql]);
+    tokio::task::spawn_blocking(move || cmd.output().expect("run lakeseek-sql"))
+}
+
+/// `lakeseek sql --max-requests N` bounds the requests in flight to the store as the main
+/// CLI's commands do: the query sends two data GETs at once by default (seen at the closed
+/// gate), never more than one request with `--max-requests 1`, and answers the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sql_command_holds_max_requests() {
+    let s3 = crate::common::s3::S3Server::start();
+    let url = s3.copy_in(
+        &crate::common::fixture("scalar_indices.lance"),
+        "scalar_indices.lance",
+    );
+    let sql = "SELECT id, b_f FROM t ORDER BY id";
+    s3.gate().close();
+    let run = sql_command(&s3, &[], &url, sql);
+    for _ in 0..12_000 {
+        if s3.gate().held() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(s3.gate().held() >= 2, "two data GETs at once by default");
+    s3.gate().open();
+    let out = run.await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).lines().count() > 1000);
+    s3.gate().reset_peak();
+    let bounded = sql_command(&s3, &["--max-requests", "1"], &url, sql)
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bounded.stderr);
+    assert!(bounded.status.success(), "{stderr}");
+    assert_eq!(bounded.stdout, out.stdout);
+    assert_eq!(s3.gate().peak(), 1);
+    let zero = sql_command(&s3, &["--max-requests", "0"], &url, sql)
+        .await
+        .unwrap();
+    assert_eq!(zero.status.code(), Some(2), "clap refuses 0");
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("--max-requests"));
+}

@@ -32,8 +32,8 @@ fn find_companion() -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).find_map(|d| beside(&d))
 }
 
-/// The disk tier flags given before the command (`lakeseek --cache-dir D sql ...`), passed
-/// on to the companion, which takes them too.
+/// The session flags given before the command (`lakeseek --cache-dir D --max-requests N
+/// sql ...`), passed on to the companion, which takes them too.
 fn cache_flags(cache: &crate::cli::CacheArgs) -> Vec<OsString> {
     let mut out = Vec::new();
     if let Some(dir) = &cache.cache_dir {
@@ -41,6 +41,9 @@ fn cache_flags(cache: &crate::cli::CacheArgs) -> Vec<OsString> {
     }
     if let Some(bytes) = cache.cache_bytes {
         out.extend([OsString::from("--cache-bytes"), bytes.to_string().into()]);
+    }
+    if let Some(n) = cache.max_requests {
+        out.extend([OsString::from("--max-requests"), n.to_string().into()]);
     }
     out
 }
@@ -78,5 +81,36 @@ pub(crate) fn run(command: &str, args: &CompanionArgs, cache: &crate::cli::Cache
             eprintln!("error: cannot run {}: {e}", path.display());
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_flags_are_passed_on_to_the_companion() {
+        let none = crate::cli::CacheArgs::default();
+        assert!(cache_flags(&none).is_empty());
+        let all = crate::cli::CacheArgs {
+            cache_dir: Some("/tmp/c".into()),
+            cache_bytes: Some(1 << 20),
+            max_requests: Some(8),
+        };
+        let flags: Vec<String> = cache_flags(&all)
+            .into_iter()
+            .map(|f| f.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                "--cache-dir",
+                "/tmp/c",
+                "--cache-bytes",
+                "1048576",
+                "--max-requests",
+                "8"
+            ]
+        );
     }
 }

@@ -74,10 +74,20 @@ fn print_stats(enabled: bool, stats: IoStatsSnapshot) -> Result<()> {
     Ok(())
 }
 
+/// Open the index at `url` with its own node cache, its requests bounded by the admission
+/// control of the process's session (`--max-requests`).
+async fn open_index(
+    url: &str,
+    storage_options: &[(String, String)],
+    options: OpenOptions,
+) -> Result<EcpIndex> {
+    let registry = crate::cli::process_session().admission();
+    EcpIndex::open_url_admitted(url, storage_options, options, &registry).await
+}
+
 /// Run `ecp info`.
 pub async fn run_info(args: EcpInfoArgs) -> Result<()> {
-    let index =
-        EcpIndex::open_url(&args.url, &args.storage_options, OpenOptions::default()).await?;
+    let index = open_index(&args.url, &args.storage_options, OpenOptions::default()).await?;
     let line =
         serde_json::to_string(index.info()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     println!("{line}");
@@ -111,7 +121,7 @@ pub async fn search_pages(args: &EcpSearchArgs) -> Result<(Vec<SearchResult>, Io
         prefetch: args.prefetch.max(1),
         ..OpenOptions::default()
     };
-    let index = EcpIndex::open_url(&args.url, &args.storage_options, options).await?;
+    let index = open_index(&args.url, &args.storage_options, options).await?;
     let params = SearchParams {
         search_exp: args.search_exp,
         max_increments: args.max_increments,

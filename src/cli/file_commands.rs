@@ -4,6 +4,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, UInt32Array};
+use object_store::path::Path;
 
 use crate::cli::{parse_rows, print_stats, write_json_lines, StoreArgs};
 use crate::error::{Error, Result};
@@ -48,13 +49,24 @@ pub struct ReadArgs {
     pub store: StoreArgs,
 }
 
+/// A fetcher over the store of `url` whose requests wait for slots of the admission
+/// control of the process's session (`--max-requests`), and the object's path.
+fn admitted_fetcher(url: &str, store: &StoreArgs) -> Result<(RangeFetcher, Path)> {
+    let opened = open_url_with(url, &OpenOptions::new(&store.storage_options))?;
+    let admission = crate::cli::process_session()
+        .admission()
+        .for_opened(&opened);
+    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default())
+        .with_admission(Some(admission));
+    Ok((fetcher, opened.path))
+}
+
 /// Open a Lance file reader on `url` with fresh caches.
 pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<LanceFileReader> {
-    let opened = open_url_with(url, &OpenOptions::new(&store.storage_options))?;
-    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
+    let (fetcher, path) = admitted_fetcher(url, store)?;
     LanceFileReader::open(
         fetcher,
-        opened.path,
+        path,
         None,
         Arc::new(ReaderCaches::default()),
         stats,
@@ -64,10 +76,9 @@ pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<
 
 /// Open a Lance file of any version (v2, or legacy v1) on `url` with fresh caches.
 async fn open_any_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<DataFileReader> {
-    let opened = open_url_with(url, &OpenOptions::new(&store.storage_options))?;
-    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default());
+    let (fetcher, path) = admitted_fetcher(url, store)?;
     let caches = Arc::new(ReaderCaches::default());
-    DataFileReader::open(fetcher, opened.path, None, caches, None, stats).await
+    DataFileReader::open(fetcher, path, None, caches, None, stats).await
 }
 
 /// Run `inspect`: a Lance file, or (when no file is at the URL) a dataset.

@@ -21,6 +21,7 @@ use super::node::{load_node, read_embeddings, EmbeddingDtype, Node, NodeLimits};
 use super::zarr_io::{FetchedArray, ZarrStore};
 use crate::ecp::zarr_storage::{with_query_stats, FetcherStorage, StorageProbe};
 use crate::error::{Error, Result};
+use crate::io::admission::{self, AdmissionRegistry};
 use crate::io::cache::{CacheKey, SizedCache};
 use crate::io::store::REMOTE_COALESCE_GAP;
 use crate::io::{
@@ -178,20 +179,38 @@ impl EcpIndex {
     /// Open the index at `url` (`s3://bucket/prefix/index`, `gs://...`, a local path, ...).
     /// Reads go through the URL's `RangeSource` (with the retry policy of the storage
     /// options); saved queries are written through its object store when
-    /// [`OpenOptions::writable`].
+    /// [`OpenOptions::writable`]. Requests wait for a slot of the process's default
+    /// admission control of the store (at most [`DEFAULT_MAX_REQUESTS`](crate::DEFAULT_MAX_REQUESTS)
+    /// in flight, shared by everything opened without a [`Session`](crate::Session); open
+    /// with [`EcpIndex::open`] to choose the bound).
     pub async fn open_url(
         url: &str,
         storage_options: &[(String, String)],
         options: OpenOptions,
     ) -> Result<Self> {
+        let registry = admission::process_default();
+        Self::open_url_admitted(url, storage_options, options, &registry).await
+    }
+
+    /// [`EcpIndex::open_url`] with the admission control of `registry` (e.g. a session's).
+    pub(crate) async fn open_url_admitted(
+        url: &str,
+        storage_options: &[(String, String)],
+        options: OpenOptions,
+        registry: &AdmissionRegistry,
+    ) -> Result<Self> {
         let opened = open_url(url, storage_options)?;
-        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default());
+        let admission = registry.for_opened(&opened);
+        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default())
+            .with_admission(Some(admission));
         let writer = options.writable.then_some(opened.store);
         Self::open_with(fetcher, writer, opened.path, url, options).await
     }
 
     /// Open the index stored under `prefix` of `store`; `label` names it in errors. Reads go
-    /// through an `ObjectStoreSource` over `store` with lakeseek's default retry policy.
+    /// through an `ObjectStoreSource` over `store` with lakeseek's default retry policy,
+    /// each waiting for a slot of the process's default admission control of `store` (as
+    /// [`EcpIndex::open_url`]).
     pub async fn open_store(
         store: Arc<dyn ObjectStore>,
         prefix: Path,
@@ -203,7 +222,9 @@ impl EcpIndex {
             REMOTE_COALESCE_GAP,
             label.to_string(),
         ));
-        let fetcher = RangeFetcher::new(source, FetchOptions::default());
+        let admission = admission::process_default().for_handle(&store);
+        let fetcher =
+            RangeFetcher::new(source, FetchOptions::default()).with_admission(Some(admission));
         let writer = options.writable.then_some(store);
         Self::open_with(fetcher, writer, prefix, label, options).await
     }

@@ -331,11 +331,15 @@ impl AdmissionRegistry {
     /// The controller of the store named `key`, created on first use.
     pub(crate) fn for_store(&self, key: &str) -> Arc<Admission> {
         let mut stores = self.stores.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(
-            stores
-                .entry(key.to_string())
-                .or_insert_with(|| Admission::new(self.max_requests, self.max_bytes)),
-        )
+        if let Some(admission) = stores.get(key) {
+            return Arc::clone(admission);
+        }
+        // Controllers of store handles nothing reads through any more are dropped (a
+        // process opening stores handed in, one after another, keeps only the live ones).
+        stores.retain(|k, a| !k.starts_with(HANDLE_PREFIX) || Arc::strong_count(a) > 1);
+        let admission = Admission::new(self.max_requests, self.max_bytes);
+        stores.insert(key.to_string(), Arc::clone(&admission));
+        admission
     }
 
     /// The controller of an opened URL's store: by its identity, else (in-memory stores,
@@ -343,12 +347,34 @@ impl AdmissionRegistry {
     pub(crate) fn for_opened(&self, opened: &crate::io::OpenedUrl) -> Arc<Admission> {
         match &opened.store_identity {
             Some(identity) => self.for_store(identity),
-            None => self.for_store(&format!(
-                "handle:{:p}",
-                Arc::as_ptr(&opened.store) as *const ()
-            )),
+            None => self.for_handle(&opened.store),
         }
     }
+
+    /// The controller of a store handed in by the caller (no identity): by the handle.
+    pub(crate) fn for_handle(&self, store: &Arc<dyn object_store::ObjectStore>) -> Arc<Admission> {
+        self.for_store(&format!(
+            "{HANDLE_PREFIX}{:p}",
+            Arc::as_ptr(store) as *const ()
+        ))
+    }
+
+    #[cfg(test)]
+    /// How many stores have a controller now (tests).
+    pub(crate) fn stores(&self) -> usize {
+        self.stores.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// Key prefix of the controllers of stores handed in (named by their handle's address).
+const HANDLE_PREFIX: &str = "handle:";
+
+/// The admission registry of everything opened without a [`Session`](crate::Session)
+/// (e.g. [`EcpIndex::open_url`](crate::ecp::EcpIndex::open_url)): one per process, with
+/// the default bounds, so such opens share one bound per store too.
+pub(crate) fn process_default() -> Arc<AdmissionRegistry> {
+    static DEFAULT: std::sync::OnceLock<Arc<AdmissionRegistry>> = std::sync::OnceLock::new();
+    Arc::clone(DEFAULT.get_or_init(Arc::default))
 }
 
 /// The admission registry of a dataset session (created with the default bounds unless

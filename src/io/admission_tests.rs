@@ -141,3 +141,26 @@ fn a_registry_gives_one_controller_per_store() {
     assert!(!Arc::ptr_eq(&a, &c));
     assert_eq!((a.limit(), r.max_requests()), (3, 3));
 }
+
+#[test]
+fn controllers_of_handed_in_stores_last_while_something_reads_through_them() {
+    let r = AdmissionRegistry::new(3, 1 << 20);
+    let kept: Arc<dyn object_store::ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let held = r.for_handle(&kept);
+    assert!(Arc::ptr_eq(&held, &r.for_handle(&kept)), "one per handle");
+    let by_identity = r.for_store("s3://b");
+    drop(by_identity);
+    for _ in 0..50 {
+        let store: Arc<dyn object_store::ObjectStore> =
+            Arc::new(object_store::memory::InMemory::new());
+        drop(r.for_handle(&store));
+    }
+    // The one in use, the last idle one and the identity's (kept for later opens).
+    assert_eq!(r.stores(), 3);
+    assert!(Arc::ptr_eq(&held, &r.for_handle(&kept)));
+    assert!(Arc::ptr_eq(&process_default(), &process_default()));
+    assert_eq!(
+        process_default().max_requests(),
+        crate::DEFAULT_MAX_REQUESTS
+    );
+}

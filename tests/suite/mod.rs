@@ -58,6 +58,7 @@ mod list_element_key_encoding;
 mod list_element_plan_vs_eval;
 mod list_element_resolve;
 mod load_admission;
+mod load_admission_opens;
 mod metadata_cache;
 mod old_datasets;
 mod proptest_fuzz_replay;

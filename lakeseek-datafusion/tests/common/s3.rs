@@ -19,9 +19,12 @@ const REGION: &str = "us-east-1";
 
 /// Holds the GETs of data files (keys with `/data/`) while closed, so a test can act while
 /// a query is surely in flight.
+/// It also counts the requests being served, and the most ever served at once.
 pub struct Gate {
     open: tokio::sync::watch::Sender<bool>,
     held: AtomicUsize,
+    serving: AtomicUsize,
+    serving_peak: AtomicUsize,
 }
 
 impl Gate {
@@ -29,7 +32,21 @@ impl Gate {
         Self {
             open: tokio::sync::watch::channel(true).0,
             held: AtomicUsize::new(0),
+            serving: AtomicUsize::new(0),
+            serving_peak: AtomicUsize::new(0),
         }
+    }
+
+    /// The most requests (of any kind) served at once since the last
+    /// [`reset_peak`](Self::reset_peak).
+    pub fn peak(&self) -> usize {
+        self.serving_peak.load(Ordering::SeqCst)
+    }
+
+    /// Count [`peak`](Self::peak) again from the requests served now.
+    pub fn reset_peak(&self) {
+        let now = self.serving.load(Ordering::SeqCst);
+        self.serving_peak.store(now, Ordering::SeqCst);
     }
 
     /// Hold data-file GETs from now on.
@@ -58,6 +75,23 @@ impl Gate {
     }
 }
 
+/// Counts one request as served while alive (also when the client goes away).
+struct Serving<'a>(&'a Gate);
+
+impl<'a> Serving<'a> {
+    fn new(gate: &'a Gate) -> Self {
+        let now = gate.serving.fetch_add(1, Ordering::SeqCst) + 1;
+        gate.serving_peak.fetch_max(now, Ordering::SeqCst);
+        Self(gate)
+    }
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        self.0.serving.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// The s3s service behind a [`Gate`].
 #[derive(Clone)]
 struct GatedService {
@@ -77,6 +111,7 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for GatedSer
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
         let (inner, gate) = (self.inner.clone(), Arc::clone(&self.gate));
         Box::pin(async move {
+            let _serving = Serving::new(&gate);
             gate.pass(&req).await;
             hyper::service::Service::call(&inner, req).await
         })

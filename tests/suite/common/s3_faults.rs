@@ -36,6 +36,7 @@ pub(crate) struct ServerFaults {
     at_gate: AtomicU64,
     gate_max: AtomicU64,
     active: AtomicU64,
+    active_max: AtomicU64,
 }
 
 impl ServerFaults {
@@ -91,6 +92,16 @@ impl ServerFaults {
     /// Requests being served now.
     pub(crate) fn active(&self) -> u64 {
         self.active.load(Ordering::SeqCst)
+    }
+
+    /// The most requests ever served at once (gate included).
+    pub(crate) fn active_peak(&self) -> u64 {
+        self.active_max.load(Ordering::SeqCst)
+    }
+
+    /// Start counting [`active_peak`](Self::active_peak) again from the requests served now.
+    pub(crate) fn reset_active_peak(&self) {
+        self.active_max.store(self.active(), Ordering::SeqCst);
     }
 
     fn take(counter: &AtomicU64) -> bool {
@@ -169,7 +180,7 @@ impl hyper::service::Service<http::Request<hyper::body::Incoming>> for FaultySer
         let faults = Arc::clone(&self.faults);
         let inner = self.inner.clone();
         Box::pin(async move {
-            let _active = Counted::new(&faults.active, None);
+            let _active = Counted::new(&faults.active, Some(&faults.active_max));
             faults.pass_gate().await;
             if ServerFaults::take(&faults.fail_left) {
                 return Ok(slow_down());
