@@ -28,6 +28,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -209,7 +210,7 @@ def start_rig(binary, data):
                              "--load", f"handler_1000000.lance={data}"], stdout=log, stderr=log)
     for _ in range(600):
         if "ready on" in open(log.name).read():
-            return proc
+            return proc, root
         if proc.poll() is not None:
             raise RuntimeError(open(log.name).read())
         time.sleep(0.2)
@@ -270,7 +271,7 @@ def main():
         result[reader] = {"installed_bytes": sizes(python, dist), "import": imports}
         print(reader, json.dumps(result[reader]), flush=True)
     keys, rowsets = keys_and_rows(args.runs + 41, 41)
-    rig = start_rig(args.rig, args.data)
+    rig, rig_root = start_rig(args.rig, args.data)
     try:
         for reader, python in pythons.items():
             with bench_lock(args.lock):
@@ -282,6 +283,7 @@ def main():
     finally:
         rig.terminate()
         rig.wait()
+        shutil.rmtree(rig_root, ignore_errors=True)
     print(table_md(result))
     if args.out:
         with open(args.out, "w") as f:

@@ -7,13 +7,15 @@
 #    $BENCH_DATA/handler_1000000.lance if it is missing (gen_bench_dataset.py);
 # 2. builds the S3 rig (`cargo build --release --example s3_rig`);
 # 3. `pip install ./python` into a fresh venv $LAKESEEK_VENV (the documented install: the
-#    `wheel` profile) — the venv holds the wheel and nothing else;
+#    `wheel` profile) — the venv holds the package and nothing else; with WHEEL=path.whl it
+#    installs that wheel instead (e.g. one `maturin build` made);
 # 4. bench_python.py: sizes, import, cold serverless handler and warm take/lookup on the rig
 #    ($RIG_PORT, $RIG_HOME), each timed section under `flock /tmp/rig-bench.lock`.
 #
 # Environment (defaults): PYLANCE_PYTHON (/work/venvs/pylance-14.0.2/bin/python),
 # BENCH_DATA (/work/bench-data), LAKESEEK_VENV (/work/venvs/lakeseek-wheel),
-# CARGO_TARGET_DIR (target), RIG_PORT (4583), RIG_HOME (a temporary directory), RUNS (20).
+# CARGO_TARGET_DIR (target), RIG_PORT (4583), RIG_HOME (a temporary directory), RUNS (20),
+# WHEEL (none: build from ./python).
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$REPO"
@@ -32,7 +34,7 @@ fi
     "$PYLANCE_PYTHON" python/bench/gen_bench_dataset.py "$BENCH_DATA"
 cargo build --release --example s3_rig
 python3 -m venv --clear "$LAKESEEK_VENV"
-"$LAKESEEK_VENV/bin/pip" install -q --disable-pip-version-check ./python
+"$LAKESEEK_VENV/bin/pip" install -q --disable-pip-version-check "${WHEEL:-./python}"
 "$PYLANCE_PYTHON" python/bench/bench_python.py \
     --lakeseek-python "$LAKESEEK_VENV/bin/python" --pylance-python "$PYLANCE_PYTHON" \
     --rig "$TARGET/release/examples/s3_rig" --data "$BENCH_DATA/handler_1000000.lance" \
