@@ -1,10 +1,14 @@
 """lakeseek (the Python package) vs pylance 14.0.2: installed size, import time and RSS,
 serverless cold start on the project's S3 rig, warm take and warm lookup.
 
+    python/bench/run.sh        # everything below, in one command (python/README.md, Benchmarks)
+
+or by hand:
+
     # the dataset (pylance writes it) and the S3 server binary
     /work/venvs/pylance-14.0.2/bin/python python/bench/gen_bench_dataset.py /work/bench-data
     cargo build --release --example s3_rig
-    # a venv with only the release wheel
+    # a fresh venv with only the wheel (the `wheel` profile: pyproject.toml)
     python3 -m venv /work/venvs/lakeseek-wheel && /work/venvs/lakeseek-wheel/bin/pip install ./python
     /work/venvs/pylance-14.0.2/bin/python python/bench/bench_python.py \
         --lakeseek-python /work/venvs/lakeseek-wheel/bin/python \
@@ -12,26 +16,30 @@ serverless cold start on the project's S3 rig, warm take and warm lookup.
         --rig "$CARGO_TARGET_DIR/release/examples/s3_rig" --data /work/bench-data/handler_1000000.lance
 
 Runs under the pylance venv's python (numpy regenerates the dataset's keys); every measured
-reader runs in its own process. The rig serves with a fixed 20 ms first byte and 80 MB/s per
-connection (benches/rig/README.md); it is started and stopped here.
+reader runs in its own process. The rig (benches/rig/README.md) is started and stopped here on
+`$RIG_PORT` (4583) with the shaping of `benches/rig/rig.sh start 20 80`: a fixed 20 ms first
+byte and 80 MB/s per connection. Every timed section holds an exclusive `flock` on
+`--lock` (/tmp/rig-bench.lock), as `flock /tmp/rig-bench.lock CMD` does, so two benchmarks on
+the same machine never measure at the same time.
 """
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
+import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROWS = 1_000_000
 COLUMNS = ["id", "key", "score"]
-PORT = 4593
+PORT = int(os.environ.get("RIG_PORT", "4583"))
 
 OPTIONS = {
     "aws_endpoint": f"http://127.0.0.1:{PORT}",
@@ -178,8 +186,23 @@ def warm(python, reader, keys, rowsets):
             "lookup_ms_p50": statistics.median(got["lookup"]) * 1e3}
 
 
+@contextlib.contextmanager
+def bench_lock(path):
+    """Hold an exclusive flock(2) on `path` (the lock `flock(1)` takes) while measuring."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def start_rig(binary, data):
-    root = tempfile.mkdtemp(prefix="pybench-rig-")
+    """`s3_rig` on 127.0.0.1:$RIG_PORT, root under $RIG_HOME (or a temporary directory)."""
+    home = os.environ.get("RIG_HOME")
+    if home:
+        os.makedirs(home, exist_ok=True)
+    root = tempfile.mkdtemp(prefix="pybench-rig-", dir=home)
     log = open(os.path.join(root, "log"), "w")
     proc = subprocess.Popen([binary, "--root", os.path.join(root, "data"), "--listen",
                              f"127.0.0.1:{PORT}", "--bucket", "pybench", "--delay-ms", "20",
@@ -187,11 +210,45 @@ def start_rig(binary, data):
                              "--load", f"handler_1000000.lance={data}"], stdout=log, stderr=log)
     for _ in range(600):
         if "ready on" in open(log.name).read():
-            return proc
+            return proc, root
         if proc.poll() is not None:
             raise RuntimeError(open(log.name).read())
         time.sleep(0.2)
+    proc.terminate()
     raise RuntimeError("rig did not start")
+
+
+def table_md(result):
+    """The README's benchmark table."""
+    ls, pl = result["lakeseek"], result["pylance"]
+
+    def mb(sizes):
+        return sum(sizes.values()) / 1e6
+
+    def parts(sizes):
+        return ", ".join(f"{k} {v / 1e6:.1f}" for k, v in
+                         sorted(sizes.items(), key=lambda kv: -kv[1]) if v >= 1e6)
+
+    rows = [
+        ("installed, with everything it pulls in (MB = 10^6 B)",
+         f"**{mb(ls['installed_bytes']):.1f}** ({parts(ls['installed_bytes'])})",
+         f"**{mb(pl['installed_bytes']):.1f}** ({parts(pl['installed_bytes'])})"),
+    ]
+    for label, get, fmt in [
+        ("`import` time, p50 of fresh processes", lambda r: r["import"]["import_s_p50"], "{:.3f} s"),
+        ("peak RSS after `import`, p50", lambda r: r["import"]["peak_rss_mb_p50"], "{:.0f} MB"),
+        ("cold serverless handler (import, open, `key = v`, 1 row x 3 columns), wall p50",
+         lambda r: r["cold_handler"]["wall_s_p50"], "{:.3f} s"),
+        ("cold serverless handler, peak RSS p50",
+         lambda r: r["cold_handler"]["peak_rss_mb_p50"], "{:.0f} MB"),
+        ("warm `take` of 100 random rows (3 columns), p50",
+         lambda r: r["warm"]["take100_ms_p50"], "{:.1f} ms"),
+        ("warm lookup `key = v` (3 columns), p50", lambda r: r["warm"]["lookup_ms_p50"], "{:.1f} ms"),
+    ]:
+        rows.append((label, "**" + fmt.format(get(ls)) + "**", "**" + fmt.format(get(pl)) + "**"))
+    lines = ["| | lakeseek | pylance 14.0.2 |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines)
 
 
 def main():
@@ -201,6 +258,7 @@ def main():
     p.add_argument("--rig", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--lock", default="/tmp/rig-bench.lock")
     p.add_argument("--out")
     args = p.parse_args()
     pythons = {"lakeseek": args.lakeseek_python, "pylance": args.pylance_python}
@@ -208,20 +266,25 @@ def main():
     result = {}
     for reader, python in pythons.items():
         dist = {"lakeseek": "lakeseek", "pylance": "pylance"}[reader]
-        result[reader] = {"installed_bytes": sizes(python, dist),
-                          "import": import_stats(python, modules[reader], args.runs)}
+        with bench_lock(args.lock):
+            imports = import_stats(python, modules[reader], args.runs)
+        result[reader] = {"installed_bytes": sizes(python, dist), "import": imports}
         print(reader, json.dumps(result[reader]), flush=True)
     keys, rowsets = keys_and_rows(args.runs + 41, 41)
-    rig = start_rig(args.rig, args.data)
+    rig, rig_root = start_rig(args.rig, args.data)
     try:
         for reader, python in pythons.items():
-            result[reader]["cold_handler"] = cold_start(python, reader, keys[: args.runs])
-            result[reader]["warm"] = warm(python, reader, keys[args.runs:], rowsets)
+            with bench_lock(args.lock):
+                result[reader]["cold_handler"] = cold_start(python, reader, keys[: args.runs])
+            with bench_lock(args.lock):
+                result[reader]["warm"] = warm(python, reader, keys[args.runs:], rowsets)
             print(reader, json.dumps({k: result[reader][k] for k in ("cold_handler", "warm")}),
                   flush=True)
     finally:
         rig.terminate()
         rig.wait()
+        shutil.rmtree(rig_root, ignore_errors=True)
+    print(table_md(result))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
