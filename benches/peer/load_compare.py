@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -49,11 +50,16 @@ def ops_for(a, n):
 def time_v(cmd, timeout):
     """Run `cmd` under /usr/bin/time -v: (returncode, stdout, stderr, rss_kib, cpu_s, wall_s)."""
     t = time.perf_counter()
+    # Own process group: a timeout kills the reader too, not only /usr/bin/time.
+    proc = subprocess.Popen(["/usr/bin/time", "-v"] + cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        res = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True,
-                             timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return None, "", f"timed out after {timeout} s", 0, 0.0, time.perf_counter() - t
+    res = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     rss, cpu = 0, 0.0
     for line in res.stderr.splitlines():
         line = line.strip()
