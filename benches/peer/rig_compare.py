@@ -17,7 +17,8 @@ take:  100 random rows of one column of one dataset (`--take DATASET:COLUMN`, re
        one process; lakeseek: `bench take --cold`), seeds 5000+i. Same rows for both.
        `--file-take` adds lakeseek's file-level take of the same rows from the dataset's one
        data file (`bench take <file>`), so the dataset's cost can be compared with the file's.
-btree: `key = v` on btree_1000000, open + query with fresh caches (pylance: a new
+btree: `key = v` on btree_1000000 (`--btree DATASET`, repeatable: the same table in other
+       storage versions, benches/peer/gen_version_bench.py), open + query with fresh caches (pylance: a new
        lance.dataset() per query; lakeseek: `bench query --cold`), the keys lakeseek's
        `bench query` picks (reproduced here), warm: one open dataset, one warm-up query.
 lists: `key IN (10 keys)` and a 20-key range `key >= lo AND key <= hi` on btree_1000000
@@ -184,8 +185,8 @@ def bench_query_filters(keys, seed, n):
     return [f"key = '{pick(seed - 1)}'"] + [f"key = '{pick(seed + i)}'" for i in range(n)]
 
 
-def run_btree(a, server, so, settings):
-    uri = "s3://anchors/btree_1000000.lance"
+def run_btree(a, server, so, settings, dataset="btree_1000000"):
+    uri = f"s3://anchors/{dataset}.lance"
     keys = btree_keys()
     res = {}
     for mode, n, seed in (("cold", a.cold, 7000), ("warm", a.warm, 8000)):
@@ -269,6 +270,9 @@ def main():
                     help="NAME or NAME:key=value,key=value (lakeseek storage options)")
     ap.add_argument("--take", action="append", default=[],
                     help="DATASET:COLUMN for the take section (default take_1000000_v2.2:id)")
+    ap.add_argument("--btree", action="append", default=[],
+                    help="DATASET for the btree section (repeatable; default btree_1000000: "
+                         "the same table in another storage version, gen_version_bench.py)")
     ap.add_argument("--file-take", action="store_true",
                     help="also lakeseek's file-level take of the same rows")
     ap.add_argument("--anchors", default=os.environ.get("ANCHORS_TMP", "/work/anchors"))
@@ -290,9 +294,11 @@ def main():
             print_table(f"take 100 random rows of `{column}` ({dataset})", res)
             out[f"take {spec}"] = {f"{m}|{r}": v for (m, r), v in res.items()}
     if "btree" in a.sections:
-        res = run_btree(a, server, so, settings)
-        print_table("BTree `key = v` (btree_1000000)", res)
-        out["btree"] = {f"{m}|{r}": v for (m, r), v in res.items()}
+        for dataset in a.btree or ["btree_1000000"]:
+            res = run_btree(a, server, so, settings, dataset)
+            print_table(f"BTree `key = v` ({dataset})", res)
+            key = "btree" if dataset == "btree_1000000" else f"btree {dataset}"
+            out[key] = {f"{m}|{r}": v for (m, r), v in res.items()}
     if "lists" in a.sections:
         for kind, title in (("in10", "`key IN (10 keys)`"), ("range20", "20-key range")):
             res = run_lists(a, server, so, settings, kind)

@@ -9,7 +9,8 @@
 # Environment: RIG_PORT (4582), RIG_HOME (${XDG_CACHE_HOME:-$HOME/.cache}/lakeseek-rig: the
 # server's root, its pid file and log), ANCHORS_TMP (/work/anchors: datasets made by
 # ../shared/peer-bench/gen_data.py --no-upload, loaded from $ANCHORS_TMP/data/*.lance),
-# RIG_DATASETS (take_1000000_v2.2 btree_1000000), RIG_PROFILE (release).
+# RIG_DATASETS (take_1000000_v2.2 btree_1000000), RIG_PROFILE (release), RIG_BIN (the server
+# binary: $CARGO_TARGET_DIR or target/, then $RIG_PROFILE/examples/s3_rig).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -18,7 +19,7 @@ HOME_DIR="${RIG_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/lakeseek-rig}"
 ANCHORS="${ANCHORS_TMP:-/work/anchors}"
 DATASETS="${RIG_DATASETS:-take_1000000_v2.2 btree_1000000}"
 PROFILE="${RIG_PROFILE:-release}"
-BIN="$REPO/target/$PROFILE/examples/s3_rig"
+BIN="${RIG_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/$PROFILE/examples/s3_rig}"
 PIDFILE="$HOME_DIR/s3_rig.pid"
 URL="http://127.0.0.1:$PORT"
 

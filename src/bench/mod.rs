@@ -15,6 +15,11 @@
 //! operation `i` uses seed `seed + i` (splitmix64; the same generator as
 //! `benches/peer/take_file_compare.py`), warm-up operation `j` uses `seed - warmup + j`.
 //!
+//! Datasets are read as the library reads them: every GET and LIST goes through the
+//! session's admission control for the store (one bound on requests in flight, fair across
+//! the concurrent operations; [`crate::io::admission`]). `--keep-going` counts failed
+//! operations in the report (`errors`) instead of stopping at the first one.
+//!
 //! Every operation counts its own requests, bytes and round trips in its own
 //! [`IoStats`](crate::io::IoStats). A progress bar is drawn on stderr when it is a
 //! terminal. Ctrl-C stops launching operations, waits for those in flight (a second Ctrl-C
@@ -41,9 +46,11 @@ use object_store::path::Path;
 
 use crate::args::parse_key_value;
 use crate::error::{Error, Result};
+use crate::io::admission::registry_of;
 use crate::io::list::{ListControl, ListedObject, ObjectLister, ObjectStoreLister};
 use crate::io::store::{open_url_with, OpenOptions};
 use crate::io::{IoStats, LatencySource, OpenedUrl, RangeSource};
+use crate::lance::dataset::{DatasetSession, DatasetStore};
 
 #[cfg_attr(not(test), allow(unused_imports))] // used by the tests
 pub(crate) use report::{BenchReport, OperationRecord};
@@ -95,6 +102,10 @@ pub(crate) struct CommonBenchArgs {
     /// Storage option `key=value` (repeatable), e.g. `aws_endpoint=http://127.0.0.1:4566`.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub storage_options: Vec<(String, String)>,
+    /// Count failed operations (`errors` in the report, with the first few messages) and
+    /// go on, instead of stopping at the first failure (load tests: errors must be 0).
+    #[arg(long)]
+    pub keep_going: bool,
 }
 
 impl Default for CommonBenchArgs {
@@ -111,6 +122,7 @@ impl Default for CommonBenchArgs {
             compare: Vec::new(),
             label: None,
             storage_options: Vec::new(),
+            keep_going: false,
         }
     }
 }
@@ -217,7 +229,6 @@ pub(crate) struct BenchStore {
     /// Lister over the same store (also delayed).
     pub lister: Arc<dyn ObjectLister>,
     /// The injected delay per request in milliseconds.
-    #[allow(dead_code)] // kept for debugging output (Debug) and future callers
     pub injected_latency_ms: u64,
     /// Custom endpoint from the storage options or the environment (shown in the report:
     /// `s3://bucket` served by a local emulator is not S3).
@@ -286,6 +297,28 @@ impl BenchStore {
         })
     }
 
+    /// The I/O handles of a dataset opened with `session`: every GET and LIST goes through
+    /// the session's admission control for this store (one bound on requests in flight,
+    /// fair across the concurrent operations), as a dataset the library opens does.
+    pub(crate) fn dataset_store(&self, session: &DatasetSession) -> DatasetStore {
+        let admission = registry_of(&session.extensions).for_opened(&self.opened);
+        let plain: Arc<dyn ObjectLister> = Arc::new(
+            ObjectStoreLister::for_scheme(Arc::clone(&self.opened.store), &self.opened.scheme)
+                .with_admission(Some(Arc::clone(&admission))),
+        );
+        let lister: Arc<dyn ObjectLister> = if self.injected_latency_ms > 0 {
+            Arc::new(LatencyLister {
+                inner: plain,
+                delay: Duration::from_millis(self.injected_latency_ms),
+            })
+        } else {
+            plain
+        };
+        let mut handles = DatasetStore::new(Arc::clone(&self.opened.source), lister);
+        handles.fetcher = handles.fetcher.with_admission(Some(admission));
+        handles
+    }
+
     /// The store as described in the report.
     pub(crate) fn describe(&self) -> String {
         match &self.endpoint {
@@ -345,15 +378,24 @@ pub(crate) struct DrivenOperations {
     pub interrupted: bool,
     /// Wall time from the first launch to the last completion.
     pub wall_seconds: f64,
+    /// Operations that failed (only with `keep_going`; otherwise the first one stops the
+    /// run).
+    pub errors: u64,
+    /// The first [`MAX_ERROR_MESSAGES`] distinct error messages.
+    pub error_messages: Vec<String>,
 }
+
+/// Distinct error messages a run keeps.
+pub(crate) const MAX_ERROR_MESSAGES: usize = 10;
 
 /// Run operations `0..count`, `concurrency` at a time, with a progress bar on stderr
 /// (hidden when stderr is not a terminal). The first Ctrl-C stops launching new
 /// operations and waits for those in flight, a second one abandons them; an operation
-/// error stops the run with that error.
+/// error stops the run with that error, unless `keep_going` (then it is counted).
 pub(crate) async fn drive_operations<F, Fut>(
     count: u64,
     concurrency: usize,
+    keep_going: bool,
     operation: F,
 ) -> Result<DrivenOperations>
 where
@@ -377,6 +419,7 @@ where
         .map(&operation)
         .buffer_unordered(concurrency.max(1));
     let mut records = Vec::new();
+    let (mut errors, mut error_messages) = (0u64, Vec::new());
     let mut interrupts = 0u32;
     // Poll the Ctrl-C future once so the handler is installed before anything runs.
     let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
@@ -394,6 +437,14 @@ where
             next = in_flight.next() => match next {
                 Some(Ok(record)) => {
                     records.push(record);
+                    progress.inc(1);
+                }
+                Some(Err(e)) if keep_going => {
+                    errors += 1;
+                    let message = e.to_string();
+                    if error_messages.len() < MAX_ERROR_MESSAGES && !error_messages.contains(&message) {
+                        error_messages.push(message);
+                    }
                     progress.inc(1);
                 }
                 Some(Err(e)) => {
@@ -421,6 +472,8 @@ where
         records,
         interrupted: interrupts > 0,
         wall_seconds: started.elapsed().as_secs_f64(),
+        errors,
+        error_messages,
     })
 }
 
@@ -477,7 +530,7 @@ mod tests {
     async fn driver_runs_every_operation_with_bounded_concurrency() {
         let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let driven = drive_operations(20, 3, |i| {
+        let driven = drive_operations(20, 3, false, |i| {
             let (running, peak) = (Arc::clone(&running), Arc::clone(&peak));
             async move {
                 let now = running.fetch_add(1, Ordering::SeqCst) + 1;
@@ -500,9 +553,9 @@ mod tests {
         assert_eq!(driven.records.len(), 20);
         assert!(!driven.interrupted);
         assert!(peak.load(Ordering::SeqCst) <= 3);
-        let failed = drive_operations(5, 2, |i| async move {
-            if i == 3 {
-                Err(Error::InvalidArgument("boom".into()))
+        let flaky = |i: u64| async move {
+            if i % 3 == 1 {
+                Err(Error::InvalidArgument(format!("boom {}", i % 2)))
             } else {
                 Ok(OperationRecord {
                     index: i,
@@ -514,8 +567,20 @@ mod tests {
                     open: None,
                 })
             }
-        })
-        .await;
-        assert!(failed.is_err());
+        };
+        assert!(drive_operations(5, 2, false, flaky).await.is_err());
+        // Keep going: every failure counted, each distinct message kept once.
+        let kept = drive_operations(9, 2, true, flaky).await.unwrap();
+        assert_eq!(kept.records.len(), 6);
+        assert_eq!(kept.errors, 3);
+        let mut messages = kept.error_messages.clone();
+        messages.sort();
+        assert_eq!(
+            messages,
+            vec![
+                "invalid argument: boom 0".to_string(),
+                "invalid argument: boom 1".to_string()
+            ]
+        );
     }
 }

@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::{IoStats, IoStatsSnapshot};
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::dataset::{Dataset, DatasetSession};
 
 /// Placeholder replaced by a value in `--filter-template`.
 pub(crate) const TEMPLATE_PLACEHOLDER: &str = "{}";
@@ -88,7 +88,7 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
         let record = query_once(&store, &shared, args, &filter, j).await?;
         warmup_cost = add(warmup_cost, record.io());
     }
-    let driven = drive_operations(args.queries, common.concurrency, |i| {
+    let driven = drive_operations(args.queries, common.concurrency, common.keep_going, |i| {
         let filter = filters.operation(args, i);
         let (store, shared) = (&store, &shared);
         async move { query_once(store, shared, args, &filter, i).await }
@@ -123,7 +123,8 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
         driven.interrupted,
         driven.wall_seconds,
         add(setup.snapshot(), warmup_cost),
-    ))
+    )
+    .with_errors(driven.errors, driven.error_messages))
 }
 
 async fn open_dataset(
@@ -131,8 +132,8 @@ async fn open_dataset(
     version: Option<u64>,
     stats: &IoStats,
 ) -> Result<Dataset> {
-    let handles = DatasetStore::new(Arc::clone(&store.opened.source), Arc::clone(&store.lister));
     let session = Arc::new(DatasetSession::default());
+    let handles = store.dataset_store(&session);
     Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
 }
 

@@ -245,6 +245,12 @@ pub(crate) struct BenchReport {
     pub setup: IoStatsSnapshot,
     /// Every finished operation, by index.
     pub operations: Vec<OperationRecord>,
+    /// Operations that failed (`--keep-going`; without it the first failure stops the run).
+    #[serde(default)]
+    pub errors: u64,
+    /// The first distinct messages of those failures.
+    #[serde(default)]
+    pub error_messages: Vec<String>,
 }
 
 impl BenchReport {
@@ -295,7 +301,16 @@ impl BenchReport {
             totals,
             setup,
             operations,
+            errors: 0,
+            error_messages: Vec::new(),
         }
+    }
+
+    /// The same report with `errors` failed operations and their first distinct messages.
+    pub(crate) fn with_errors(mut self, errors: u64, messages: Vec<String>) -> Self {
+        self.errors = errors;
+        self.error_messages = messages;
+        self
     }
 
     /// Latencies of the finished operations in milliseconds.
@@ -397,6 +412,12 @@ impl BenchReport {
             s.seed,
             self.throughput_ops_per_sec
         )?;
+        if self.errors > 0 {
+            writeln!(out, "errors: {} operations failed", self.errors)?;
+            for message in &self.error_messages {
+                writeln!(out, "  error: {message}")?;
+            }
+        }
         writeln!(
             out,
             "{:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",

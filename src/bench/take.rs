@@ -17,7 +17,7 @@ use crate::bench::{
 use crate::error::{Error, Result};
 use crate::io::{FetchOptions, IoStats, IoStatsSnapshot, RangeFetcher};
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 
 /// `lakeseek bench take`.
@@ -103,7 +103,7 @@ pub(crate) async fn run_take_bench(args: &TakeBenchArgs) -> Result<BenchReport> 
         let record = take_once(&target, args, seed, j).await?;
         warmup_cost = add(warmup_cost, record.io());
     }
-    let driven = drive_operations(args.takes, common.concurrency, |i| {
+    let driven = drive_operations(args.takes, common.concurrency, common.keep_going, |i| {
         let target = &target;
         async move {
             let seed = operation_seed(common.seed, i);
@@ -119,7 +119,8 @@ pub(crate) async fn run_take_bench(args: &TakeBenchArgs) -> Result<BenchReport> 
         driven.interrupted,
         driven.wall_seconds,
         add(setup.snapshot(), warmup_cost),
-    ))
+    )
+    .with_errors(driven.errors, driven.error_messages))
 }
 
 fn settings(args: &TakeBenchArgs, target: &TakeTarget) -> BenchSettings {
@@ -201,7 +202,7 @@ async fn open_dataset(
     session: Arc<DatasetSession>,
     stats: &IoStats,
 ) -> Result<Dataset> {
-    let handles = DatasetStore::new(Arc::clone(&store.opened.source), Arc::clone(&store.lister));
+    let handles = store.dataset_store(&session);
     Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
 }
 
