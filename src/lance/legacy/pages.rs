@@ -11,6 +11,9 @@ use super::format::{LegacyMetadata, PageTable};
 pub(crate) fn batches_for(metadata: &LegacyMetadata, rows: &Range<u64>) -> Range<usize> {
     let offsets = &metadata.batch_offsets;
     let batches = metadata.num_batches();
+    if rows.start >= rows.end {
+        return 0..0;
+    }
     // Batch b covers offsets[b]..offsets[b + 1]; find the first ending after rows.start and
     // the first starting at or after rows.end.
     let first = offsets
