@@ -21,6 +21,7 @@ use crate::index::key::{Key, KeyColumn, KeyRef};
 use crate::index::predicate::{LeafQuery, Predicate};
 
 pub(crate) mod exec;
+pub(crate) mod layout;
 
 /// Rows per BTree page when the lookup does not say.
 pub(crate) const DEFAULT_BATCH_SIZE: u64 = 4096;

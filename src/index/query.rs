@@ -16,6 +16,7 @@ use roaring::RoaringTreemap;
 
 #[cfg(test)]
 use crate::error::Result;
+use crate::index::btree::layout::{PageDataLayout, IDS, VALUES};
 use crate::index::btree::PageMatch;
 #[cfg(test)]
 use crate::index::filter::{execute_filter_answer, plan_filter, FilterOptions, FilterPlan};
@@ -23,7 +24,7 @@ use crate::index::filter::{execute_filter_answer, plan_filter, FilterOptions, Fi
 use crate::io::IoStats;
 #[cfg(test)]
 use crate::lance::dataset::Dataset;
-use crate::lance::reader::LanceFileReader;
+use crate::lance::legacy::any::DataFileReader;
 
 /// Type names (after the last '/') of BTree index details lance accepts.
 pub(crate) const BTREE_DETAILS_TYPES: [&str; 2] = [
@@ -131,7 +132,7 @@ pub(crate) fn explain_segment(s: &crate::index::filter::BTreeSegmentPlan) -> ser
         "index_version": s.segment.index_version,
         "fragments": s.coverage.iter().collect::<Vec<u32>>(),
         "page_lookup": {"path": s.opened.lookup_path.to_string(), "pages": s.opened.lookup.num_pages(), "batch_size": s.opened.lookup.batch_size},
-        "page_data": s.opened.page_data.iter().map(|r| json!({"path": r.path().to_string(), "rows": r.num_rows(), "bytes": r.version().size})).collect::<Vec<_>>(),
+        "page_data": s.opened.page_data.iter().map(|r| json!({"path": r.path().to_string(), "rows": r.num_rows(), "bytes": r.version().size, "legacy_v1": r.is_legacy()})).collect::<Vec<_>>(),
         "pages": pages,
     })
 }
@@ -139,31 +140,22 @@ pub(crate) fn explain_segment(s: &crate::index::filter::BTreeSegmentPlan) -> ser
 /// Byte ranges of the disk pages (both `values` and `ids` columns, or `ids` alone for
 /// "all" pages) overlapping `rows`; the reader fetches chunk metadata and only the chunks
 /// inside these.
-fn disk_ranges(reader: &LanceFileReader, rows: &Range<u64>, kind: PageMatch) -> Vec<[u64; 2]> {
+fn disk_ranges(reader: &DataFileReader, rows: &Range<u64>, kind: PageMatch) -> Vec<[u64; 2]> {
     let names: &[&str] = if kind == PageMatch::All {
-        &["ids"]
+        &[IDS]
     } else {
-        &["values", "ids"]
+        &[VALUES, IDS]
     };
-    let Ok(fields) = reader.field_indices(names) else {
+    let Ok(layout) = PageDataLayout::of(reader) else {
+        return Vec::new();
+    };
+    let Ok(fields) = reader.field_indices(&layout.names(names)) else {
         return Vec::new();
     };
     let mut out = BTreeSet::new();
     for f in fields {
-        let Some(field) = reader.schema().fields.get(f) else {
-            continue;
-        };
-        let Some(column) = reader.metadata().columns.get(field.first_column) else {
-            continue;
-        };
-        for page in column.pages_for(rows.clone()) {
-            if let Some(p) = column.pages.get(page) {
-                for b in &p.buffers {
-                    if b.start < b.end {
-                        out.insert([b.start, b.end]);
-                    }
-                }
-            }
+        for b in reader.page_byte_ranges(f, rows.clone()) {
+            out.insert([b.start, b.end]);
         }
     }
     out.into_iter().collect()

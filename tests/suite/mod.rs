@@ -51,6 +51,7 @@ mod io_s3_env;
 mod io_s3_external;
 mod legacy_dataset;
 mod legacy_file;
+mod legacy_index;
 mod list_element_build;
 mod list_element_dataset;
 mod list_element_fixtures;

@@ -19,6 +19,19 @@ const READABLE: &[&str] = &[
     "p6_1_0_v2_1",
     "p14_0_2_legacy",
     "p14_0_2_v2_0",
+    "p0_8_21_legacy",
+    "p0_13_0_legacy",
+    "p0_13_0_v2_0_noappend",
+    "p0_16_1_legacy",
+    "p0_17_0_legacy",
+    "p0_17_0_legacy_then_p14_0_2",
+    "p0_17_0_v2_0_nodcat",
+    "p0_18_2_legacy",
+    "p0_18_2_v2_0",
+    "p0_18_2_v2_0_then_p14_0_2_v2_1",
+    "p0_25_2_legacy",
+    "p0_25_2_v2_0",
+    "p0_25_2_v2_0_then_p14_0_2_v2_2",
 ];
 
 /// Catalog filters on columns lakeseek does not yet evaluate by scanning (no index covers

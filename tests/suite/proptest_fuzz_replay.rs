@@ -142,6 +142,22 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     for f in legacy.iter().filter(|f| f.is_file()).take(8) {
         out.push(("legacy_file", std::fs::read(f).unwrap()));
     }
+    // Legacy v1 index files (BTree lookup and page data of pylance 0.17), whole and cut.
+    let mut legacy_index = Vec::new();
+    files_under(
+        &root().join("tests/fixtures/datasets/old/p0_17_0_legacy.lance/_indices"),
+        ".lance",
+        &mut legacy_index,
+    );
+    let btree_files = legacy_index.iter().filter(|f| {
+        f.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("page_"))
+    });
+    for f in btree_files.take(4) {
+        let bytes = std::fs::read(f).unwrap();
+        out.push(("legacy_file", bytes[bytes.len() / 3..].to_vec()));
+        out.push(("legacy_file", bytes));
+    }
     let mut filters = Vec::new();
     for rel in [
         "tests/fixtures/datasets/answers.json",

@@ -25,7 +25,8 @@ use crate::index::key::{Key, KeyColumn};
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::reader::{LanceFileReader, RowSelection};
+use crate::lance::legacy::any::DataFileReader;
+use crate::lance::reader::RowSelection;
 
 /// File name of a bitmap (and label-list) index.
 pub(crate) const BITMAP_LOOKUP_FILE: &str = "bitmap_page_lookup.lance";
@@ -40,7 +41,7 @@ const READ_WHOLE_BYTES: u64 = 96 * 1024;
 #[derive(Debug, Clone)]
 pub(crate) struct BitmapFile {
     /// The file.
-    pub(crate) reader: LanceFileReader,
+    pub(crate) reader: DataFileReader,
     /// Field index of `keys`.
     keys: usize,
     /// Field index of `bitmaps`.
@@ -127,19 +128,22 @@ pub(crate) async fn is_lookup_cached(dataset: &Dataset, segment: &IndexSegment) 
 /// Page init of every page of both columns, in one wave (cached by the reader): the key
 /// search and the bitmap read then need no page-init wave of their own.
 pub(crate) async fn prefetch_page_inits(file: &BitmapFile, stats: &IoStats) -> Result<()> {
-    let schema = file.reader.schema();
+    // Legacy v1 files have no page inits: their page tables come with the open.
+    let DataFileReader::V2(reader) = &file.reader else {
+        return Ok(());
+    };
+    let schema = reader.schema();
     let mut pages = Vec::new();
     for field in [file.keys, file.bitmaps] {
         let column = schema.fields[field].first_column;
-        let count = file
-            .reader
+        let count = reader
             .metadata()
             .columns
             .get(column)
             .map_or(0, |c| c.pages.len());
         pages.extend((0..count).map(|p| (column, p)));
     }
-    file.reader.page_inits(&pages, stats).await?;
+    reader.page_inits(&pages, stats).await?;
     Ok(())
 }
 
@@ -311,13 +315,7 @@ pub(crate) async fn load_all_keys_and_row_sets(
 /// into one read of everything between them).
 fn search_plan(dataset: &Dataset, file: &BitmapFile) -> SearchPlan {
     let rows = file.num_keys().max(1);
-    let column = file.reader.schema().fields[file.keys].first_column;
-    let bytes: u64 = file.reader.metadata().columns.get(column).map_or(0, |c| {
-        c.pages
-            .iter()
-            .map(|p| p.buffers.iter().map(|b| b.end - b.start).sum::<u64>())
-            .sum()
-    });
+    let bytes = file.reader.field_bytes(file.keys);
     let per_key = (bytes / rows).max(1);
     let gap = dataset.store().source.coalesce_gap();
     let probes = (bytes / (gap + 32 * 1024)).clamp(2, MAX_PROBES);
@@ -420,7 +418,7 @@ pub(crate) async fn read_row_sets(
 /// The decoded row set stored in global buffer `index` (cached like a row).
 pub(crate) async fn read_buffer_row_set(
     dataset: &Dataset,
-    reader: &LanceFileReader,
+    reader: &DataFileReader,
     index: usize,
     stats: &IoStats,
 ) -> Result<Arc<RowSet>> {
@@ -439,7 +437,7 @@ pub(crate) async fn read_buffer_row_set(
 }
 
 /// The global buffer index the schema metadata `key` names, if any.
-pub(crate) fn buffer_index(reader: &LanceFileReader, key: &str) -> Result<Option<usize>> {
+pub(crate) fn buffer_index(reader: &DataFileReader, key: &str) -> Result<Option<usize>> {
     let Some(text) = reader.schema().metadata.get(key) else {
         return Ok(None);
     };
@@ -447,10 +445,10 @@ pub(crate) fn buffer_index(reader: &LanceFileReader, key: &str) -> Result<Option
         Error::corrupt(format!("metadata {key:?} = {text:?} is not a buffer index"))
             .at(reader.path().as_ref(), None)
     })?;
-    if index >= reader.metadata().global_buffers.len() {
+    if index >= reader.num_global_buffers() {
         return Err(Error::corrupt(format!(
             "metadata {key:?} names global buffer {index}, the file has {}",
-            reader.metadata().global_buffers.len()
+            reader.num_global_buffers()
         ))
         .at(reader.path().as_ref(), None));
     }

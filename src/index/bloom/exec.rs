@@ -13,14 +13,14 @@ use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::reader::LanceFileReader;
+use crate::lance::legacy::any::DataFileReader;
 
 /// The bloom-filter index of `segment` (decoded once per session) and its open file.
 pub(crate) async fn load_bloom(
     dataset: &Dataset,
     segment: &IndexSegment,
     stats: &IoStats,
-) -> Result<(LanceFileReader, Arc<BloomIndex>)> {
+) -> Result<(DataFileReader, Arc<BloomIndex>)> {
     let reader = dataset.open_index_file(segment, BLOOM_FILE, stats).await?;
     let key = CacheKey {
         path: reader.path().to_string(),

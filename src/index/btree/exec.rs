@@ -17,6 +17,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use object_store::path::Path;
 
+use super::layout::{PageDataLayout, IDS, VALUES};
 use super::{BTreePageLookup, PageMatch, PageSelection};
 use crate::error::{Error, Result};
 use crate::index::caches::{session_cache, sized_session_cache};
@@ -26,7 +27,8 @@ use crate::io::budget::CacheShare;
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
 use crate::io::{FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource};
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::lance::legacy::any::DataFileReader;
+use crate::lance::reader::{ReaderCaches, RowSelection};
 
 /// Canonical file names of a BTree segment.
 pub(crate) const PAGE_LOOKUP_FILE: &str = "page_lookup.lance";
@@ -62,7 +64,7 @@ pub(crate) struct OpenedSegment {
     /// Path of the lookup file.
     pub lookup_path: Path,
     /// Page-data files (one unless the index is range-partitioned).
-    pub page_data: Vec<LanceFileReader>,
+    pub page_data: Vec<DataFileReader>,
 }
 
 /// The TRUE ids of one segment for a query, and what was read.
@@ -242,11 +244,12 @@ pub(crate) async fn decode_lookup(path: &Path, bytes: Bytes) -> Result<BTreePage
     });
     let fetcher = RangeFetcher::new(source, FetchOptions::default());
     let scratch = IoStats::new();
-    let reader = LanceFileReader::open(
+    let reader = DataFileReader::open(
         fetcher,
         path.clone(),
         Some(size),
         Arc::new(ReaderCaches::new(1 << 20, 1 << 20)),
+        None,
         &scratch,
     )
     .await?;
@@ -357,8 +360,9 @@ pub(crate) async fn load_all_pages(
     Ok(pages)
 }
 
-fn columns_of(reader: &LanceFileReader, lookup: &BTreePageLookup) -> Result<(usize, usize)> {
-    let idx = reader.field_indices(&["values", "ids"])?;
+fn columns_of(reader: &DataFileReader, lookup: &BTreePageLookup) -> Result<(usize, usize)> {
+    let layout = PageDataLayout::of(reader)?;
+    let idx = reader.field_indices(&layout.names(&[VALUES, IDS]))?;
     let schema = reader.arrow_schema();
     let values_type = schema.field(idx[0]).data_type();
     if values_type != &lookup.value_type {
@@ -376,7 +380,7 @@ fn columns_of(reader: &LanceFileReader, lookup: &BTreePageLookup) -> Result<(usi
 
 async fn read_file_pages(
     dataset: &Dataset,
-    reader: &LanceFileReader,
+    reader: &DataFileReader,
     lookup: &BTreePageLookup,
     pages: &FilePages,
     predicate: &Predicate,
@@ -445,7 +449,7 @@ async fn read_file_pages(
 
 async fn read_pages_cached(
     cache: &SizedCache<u32, BTreePageData>,
-    reader: &LanceFileReader,
+    reader: &DataFileReader,
     pages: &FilePages,
     (values_col, ids_col): (usize, usize),
     predicate: &Predicate,

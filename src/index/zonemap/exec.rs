@@ -11,11 +11,12 @@ use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::reader::{LanceFileReader, RowSelection};
+use crate::lance::legacy::any::DataFileReader;
+use crate::lance::reader::RowSelection;
 
 /// Every row of `reader` (all columns), for small whole-file decodes.
 pub(crate) async fn read_all(
-    reader: &LanceFileReader,
+    reader: &DataFileReader,
     stats: &IoStats,
 ) -> Result<arrow_array::RecordBatch> {
     let columns: Vec<usize> = (0..reader.schema().fields.len()).collect();
@@ -29,7 +30,7 @@ pub(crate) async fn load_zone_map(
     dataset: &Dataset,
     segment: &IndexSegment,
     stats: &IoStats,
-) -> Result<(LanceFileReader, Arc<ZoneMap>)> {
+) -> Result<(DataFileReader, Arc<ZoneMap>)> {
     let reader = dataset
         .open_index_file(segment, ZONEMAP_FILE, stats)
         .await?;

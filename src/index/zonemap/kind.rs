@@ -26,7 +26,7 @@ use crate::index::filter::segments::{
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::reader::LanceFileReader;
+use crate::lance::legacy::any::DataFileReader;
 
 /// The ZONEMAP kind.
 #[derive(Debug, Clone, Copy)]
@@ -91,7 +91,7 @@ fn zone_rows(
 /// One segment of a zone-based index (zone map, bloom filter) as [`answer_zones`] needs it.
 struct ZoneSegment<'a> {
     /// The open index file.
-    reader: &'a LanceFileReader,
+    reader: &'a DataFileReader,
     /// Its global buffer of exact null rows, when it has one.
     null_buffer: Option<usize>,
     /// Current fragments the segment covers.
@@ -138,7 +138,7 @@ pub(crate) struct PlannedZones<Z> {
     predicate: Predicate,
     data_type: Option<DataType>,
     want: Want,
-    segments: Vec<(LanceFileReader, Arc<Z>, RoaringBitmap)>,
+    segments: Vec<(DataFileReader, Arc<Z>, RoaringBitmap)>,
     coverage: RoaringBitmap,
 }
 
@@ -155,7 +155,7 @@ impl<Z: ZoneIndex> PlannedZones<Z> {
     ) -> Result<Box<dyn PlannedLeaf>>
     where
         F: Fn(IndexSegment) -> Fut,
-        Fut: std::future::Future<Output = Result<(LanceFileReader, Arc<Z>)>>,
+        Fut: std::future::Future<Output = Result<(DataFileReader, Arc<Z>)>>,
     {
         let (segments, coverage) = covered_segments(dataset, index);
         let loads = segments.iter().map(|(s, _)| load(s.clone()));

@@ -12,7 +12,6 @@ use crate::io::{IoStats, ObjectVersion};
 use crate::lance::legacy::any::{DataFileReader, LegacySchemaHint};
 use crate::lance::legacy::open::id_range;
 use crate::lance::proto::file as file_pb;
-use crate::lance::reader::LanceFileReader;
 
 impl Dataset {
     /// A reader of data file `file`, v2 or legacy v1 (metadata through the session caches;
@@ -35,18 +34,20 @@ impl Dataset {
 
     /// A reader of index file `name` of `segment` (metadata through the session caches; the
     /// size the manifest lists for it, when it does, saves a HEAD): the one way every index
-    /// kind, prewarm and `inspect` open an index file.
+    /// kind, prewarm and `inspect` open an index file. Index files are self-describing: a v2
+    /// file, or a legacy v1 file (pylance <= 0.18 wrote BTree files so) with its own schema.
     pub(crate) async fn open_index_file(
         &self,
         segment: &IndexSegment,
         name: &str,
         stats: &IoStats,
-    ) -> Result<LanceFileReader> {
-        LanceFileReader::open(
+    ) -> Result<DataFileReader> {
+        DataFileReader::open(
             self.store().fetcher.clone(),
             self.index_file_path(segment, name)?,
             segment.file_size(name),
             Arc::clone(&self.session().reader_caches),
+            None,
             stats,
         )
         .await
@@ -131,11 +132,26 @@ impl Dataset {
         cache.get(&key).await.is_some()
     }
 
-    /// Whether opening index file `name` of `segment` needs no request.
+    /// Whether opening index file `name` of `segment` needs no request
+    /// (its v2 metadata, or its decoded legacy file, is cached).
     pub(crate) async fn is_index_file_cached(&self, segment: &IndexSegment, name: &str) -> bool {
-        match (self.index_file_path(segment, name), segment.file_size(name)) {
-            (Ok(path), Some(size)) => self.is_file_metadata_cached(&path, size).await,
-            _ => false,
+        let (Ok(path), Some(size)) = (self.index_file_path(segment, name), segment.file_size(name))
+        else {
+            return false;
+        };
+        if self.is_file_metadata_cached(&path, size).await {
+            return true;
         }
+        let key = CacheKey {
+            path: path.to_string(),
+            version: ObjectVersion { size, etag: None },
+            item: None,
+        };
+        self.session()
+            .reader_caches
+            .legacy
+            .get(&key)
+            .await
+            .is_some()
     }
 }

@@ -10,9 +10,11 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use bytes::Bytes;
 use object_store::path::Path;
 
 use super::open::{open_legacy_file, LegacyCache};
+use super::pages::{batches_for, page_spans};
 use super::read::LegacyFileReader;
 use crate::error::{Error, Result};
 use crate::io::cache::CacheKey;
@@ -109,6 +111,71 @@ impl DataFileReader {
             Self::V2(r) => r.path(),
             Self::Legacy(r) => r.path(),
         }
+    }
+
+    /// The object version the reader was opened at.
+    pub(crate) fn version(&self) -> &ObjectVersion {
+        match self {
+            Self::V2(r) => r.version(),
+            Self::Legacy(r) => &r.version,
+        }
+    }
+
+    /// Whether this is a legacy v1 file.
+    pub(crate) fn is_legacy(&self) -> bool {
+        matches!(self, Self::Legacy(_))
+    }
+
+    /// Number of global buffers (legacy v1 files have none).
+    pub(crate) fn num_global_buffers(&self) -> usize {
+        match self {
+            Self::V2(r) => r.metadata().global_buffers.len(),
+            Self::Legacy(_) => 0,
+        }
+    }
+
+    /// The bytes of global buffer `index` (`Corrupt` for a legacy file: it has none).
+    pub(crate) async fn read_global_buffer(&self, index: usize, stats: &IoStats) -> Result<Bytes> {
+        match self {
+            Self::V2(r) => r.read_global_buffer(index, stats).await,
+            Self::Legacy(r) => Err(Error::corrupt(format!(
+                "global buffer {index} asked of a legacy v1 file, which has none"
+            ))
+            .at(r.path().as_ref(), None)),
+        }
+    }
+
+    /// Byte ranges of the stored pages of top-level field `field` holding `rows` (v2: the
+    /// buffers of its first column's pages; legacy: the field's page of each batch).
+    pub(crate) fn page_byte_ranges(&self, field: usize, rows: Range<u64>) -> Vec<Range<u64>> {
+        let Some(f) = self.schema().fields.get(field) else {
+            return Vec::new();
+        };
+        match self {
+            Self::V2(r) => {
+                let Some(column) = r.metadata().columns.get(f.first_column) else {
+                    return Vec::new();
+                };
+                column
+                    .pages_for(rows)
+                    .filter_map(|p| column.pages.get(p))
+                    .flat_map(|p| p.buffers.iter().filter(|b| b.start < b.end).cloned())
+                    .collect()
+            }
+            Self::Legacy(r) => {
+                let file = r.file();
+                let batches = batches_for(&file.metadata, &rows);
+                page_spans(&file.page_table, f.id, batches, file.data_end())
+            }
+        }
+    }
+
+    /// Bytes stored for top-level field `field` (its pages, all rows).
+    pub(crate) fn field_bytes(&self, field: usize) -> u64 {
+        self.page_byte_ranges(field, 0..self.num_rows())
+            .iter()
+            .map(|r| r.end - r.start)
+            .sum()
     }
 
     /// Indices of the top-level fields named `names` (`NotFound` for unknown names).

@@ -14,4 +14,5 @@ pub(crate) mod decode;
 pub(crate) mod format;
 pub(crate) mod inspect;
 pub(crate) mod open;
+pub(crate) mod pages;
 pub(crate) mod read;
