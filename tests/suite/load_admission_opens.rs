@@ -115,21 +115,23 @@ fn succeeded(out: &Output, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// `args` sends at least two requests at once with the default bound (seen at the closed
-/// gate), and never more than one with `--max-requests 1`; both print `same` output.
+/// `args` has at least two requests at the server at once with the default bound, and never
+/// more than one with `--max-requests 1`; both print the same output. Every answer is held
+/// 400 ms at the server, so the requests a command sends together overlap there (a closed
+/// gate cannot show it: a command's first request must be answered before it sends more).
 async fn max_requests_bounds(s3: &S3TestServer, args: &[String]) {
-    s3.faults().close_gate();
-    let run = lakeseek(s3, &[], args);
-    wait_until("two requests of one command at the gate", || {
-        s3.faults().waiting_at_gate() >= 2
-    })
-    .await;
-    s3.faults().open_gate();
-    let unbounded = succeeded(&run.await.unwrap(), "default bound");
+    s3.faults().slow_every(1, std::time::Duration::from_millis(400));
+    s3.faults().reset_active_peak();
+    let unbounded = succeeded(&lakeseek(s3, &[], args).await.unwrap(), "default bound");
+    assert!(
+        s3.faults().active_peak() >= 2,
+        "{args:?} never had two requests at the server at once: the check below proves nothing"
+    );
     s3.faults().reset_active_peak();
     let out = lakeseek(s3, &["--max-requests", "1"], args).await.unwrap();
     assert_eq!(succeeded(&out, "--max-requests 1"), unbounded);
     assert_eq!(s3.faults().active_peak(), 1, "{args:?}");
+    s3.faults().slow_every(0, std::time::Duration::ZERO);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
