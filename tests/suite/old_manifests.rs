@@ -61,7 +61,7 @@ async fn row_counts_missing_from_the_manifest_come_from_one_read_per_data_file()
     assert_eq!(paths.len(), 3, "{reads:?}");
     // The metadata is cached: a take of rows of every fragment reads pages, no footer.
     rec.recorder.clear();
-    let addresses = [5, (1 << 32) | 299, (2 << 32) | 149];
+    let addresses = [5, (1 << 32) | 299, (2 << 32) | 148]; // ids 5, 599, 748: not deleted
     let batch = take_rows(
         &rec.dataset,
         &addresses,
