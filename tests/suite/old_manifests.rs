@@ -7,7 +7,6 @@ use std::sync::Arc;
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::wrappers::{ReadKind, RecordingSource};
 use crate::io::{open_url, IoStats, RangeSource};
-use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 
 use super::old_datasets::old_dir;
