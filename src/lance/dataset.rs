@@ -10,6 +10,9 @@
 //! * pinned version (`version = Some(n)`): 1 GET (a second one only when the dataset uses
 //!   V1 names); lance spends HEAD + GET.
 //! * a manifest larger than 64 KiB, or whose index section lies outside the tail: +1 GET.
+//! * manifests of the earliest releases (no fragment row counts, no index details): one
+//!   more concurrent wave reading the data file metadata / index directories they lack
+//!   (cached with the manifest, and the file metadata with the file caches).
 //!
 //! Decoded manifests and deletion vectors are cached in a [`DatasetSession`]; manifest
 //! and deletion file names are write-once in lance, so their paths (plus the size/etag the
@@ -21,6 +24,7 @@ mod files;
 mod index_details;
 pub(crate) mod manifest;
 pub(crate) mod paths;
+pub(crate) mod rows;
 pub(crate) mod schema;
 pub(crate) mod take;
 pub(crate) mod versions;
@@ -510,6 +514,9 @@ async fn load_manifest(
                         // Old releases wrote indices without details: infer their kinds
                         // once, with the manifest (cached together).
                         index_details::infer_missing_details(&mut m, store, root, stats).await?;
+                        // The earliest releases recorded no fragment row counts.
+                        rows::fill_missing_physical_rows(&mut m, store, session, root, stats)
+                            .await?;
                         return Ok(*m);
                     }
                     ManifestStep::NeedRange(range) => {

@@ -116,10 +116,15 @@ impl FieldScope for SchemaScope<'_> {
                 field.logical_type
             )));
         }
+        // A dictionary column is filtered by its values.
         let data_type = self
             .0
             .arrow_type(field.id)
             .ok()
+            .map(|t| match t {
+                DataType::Dictionary(_, values) => *values,
+                t => t,
+            })
             .filter(is_key_type)
             .ok_or_else(|| {
                 Error::unsupported(format!(

@@ -110,6 +110,89 @@ fn descends_from(schema: &crate::lance::dataset::Schema, id: i32, ancestor: i32)
     false
 }
 
+/// The values of field `field_id` — a top-level column or a child of a struct column —
+/// at `offsets` (sorted, unique) of `fragment`; `None` when no data file holds it. A struct
+/// column is read once and its child taken out, null where the struct is null.
+async fn read_field(
+    dataset: &Dataset,
+    fragment: &Fragment,
+    field_id: i32,
+    offsets: Vec<u64>,
+    stats: &IoStats,
+) -> Result<Option<ArrayRef>> {
+    let n = offsets.len();
+    let chain = ancestry(&dataset.manifest().schema, field_id)?;
+    let Some((reader, index)) = open_column(dataset, fragment, chain[0], stats).await? else {
+        return Ok(None);
+    };
+    let selection = if n as u64 == fragment.physical_rows {
+        RowSelection::Range(0..fragment.physical_rows)
+    } else {
+        RowSelection::Rows(offsets)
+    };
+    let batch = reader.read_rows(&[index], &selection, stats).await?;
+    if batch.num_rows() != n {
+        return Err(Error::corrupt("reader returned fewer rows than asked")
+            .at(reader.path().as_ref(), None));
+    }
+    let mut array = std::sync::Arc::clone(batch.column(0));
+    for id in &chain[1..] {
+        array = struct_child(&array, &dataset.manifest().schema, *id)
+            .map_err(|e| e.at(reader.path().as_ref(), None))?;
+    }
+    Ok(Some(array))
+}
+
+/// The ids from the top-level ancestor of `field_id` down to it.
+fn ancestry(schema: &crate::lance::dataset::Schema, field_id: i32) -> Result<Vec<i32>> {
+    let mut chain = vec![field_id];
+    // The parent chain is at most the schema's depth; the bound guards a cyclic schema.
+    for _ in 0..schema.fields.len() {
+        let parent = schema
+            .field_by_id(chain[chain.len() - 1])
+            .map(|f| f.parent_id);
+        match parent {
+            Some(p) if p >= 0 => chain.push(p),
+            Some(_) => {
+                chain.reverse();
+                return Ok(chain);
+            }
+            None => break,
+        }
+    }
+    Err(Error::corrupt(format!(
+        "schema: field {field_id} has no top-level ancestor"
+    )))
+}
+
+/// Child `id` of the struct `array`, null where the struct is null.
+fn struct_child(
+    array: &ArrayRef,
+    schema: &crate::lance::dataset::Schema,
+    id: i32,
+) -> Result<ArrayRef> {
+    use arrow_array::Array;
+    let name = schema
+        .field_by_id(id)
+        .map(|f| f.name.as_str())
+        .unwrap_or("");
+    let parent = array
+        .as_any()
+        .downcast_ref::<arrow_array::StructArray>()
+        .ok_or_else(|| {
+            Error::unsupported(format!(
+                "field {name:?} is a child of a {} column, not of a struct",
+                array.data_type()
+            ))
+        })?;
+    let child = parent
+        .column_by_name(name)
+        .ok_or_else(|| Error::corrupt(format!("struct column read without its child {name:?}")))?;
+    let nulls = arrow_buffer::NullBuffer::union(parent.nulls(), child.nulls());
+    let data = child.to_data().into_builder().nulls(nulls).build()?;
+    Ok(arrow_array::make_array(data))
+}
+
 /// The value of a key as the evaluator sees it.
 fn value_of(k: KeyRef<'_>) -> ElementValue {
     match k {
@@ -133,7 +216,12 @@ pub(crate) fn evaluate_column(
     let Some(array) = array else {
         return Ok(vec![eval_predicate(predicate, &values); rows]);
     };
-    let keys = KeyColumn::new(array)?;
+    // A dictionary column is compared by its values.
+    let array = match array.data_type() {
+        arrow_schema::DataType::Dictionary(_, values) => arrow_cast::cast(array, values)?,
+        _ => std::sync::Arc::clone(array),
+    };
+    let keys = KeyColumn::new(&array)?;
     let mut out = Vec::with_capacity(keys.len());
     for row in 0..keys.len() {
         values[slot] = keys.get(row).map(value_of);
@@ -181,22 +269,7 @@ async fn evaluate_fragment(
             slots,
         } => {
             let n = offsets.len();
-            let array = match open_column(dataset, fragment, field.id, stats).await? {
-                None => None,
-                Some((reader, index)) => {
-                    let selection = if n as u64 == fragment.physical_rows {
-                        RowSelection::Range(0..fragment.physical_rows)
-                    } else {
-                        RowSelection::Rows(offsets)
-                    };
-                    let batch = reader.read_rows(&[index], &selection, stats).await?;
-                    if batch.num_rows() != n {
-                        return Err(Error::corrupt("reader returned fewer rows than asked")
-                            .at(reader.path().as_ref(), None));
-                    }
-                    Some(std::sync::Arc::clone(batch.column(0)))
-                }
-            };
+            let array = read_field(dataset, fragment, field.id, offsets, stats).await?;
             evaluate_column(predicate, *slot, *slots, array.as_ref(), n)
         }
     }

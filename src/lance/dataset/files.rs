@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use object_store::path::Path;
 
-use super::{DataFile, Dataset, Fragment, IndexSegment};
+use super::{DataFile, Dataset, Fragment, IndexSegment, Schema};
 use crate::error::{Error, Result};
 use crate::io::cache::CacheKey;
 use crate::io::{IoStats, ObjectVersion};
@@ -26,7 +26,7 @@ impl Dataset {
             self.data_file_path(file),
             file.size_bytes,
             Arc::clone(&self.session().reader_caches),
-            self.legacy_hint(file),
+            legacy_hint(&self.manifest().schema, file),
             stats,
         )
         .await
@@ -51,45 +51,6 @@ impl Dataset {
             stats,
         )
         .await
-    }
-
-    /// The schema a legacy data file is read by: the dataset fields it holds (with their
-    /// ancestors), and the field-id range of its page table. `None` for files the manifest
-    /// records as v2 (their reader needs no hint).
-    fn legacy_hint(&self, file: &DataFile) -> Option<LegacySchemaHint> {
-        if file.file_version.0 >= 2 || file.file_version == (0, 3) {
-            return None;
-        }
-        let schema = &self.manifest().schema;
-        let mut wanted: std::collections::HashSet<i32> = file.fields.iter().copied().collect();
-        for id in &file.fields {
-            let mut parent = schema.field_by_id(*id).map(|f| f.parent_id);
-            while let Some(p) = parent.filter(|p| *p >= 0 && wanted.insert(*p)) {
-                parent = schema.field_by_id(p).map(|f| f.parent_id);
-            }
-        }
-        let fields = schema
-            .fields
-            .iter()
-            .filter(|f| wanted.contains(&f.id))
-            .map(|f| file_pb::Field {
-                name: f.name.clone(),
-                id: f.id,
-                parent_id: f.parent_id,
-                logical_type: f.logical_type.clone(),
-                nullable: f.nullable,
-                metadata: f.metadata.clone(),
-                ..Default::default()
-            })
-            .collect();
-        let field_ids = id_range(file.fields.iter().copied()).ok()?;
-        Some(LegacySchemaHint {
-            schema: file_pb::Schema {
-                fields,
-                metadata: Default::default(),
-            },
-            field_ids,
-        })
     }
 
     /// A reader of data file `file` of `fragment` and the position of field `field_id` in
@@ -154,4 +115,42 @@ impl Dataset {
             .await
             .is_some()
     }
+}
+
+/// The schema a legacy data file is read by: the dataset fields it holds (with their
+/// ancestors), and the field-id range of its page table. `None` for files the manifest
+/// records as v2 (their reader needs no hint).
+pub(super) fn legacy_hint(schema: &Schema, file: &DataFile) -> Option<LegacySchemaHint> {
+    if file.file_version.0 >= 2 || file.file_version == (0, 3) {
+        return None;
+    }
+    let mut wanted: std::collections::HashSet<i32> = file.fields.iter().copied().collect();
+    for id in &file.fields {
+        let mut parent = schema.field_by_id(*id).map(|f| f.parent_id);
+        while let Some(p) = parent.filter(|p| *p >= 0 && wanted.insert(*p)) {
+            parent = schema.field_by_id(p).map(|f| f.parent_id);
+        }
+    }
+    let fields = schema
+        .fields
+        .iter()
+        .filter(|f| wanted.contains(&f.id))
+        .map(|f| file_pb::Field {
+            name: f.name.clone(),
+            id: f.id,
+            parent_id: f.parent_id,
+            logical_type: f.logical_type.clone(),
+            nullable: f.nullable,
+            metadata: f.metadata.clone(),
+            ..Default::default()
+        })
+        .collect();
+    let field_ids = id_range(file.fields.iter().copied()).ok()?;
+    Some(LegacySchemaHint {
+        schema: file_pb::Schema {
+            fields,
+            metadata: Default::default(),
+        },
+        field_ids,
+    })
 }

@@ -403,7 +403,9 @@ impl Manifest {
         let mut seen = std::collections::HashSet::new();
         if let Some(dup) = fragments.iter().find(|f| !seen.insert(f.id)) {
             return Err(Error::corrupt(format!(
-                "fragment id {} appears twice",
+                "fragment id {} appears twice (a bug of old lance writers; the two fragments' \
+                 row addresses cannot be told apart: rewrite the dataset with a current lance, \
+                 e.g. by compacting it)",
                 dup.id
             )));
         }

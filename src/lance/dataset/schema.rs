@@ -43,8 +43,9 @@ impl Schema {
         for f in fields {
             if out.iter().any(|o| o.id == f.id) {
                 return Err(Error::corrupt(format!(
-                    "schema: duplicate field id {}",
-                    f.id
+                    "schema: duplicate field id {} (a bug of old lance add/drop-column paths; \
+                     lakeseek cannot tell which column a data file's field {} is)",
+                    f.id, f.id
                 )));
             }
             if f.parent_id != -1 && !out.iter().any(|o| o.id == f.parent_id) {

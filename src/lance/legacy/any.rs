@@ -13,6 +13,7 @@ use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use object_store::path::Path;
 
+use super::format::NOT_LEGACY_MESSAGE;
 use super::open::{open_legacy_file, LegacyCache};
 use super::pages::{batches_for, page_spans};
 use super::read::LegacyFileReader;
@@ -48,6 +49,11 @@ pub(crate) fn is_legacy_footer_error(e: &Error) -> bool {
     matches!(e, Error::Unsupported { what, .. } if what.contains(LEGACY_FOOTER_MESSAGE))
 }
 
+/// Whether `e` is the legacy reader's refusal of a v2 footer.
+fn is_not_legacy_error(e: &Error) -> bool {
+    matches!(e, Error::Unsupported { what, .. } if what.contains(NOT_LEGACY_MESSAGE))
+}
+
 impl DataFileReader {
     /// Open `path`: a v2 reader, or a legacy reader when the footer says v1. `hint` gives the
     /// dataset's schema for legacy data files (self-describing files need none).
@@ -62,6 +68,22 @@ impl DataFileReader {
         if let Some(size) = size_hint {
             if is_cached_legacy(&caches.legacy, &path, size, &hint).await {
                 return open_legacy(fetcher, path, size_hint, &caches, hint, stats).await;
+            }
+        }
+        if hint.is_some() {
+            // The manifest says legacy: read the file as one (one suffix read, not a v2
+            // attempt first); a v2 footer after all falls back to the v2 reader.
+            let legacy = open_legacy(
+                fetcher.clone(),
+                path.clone(),
+                size_hint,
+                &caches,
+                hint.clone(),
+                stats,
+            );
+            match legacy.await {
+                Err(e) if is_not_legacy_error(&e) => {}
+                other => return other,
             }
         }
         match LanceFileReader::open(

@@ -33,6 +33,9 @@ pub(crate) fn is_legacy_version(major: u16, minor: u16) -> bool {
     major == 0 && minor <= 2
 }
 
+/// Part of the error a v2 footer gives the legacy reader.
+pub(crate) const NOT_LEGACY_MESSAGE: &str = "is not a legacy v1 file";
+
 /// Decode the footer (the last 16 bytes of an object of `object_size` bytes).
 pub(crate) fn parse_footer(bytes: &[u8], object_size: u64) -> Result<LegacyFooter> {
     let at = || Some(object_size.saturating_sub(FOOTER_LEN)..object_size);
@@ -51,7 +54,7 @@ pub(crate) fn parse_footer(bytes: &[u8], object_size: u64) -> Result<LegacyFoote
     let minor = u16::from_le_bytes([footer[10], footer[11]]);
     if !is_legacy_version(major, minor) {
         return Err(Error::unsupported(format!(
-            "Lance file version {major}.{minor} is not a legacy v1 file"
+            "Lance file version {major}.{minor} {NOT_LEGACY_MESSAGE}"
         )));
     }
     if metadata_position.saturating_add(4) > object_size - FOOTER_LEN {

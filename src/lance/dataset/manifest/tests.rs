@@ -208,3 +208,51 @@ fn decodes_the_fixture_manifests() {
     );
     assert!(m.fragments.iter().any(|f| f.deletion.is_some()));
 }
+
+#[test]
+fn old_manifests_without_row_counts_created_at_or_deletion_counts_decode() {
+    // pylance 0.6.5: no physical_rows, no num_deleted_rows, no data_format, no writer
+    // version; 0.8.21 .. 0.25.2: index metadata without created_at (the sample has none).
+    let (mut m, s) = sample();
+    m.fragments[0].physical_rows = 0;
+    m.fragments[0]
+        .deletion_file
+        .as_mut()
+        .unwrap()
+        .num_deleted_rows = 0;
+    let got = decode_all(&frame(m, Some(s))).unwrap();
+    assert!(crate::lance::dataset::rows::lacks_row_count(
+        &got.fragments[0]
+    ));
+    assert_eq!(
+        got.fragments[0].deletion.as_ref().unwrap().num_deleted_rows,
+        0
+    );
+    assert_eq!(got.data_storage_version, "legacy");
+    assert_eq!(got.writer, None);
+    assert_eq!(got.indices.len(), 1);
+}
+
+#[test]
+fn duplicate_fragment_and_field_ids_are_refused_with_the_reason() {
+    let (mut m, s) = sample();
+    let twin = m.fragments[0].clone();
+    m.fragments.push(twin);
+    match decode_all(&frame(m, Some(s.clone()))) {
+        Err(Error::Corrupt { what, .. }) => {
+            assert!(what.contains("fragment id 3 appears twice"), "{what}");
+            assert!(what.contains("old lance writers"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let (mut m, _) = sample();
+    let mut twin = m.fields[0].clone();
+    twin.name = "y".into();
+    m.fields.push(twin);
+    match decode_all(&frame(m, Some(s))) {
+        Err(Error::Corrupt { what, .. }) => {
+            assert!(what.contains("duplicate field id 0"), "{what}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
