@@ -56,8 +56,11 @@ pub(crate) use versions::ManifestNaming;
 use manifest::{decode_manifest_file, KnownBytes, ManifestStep, MANIFEST_TAIL_BYTES};
 use versions::{LatestManifestChooser, VERSIONS_DIR};
 
-/// Requests of one wave a dataset keeps in flight (lance uses 64 for object stores too).
-pub(crate) const DATASET_FETCH_CONCURRENCY: usize = 64;
+/// Requests of one wave a dataset keeps in flight: as many as the per-store admission
+/// bound ([`crate::DEFAULT_MAX_REQUESTS`]), which caps what every query of a session sends
+/// together and shares it fairly. At 64 a 100-row take of a 2.0 or legacy file (about one
+/// GET per row) took two round trips per wave.
+pub(crate) const DATASET_FETCH_CONCURRENCY: usize = 256;
 
 /// Default of [`DatasetSession::eager_deletion_files`].
 pub(crate) const DEFAULT_EAGER_DELETION_FILES: usize = 64;

@@ -132,6 +132,13 @@ async fn dropping_queries_frees_their_queued_and_in_flight_requests() {
             &data[r.range.start as usize..r.range.end as usize]
         );
     }
-    // The 156 queued requests of the dropped queries never reached the server.
-    assert_eq!(s3.server_requests() - before, 4 + 8);
+    // The 156 queued requests of the dropped queries never reached the server (the new
+    // query's own retries aside: a pooled connection the aborted requests left behind can
+    // fail once and be retried).
+    assert_eq!(
+        s3.server_requests() - before,
+        4 + 8 + stats.snapshot().retries,
+        "{:?}",
+        stats.snapshot()
+    );
 }

@@ -120,7 +120,8 @@ fn succeeded(out: &Output, what: &str) -> String {
 /// 400 ms at the server, so the requests a command sends together overlap there (a closed
 /// gate cannot show it: a command's first request must be answered before it sends more).
 async fn max_requests_bounds(s3: &S3TestServer, args: &[String]) {
-    s3.faults().slow_every(1, std::time::Duration::from_millis(400));
+    s3.faults()
+        .slow_every(1, std::time::Duration::from_millis(400));
     s3.faults().reset_active_peak();
     let unbounded = succeeded(&lakeseek(s3, &[], args).await.unwrap(), "default bound");
     assert!(
