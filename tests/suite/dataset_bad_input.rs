@@ -1,6 +1,7 @@
 //! Bad input gives a clear error (NotFound / Corrupt / Unsupported / InvalidArgument) that
 //! names what and where — never a panic, never a wrong answer.
 
+use crate::suite::common::copy_dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,19 +16,6 @@ fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/datasets")
         .join(format!("{name}.lance"))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// A private copy of a fixture dataset.

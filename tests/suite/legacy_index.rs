@@ -4,6 +4,7 @@
 //! page-data file and its page ranges), and truncated or garbled legacy index files are
 //! clear errors naming the file.
 
+use crate::suite::common::copy_dir;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -63,19 +64,6 @@ async fn legacy_btree_files_answer_from_the_index() {
             .unwrap();
         let rows = ds.filter("id = 17").await.expect("index-only filter");
         assert_eq!(rows.len(), 1, "{dataset}: id = 17");
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
     }
 }
 

@@ -6,8 +6,9 @@
 //! creates: one commit per version, the loser rebases or fails clearly); bad input is
 //! refused with nothing committed.
 
+use crate::suite::common::copy_dir;
 use std::collections::BTreeSet;
-use std::path::{Path as FsPath, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cli::index_create::{run_index_create, IndexCreateArgs};
@@ -45,19 +46,6 @@ fn set(v: &Value) -> BTreeSet<u64> {
         .iter()
         .map(|x| x.as_u64().unwrap())
         .collect()
-}
-
-fn copy_dir(from: &FsPath, to: &FsPath) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// A private copy of fixture dataset `name`.

@@ -4,6 +4,7 @@
 //! counters, never by time). The overload of the full query mix (10x more concurrent
 //! queries than slots, slow server) is `stress_mixed::concurrent_mixed_queries_hold_against_a_slow_server`.
 
+use crate::suite::common::wait_until;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -63,17 +64,6 @@ async fn ten_thousand_queued_queries_over_two_hundred_slots_all_answer_right() {
         queued_queries > 0,
         "20,000 requests over 200 slots: some waited"
     );
-}
-
-/// Wait (bounded) until `done` holds; a hang guard, not a timing assertion.
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..12_000 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    panic!("never reached: {what}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

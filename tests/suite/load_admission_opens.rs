@@ -4,6 +4,7 @@
 //! bound of `--max-requests`). Seen by the server (requests at its gate, most served at
 //! once) and the admission counters, never by time.
 
+use crate::suite::common::wait_until;
 use std::process::{Command, Output};
 use std::sync::Arc;
 
@@ -12,17 +13,6 @@ use crate::io::admission::{process_default, Admission};
 use crate::suite::common::{lakeseek_bin, S3TestServer};
 use crate::suite::ecp_support::{expected, fixture_dir};
 use crate::DEFAULT_MAX_REQUESTS;
-
-/// Wait (bounded) until `done` holds; a hang guard, not a timing assertion.
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..12_000 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    panic!("never reached: {what}");
-}
 
 /// Open `opens` indexes at once with the server's gate closed: exactly the default bound of
 /// requests reach the server, the rest wait in `admission`; then every open succeeds.

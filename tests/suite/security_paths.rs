@@ -4,6 +4,7 @@
 //! (data, deletion, BTree and list-element index segments) are refused as unsupported.
 
 use crate::suite::common;
+use crate::suite::common::copy_dir;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -26,19 +27,6 @@ use serde_json::Value;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// A private copy of a fixture dataset (`rel` under tests/fixtures).

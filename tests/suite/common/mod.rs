@@ -54,3 +54,28 @@ pub(super) fn lakeseek_bin() -> std::path::PathBuf {
         .expect("test binary lives in target/<profile>/deps");
     profile_dir.join(format!("lakeseek{}", std::env::consts::EXE_SUFFIX))
 }
+
+/// Copy the directory tree `from` to `to` (fixture datasets a test edits or serves).
+pub(super) fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Wait (bounded) until `done` holds; a hang guard, not a timing assertion.
+pub(super) async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..12_000 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("never reached: {what}");
+}
