@@ -35,11 +35,6 @@ pub(super) const READABLE: &[&str] = &[
     "p0_6_5_legacy",
 ];
 
-/// Catalog filters on columns lakeseek does not yet evaluate by scanning (no index covers
-/// them): a list column's own nulls, a struct child. Each must fail
-/// with an error rather than answer wrongly; remove an entry when it starts working.
-pub(super) const SCAN_GAPS: &[&str] = &["tags IS NULL", "st.a > 500"];
-
 pub(super) fn old_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/old")
 }
@@ -99,22 +94,6 @@ pub(super) async fn dataset_filter_mismatches(dataset: &Dataset, entry: &Value) 
     for q in entry["queries"].as_array().unwrap() {
         let filter = q["filter"].as_str().unwrap();
         let want = decode_deltas(&q["addr_deltas"]);
-        if SCAN_GAPS.contains(&filter) {
-            let result = dataset
-                .query()
-                .filter(filter)
-                .allow_scan(true)
-                .execute()
-                .await;
-            if let Ok(r) = result {
-                bad.push(format!(
-                    "{name}: {filter} now answers ({} rows, pylance {}): move it out of SCAN_GAPS",
-                    r.row_addresses.len(),
-                    want.len()
-                ));
-            }
-            continue;
-        }
         let scanned = dataset
             .query()
             .filter(filter)

@@ -42,6 +42,12 @@ pub(crate) trait FieldScope {
 
     /// The list column `path` names (`any_element`, list functions); top level only.
     fn list_field(&self, text: &str, path: &str) -> Result<BoundField>;
+
+    /// The field `path` names as the operand of `IS [NOT] NULL`: a scalar field, or where
+    /// the scope allows it a nested column (a list or a struct is null or not as a whole).
+    fn null_test_field(&self, text: &str, path: &[String]) -> Result<BoundField> {
+        self.scalar_field(text, path)
+    }
 }
 
 /// The fields of one list's elements.
@@ -137,6 +143,22 @@ impl FieldScope for SchemaScope<'_> {
             name,
             data_type,
         })
+    }
+
+    fn null_test_field(&self, text: &str, path: &[String]) -> Result<BoundField> {
+        let name = path.join(".");
+        let Some(field) = self.0.field_by_path(&name) else {
+            return self.scalar_field(text, path);
+        };
+        match self.0.arrow_type(field.id) {
+            // A list, a struct or a fixed-size list (a vector column) is null as a whole.
+            Ok(data_type) if data_type.is_nested() => Ok(BoundField {
+                id: field.id,
+                name,
+                data_type,
+            }),
+            _ => self.scalar_field(text, path),
+        }
     }
 
     fn list_field(&self, text: &str, path: &str) -> Result<BoundField> {
@@ -374,6 +396,16 @@ impl Binder<'_> {
         Ok(self.push(field))
     }
 
+    /// The operand of `IS [NOT] NULL` (nested columns allowed where the scope allows them).
+    fn null_tested(&mut self, path: &[String]) -> Result<usize> {
+        let joined = path.join(".");
+        if let Some(i) = self.fields.iter().position(|f| f.name == joined) {
+            return Ok(i);
+        }
+        let field = self.scope.null_test_field(self.text, path)?;
+        Ok(self.push(field))
+    }
+
     /// A field operand: a name or a dotted path.
     fn operand_field(&mut self, e: &SqlExpr) -> Option<Result<usize>> {
         match e {
@@ -507,8 +539,12 @@ impl Binder<'_> {
                 }
             }
             SqlExpr::IsNull { expr, negated } => match expr.as_ref() {
-                SqlExpr::Field(_) | SqlExpr::Path(_) => P::IsNull {
-                    field: self.operand_field(expr).expect("a field")?,
+                SqlExpr::Field(name) => P::IsNull {
+                    field: self.null_tested(std::slice::from_ref(name))?,
+                    negated: *negated,
+                },
+                SqlExpr::Path(path) => P::IsNull {
+                    field: self.null_tested(path)?,
                     negated: *negated,
                 },
                 SqlExpr::Literal(lit) => P::Constant(Some((*lit == Literal::Null) != *negated)),

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::ArrayRef;
+use arrow_array::{Array, ArrayRef};
 use roaring::RoaringTreemap;
 
 use super::bind::{BoundField, SqlPredicate};
@@ -143,6 +143,15 @@ async fn read_field(
     Ok(Some(array))
 }
 
+/// The top-level column that holds field `field_id` (itself, or the struct it is a child
+/// of): the column a data file is opened for.
+pub(crate) fn top_level_column(
+    schema: &crate::lance::dataset::Schema,
+    field_id: i32,
+) -> Result<i32> {
+    Ok(ancestry(schema, field_id)?[0])
+}
+
 /// The ids from the top-level ancestor of `field_id` down to it.
 fn ancestry(schema: &crate::lance::dataset::Schema, field_id: i32) -> Result<Vec<i32>> {
     let mut chain = vec![field_id];
@@ -171,7 +180,6 @@ fn struct_child(
     schema: &crate::lance::dataset::Schema,
     id: i32,
 ) -> Result<ArrayRef> {
-    use arrow_array::Array;
     let name = schema
         .field_by_id(id)
         .map(|f| f.name.as_str())
@@ -216,6 +224,9 @@ pub(crate) fn evaluate_column(
     let Some(array) = array else {
         return Ok(vec![eval_predicate(predicate, &values); rows]);
     };
+    if array.data_type().is_nested() {
+        return nested_null_test(predicate, slot, array);
+    }
     // A dictionary column is compared by its values.
     let array = match array.data_type() {
         arrow_schema::DataType::Dictionary(_, values) => arrow_cast::cast(array, values)?,
@@ -228,6 +239,24 @@ pub(crate) fn evaluate_column(
         out.push(eval_predicate(predicate, &values));
     }
     Ok(out)
+}
+
+/// The truth of `predicate` on a nested column (a list or a struct): the binder allows
+/// only `IS [NOT] NULL` on one, which tests the value as a whole.
+fn nested_null_test(
+    predicate: &SqlPredicate,
+    slot: usize,
+    array: &ArrayRef,
+) -> Result<Vec<Option<bool>>> {
+    match predicate {
+        SqlPredicate::IsNull { field, negated } if *field == slot => Ok((0..array.len())
+            .map(|row| Some(array.is_null(row) != *negated))
+            .collect()),
+        _ => Err(Error::unsupported(format!(
+            "a {} column is only tested with IS [NOT] NULL",
+            array.data_type()
+        ))),
+    }
 }
 
 /// The truth of a leaf on `offsets` (sorted, unique) of `fragment`.
@@ -313,4 +342,50 @@ pub(crate) async fn rows_with_value(
         out.extend(found);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::ListArray;
+
+    use super::*;
+    use crate::index::filter::expr::CompareOp;
+
+    fn lists() -> ArrayRef {
+        Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+            Some(vec![Some(1)]),
+            None,
+            Some(vec![]),
+        ]))
+    }
+
+    #[test]
+    fn a_list_is_null_or_not_as_a_whole() {
+        let is_null = SqlPredicate::IsNull {
+            field: 0,
+            negated: false,
+        };
+        let got = evaluate_column(&is_null, 0, 1, Some(&lists()), 3).unwrap();
+        assert_eq!(got, vec![Some(false), Some(true), Some(false)]);
+        let not_null = SqlPredicate::IsNull {
+            field: 0,
+            negated: true,
+        };
+        let got = evaluate_column(&not_null, 0, 1, Some(&lists()), 3).unwrap();
+        assert_eq!(got, vec![Some(true), Some(false), Some(true)]);
+    }
+
+    #[test]
+    fn a_list_is_not_compared_with_a_value() {
+        let compare = SqlPredicate::Compare {
+            field: 0,
+            op: CompareOp::Eq,
+            value: Some(ElementValue::Int(1)),
+        };
+        let err = evaluate_column(&compare, 0, 1, Some(&lists()), 3).unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+    }
 }

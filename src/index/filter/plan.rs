@@ -4,7 +4,7 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use serde_json::{json, Value};
 
 use super::bind::{describe, BoundPredicate, SqlPredicate};
-use super::data::{column_is_cached, open_column, rows_with_value, DataLeaf};
+use super::data::{column_is_cached, open_column, rows_with_value, top_level_column, DataLeaf};
 use super::kind::{
     fragment_rows, index_kinds, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn,
     ListHasMode, PlannedLeaf, Want,
@@ -369,7 +369,10 @@ fn warm_targets<'a>(
         if matches!(leaf.predicate, SqlPredicate::AnyElement { .. }) {
             continue;
         }
-        let field_id = bound.fields[leaf.field].id;
+        // A struct child is read through its top-level column.
+        let Ok(field_id) = top_level_column(&manifest.schema, bound.fields[leaf.field].id) else {
+            continue;
+        };
         let uncovered: RoaringBitmap = match choice {
             Ok(Some((_, index))) => {
                 let mut covered = RoaringBitmap::new();

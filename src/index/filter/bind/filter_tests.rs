@@ -210,6 +210,28 @@ fn refuses_wrong_types_like_lance() {
 }
 
 #[test]
+fn a_nested_column_is_tested_for_null_as_a_whole_and_nothing_else() {
+    for text in ["l IS NULL", "l IS NOT NULL", "NOT (l IS NULL) AND i < 3"] {
+        let bound = bind(text).unwrap();
+        let l = bound.fields.iter().find(|f| f.name == "l").unwrap();
+        assert!(matches!(l.data_type, DataType::List(_)), "{text}: {l:?}");
+    }
+    assert!(matches!(
+        bind("l IS NULL").unwrap().predicate,
+        SqlPredicate::IsNull { negated: false, .. }
+    ));
+    // Comparisons, IN and BETWEEN still need a scalar column.
+    for bad in [
+        "l = 1",
+        "l IN (1, 2)",
+        "l BETWEEN 1 AND 2",
+        "l > 0 OR l IS NULL",
+    ] {
+        assert!(matches!(bind(bad), Err(Error::InvalidArgument(_))), "{bad}");
+    }
+}
+
+#[test]
 fn evaluates_with_three_valued_logic() {
     use crate::index::filter::eval::eval_predicate;
     use crate::index::list_element::value::ElementValue as V;
