@@ -62,6 +62,7 @@ mod load_admission;
 mod load_admission_opens;
 mod metadata_cache;
 mod old_datasets;
+mod old_datasets_inspect;
 mod old_datasets_s3;
 mod old_datasets_take;
 mod old_manifests;

@@ -418,13 +418,14 @@ impl Manifest {
             })
             .transpose()?
             .unwrap_or_default();
+        let data_storage_version = storage_version_name(proto.data_format, &fragments);
         Ok(Self {
             version: proto.version,
             schema,
             fragments,
             indices,
             reader_feature_flags: proto.reader_feature_flags,
-            data_storage_version: storage_version_name(proto.data_format),
+            data_storage_version,
             writer: proto
                 .writer_version
                 .map(|w| format!("{} {}", w.library, w.version)),
@@ -532,11 +533,18 @@ fn fragment_from_proto(f: pb::DataFragment) -> Result<Fragment> {
     })
 }
 
-/// The dataset's storage version as lance names it: manifests of datasets written before
-/// Lance v2 record none (or `"0.1"`/`"0.2"`): `"legacy"`.
-fn storage_version_name(format: Option<pb::DataStorageFormat>) -> String {
+/// The dataset's storage version as lance names it. A manifest that records none (written
+/// before lance recorded it, e.g. by pylance 0.13) has the version of its first data file,
+/// as lance infers it, and is `"legacy"` when no file records one; `"0.1"`/`"0.2"` are
+/// `"legacy"`.
+fn storage_version_name(format: Option<pb::DataStorageFormat>, fragments: &[Fragment]) -> String {
+    let first_file = fragments.iter().flat_map(|f| f.files.first()).next();
     match format.map(|d| d.version) {
-        None => "legacy".to_string(),
+        None => match first_file.map(|f| f.file_version) {
+            Some((0, 3) | (2, 0)) => "2.0".to_string(),
+            Some((2, minor)) => format!("2.{minor}"),
+            _ => "legacy".to_string(),
+        },
         Some(v) if v.is_empty() || v == "0.1" || v == "0.2" || v == "legacy" => {
             "legacy".to_string()
         }

@@ -220,6 +220,19 @@ fn old_manifests_without_row_counts_created_at_or_deletion_counts_decode() {
         .as_mut()
         .unwrap()
         .num_deleted_rows = 0;
+    // Neither a data format nor file versions (0.6.5): legacy. A data format missing where
+    // the files say 2.0 (pylance 0.13 writing 2.0 files): 2.0, as lance infers it.
+    m.data_format = None;
+    let set_file_versions = |m: &mut pb::Manifest, version: (u32, u32)| {
+        for file in m.fragments.iter_mut().flat_map(|f| f.files.iter_mut()) {
+            (file.file_major_version, file.file_minor_version) = version;
+        }
+    };
+    let mut v2_0 = m.clone();
+    set_file_versions(&mut v2_0, (0, 3));
+    let got = decode_all(&frame(v2_0, Some(s.clone()))).unwrap();
+    assert_eq!(got.data_storage_version, "2.0");
+    set_file_versions(&mut m, (0, 0));
     let got = decode_all(&frame(m, Some(s))).unwrap();
     assert!(crate::lance::dataset::rows::lacks_row_count(
         &got.fragments[0]
