@@ -395,3 +395,73 @@ async fn a_shrunk_object_is_an_object_change_not_a_range_error() {
         .unwrap_err();
     assert!(!crate::io::is_object_changed(&err), "{err}");
 }
+
+/// The test server's LIST (scoped to the prefix's directory, see `common::s3_backend`)
+/// answers as S3 does: keys under a prefix only, `/`-delimited levels, resuming after a
+/// key, and more than one page (1,000 keys) through continuation tokens.
+#[tokio::test]
+async fn list_answers_like_s3_for_prefixes_levels_offsets_and_pages() {
+    use futures::TryStreamExt;
+    use object_store::ObjectStore;
+
+    let s3 = S3TestServer::start().await;
+    for key in ["a/b/1", "a/b/2", "a/c/3", "a/d", "ab/x", "top"] {
+        s3.put(key, vec![1u8]).await;
+    }
+    let pages = 1003;
+    for i in 0..pages {
+        s3.put(&format!("many/{i:05}"), vec![2u8]).await;
+    }
+    let store = s3.open("").store;
+    let keys = |prefix: Option<&str>, offset: Option<&str>| {
+        let store = Arc::clone(&store);
+        let prefix = prefix.map(Path::from);
+        let offset = offset.map(Path::from);
+        async move {
+            let listed: Vec<_> = match offset {
+                Some(o) => {
+                    store
+                        .list_with_offset(prefix.as_ref(), &o)
+                        .try_collect()
+                        .await
+                }
+                None => store.list(prefix.as_ref()).try_collect().await,
+            }
+            .expect("list");
+            let mut keys: Vec<String> = listed.iter().map(|m| m.location.to_string()).collect();
+            keys.sort();
+            keys
+        }
+    };
+    assert_eq!(keys(Some("a/b"), None).await, ["a/b/1", "a/b/2"]);
+    assert_eq!(
+        keys(Some("a"), None).await,
+        ["a/b/1", "a/b/2", "a/c/3", "a/d"]
+    );
+    assert!(keys(Some("zz"), None).await.is_empty());
+    assert!(keys(Some("a/zz"), None).await.is_empty());
+    assert_eq!(keys(Some("a"), Some("a/b/2")).await, ["a/c/3", "a/d"]);
+    assert_eq!(keys(Some("a/b"), Some("a/c")).await, Vec::<String>::new());
+    assert_eq!(keys(Some("a/c"), Some("a/b")).await, ["a/c/3"]);
+    let many = keys(Some("many"), None).await;
+    assert_eq!(many.len(), pages);
+    assert_eq!(many[1000], "many/01000");
+    assert_eq!(keys(None, None).await.len(), pages + 6);
+
+    let level = store
+        .list_with_delimiter(Some(&Path::from("a")))
+        .await
+        .expect("list one level");
+    let objects: Vec<String> = level
+        .objects
+        .iter()
+        .map(|m| m.location.to_string())
+        .collect();
+    let prefixes: Vec<String> = level
+        .common_prefixes
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(objects, ["a/d"]);
+    assert_eq!(prefixes, ["a/b", "a/c"]);
+}
