@@ -30,6 +30,10 @@ fn storage_version(catalog_value: &str) -> String {
     }
 }
 
+/// A fragment as compared: id, rows (`None` where the catalog cannot know them), live rows,
+/// and its files' (path, version).
+type FragmentFacts = (u64, Option<u64>, u64, Vec<(String, String)>);
+
 fn u64_of(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
@@ -58,8 +62,8 @@ pub(super) fn describe_mismatches(got: &DatasetDescription, entry: &Value) -> Ve
         got.num_rows.to_string(),
         u64_of(&entry["num_rows"]).to_string(),
     );
-    let fragments = |f: &[(u64, Option<u64>, u64, Vec<(String, String)>)]| format!("{f:?}");
-    let mut got_fragments: Vec<_> = got
+    let fragments = |f: &[FragmentFacts]| format!("{f:?}");
+    let mut got_fragments: Vec<FragmentFacts> = got
         .fragments
         .iter()
         .map(|f| {
@@ -72,7 +76,7 @@ pub(super) fn describe_mismatches(got: &DatasetDescription, entry: &Value) -> Ve
             (f.id, Some(f.physical_rows), live, files)
         })
         .collect();
-    let want_fragments: Vec<_> = entry["fragments"]
+    let want_fragments: Vec<FragmentFacts> = entry["fragments"]
         .as_array()
         .expect("fragments")
         .iter()
