@@ -628,7 +628,7 @@ impl DataTail {
 }
 
 /// The metadata cache key of `path` at `size`.
-fn metadata_key(path: &Path, size: u64) -> CacheKey<()> {
+pub(crate) fn metadata_key(path: &Path, size: u64) -> CacheKey<()> {
     CacheKey {
         path: path.to_string(),
         version: ObjectVersion { size, etag: None },
@@ -654,6 +654,7 @@ pub(crate) async fn open_file_metadata(
     path: &Path,
     size_hint: Option<u64>,
     cache: Option<&FileMetadataCache>,
+    prefetched: Option<Tail>,
     stats: &IoStats,
 ) -> Result<OpenedFile> {
     let read_tail: Arc<std::sync::Mutex<Option<Tail>>> = Arc::default();
@@ -687,7 +688,7 @@ pub(crate) async fn open_file_metadata(
     };
     let loaded = match (size_hint, cache) {
         // With a size hint a cached entry needs no request at all.
-        (Some(size), Some(cache)) => {
+        (Some(size), Some(cache)) if prefetched.is_none() => {
             let loaded = cache
                 .get_or_try_load(metadata_key(path, size), load(None))
                 .await?;
@@ -699,7 +700,10 @@ pub(crate) async fn open_file_metadata(
             loaded
         }
         (_, Some(cache)) => {
-            let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
+            let tail = match prefetched {
+                Some(tail) => tail,
+                None => fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?,
+            };
             let key = metadata_key(path, tail.version.size);
             if let Some(cached) = cache.get(&key).await {
                 if cached.etag == tail.version.etag {
@@ -715,7 +719,10 @@ pub(crate) async fn open_file_metadata(
             cache.get_or_try_load(key, load(Some(tail))).await?
         }
         (_, None) => {
-            let tail = fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?;
+            let tail = match prefetched {
+                Some(tail) => tail,
+                None => fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?,
+            };
             Arc::new(load(Some(tail)).await?)
         }
     };
@@ -733,6 +740,18 @@ pub(crate) async fn open_file_metadata(
         version,
         data_tail,
     })
+}
+
+/// Whether the suffix `tail` of a Lance file ends in a legacy v1 footer (version 0.1 or
+/// 0.2; the last 8 bytes of every Lance footer are major, minor, `LANC`). Anything else —
+/// a v2 footer, or no Lance footer at all — is for the v2 reader to take or refuse.
+pub(crate) fn ends_in_legacy_footer(tail: &[u8]) -> bool {
+    let Some(end) = tail.len().checked_sub(8).map(|start| &tail[start..]) else {
+        return false;
+    };
+    let major = u16::from_le_bytes([end[0], end[1]]);
+    let minor = u16::from_le_bytes([end[2], end[3]]);
+    &end[4..] == MAGIC && major == 0 && minor < 3
 }
 
 /// Forget the cached metadata of `path` at `size` (after a read found the object changed).

@@ -13,6 +13,7 @@ use object_store::path::Path;
 
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, SizedCache};
+use crate::io::fetch::Tail;
 use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{
     forget_file_metadata, open_file_metadata, DataTail, FileMetadata, FileMetadataCache,
@@ -137,11 +138,35 @@ impl LanceFileReader {
         caches: Arc<ReaderCaches>,
         stats: &IoStats,
     ) -> Result<Self> {
+        Self::open_with(fetcher, path, size_hint, caches, None, stats).await
+    }
+
+    /// [`Self::open`] from a suffix read already made (its footer was checked by the
+    /// caller): no request when it holds the metadata.
+    pub(crate) async fn open_from_tail(
+        fetcher: RangeFetcher,
+        path: Path,
+        tail: Tail,
+        caches: Arc<ReaderCaches>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        Self::open_with(fetcher, path, None, caches, Some(tail), stats).await
+    }
+
+    async fn open_with(
+        fetcher: RangeFetcher,
+        path: Path,
+        size_hint: Option<u64>,
+        caches: Arc<ReaderCaches>,
+        prefetched: Option<Tail>,
+        stats: &IoStats,
+    ) -> Result<Self> {
         let opened = open_file_metadata(
             &fetcher,
             &path,
             size_hint,
             Some(&caches.file_metadata),
+            prefetched,
             stats,
         )
         .await?;

@@ -205,3 +205,29 @@ async fn legacy_datasets_read_the_same_over_s3() {
         }
     }
 }
+
+/// A cold open of a legacy file is one suffix read, whose footer picks the legacy reader
+/// (no second read by a v2 attempt); a file smaller than that read is then taken from it
+/// without another request. A larger legacy file costs its suffix read and then only the
+/// ranges of the rows asked.
+#[tokio::test]
+async fn a_cold_legacy_open_is_one_suffix_read() {
+    for label in LABELS {
+        let path = flat_data_file(label);
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(
+            size < 64 * 1024,
+            "{label}: the fixture fits one suffix read"
+        );
+        let stats = crate::IoStats::new();
+        let file = LanceFile::builder(path.to_str().unwrap())
+            .stats(&stats)
+            .open()
+            .await
+            .expect("open");
+        let batch = file.take(&["i64", "s"], &[63, 2]).await.expect("take");
+        assert_eq!(batch.num_rows(), 2);
+        let s = stats.snapshot();
+        assert_eq!((s.requests, s.bytes), (1, size), "{label}: {s:?}");
+    }
+}

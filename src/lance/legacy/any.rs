@@ -1,9 +1,8 @@
 //! [`DataFileReader`]: a Lance file of any version behind one reader — the v2 reader for
 //! 2.x files, the legacy reader for v1 files — chosen by the footer's version.
 //!
-//! An open tries the v2 reader first (no extra request for v2 files); a legacy footer makes
-//! it open the legacy reader instead (one more suffix read on a cold open; none once the
-//! decoded legacy file is cached).
+//! An open makes one suffix read (none when the file's metadata is cached): its footer's
+//! version picks the reader, which decodes the same bytes.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -13,14 +12,14 @@ use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use object_store::path::Path;
 
-use super::format::NOT_LEGACY_MESSAGE;
 use super::open::{open_legacy_file, LegacyCache};
 use super::pages::{batches_for, page_spans};
 use super::read::LegacyFileReader;
 use crate::error::{Error, Result};
 use crate::io::cache::CacheKey;
+use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher};
-use crate::lance::file::LEGACY_FOOTER_MESSAGE;
+use crate::lance::file::{ends_in_legacy_footer, metadata_key, DEFAULT_TAIL_BYTES};
 use crate::lance::proto::file as file_pb;
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use crate::lance::schema::LanceSchema;
@@ -44,19 +43,11 @@ pub(crate) struct LegacySchemaHint {
     pub(crate) field_ids: Range<i32>,
 }
 
-/// Whether `e` is the v2 reader's refusal of a legacy footer.
-pub(crate) fn is_legacy_footer_error(e: &Error) -> bool {
-    matches!(e, Error::Unsupported { what, .. } if what.contains(LEGACY_FOOTER_MESSAGE))
-}
-
-/// Whether `e` is the legacy reader's refusal of a v2 footer.
-fn is_not_legacy_error(e: &Error) -> bool {
-    matches!(e, Error::Unsupported { what, .. } if what.contains(NOT_LEGACY_MESSAGE))
-}
-
 impl DataFileReader {
     /// Open `path`: a v2 reader, or a legacy reader when the footer says v1. `hint` gives the
-    /// dataset's schema for legacy data files (self-describing files need none).
+    /// dataset's schema for legacy data files (self-describing files need none). With a
+    /// size hint and the metadata cached, no request; otherwise one suffix read, whose
+    /// footer picks the reader that decodes it.
     pub(crate) async fn open(
         fetcher: RangeFetcher,
         path: Path,
@@ -67,40 +58,23 @@ impl DataFileReader {
     ) -> Result<Self> {
         if let Some(size) = size_hint {
             if is_cached_legacy(&caches.legacy, &path, size, &hint).await {
-                return open_legacy(fetcher, path, size_hint, &caches, hint, stats).await;
+                return open_legacy(fetcher, path, size_hint, &caches, hint, None, stats).await;
+            }
+            if is_cached_v2(&caches, &path, size).await {
+                let reader =
+                    LanceFileReader::open(fetcher, path, size_hint, Arc::clone(&caches), stats);
+                return Ok(Self::V2(reader.await?));
             }
         }
-        if hint.is_some() {
-            // The manifest says legacy: read the file as one (one suffix read, not a v2
-            // attempt first); a v2 footer after all falls back to the v2 reader.
-            let legacy = open_legacy(
-                fetcher.clone(),
-                path.clone(),
-                size_hint,
-                &caches,
-                hint.clone(),
-                stats,
-            );
-            match legacy.await {
-                Err(e) if is_not_legacy_error(&e) => {}
-                other => return other,
-            }
+        let known = size_hint.map(|size| ObjectVersion { size, etag: None });
+        let tail = fetcher
+            .tail_of(&path, DEFAULT_TAIL_BYTES, known.as_ref(), stats)
+            .await?;
+        if ends_in_legacy_footer(&tail.bytes) {
+            return open_legacy(fetcher, path, size_hint, &caches, hint, Some(tail), stats).await;
         }
-        match LanceFileReader::open(
-            fetcher.clone(),
-            path.clone(),
-            size_hint,
-            Arc::clone(&caches),
-            stats,
-        )
-        .await
-        {
-            Ok(reader) => Ok(Self::V2(reader)),
-            Err(e) if is_legacy_footer_error(&e) => {
-                open_legacy(fetcher, path, size_hint, &caches, hint, stats).await
-            }
-            Err(e) => Err(e),
-        }
+        let reader = LanceFileReader::open_from_tail(fetcher, path, tail, caches, stats);
+        Ok(Self::V2(reader.await?))
     }
 
     /// The schema reads are typed by.
@@ -251,17 +225,26 @@ async fn is_cached_legacy(
     cache.get(&legacy_key(path, size, hint)).await.is_some()
 }
 
+async fn is_cached_v2(caches: &ReaderCaches, path: &Path, size: u64) -> bool {
+    let key = metadata_key(path, size);
+    caches.file_metadata.get(&key).await.is_some()
+}
+
 async fn open_legacy(
     fetcher: RangeFetcher,
     path: Path,
     size_hint: Option<u64>,
     caches: &ReaderCaches,
     hint: Option<LegacySchemaHint>,
+    prefetched: Option<Tail>,
     stats: &IoStats,
 ) -> Result<DataFileReader> {
     let field_ids = hint.as_ref().map(|h| h.field_ids.clone());
-    let file =
-        open_legacy_file(&fetcher, &path, size_hint, field_ids, &caches.legacy, stats).await?;
+    let cache = &caches.legacy;
+    let file = open_legacy_file(
+        &fetcher, &path, size_hint, field_ids, cache, prefetched, stats,
+    )
+    .await?;
     let schema = match &hint {
         Some(h) => LanceSchema::from_proto(&h.schema)?,
         None => file.own_schema()?.ok_or_else(|| {

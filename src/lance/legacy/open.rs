@@ -18,6 +18,7 @@ use super::format::{
 };
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
+use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::DEFAULT_TAIL_BYTES;
 use crate::lance::schema::LanceSchema;
@@ -165,20 +166,28 @@ impl Source<'_> {
 
 /// Open the legacy file at `path` through `cache`. `field_ids` is the range of field ids
 /// the page table covers when the caller knows it (a dataset's data file lists its field
-/// ids); without it the file must carry its own manifest.
+/// ids); without it the file must carry its own manifest. `prefetched`: a suffix read the
+/// caller already made (no second one).
 pub(crate) async fn open_legacy_file(
     fetcher: &RangeFetcher,
     path: &Path,
     size_hint: Option<u64>,
     field_ids: Option<Range<i32>>,
     cache: &LegacyCache,
+    prefetched: Option<Tail>,
     stats: &IoStats,
 ) -> Result<Arc<LegacyFile>> {
+    let size_hint = size_hint.or_else(|| prefetched.as_ref().map(|t| t.version.size));
     let load = async {
         let known_version = size_hint.map(|size| ObjectVersion { size, etag: None });
-        let tail = fetcher
-            .tail_of(path, DEFAULT_TAIL_BYTES, known_version.as_ref(), stats)
-            .await?;
+        let tail = match prefetched {
+            Some(tail) => tail,
+            None => {
+                fetcher
+                    .tail_of(path, DEFAULT_TAIL_BYTES, known_version.as_ref(), stats)
+                    .await?
+            }
+        };
         let mut known = Known::default();
         known.add(tail.start(), tail.bytes.clone());
         let source = Source {
