@@ -23,6 +23,14 @@ use crate::index::predicate::{LeafQuery, Predicate};
 pub(crate) mod exec;
 pub(crate) mod layout;
 
+/// Type names (after the last '/') of BTree index details lance accepts.
+pub(crate) const BTREE_DETAILS_TYPES: [&str; 2] = [
+    "lance.table.BTreeIndexDetails",
+    "lance.index.pb.BTreeIndexDetails",
+];
+/// Highest BTree index version lance 14 (and lakeseek) reads.
+pub(crate) const MAX_BTREE_VERSION: i32 = 1;
+
 /// Rows per BTree page when the lookup does not say.
 pub(crate) const DEFAULT_BATCH_SIZE: u64 = 4096;
 

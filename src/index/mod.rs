@@ -19,6 +19,5 @@ pub(crate) mod label_list;
 pub(crate) mod list_element;
 pub(crate) mod predicate;
 pub(crate) mod prewarm;
-pub(crate) mod query;
 pub(crate) mod sql_literal;
 pub(crate) mod zonemap;

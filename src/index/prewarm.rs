@@ -19,8 +19,8 @@ use crate::index::bitmap::exec::{
 };
 use crate::index::bitmap::BITMAP_DETAILS_TYPES;
 use crate::index::btree::exec::{load_all_pages, open_segment};
+use crate::index::btree::BTREE_DETAILS_TYPES;
 use crate::index::filter::segments::has_type;
-use crate::index::query::BTREE_DETAILS_TYPES;
 use crate::io::{IoStats, ObjectVersion};
 use crate::lance::dataset::{Dataset, IndexSegment};
 

@@ -26,9 +26,9 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::index::query::{query_row_addresses, QueryOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use serde_json::{json, Value};
 
 fn env(name: &str, default: &str) -> String {

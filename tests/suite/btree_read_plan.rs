@@ -8,12 +8,14 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::index::query::{execute_plan, plan_query, query_row_addresses, QueryOptions};
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::wrappers::{ReadKind, RecordingSource};
 use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher, RangeSource};
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
 use crate::lance::reader::{LanceFileReader, ReaderCaches};
+use crate::suite::common::btree_query::{
+    execute_plan, plan_query, query_row_addresses, QueryOptions,
+};
 use bytes::Bytes;
 use serde_json::Value;
 

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::index::query::{query_row_addresses, QueryOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::Error;
 use serde_json::Value;
 

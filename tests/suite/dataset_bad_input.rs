@@ -5,10 +5,10 @@ use crate::suite::common::copy_dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::index::query::{query_row_addresses, QueryOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::lance::proto::table as pb;
+use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::{Error, Result};
 use prost::Message;
 

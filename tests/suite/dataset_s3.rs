@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::index::query::{query_row_addresses, QueryOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
+use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use common::S3TestServer;
 use serde_json::Value;
 

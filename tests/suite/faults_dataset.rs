@@ -14,10 +14,10 @@ use crate::index::list_element::parse_any_element_filter;
 use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
 };
-use crate::index::query::{query_row_addresses, QueryOptions};
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::{FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy};
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::Result;
 use common::S3TestServer;
 use faults::*;

@@ -15,11 +15,11 @@ use crate::index::list_element::query::{
     execute_any_element_query, plan_any_element_query, AnyElementOptions,
 };
 use crate::index::list_element::CallStrategy;
-use crate::index::query::{query_row_addresses, QueryOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::manifest::reader_flags;
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::lance::proto::table as pb;
+use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::Error;
 use common::S3TestServer;
 use prost::Message;

@@ -4,6 +4,7 @@
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
+use super::btree_explain::explain_segment;
 use super::kind::{
     fragment_rows, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
     PlannedLeaf, Want,
@@ -12,8 +13,8 @@ use super::segments::{check_segments, covered_all_cached, covered_segments, has_
 use crate::error::Result;
 use crate::index::btree::exec::{answer_segment, open_segment, segment_is_cached, OpenedSegment};
 use crate::index::btree::{PageMatch, PageSelection};
+use crate::index::btree::{BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
 use crate::index::predicate::Predicate;
-use crate::index::query::{explain_segment, BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 

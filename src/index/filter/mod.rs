@@ -25,6 +25,7 @@
 //! removed.
 
 pub(crate) mod bind;
+mod btree_explain;
 mod btree_kind;
 mod data;
 pub(crate) mod eval;

@@ -11,6 +11,7 @@
 //! Nothing here is timed; every server binds 127.0.0.1 on a random port.
 #![allow(dead_code, unused_imports)]
 
+pub(super) mod btree_query;
 pub(super) mod gcs;
 pub(super) mod s3;
 mod s3_backend;
