@@ -3,15 +3,15 @@
 //! chunks holding other BTree pages are never fetched — and warm queries cost one wave
 //! (zero with the page cache).
 
+use crate::suite::common::recorded::{self, Recorded};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::io::list::{ObjectLister, ObjectStoreLister};
-use crate::io::wrappers::{ReadKind, RecordingSource};
-use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher, RangeSource};
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::io::wrappers::ReadKind;
+use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher};
+use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::lance::reader::{LanceFileReader, ReaderCaches};
 use crate::suite::common::btree_query::{
     execute_plan, plan_query, query_row_addresses, QueryOptions,
@@ -39,23 +39,10 @@ fn wide_queries() -> Vec<(String, u64)> {
         .collect()
 }
 
-struct Recorded {
-    dataset: Dataset,
-    recorder: Arc<RecordingSource>,
-}
-
 async fn open_recorded(session: Arc<DatasetSession>, stats: &IoStats) -> Recorded {
-    let opened = open_url(wide_dir().to_str().unwrap(), &[]).unwrap();
-    let recorder = Arc::new(RecordingSource::new(Arc::clone(&opened.source)));
-    let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-        Arc::clone(&opened.store),
-        &opened.scheme,
-    ));
-    let store = DatasetStore::new(Arc::clone(&recorder) as Arc<dyn RangeSource>, lister);
-    let dataset = Dataset::open(store, opened.path.clone(), None, session, stats)
+    recorded::open_recorded(&wide_dir(), session, stats, |s| s)
         .await
-        .unwrap();
-    Recorded { dataset, recorder }
+        .unwrap()
 }
 
 /// For every BTree page (4096 rows) of page_data.lance: the byte ranges of the mini-block

@@ -3,16 +3,16 @@
 //! through the one filter entry point, against pylance's answers
 //! (tests/fixtures/cross_column/gen_cross_column.py), and what such queries read.
 
+use crate::suite::common::recorded::{open_recorded, Recorded};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
-use crate::io::list::{ObjectLister, ObjectStoreLister};
-use crate::io::wrappers::{LatencySource, RecordingSource};
-use crate::io::{open_url, IoStats, RangeSource};
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::io::wrappers::LatencySource;
+use crate::io::{IoStats, RangeSource};
+use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::Error;
 use serde_json::Value;
 
@@ -48,30 +48,16 @@ fn queries() -> Vec<(String, bool, BTreeSet<u64>)> {
         .collect()
 }
 
-struct Recorded {
-    dataset: Dataset,
-    recorder: Arc<RecordingSource>,
-}
-
 async fn open(session: Arc<DatasetSession>) -> Recorded {
     open_with_latency(session, Duration::ZERO).await
 }
 
 /// Open with `latency` per request (requests issued together then overlap, as on S3).
 async fn open_with_latency(session: Arc<DatasetSession>, latency: Duration) -> Recorded {
-    let opened = open_url(dir().join("cross.lance").to_str().unwrap(), &[]).unwrap();
-    let slow: Arc<dyn RangeSource> =
-        Arc::new(LatencySource::new(Arc::clone(&opened.source), latency));
-    let recorder = Arc::new(RecordingSource::new(slow));
-    let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-        Arc::clone(&opened.store),
-        &opened.scheme,
-    ));
-    let store = DatasetStore::new(Arc::clone(&recorder) as Arc<dyn RangeSource>, lister);
-    let dataset = Dataset::open(store, opened.path.clone(), None, session, &IoStats::new())
+    let slow = |source| Arc::new(LatencySource::new(source, latency)) as Arc<dyn RangeSource>;
+    open_recorded(&dir().join("cross.lance"), session, &IoStats::new(), slow)
         .await
-        .unwrap();
-    Recorded { dataset, recorder }
+        .unwrap()
 }
 
 async fn answer(dataset: &Dataset, filter: &str, allow_scan: bool) -> crate::Result<BTreeSet<u64>> {

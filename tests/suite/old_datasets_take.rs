@@ -90,25 +90,31 @@ fn batch_mismatches(
     bad
 }
 
-/// Take every row of every column of `entry`'s dataset, opened as `dataset` (local or on
-/// S3), then every seventh row in reverse one column at a time; the mismatches with the
-/// oracle, as text.
-pub(super) async fn take_mismatches(dataset: &Dataset, entry: &Value) -> Vec<String> {
-    let name = entry["name"].as_str().expect("name");
-    let oracle = oracle(entry);
+/// The oracle's row addresses (`_rowaddr`) and its other columns' names.
+pub(super) fn addresses_and_columns(oracle: &arrow_array::RecordBatch) -> (Vec<u64>, Vec<String>) {
     let rowaddr = oracle
         .column_by_name("_rowaddr")
         .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
         .expect("u64 _rowaddr")
         .values()
         .to_vec();
-    let names: Vec<String> = oracle
+    let names = oracle
         .schema()
         .fields()
         .iter()
         .map(|f| f.name().clone())
         .filter(|n| n != "_rowaddr")
         .collect();
+    (rowaddr, names)
+}
+
+/// Take every row of every column of `entry`'s dataset, opened as `dataset` (local or on
+/// S3), then every seventh row in reverse one column at a time; the mismatches with the
+/// oracle, as text.
+pub(super) async fn take_mismatches(dataset: &Dataset, entry: &Value) -> Vec<String> {
+    let name = entry["name"].as_str().expect("name");
+    let oracle = oracle(entry);
+    let (rowaddr, names) = addresses_and_columns(&oracle);
     let columns: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
     let all: Vec<u64> = (0..rowaddr.len() as u64).collect();
     let mut bad = match dataset.take(&rowaddr, &columns).await {

@@ -2,33 +2,20 @@
 //! (`physical_rows`), so opening its dataset reads each fragment's first data file's
 //! metadata — one read per fragment, all in one wave; a manifest that records the counts costs no data-file read at all.
 
+use crate::suite::common::recorded::{open_recorded, Recorded};
 use std::sync::Arc;
 
-use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::wrappers::{ReadKind, RecordingSource};
-use crate::io::{open_url, IoStats, RangeSource};
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::io::IoStats;
+use crate::lance::dataset::DatasetSession;
 
 use super::old_datasets::old_dir;
 
-struct Recorded {
-    dataset: Dataset,
-    recorder: Arc<RecordingSource>,
-}
-
 async fn open(name: &str, session: Arc<DatasetSession>) -> Recorded {
     let path = old_dir().join(format!("{name}.lance"));
-    let opened = open_url(path.to_str().unwrap(), &[]).unwrap();
-    let recorder = Arc::new(RecordingSource::new(Arc::clone(&opened.source)));
-    let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-        Arc::clone(&opened.store),
-        &opened.scheme,
-    ));
-    let store = DatasetStore::new(Arc::clone(&recorder) as Arc<dyn RangeSource>, lister);
-    let dataset = Dataset::open(store, opened.path.clone(), None, session, &IoStats::new())
+    open_recorded(&path, session, &IoStats::new(), |s| s)
         .await
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    Recorded { dataset, recorder }
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Reads of data files (path under `/data/`), as (path, kind).

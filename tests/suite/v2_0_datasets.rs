@@ -83,21 +83,7 @@ async fn every_row_of_every_v2_0_dataset_matches_pylance() {
         let oracle = support::read_ipc(&old_dir().join(entry["oracle"].as_str().expect("oracle")));
         assert_eq!(oracle.len(), 1, "{name}: one oracle batch");
         let oracle = &oracle[0];
-        let rowaddr = oracle
-            .column_by_name("_rowaddr")
-            .expect("_rowaddr")
-            .as_any()
-            .downcast_ref::<UInt64Array>()
-            .expect("u64 addresses")
-            .values()
-            .to_vec();
-        let columns: Vec<String> = oracle
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .filter(|n| n != "_rowaddr")
-            .collect();
+        let (rowaddr, columns) = crate::suite::old_datasets_take::addresses_and_columns(oracle);
         let stats = IoStats::new();
         let batch = take_rows(&dataset, &rowaddr, &columns, &stats)
             .await

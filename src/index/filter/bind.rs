@@ -388,21 +388,25 @@ impl Binder<'_> {
     }
 
     fn path(&mut self, path: &[String]) -> Result<usize> {
-        let joined = path.join(".");
-        if let Some(i) = self.fields.iter().position(|f| f.name == joined) {
-            return Ok(i);
-        }
-        let field = self.scope.scalar_field(self.text, path)?;
-        Ok(self.push(field))
+        self.bound(path, |scope, text, path| scope.scalar_field(text, path))
     }
 
     /// The operand of `IS [NOT] NULL` (nested columns allowed where the scope allows them).
     fn null_tested(&mut self, path: &[String]) -> Result<usize> {
+        self.bound(path, |scope, text, path| scope.null_test_field(text, path))
+    }
+
+    /// The index of the field `path` names: one already bound, else `resolve`d in the scope.
+    fn bound(
+        &mut self,
+        path: &[String],
+        resolve: impl FnOnce(&dyn FieldScope, &str, &[String]) -> Result<BoundField>,
+    ) -> Result<usize> {
         let joined = path.join(".");
         if let Some(i) = self.fields.iter().position(|f| f.name == joined) {
             return Ok(i);
         }
-        let field = self.scope.null_test_field(self.text, path)?;
+        let field = resolve(self.scope, self.text, path)?;
         Ok(self.push(field))
     }
 

@@ -13,6 +13,7 @@
 
 pub(super) mod btree_query;
 pub(super) mod gcs;
+pub(super) mod recorded;
 pub(super) mod s3;
 mod s3_backend;
 pub(super) mod s3_faults;
