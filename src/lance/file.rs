@@ -628,7 +628,7 @@ impl DataTail {
 }
 
 /// The metadata cache key of `path` at `size`.
-pub(crate) fn metadata_key(path: &Path, size: u64) -> CacheKey<()> {
+fn metadata_key(path: &Path, size: u64) -> CacheKey<()> {
     CacheKey {
         path: path.to_string(),
         version: ObjectVersion { size, etag: None },

@@ -1,8 +1,10 @@
 //! [`DataFileReader`]: a Lance file of any version behind one reader — the v2 reader for
 //! 2.x files, the legacy reader for v1 files — chosen by the footer's version.
 //!
-//! An open makes one suffix read (none when the file's metadata is cached): its footer's
-//! version picks the reader, which decodes the same bytes.
+//! With a size hint (a dataset's data and index files) the reader the manifest names opens
+//! the file through its cache, the other one taking over on a footer of the other version.
+//! Without one (a file opened by URL) one suffix read's footer picks the reader, which
+//! decodes the same bytes.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use object_store::path::Path;
 
+use super::format::NOT_LEGACY_MESSAGE;
 use super::open::{open_legacy_file, LegacyCache};
 use super::pages::{batches_for, page_spans};
 use super::read::LegacyFileReader;
@@ -19,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::io::cache::CacheKey;
 use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher};
-use crate::lance::file::{ends_in_legacy_footer, metadata_key, DEFAULT_TAIL_BYTES};
+use crate::lance::file::{ends_in_legacy_footer, DEFAULT_TAIL_BYTES, LEGACY_FOOTER_MESSAGE};
 use crate::lance::proto::file as file_pb;
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use crate::lance::schema::LanceSchema;
@@ -43,11 +46,22 @@ pub(crate) struct LegacySchemaHint {
     pub(crate) field_ids: Range<i32>,
 }
 
+/// Whether `e` is the v2 reader's refusal of a legacy footer.
+fn is_legacy_footer_error(e: &Error) -> bool {
+    matches!(e, Error::Unsupported { what, .. } if what.contains(LEGACY_FOOTER_MESSAGE))
+}
+
+/// Whether `e` is the legacy reader's refusal of a v2 footer.
+fn is_not_legacy_error(e: &Error) -> bool {
+    matches!(e, Error::Unsupported { what, .. } if what.contains(NOT_LEGACY_MESSAGE))
+}
+
 impl DataFileReader {
     /// Open `path`: a v2 reader, or a legacy reader when the footer says v1. `hint` gives the
     /// dataset's schema for legacy data files (self-describing files need none). With a
-    /// size hint and the metadata cached, no request; otherwise one suffix read, whose
-    /// footer picks the reader that decodes it.
+    /// size hint: the reader the manifest names, through its cache (no request when cached;
+    /// one load for concurrent opens). Without one: one suffix read, whose footer picks the
+    /// reader that decodes it.
     pub(crate) async fn open(
         fetcher: RangeFetcher,
         path: Path,
@@ -57,15 +71,40 @@ impl DataFileReader {
         stats: &IoStats,
     ) -> Result<Self> {
         if let Some(size) = size_hint {
-            if is_cached_legacy(&caches.legacy, &path, size, &hint).await {
-                return open_legacy(fetcher, path, size_hint, &caches, hint, None, stats).await;
+            // Concurrent opens of one file share one load: both caches are keyed by path and
+            // size and load once. The manifest says legacy (or the legacy file is cached):
+            // the legacy reader; a v2 footer after all falls back to the v2 reader.
+            if hint.is_some() || is_cached_legacy(&caches.legacy, &path, size, &hint).await {
+                let legacy = open_legacy(
+                    fetcher.clone(),
+                    path.clone(),
+                    size_hint,
+                    &caches,
+                    hint.clone(),
+                    None,
+                    stats,
+                );
+                match legacy.await {
+                    Err(e) if is_not_legacy_error(&e) => {}
+                    other => return other,
+                }
             }
-            if is_cached_v2(&caches, &path, size).await {
-                let reader =
-                    LanceFileReader::open(fetcher, path, size_hint, Arc::clone(&caches), stats);
-                return Ok(Self::V2(reader.await?));
-            }
+            let v2 = LanceFileReader::open(
+                fetcher.clone(),
+                path.clone(),
+                size_hint,
+                Arc::clone(&caches),
+                stats,
+            );
+            return match v2.await {
+                Ok(reader) => Ok(Self::V2(reader)),
+                Err(e) if is_legacy_footer_error(&e) => {
+                    open_legacy(fetcher, path, size_hint, &caches, hint, None, stats).await
+                }
+                Err(e) => Err(e),
+            };
         }
+        // No size known: one suffix read (it learns the size), whose footer picks the reader.
         let known = size_hint.map(|size| ObjectVersion { size, etag: None });
         let tail = fetcher
             .tail_of(&path, DEFAULT_TAIL_BYTES, known.as_ref(), stats)
@@ -223,11 +262,6 @@ async fn is_cached_legacy(
     hint: &Option<LegacySchemaHint>,
 ) -> bool {
     cache.get(&legacy_key(path, size, hint)).await.is_some()
-}
-
-async fn is_cached_v2(caches: &ReaderCaches, path: &Path, size: u64) -> bool {
-    let key = metadata_key(path, size);
-    caches.file_metadata.get(&key).await.is_some()
 }
 
 async fn open_legacy(
