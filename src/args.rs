@@ -22,6 +22,11 @@ pub struct CacheArgs {
     /// counts against a request's timeout). Default 256.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_requests: Option<u64>,
+    /// At most about this many response bytes held at once by each store's reads: every
+    /// wave of reads reserves its bytes before its first request and keeps them until its
+    /// last response is in; more waves wait their turn. Default 268435456 (256 MiB).
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_in_flight_bytes: Option<u64>,
 }
 
 impl CacheArgs {
@@ -31,6 +36,9 @@ impl CacheArgs {
             crate::Session::builder().disk_cache_from(self.cache_dir.clone(), self.cache_bytes)?;
         if let Some(n) = self.max_requests {
             builder = builder.max_requests(n as usize);
+        }
+        if let Some(bytes) = self.max_in_flight_bytes {
+            builder = builder.max_in_flight_bytes(bytes);
         }
         builder.build()
     }

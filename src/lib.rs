@@ -191,7 +191,8 @@ pub use api::{
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{
-    Session, SessionBuilder, CACHE_DIR_ENV, DEFAULT_CACHE_BYTES, DEFAULT_MAX_REQUESTS,
+    Session, SessionBuilder, CACHE_DIR_ENV, DEFAULT_CACHE_BYTES, DEFAULT_MAX_IN_FLIGHT_BYTES,
+    DEFAULT_MAX_REQUESTS,
     DEFAULT_SESSION_BUDGET,
 };
 

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use crate::ecp::index::NodeCache;
 use crate::error::Result;
-use crate::io::admission::{registry_of, AdmissionRegistry, DEFAULT_MAX_IN_FLIGHT_BYTES};
+use crate::io::admission::{registry_of, AdmissionRegistry};
 use crate::io::budget::CacheShare;
 use crate::io::disk::DiskCache;
 use crate::lance::dataset::DatasetSession;
 
-pub use crate::io::admission::DEFAULT_MAX_REQUESTS;
+pub use crate::io::admission::{DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MAX_REQUESTS};
 
 /// Default byte budget of a [`Session`] (256 MiB).
 pub const DEFAULT_SESSION_BUDGET: u64 = 256 << 20;
@@ -80,6 +80,7 @@ pub struct SessionBuilder {
     budget_bytes: u64,
     disk: Option<(PathBuf, u64)>,
     max_requests: usize,
+    max_in_flight_bytes: u64,
 }
 
 impl SessionBuilder {
@@ -103,6 +104,28 @@ impl SessionBuilder {
     /// ```
     pub fn max_requests(mut self, n: usize) -> Self {
         self.max_requests = n.max(1);
+        self
+    }
+
+    /// Let the reads of each store hold at most about `bytes` of responses at once (default
+    /// [`DEFAULT_MAX_IN_FLIGHT_BYTES`](crate::DEFAULT_MAX_IN_FLIGHT_BYTES); 0 counts as 1).
+    /// Each wave of reads reserves the bytes it will receive before its first request and
+    /// keeps them until its last response is in, so however many queries run at once, their
+    /// fetched-but-unfinished waves stay within the bound; waves beyond it wait their turn
+    /// (fair across queries). A single wave larger than the bound still runs, alone.
+    ///
+    /// ```
+    /// # fn main() -> lakeseek::Result<()> {
+    /// let session = lakeseek::Session::builder().max_in_flight_bytes(64 << 20).build()?;
+    /// assert_eq!(session.max_in_flight_bytes(), 64 << 20);
+    /// assert_eq!(
+    ///     lakeseek::Session::default().max_in_flight_bytes(),
+    ///     lakeseek::DEFAULT_MAX_IN_FLIGHT_BYTES
+    /// );
+    /// # Ok(()) }
+    /// ```
+    pub fn max_in_flight_bytes(mut self, bytes: u64) -> Self {
+        self.max_in_flight_bytes = bytes.max(1);
         self
     }
 
@@ -150,10 +173,10 @@ impl SessionBuilder {
             None => None,
         };
         let datasets = DatasetSession::with_budget(self.budget_bytes).with_disk(disk);
-        let max_requests = self.max_requests;
+        let (max_requests, max_bytes) = (self.max_requests, self.max_in_flight_bytes);
         datasets
             .extensions
-            .get_or_init(|| AdmissionRegistry::new(max_requests, DEFAULT_MAX_IN_FLIGHT_BYTES));
+            .get_or_init(|| AdmissionRegistry::new(max_requests, max_bytes));
         Ok(Session {
             datasets: Arc::new(datasets),
             budget_bytes: self.budget_bytes,
@@ -184,12 +207,18 @@ impl Session {
             budget_bytes: DEFAULT_SESSION_BUDGET,
             disk: None,
             max_requests: crate::io::admission::DEFAULT_MAX_REQUESTS,
+            max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
         }
     }
 
     /// The bound on requests in flight per store ([`SessionBuilder::max_requests`]).
     pub fn max_requests(&self) -> usize {
         self.admission().max_requests()
+    }
+
+    /// The bound on response bytes held per store ([`SessionBuilder::max_in_flight_bytes`]).
+    pub fn max_in_flight_bytes(&self) -> u64 {
+        self.admission().max_bytes()
     }
 
     /// The admission control of each store this session reads (crate-internal handle).

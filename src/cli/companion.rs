@@ -45,6 +45,9 @@ fn cache_flags(cache: &crate::cli::CacheArgs) -> Vec<OsString> {
     if let Some(n) = cache.max_requests {
         out.extend([OsString::from("--max-requests"), n.to_string().into()]);
     }
+    if let Some(bytes) = cache.max_in_flight_bytes {
+        out.extend([OsString::from("--max-in-flight-bytes"), bytes.to_string().into()]);
+    }
     out
 }
 
@@ -96,6 +99,7 @@ mod tests {
             cache_dir: Some("/tmp/c".into()),
             cache_bytes: Some(1 << 20),
             max_requests: Some(8),
+            max_in_flight_bytes: Some(1 << 24),
         };
         let flags: Vec<String> = cache_flags(&all)
             .into_iter()
@@ -109,7 +113,9 @@ mod tests {
                 "--cache-bytes",
                 "1048576",
                 "--max-requests",
-                "8"
+                "8",
+                "--max-in-flight-bytes",
+                "16777216"
             ]
         );
     }

@@ -1,30 +1,40 @@
-//! Admission control: one bound on the requests in flight to a store, shared by every
-//! dataset, file and index a [`Session`](crate::Session) opens on it, and fair across queries.
+//! Admission control: one bound on the requests in flight to a store and one on the response
+//! bytes its waves hold, shared by every dataset, file and index a [`Session`](crate::Session)
+//! opens on it, and fair across queries.
 //!
-//! Every GET (range, suffix, whole object) and every LIST waits here for a slot before it is
-//! sent, so however many queries run at once, at most [`Admission::limit`] requests (and
-//! about [`Admission::max_bytes`] of response bodies) are on the wire to one store. Requests
-//! that cannot start at once wait in one queue per query (the query is the [`IoStats`]
-//! handle the request is counted in); a freed slot goes to the next query in round-robin
-//! order, so one query's wave of 2,000 ranges does not starve another query's point lookup.
+//! Two resources, each with its own queue ([`FairQueue`]: round-robin across queries, the
+//! query being the [`IoStats`] handle a read is counted in):
+//!
+//! * **Request slots**: every GET (range, suffix, whole object) and every LIST waits for a
+//!   slot before it is sent, so however many queries run at once, at most
+//!   [`Admission::limit`] requests are on the wire to one store. A freed slot goes to the next
+//!   query in turn, so one query's wave of 2,000 ranges does not starve a point lookup.
+//! * **Held bytes**: a wave (all the GETs of one [`RangeFetcher::fetch`](crate::io::fetch::RangeFetcher::fetch),
+//!   or one suffix read) first reserves the bytes it will receive, as a whole, and keeps them
+//!   until its last GET is in: bytes a wave already received count until the wave is complete
+//!   and handed on. However many queries wait, the store's waves hold at most about
+//!   the bytes bound ([`SessionBuilder::max_in_flight_bytes`](crate::SessionBuilder::max_in_flight_bytes); a single larger wave still runs, alone). Reserving the whole
+//!   wave at once is what makes this safe: a wave that holds bytes only waits for slots, which
+//!   GETs of admitted waves always free, so waves never wait on each other in a circle.
 //!
 //! * Queue time is never part of a request's timeouts or retry deadline: those start when
 //!   the request is admitted. It is reported as [`IoStatsSnapshot::queued_micros`](crate::IoStatsSnapshot::queued_micros).
 //! * Dropping a waiting request (e.g. the future of a query a service gave up on) removes it
-//!   from its queue; dropping an admitted one frees its slot at once ([`Permit`]).
+//!   from its queue; dropping an admitted one frees its slot or bytes at once ([`Permit`]).
 //! * A request's slot is held through its retries and their backoff, so a failing store sees
 //!   at most `limit` requests at a time, never more because of retries.
-//! * Hedges only take a slot that is free with nobody waiting ([`Admission::try_admit`]):
-//!   a busy store is never sent duplicates.
+//! * Hedges only take a slot (and bytes) that are free with nobody waiting
+//!   ([`Admission::try_admit`]): a busy store is never sent duplicates.
 //!
 //! Pure bookkeeping under a mutex (no I/O): the fetcher and the lister call it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use tokio::sync::oneshot;
 
+use crate::io::fair_queue::FairQueue;
 use crate::io::retry_budget::RetryBudget;
 use crate::io::stats::IoStats;
 
@@ -32,9 +42,9 @@ use crate::io::stats::IoStats;
 /// concurrent requests per prefix; one process rarely gains from more).
 pub const DEFAULT_MAX_REQUESTS: usize = 256;
 
-/// Default bound on response bytes in flight per store (256 MiB): a wave of large ranges
-/// waits for earlier ones instead of holding them all in memory at once.
-pub(crate) const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
+/// Default bound on the response bytes the waves of one store hold (256 MiB): waves beyond it
+/// wait for earlier ones to complete instead of all holding part of their bytes at once.
+pub const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
 
 /// The admission controller of one store. Cheap to share (`Arc`).
 #[derive(Debug)]
@@ -45,25 +55,22 @@ pub(crate) struct Admission {
     retry: RetryBudget,
 }
 
+/// Which resource a waiter waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resource {
+    Slot,
+    Bytes,
+}
+
 #[derive(Debug, Default)]
 struct State {
     in_flight: usize,
-    in_flight_bytes: u64,
-    /// Waiting requests per query, oldest first.
-    queues: HashMap<usize, VecDeque<Waiter>>,
-    /// Queries with waiting requests, in the order they are served.
-    ring: VecDeque<usize>,
-    queued: usize,
-    next_waiter: u64,
+    held_bytes: u64,
+    slot_queue: FairQueue<Permit>,
+    byte_queue: FairQueue<Permit>,
     peak_in_flight: usize,
+    peak_held_bytes: u64,
     admitted: u64,
-}
-
-#[derive(Debug)]
-struct Waiter {
-    id: u64,
-    bytes: u64,
-    tx: oneshot::Sender<Permit>,
 }
 
 #[cfg_attr(not(test), allow(dead_code))] // read by the tests
@@ -78,29 +85,44 @@ pub(crate) struct AdmissionSnapshot {
     pub(crate) peak_in_flight: usize,
     /// Requests admitted so far.
     pub(crate) admitted: u64,
+    /// Bytes reserved by waves now.
+    pub(crate) held_bytes: u64,
+    /// The most bytes waves ever held at once.
+    pub(crate) peak_held_bytes: u64,
+    /// Waves waiting for bytes now.
+    pub(crate) waves_queued: usize,
 }
 
-/// A slot of an [`Admission`]: the request may run while it lives; dropping it frees the slot
-/// and hands it to the next waiting request.
+/// A grant of an [`Admission`]: a request slot, reserved bytes, or both. The request (or
+/// wave) may run while it lives; dropping it frees what it holds and hands it to the next
+/// waiter.
 #[derive(Debug)]
 pub(crate) struct Permit {
     admission: Arc<Admission>,
+    slot: bool,
     bytes: u64,
-    armed: bool,
 }
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        if self.armed {
-            self.admission.release(self.bytes);
+        if self.slot || self.bytes > 0 {
+            self.admission.release(self.slot, self.bytes);
         }
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))] // `limit`, `max_bytes`, `snapshot`: tests
+impl Permit {
+    /// Hand back nothing on drop (the grant was undone by hand).
+    fn disarm(mut self) {
+        self.slot = false;
+        self.bytes = 0;
+    }
+}
+
+#[cfg_attr(not(test), allow(dead_code))] // `limit`, `snapshot`: tests
 impl Admission {
-    /// At most `limit` requests (at least 1) and about `max_bytes` of bodies in flight (a
-    /// single larger request still runs, alone).
+    /// At most `limit` requests (at least 1) in flight and about `max_bytes` held by waves
+    /// (a single larger wave still runs, alone).
     pub(crate) fn new(limit: usize, max_bytes: u64) -> Arc<Self> {
         Arc::new(Self {
             limit: limit.max(1),
@@ -125,9 +147,12 @@ impl Admission {
         let s = self.lock();
         AdmissionSnapshot {
             in_flight: s.in_flight,
-            queued: s.queued,
+            queued: s.slot_queue.len(),
             peak_in_flight: s.peak_in_flight,
             admitted: s.admitted,
+            held_bytes: s.held_bytes,
+            peak_held_bytes: s.peak_held_bytes,
+            waves_queued: s.byte_queue.len(),
         }
     }
 
@@ -135,47 +160,80 @@ impl Admission {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn fits(&self, s: &State, bytes: u64) -> bool {
+    fn slot_fits(&self, s: &State) -> bool {
         s.in_flight < self.limit
-            && (s.in_flight == 0 || s.in_flight_bytes.saturating_add(bytes) <= self.max_bytes)
     }
 
-    fn take(self: &Arc<Self>, s: &mut State, bytes: u64) -> Permit {
-        s.in_flight += 1;
-        s.in_flight_bytes = s.in_flight_bytes.saturating_add(bytes);
-        s.peak_in_flight = s.peak_in_flight.max(s.in_flight);
-        s.admitted += 1;
+    fn bytes_fit(&self, s: &State, bytes: u64) -> bool {
+        s.held_bytes == 0 || s.held_bytes.saturating_add(bytes) <= self.max_bytes
+    }
+
+    fn take(self: &Arc<Self>, s: &mut State, slot: bool, bytes: u64) -> Permit {
+        if slot {
+            s.in_flight += 1;
+            s.peak_in_flight = s.peak_in_flight.max(s.in_flight);
+            s.admitted += 1;
+        }
+        s.held_bytes = s.held_bytes.saturating_add(bytes);
+        s.peak_held_bytes = s.peak_held_bytes.max(s.held_bytes);
         Permit {
             admission: Arc::clone(self),
+            slot,
             bytes,
-            armed: true,
         }
     }
 
-    /// A slot for a request of about `bytes` counted in `stats`: at once when one is free
-    /// and nobody waits, else after the requests queued before it in round-robin order of
-    /// queries. The time waited is added to `stats`. Cancel-safe: dropping the future
-    /// leaves the queue.
-    pub(crate) async fn admit(self: &Arc<Self>, stats: &IoStats, bytes: u64) -> Permit {
+    /// Undo [`take`](Self::take) of a grant nobody received (without re-entering the lock).
+    fn untake(s: &mut State, permit: Permit) {
+        if permit.slot {
+            s.in_flight -= 1;
+            s.admitted -= 1;
+        }
+        s.held_bytes = s.held_bytes.saturating_sub(permit.bytes);
+        permit.disarm();
+    }
+
+    /// A request slot for a read counted in `stats`: at once when one is free and nobody
+    /// waits, else after the requests queued before it in round-robin order of queries. The
+    /// time waited is added to `stats`. Cancel-safe: dropping the future leaves the queue.
+    pub(crate) async fn admit(self: &Arc<Self>, stats: &IoStats) -> Permit {
+        self.wait_for(stats, Resource::Slot, 0).await
+    }
+
+    /// Reserve `bytes` for a wave counted in `stats` until the returned grant is dropped (the
+    /// wave's GETs then only wait for slots): at once when they fit and no wave waits, else
+    /// in round-robin order of queries. Reserving nothing never waits. Cancel-safe.
+    pub(crate) async fn reserve(self: &Arc<Self>, stats: &IoStats, bytes: u64) -> Permit {
+        if bytes == 0 {
+            return Permit {
+                admission: Arc::clone(self),
+                slot: false,
+                bytes: 0,
+            };
+        }
+        self.wait_for(stats, Resource::Bytes, bytes).await
+    }
+
+    async fn wait_for(self: &Arc<Self>, stats: &IoStats, what: Resource, need: u64) -> Permit {
         let query = stats.query_id();
         let rx = {
             let mut s = self.lock();
-            if s.ring.is_empty() && self.fits(&s, bytes) {
-                return self.take(&mut s, bytes);
+            let free = match what {
+                Resource::Slot => s.slot_queue.is_empty() && self.slot_fits(&s),
+                Resource::Bytes => s.byte_queue.is_empty() && self.bytes_fit(&s, need),
+            };
+            if free {
+                return self.take(&mut s, what == Resource::Slot, need);
             }
             let (tx, rx) = oneshot::channel();
-            let id = s.next_waiter;
-            s.next_waiter += 1;
-            let queue = s.queues.entry(query).or_default();
-            let first = queue.is_empty();
-            queue.push_back(Waiter { id, bytes, tx });
-            if first {
-                s.ring.push_back(query);
-            }
-            s.queued += 1;
+            let id = match what {
+                Resource::Slot => s.slot_queue.push(query, need, tx),
+                Resource::Bytes => s.byte_queue.push(query, need, tx),
+            };
             self.dispatch(&mut s);
             Waiting {
                 admission: Arc::clone(self),
+                what,
                 query,
                 id,
                 rx: Some(rx),
@@ -187,79 +245,66 @@ impl Admission {
         permit
     }
 
-    /// A slot only when one is free and no request waits (for hedges: a busy store is not
-    /// sent duplicates).
+    /// A slot and `bytes` only when both are free and nobody waits for either (for hedges:
+    /// a busy store is not sent duplicates).
     pub(crate) fn try_admit(self: &Arc<Self>, bytes: u64) -> Option<Permit> {
         let mut s = self.lock();
-        (s.ring.is_empty() && self.fits(&s, bytes)).then(|| self.take(&mut s, bytes))
+        let free = s.slot_queue.is_empty()
+            && s.byte_queue.is_empty()
+            && self.slot_fits(&s)
+            && self.bytes_fit(&s, bytes);
+        free.then(|| self.take(&mut s, true, bytes))
     }
 
-    fn release(self: &Arc<Self>, bytes: u64) {
+    fn release(self: &Arc<Self>, slot: bool, bytes: u64) {
         let mut s = self.lock();
-        s.in_flight = s.in_flight.saturating_sub(1);
-        s.in_flight_bytes = s.in_flight_bytes.saturating_sub(bytes);
+        if slot {
+            s.in_flight = s.in_flight.saturating_sub(1);
+        }
+        s.held_bytes = s.held_bytes.saturating_sub(bytes);
         self.dispatch(&mut s);
     }
 
-    /// Hand free slots to waiting requests, one query after another.
+    /// Hand free slots and bytes to waiters, one query after another.
     fn dispatch(self: &Arc<Self>, s: &mut State) {
-        while let Some(&query) = s.ring.front() {
-            let Some(queue) = s.queues.get_mut(&query) else {
-                s.ring.pop_front();
-                continue;
+        while self.slot_fits(s) {
+            let Some(waiter) = s.slot_queue.pop_fitting(|_| true) else {
+                break;
             };
-            let Some(head) = queue.front() else {
-                s.queues.remove(&query);
-                s.ring.pop_front();
-                continue;
+            let permit = self.take(s, true, 0);
+            if let Err(permit) = waiter.tx.send(permit) {
+                Self::untake(s, permit);
+            }
+        }
+        loop {
+            let held = s.held_bytes;
+            let max = self.max_bytes;
+            let fits = |need: u64| held == 0 || held.saturating_add(need) <= max;
+            let Some(waiter) = s.byte_queue.pop_fitting(fits) else {
+                break;
             };
-            let (closed, bytes) = (head.tx.is_closed(), head.bytes);
-            if !closed && !self.fits(s, bytes) {
-                return;
-            }
-            let queue = s.queues.get_mut(&query).expect("seen above");
-            let waiter = queue.pop_front().expect("a head was seen");
-            if queue.is_empty() {
-                s.queues.remove(&query);
-                s.ring.pop_front();
-            } else {
-                s.ring.rotate_left(1);
-            }
-            s.queued -= 1;
-            if waiter.tx.is_closed() {
-                continue;
-            }
-            let permit = self.take(s, waiter.bytes);
-            if let Err(mut permit) = waiter.tx.send(permit) {
-                // The waiter went away meanwhile: undo without re-entering the lock.
-                permit.armed = false;
-                s.in_flight -= 1;
-                s.in_flight_bytes = s.in_flight_bytes.saturating_sub(waiter.bytes);
-                s.admitted -= 1;
+            let permit = self.take(s, false, waiter.need);
+            if let Err(permit) = waiter.tx.send(permit) {
+                Self::untake(s, permit);
             }
         }
     }
 
-    /// Remove waiter `id` of `query` (its future was dropped before it got a slot).
-    fn forget(self: &Arc<Self>, query: usize, id: u64) {
+    /// Remove waiter `id` of `query` (its future was dropped before it was served).
+    fn forget(self: &Arc<Self>, what: Resource, query: usize, id: u64) {
         let mut s = self.lock();
-        if let Some(queue) = s.queues.get_mut(&query) {
-            if let Some(pos) = queue.iter().position(|w| w.id == id) {
-                queue.remove(pos);
-                s.queued -= 1;
-            }
-            if s.queues.get(&query).is_some_and(VecDeque::is_empty) {
-                s.queues.remove(&query);
-                s.ring.retain(|q| *q != query);
-            }
+        match what {
+            Resource::Slot => s.slot_queue.forget(query, id),
+            Resource::Bytes => s.byte_queue.forget(query, id),
         }
         self.dispatch(&mut s);
     }
 }
 
-/// A queued request; dropping it before its slot arrives leaves the queue.
+/// A queued request; dropping it before its grant arrives leaves the queue.
 struct Waiting {
     admission: Arc<Admission>,
+    what: Resource,
     query: usize,
     id: u64,
     rx: Option<oneshot::Receiver<Permit>>,
@@ -279,8 +324,8 @@ impl Waiting {
                 self.rx = None;
                 Permit {
                     admission: Arc::clone(&self.admission),
+                    slot: false,
                     bytes: 0,
-                    armed: false,
                 }
             }
         }
@@ -290,10 +335,10 @@ impl Waiting {
 impl Drop for Waiting {
     fn drop(&mut self) {
         if let Some(rx) = self.rx.take() {
-            // A permit already sent is dropped with the receiver (freeing its slot) before
-            // the queue entry, if still there, is removed.
+            // A grant already sent is dropped with the receiver (freeing it) before the
+            // queue entry, if still there, is removed.
             drop(rx);
-            self.admission.forget(self.query, self.id);
+            self.admission.forget(self.what, self.query, self.id);
         }
     }
 }
@@ -326,6 +371,11 @@ impl AdmissionRegistry {
     /// The bound on requests in flight per store.
     pub(crate) fn max_requests(&self) -> usize {
         self.max_requests
+    }
+
+    /// The bound on bytes held by the waves of each store.
+    pub(crate) fn max_bytes(&self) -> u64 {
+        self.max_bytes
     }
 
     /// The controller of the store named `key`, created on first use.

@@ -338,10 +338,19 @@ impl RangeFetcher {
         self.admission.as_ref()
     }
 
-    /// Wait for a slot of the store's admission control (none without one).
-    async fn admit(&self, stats: &IoStats, bytes: u64) -> Option<Permit> {
+    /// Wait for a request slot of the store's admission control (none without one).
+    async fn admit(&self, stats: &IoStats) -> Option<Permit> {
         match &self.admission {
-            Some(a) => Some(a.admit(stats, bytes).await),
+            Some(a) => Some(a.admit(stats).await),
+            None => None,
+        }
+    }
+
+    /// Reserve the bytes a wave will receive until the grant is dropped (nothing without
+    /// admission control): the store's waves together hold at most its bytes bound.
+    async fn reserve(&self, stats: &IoStats, bytes: u64) -> Option<Permit> {
+        match &self.admission {
+            Some(a) => Some(a.reserve(stats, bytes).await),
             None => None,
         }
     }
@@ -589,7 +598,8 @@ impl RangeFetcher {
                 "empty suffix read of {path}"
             )));
         }
-        let _permit = self.admit(stats, n).await;
+        let _held = self.reserve(stats, n).await;
+        let _permit = self.admit(stats).await;
         let _guard = stats.start_request();
         let span = ReadSpan::Suffix(n);
         let budget = self.retry_budget();
@@ -643,7 +653,8 @@ impl RangeFetcher {
     }
 
     async fn whole_from_store(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
-        let _permit = self.admit(stats, 0).await;
+        // The size of a whole object is only known from its response: a slot, no bytes.
+        let _permit = self.admit(stats).await;
         let _guard = stats.start_request();
         let span = ReadSpan::Whole;
         let budget = self.retry_budget();
@@ -753,10 +764,15 @@ impl RangeFetcher {
         };
         let wave = &wave;
         let retry = &self.retry;
+        // The wave's bytes are reserved as a whole and held until its last GET is in.
+        let wave_bytes = plan
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.range.end - r.range.start));
+        let _held = self.reserve(stats, wave_bytes).await;
         let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| {
             let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());
             async move {
-                let _permit = self.admit(stats, read.range.end - read.range.start).await;
+                let _permit = self.admit(stats).await;
                 let _guard = stats.start_request();
                 let bytes = with_retries(
                     retry,
@@ -849,3 +865,7 @@ fn slice_results(
 #[cfg(test)]
 #[path = "fetch_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "held_bytes_tests.rs"]
+mod held_bytes_tests;

@@ -104,7 +104,7 @@ impl ObjectLister for ObjectStoreLister {
         visit: &mut (dyn FnMut(ListedObject) -> ListControl + Send),
     ) -> Result<()> {
         let _permit = match &self.admission {
-            Some(a) => Some(a.admit(stats, 0).await),
+            Some(a) => Some(a.admit(stats).await),
             None => None,
         };
         let mut stream = self.store.list(Some(prefix));

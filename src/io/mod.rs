@@ -43,6 +43,7 @@
 //! ```
 
 pub(crate) mod admission;
+pub(crate) mod fair_queue;
 pub(crate) mod budget;
 pub(crate) mod cache;
 pub(crate) mod cache_extensions;
