@@ -112,6 +112,9 @@ async fn dropping_queries_frees_their_queued_and_in_flight_requests() {
     }
     let snap = admission.snapshot();
     assert_eq!((snap.in_flight, snap.queued), (0, 0), "{snap:?}");
+    // Every request is admitted before it is sent, and the queue is empty: the 156 queued
+    // requests of the dropped queries are gone without reaching the server.
+    assert_eq!(s3.server_requests() - before, 4);
     s3.faults().open_gate();
     // The store is free again: a new query answers right.
     let stats = IoStats::new();
@@ -122,13 +125,14 @@ async fn dropping_queries_frees_their_queued_and_in_flight_requests() {
             &data[r.range.start as usize..r.range.end as usize]
         );
     }
-    // The 156 queued requests of the dropped queries never reached the server (the new
-    // query's own retries aside: a pooled connection the aborted requests left behind can
-    // fail once and be retried).
-    assert_eq!(
-        s3.server_requests() - before,
-        4 + 8 + stats.snapshot().retries,
-        "{:?}",
+    // Its 8 requests, plus at most one retry per connection the 4 aborted requests left
+    // dead in the pool (object_store's HTTP client retries those itself, unseen by the
+    // stats; lakeseek's own retries are counted) — never the 156 dropped ones.
+    let sent = s3.server_requests() - before - 4;
+    let ours = 8 + stats.snapshot().retries;
+    assert!(
+        (ours..=ours + 4).contains(&sent),
+        "{sent} requests for the new query: {:?}",
         stats.snapshot()
     );
 }
