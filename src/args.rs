@@ -1,9 +1,9 @@
 //! Command-line argument types shared by every lakeseek command line: the `lakeseek` binary
 //! and `lakeseek bench` (feature `cli`) and `lakeseek-sql` of lakeseek-datafusion (feature
 //! `args`: clap only). They build library values ([`Session`](crate::Session), storage
-//! options) and nothing else.
+//! options, the rows of `--rows`) and nothing else.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The disk tier flags every command takes (global: before or after the subcommand).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -53,4 +53,43 @@ pub fn parse_key_value(s: &str) -> std::result::Result<(String, String), String>
         return Err(format!("empty key in {s:?}"));
     }
     Ok((k.to_string(), v.to_string()))
+}
+
+/// Parse `--rows`: `a..b` (half-open range) or a comma-separated list `3,17,42`.
+/// A list is returned in the order given; see [`RequestedRows`].
+pub fn parse_rows(s: &str) -> Result<RequestedRows> {
+    let bad = |why: &str| Error::InvalidArgument(format!("bad --rows {s:?}: {why}"));
+    let s = s.trim();
+    if let Some((a, b)) = s.split_once("..") {
+        let a: u64 = a
+            .trim()
+            .parse()
+            .map_err(|_| bad("range start is not a number"))?;
+        let b: u64 = b
+            .trim()
+            .parse()
+            .map_err(|_| bad("range end is not a number"))?;
+        if a > b {
+            return Err(bad("range start is after its end"));
+        }
+        return Ok(RequestedRows::Range(a..b));
+    }
+    let rows = s
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<u64>()
+                .map_err(|_| bad("expected a..b or a list like 3,17,42"))
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    Ok(RequestedRows::List(rows))
+}
+
+/// Rows as the user asked for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestedRows {
+    /// A half-open range.
+    Range(std::ops::Range<u64>),
+    /// A list in the user's order (duplicates allowed).
+    List(Vec<u64>),
 }

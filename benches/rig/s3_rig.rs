@@ -17,9 +17,6 @@
 //! (unshaped, not counted; files already stored with the same size are skipped). Started and
 //! stopped by `benches/rig/rig.sh`.
 
-#[path = "../../tests/suite/common/s3_backend.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod s3_backend;
 mod shaper;
 
 use std::net::SocketAddr;
@@ -247,7 +244,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let fs = s3_backend::FixedFileSystem::new(args.root.clone());
+        let fs = lakeseek_testing::FixedFileSystem::new(args.root.clone());
         let mut builder = s3s::service::S3ServiceBuilder::new(fs);
         builder.set_auth(s3s::auth::SimpleAuth::from_single(
             args.key.as_str(),

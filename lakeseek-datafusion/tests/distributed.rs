@@ -113,7 +113,7 @@ impl Drop for Workers {
 
 async fn open(url: &str, s3: &S3Server) -> Dataset {
     Dataset::builder(url)
-        .storage_options(s3.storage_options())
+        .storage_options(crate::common::s3::storage_options(s3))
         .open()
         .await
         .expect("open on S3")
@@ -140,7 +140,7 @@ async fn three_workers_return_the_single_node_answers() {
         &crate::common::fixture("scalar_indices.lance"),
         "scalar.lance",
     );
-    let workers = Workers::start(3, &s3.storage_options());
+    let workers = Workers::start(3, &crate::common::s3::storage_options(&s3));
     let frames = open(&frames_url, &s3).await;
     let t = open(&scalar_url, &s3).await;
     let u = open(&scalar_url, &s3).await;
@@ -185,7 +185,7 @@ async fn three_workers_return_the_single_node_answers() {
 /// The sample dataset on `s3` as table `frames` of a session distributed over two workers.
 async fn frames_on_two_workers(s3: &S3Server) -> (Workers, datafusion::prelude::SessionContext) {
     let frames_url = s3.copy_in(&crate::common::sample_dir(), "frames.lance");
-    let workers = Workers::start(2, &s3.storage_options());
+    let workers = Workers::start(2, &crate::common::s3::storage_options(s3));
     let frames = open(&frames_url, s3).await;
     let ctx = session_context(&workers.urls()).expect("distributed session");
     register(&ctx, &[("frames", &frames)]);
@@ -215,18 +215,18 @@ async fn a_worker_dying_mid_query_is_a_clear_error_naming_it() {
     let (mut workers, ctx) = frames_on_two_workers(&s3).await;
     // Data-file reads wait at the gate: once one waits, the query is running on a worker
     // (the scan spreads over both; neither can finish its task before the gate opens).
-    s3.gate().close();
+    s3.faults().close_gate_for_data_gets();
     let sql = "SELECT camera, count(*) AS n FROM frames GROUP BY camera";
     let query = tokio::spawn(async move { try_rows(&ctx, sql, false).await });
     let waited = tokio::time::timeout(PATIENCE, async {
-        while s3.gate().held() == 0 {
+        while s3.faults().gate_held() == 0 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     });
     waited.await.expect("a worker reads data");
     let dead = workers.urls()[1].clone();
     workers.kill(1);
-    s3.gate().open();
+    s3.faults().open_gate();
     let result = tokio::time::timeout(PATIENCE, query)
         .await
         .expect("no hang")
@@ -240,7 +240,7 @@ async fn a_worker_dying_mid_query_is_a_clear_error_naming_it() {
 async fn a_version_that_no_longer_exists_is_a_clear_error() {
     let s3 = S3Server::start();
     let url = s3.copy_in(&crate::common::sample_dir(), "gone.lance");
-    let workers = Workers::start(2, &s3.storage_options());
+    let workers = Workers::start(2, &crate::common::s3::storage_options(&s3));
     let frames = open(&url, &s3).await;
     let version = frames.version();
     // The version's manifest is removed after the coordinator opened it.

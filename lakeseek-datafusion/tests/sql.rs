@@ -227,7 +227,7 @@ async fn queries_over_the_s3_server_equal_local_ones() {
         "scalar_indices.lance",
     );
     let open = |url: String| {
-        let options = s3.storage_options();
+        let options = crate::common::s3::storage_options(&s3);
         async move {
             Dataset::builder(&url)
                 .storage_options(options)
@@ -264,7 +264,7 @@ fn sql_command(
         .arg("sql")
         .args(global)
         .args(["--table", &format!("t={table}")]);
-    for (k, v) in s3.storage_options() {
+    for (k, v) in crate::common::s3::storage_options(s3) {
         cmd.arg("--storage-option").arg(format!("{k}={v}"));
     }
     // Columns 0 and 3 of a data file are then two GETs of one wave.
@@ -283,28 +283,31 @@ async fn the_sql_command_holds_max_requests() {
         "scalar_indices.lance",
     );
     let sql = "SELECT id, b_f FROM t ORDER BY id";
-    s3.gate().close();
+    s3.faults().close_gate_for_data_gets();
     let run = sql_command(&s3, &[], &url, sql);
     for _ in 0..12_000 {
-        if s3.gate().held() >= 2 {
+        if s3.faults().gate_held() >= 2 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    assert!(s3.gate().held() >= 2, "two data GETs at once by default");
-    s3.gate().open();
+    assert!(
+        s3.faults().gate_held() >= 2,
+        "two data GETs at once by default"
+    );
+    s3.faults().open_gate();
     let out = run.await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).lines().count() > 1000);
-    s3.gate().reset_peak();
+    s3.faults().reset_active_peak();
     let bounded = sql_command(&s3, &["--max-requests", "1"], &url, sql)
         .await
         .unwrap();
     let stderr = String::from_utf8_lossy(&bounded.stderr);
     assert!(bounded.status.success(), "{stderr}");
     assert_eq!(bounded.stdout, out.stdout);
-    assert_eq!(s3.gate().peak(), 1);
+    assert_eq!(s3.faults().active_peak(), 1);
     let zero = sql_command(&s3, &["--max-requests", "0"], &url, sql)
         .await
         .unwrap();

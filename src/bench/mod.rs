@@ -404,34 +404,19 @@ where
 {
     let stop = Arc::new(AtomicBool::new(false));
     let stop_launching = Arc::clone(&stop);
-    let progress = indicatif::ProgressBar::with_draw_target(
-        Some(count),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} ops  {per_sec}  eta {eta}  {msg}",
-    ) {
-        progress.set_style(style);
-    }
+    let progress = progress_bar(count);
     let started = Instant::now();
     let mut in_flight = futures::stream::iter(0..count)
         .take_while(move |_| std::future::ready(!stop_launching.load(Ordering::SeqCst)))
         .map(&operation)
         .buffer_unordered(concurrency.max(1));
     let mut records = Vec::new();
-    let (mut errors, mut error_messages) = (0u64, Vec::new());
+    let mut failed = FailedOperations::default();
     let mut interrupts = 0u32;
     // Poll the Ctrl-C future once so the handler is installed before anything runs.
     let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
     let mut signals_work = !matches!((&mut ctrl_c).now_or_never(), Some(Err(_)));
-    progress.println(format!(
-        "lakeseek bench: {count} operations, {concurrency} in flight (Ctrl-C: partial report)"
-    ));
-    if progress.is_hidden() {
-        eprintln!(
-            "lakeseek bench: {count} operations, {concurrency} in flight (Ctrl-C: partial report)"
-        );
-    }
+    announce(&progress, count, concurrency);
     loop {
         tokio::select! {
             next = in_flight.next() => match next {
@@ -440,11 +425,7 @@ where
                     progress.inc(1);
                 }
                 Some(Err(e)) if keep_going => {
-                    errors += 1;
-                    let message = e.to_string();
-                    if error_messages.len() < MAX_ERROR_MESSAGES && !error_messages.contains(&message) {
-                        error_messages.push(message);
-                    }
+                    failed.count(&e);
                     progress.inc(1);
                 }
                 Some(Err(e)) => {
@@ -472,9 +453,53 @@ where
         records,
         interrupted: interrupts > 0,
         wall_seconds: started.elapsed().as_secs_f64(),
-        errors,
-        error_messages,
+        errors: failed.errors,
+        error_messages: failed.messages,
     })
+}
+
+/// The progress bar of [`drive_operations`] on stderr (hidden when it is not a terminal).
+fn progress_bar(count: u64) -> indicatif::ProgressBar {
+    let progress = indicatif::ProgressBar::with_draw_target(
+        Some(count),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} ops  {per_sec}  eta {eta}  {msg}",
+    ) {
+        progress.set_style(style);
+    }
+    progress
+}
+
+/// The run's first line, above the progress bar (or on stderr when the bar is hidden).
+fn announce(progress: &indicatif::ProgressBar, count: u64, concurrency: usize) {
+    progress.println(format!(
+        "lakeseek bench: {count} operations, {concurrency} in flight (Ctrl-C: partial report)"
+    ));
+    if progress.is_hidden() {
+        eprintln!(
+            "lakeseek bench: {count} operations, {concurrency} in flight (Ctrl-C: partial report)"
+        );
+    }
+}
+
+/// The operations that failed in a `keep_going` run: how many, and the first
+/// [`MAX_ERROR_MESSAGES`] distinct messages.
+#[derive(Default)]
+struct FailedOperations {
+    errors: u64,
+    messages: Vec<String>,
+}
+
+impl FailedOperations {
+    fn count(&mut self, e: &Error) {
+        self.errors += 1;
+        let message = e.to_string();
+        if self.messages.len() < MAX_ERROR_MESSAGES && !self.messages.contains(&message) {
+            self.messages.push(message);
+        }
+    }
 }
 
 /// Milliseconds elapsed since `t`.

@@ -368,8 +368,16 @@ impl BenchReport {
         serde_json::from_value(value).map_err(bad)
     }
 
-    /// Write the human-readable table.
+    /// Write the human-readable table: the run's header lines, then the per-operation
+    /// distributions and the totals.
     pub(crate) fn write_table(&self, out: &mut dyn Write) -> Result<()> {
+        self.write_header(out)?;
+        self.write_distributions(out)
+    }
+
+    /// The table's lines about the run: what was measured, the store, injected latency,
+    /// operations and errors.
+    fn write_header(&self, out: &mut dyn Write) -> Result<()> {
         let s = &self.settings;
         let what = match (&s.rows_per_take, &s.filter_template) {
             (Some(n), _) => format!("{n} rows/take, columns {}", s.columns.join(",")),
@@ -418,6 +426,11 @@ impl BenchReport {
                 writeln!(out, "  error: {message}")?;
             }
         }
+        Ok(())
+    }
+
+    /// The table's per-operation distributions (p50 ... mean) and its totals line.
+    fn write_distributions(&self, out: &mut dyn Write) -> Result<()> {
         writeln!(
             out,
             "{:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",

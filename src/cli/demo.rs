@@ -222,6 +222,18 @@ async fn dataset_steps(
     session: &Session,
     steps: &mut Vec<DemoStep>,
 ) -> Result<()> {
+    let dataset = open_step(store, session, steps).await?;
+    let whole = ColumnSizes::of(&dataset).await?;
+    filter_steps(answers, &dataset, &whole, steps).await?;
+    take_steps(answers, &dataset, &whole, steps).await
+}
+
+/// The `open` step: the bundled dataset opened over `store`.
+async fn open_step(
+    store: &Arc<dyn ObjectStore>,
+    session: &Session,
+    steps: &mut Vec<DemoStep>,
+) -> Result<Dataset> {
     let (dataset, io, millis) = measured(|stats| {
         Dataset::builder(sample::DATASET_URL)
             .object_store(Arc::clone(store))
@@ -244,7 +256,17 @@ async fn dataset_steps(
         whole: None,
         matches_reference: None,
     });
-    let whole = ColumnSizes::of(&dataset).await?;
+    Ok(dataset)
+}
+
+/// The `btree` and `any_element` steps: the bundled answers' filters, checked against their
+/// row addresses.
+async fn filter_steps(
+    answers: &Value,
+    dataset: &Dataset,
+    whole: &ColumnSizes,
+    steps: &mut Vec<DemoStep>,
+) -> Result<()> {
     for (step, key, whole) in [
         ("btree", "btree", whole.cost(KEY)),
         ("any_element", "any_element", whole.cost(DETECTIONS)),
@@ -269,6 +291,17 @@ async fn dataset_steps(
             whole: Some(whole),
         });
     }
+    Ok(())
+}
+
+/// The `take_cold` and `take_warm` steps: the bundled answers' rows taken, checked against
+/// their `detections`.
+async fn take_steps(
+    answers: &Value,
+    dataset: &Dataset,
+    whole: &ColumnSizes,
+    steps: &mut Vec<DemoStep>,
+) -> Result<()> {
     for (step, key) in [("take_cold", "take_cold"), ("take_warm", "take_warm")] {
         let addresses = u64_list(answers, &[key, "row_addresses"])?;
         let expected = answers

@@ -23,11 +23,11 @@ use std::io::Write;
 
 use arrow_array::RecordBatch;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::IoStatsSnapshot;
 use crate::lance::reader::RowSelection;
 
-pub use crate::args::{parse_key_value, CacheArgs};
+pub use crate::args::{parse_key_value, parse_rows, CacheArgs, RequestedRows};
 pub use crate::session::{CACHE_DIR_ENV, DEFAULT_CACHE_BYTES};
 
 static PROCESS_SESSION: std::sync::OnceLock<crate::Session> = std::sync::OnceLock::new();
@@ -56,45 +56,7 @@ pub struct StoreArgs {
     pub stats: bool,
 }
 
-/// Parse `--rows`: `a..b` (half-open range) or a comma-separated list `3,17,42`.
-/// A list is returned in the order given; see [`RequestedRows`].
-pub fn parse_rows(s: &str) -> Result<RequestedRows> {
-    let bad = |why: &str| Error::InvalidArgument(format!("bad --rows {s:?}: {why}"));
-    let s = s.trim();
-    if let Some((a, b)) = s.split_once("..") {
-        let a: u64 = a
-            .trim()
-            .parse()
-            .map_err(|_| bad("range start is not a number"))?;
-        let b: u64 = b
-            .trim()
-            .parse()
-            .map_err(|_| bad("range end is not a number"))?;
-        if a > b {
-            return Err(bad("range start is after its end"));
-        }
-        return Ok(RequestedRows::Range(a..b));
-    }
-    let rows = s
-        .split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<u64>()
-                .map_err(|_| bad("expected a..b or a list like 3,17,42"))
-        })
-        .collect::<Result<Vec<u64>>>()?;
-    Ok(RequestedRows::List(rows))
-}
-
-/// Rows as the user asked for them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RequestedRows {
-    /// A half-open range.
-    Range(std::ops::Range<u64>),
-    /// A list in the user's order (duplicates allowed).
-    List(Vec<u64>),
-}
-
+// `RequestedRows` is parsed in `args` (no reader types there); reading it is the CLI's job.
 impl RequestedRows {
     /// The selection to read (sorted rows) and, for lists, the output order as indices into
     /// the sorted read.

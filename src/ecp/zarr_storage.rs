@@ -414,68 +414,17 @@ impl FetcherStorage {
             return Ok(Some(Vec::new()));
         }
         let path = self.path_of(key);
-        let known_size = self.pinned_version(key).map(|v| v.size);
-        let all_bounded = ranges
-            .iter()
-            .all(|r| matches!(r, ByteRange::FromStart(_, Some(_))));
-        let (size, tail) = match known_size {
-            Some(size) => (Some(size), None),
-            None if all_bounded => (None, None),
-            None => {
-                let n = ranges
-                    .iter()
-                    .map(|r| match r {
-                        ByteRange::Suffix(n) => *n,
-                        ByteRange::FromStart(..) => 1,
-                    })
-                    .max()
-                    .unwrap_or(1)
-                    .max(1);
-                let Some(tail) = self.tail_of(key, n).await? else {
-                    return Ok(None);
-                };
-                (Some(tail.version.size), Some(tail))
-            }
+        let Some((size, tail)) = self.size_and_tail(key, ranges).await? else {
+            return Ok(None);
         };
         let absolute: Vec<Range<u64>> = ranges
             .iter()
             .map(|r| absolute_range(r, size).ok_or_else(|| self.bad_range(key, r, size)))
             .collect::<Result<_>>()?;
-        let mut out: Vec<Option<Bytes>> = vec![None; absolute.len()];
-        let mut wanted = Vec::new();
-        for (slot, range) in out.iter_mut().zip(&absolute) {
-            if range.start == range.end {
-                *slot = Some(Bytes::new());
-            } else if let Some(bytes) = tail.as_ref().and_then(|t| t.slice(range.clone())) {
-                *slot = Some(bytes);
-            } else {
-                wanted.push(match size {
-                    Some(s) => ReadRequest::sized(path.clone(), range.clone(), s),
-                    None => ReadRequest::new(path.clone(), range.clone()),
-                });
-            }
-        }
+        let (mut out, wanted) = plan_range_reads(&path, &absolute, size, tail.as_ref());
         if !wanted.is_empty() {
-            if let Some(expected) = self.pinned_version(key) {
-                self.fetcher.expect_version(&path, &expected);
-            }
-            let fetcher = &self.fetcher;
-            let requests = &wanted;
-            let fetched = self
-                .counted(
-                    key,
-                    |stats| async move { fetcher.fetch(requests, &stats).await },
-                )
-                .await;
-            let fetched = match fetched {
-                Ok(parts) => parts,
-                Err(Error::NotFound { .. }) => {
-                    return match self.pinned_version(key) {
-                        Some(expected) => Err(self.changed(key, expected, None)),
-                        None => Ok(None),
-                    }
-                }
-                Err(e) => return Err(e),
+            let Some(fetched) = self.fetch_wanted(key, &path, &wanted).await? else {
+                return Ok(None);
             };
             let mut fetched = fetched.into_iter();
             for slot in out.iter_mut().filter(|s| s.is_none()) {
@@ -494,6 +443,55 @@ impl FetcherStorage {
             .map(Some)
     }
 
+    /// What [`get_ranges`](Self::get_ranges) knows of `key`'s size before reading: the
+    /// pinned size; none when every range is bounded from the start; else the size from one
+    /// tail read (long enough for the longest suffix), kept to answer ranges from.
+    /// `None` when the object does not exist.
+    async fn size_and_tail(
+        &self,
+        key: &str,
+        ranges: &[ByteRange],
+    ) -> Result<Option<(Option<u64>, Option<Tail>)>> {
+        if let Some(version) = self.pinned_version(key) {
+            return Ok(Some((Some(version.size), None)));
+        }
+        let Some(n) = tail_length(ranges) else {
+            return Ok(Some((None, None)));
+        };
+        Ok(self
+            .tail_of(key, n)
+            .await?
+            .map(|tail| (Some(tail.version.size), Some(tail))))
+    }
+
+    /// Fetch `wanted` (ranges of `key` at `path`), checked against the pinned version.
+    /// `None` when the object does not exist (and was never pinned).
+    async fn fetch_wanted(
+        &self,
+        key: &str,
+        path: &Path,
+        wanted: &[ReadRequest],
+    ) -> Result<Option<Vec<Bytes>>> {
+        if let Some(expected) = self.pinned_version(key) {
+            self.fetcher.expect_version(path, &expected);
+        }
+        let fetcher = &self.fetcher;
+        let fetched = self
+            .counted(
+                key,
+                |stats| async move { fetcher.fetch(wanted, &stats).await },
+            )
+            .await;
+        match fetched {
+            Ok(parts) => Ok(Some(parts)),
+            Err(Error::NotFound { .. }) => match self.pinned_version(key) {
+                Some(expected) => Err(self.changed(key, expected, None)),
+                None => Ok(None),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
     fn bad_range(&self, key: &str, range: &ByteRange, size: Option<u64>) -> Error {
         let size = size.map_or_else(|| "unknown".to_string(), |s| s.to_string());
         Error::InvalidArgument(format!(
@@ -509,6 +507,53 @@ impl FetcherStorage {
     fn note_write(&self) {
         self.probe.state.writes.fetch_add(1, Ordering::SeqCst);
     }
+}
+
+/// The tail to read when the size of an object is unknown: long enough for the longest
+/// suffix range (at least 1 byte); `None` when every range is bounded from the start (no
+/// size is needed).
+fn tail_length(ranges: &[ByteRange]) -> Option<u64> {
+    let all_bounded = ranges
+        .iter()
+        .all(|r| matches!(r, ByteRange::FromStart(_, Some(_))));
+    if all_bounded {
+        return None;
+    }
+    let n = ranges
+        .iter()
+        .map(|r| match r {
+            ByteRange::Suffix(n) => *n,
+            ByteRange::FromStart(..) => 1,
+        })
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    Some(n)
+}
+
+/// One slot per range of `absolute`, filled where no read is needed (empty ranges, ranges
+/// inside `tail`), and the reads of the others, in slot order.
+fn plan_range_reads(
+    path: &Path,
+    absolute: &[Range<u64>],
+    size: Option<u64>,
+    tail: Option<&Tail>,
+) -> (Vec<Option<Bytes>>, Vec<ReadRequest>) {
+    let mut out: Vec<Option<Bytes>> = vec![None; absolute.len()];
+    let mut wanted = Vec::new();
+    for (slot, range) in out.iter_mut().zip(absolute) {
+        if range.start == range.end {
+            *slot = Some(Bytes::new());
+        } else if let Some(bytes) = tail.and_then(|t| t.slice(range.clone())) {
+            *slot = Some(bytes);
+        } else {
+            wanted.push(match size {
+                Some(s) => ReadRequest::sized(path.clone(), range.clone(), s),
+                None => ReadRequest::new(path.clone(), range.clone()),
+            });
+        }
+    }
+    (out, wanted)
 }
 
 /// `range` as absolute offsets in an object of `size` bytes (when known); `None` when it is

@@ -109,9 +109,21 @@ impl Input<'_> {
         Bytes::from(table)
     }
 
+    /// An encoding tree: tags 0-5 are leaves (no child encodings), 6-16 nest (only below
+    /// depth 5).
     fn encoding(&mut self, depth: u32) -> CompressiveEncoding {
         let tag = self.byte() % if depth >= 5 { 6 } else { 17 };
-        let compression = match tag {
+        let compression = if tag <= 5 {
+            self.leaf_compression(tag)
+        } else {
+            self.nested_compression(tag, depth)
+        };
+        CompressiveEncoding { compression }
+    }
+
+    /// The compression of leaf tag `tag` (0-5; 0 is none, 5 and above the last leaf).
+    fn leaf_compression(&mut self, tag: u8) -> Option<Compression> {
+        match tag {
             0 => None,
             1 => Some(Compression::Flat(Flat {
                 bits_per_value: self.bits(),
@@ -133,7 +145,7 @@ impl Input<'_> {
                 start: self.number(),
                 step: self.number(),
             })),
-            5 => Some(Compression::OutOfLineBitpacking(OutOfLineBitpacking {
+            _ => Some(Compression::OutOfLineBitpacking(OutOfLineBitpacking {
                 uncompressed_bits_per_value: self.bits(),
                 values: Some(Box::new(CompressiveEncoding {
                     compression: Some(Compression::Flat(Flat {
@@ -142,6 +154,12 @@ impl Input<'_> {
                     })),
                 })),
             })),
+        }
+    }
+
+    /// The compression of nesting tag `tag` (6-16) at `depth`.
+    fn nested_compression(&mut self, tag: u8, depth: u32) -> Option<Compression> {
+        match tag {
             6 => Some(Compression::Variable(Variable {
                 offsets: self.child(depth),
                 values: self.buffer_compression(),
@@ -190,8 +208,7 @@ impl Input<'_> {
             _ => Some(Compression::VariablePackedStruct(VariablePackedStruct {
                 fields: vec![],
             })),
-        };
-        CompressiveEncoding { compression }
+        }
     }
 
     fn count(&mut self) -> usize {

@@ -52,14 +52,14 @@ pub fn cli_values(data: &[u8]) {
         .collect();
     let mut options = Vec::new();
     for v in &values {
-        #[cfg(feature = "cli")]
+        #[cfg(feature = "args")]
         {
-            let _ = crate::cli::parse_rows(v);
-            if let Ok(kv) = crate::cli::parse_key_value(v) {
+            let _ = crate::args::parse_rows(v);
+            if let Ok(kv) = crate::args::parse_key_value(v) {
                 options.push(kv);
             }
         }
-        #[cfg(not(feature = "cli"))]
+        #[cfg(not(feature = "args"))]
         if let Some((k, val)) = v.split_once('=') {
             options.push((k.to_string(), val.to_string()));
         }

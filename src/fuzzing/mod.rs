@@ -372,56 +372,85 @@ pub fn ecp_node(data: &[u8]) {
     let Ok(scorer) = Scorer::new(metric, mode & 4 != 0, query) else {
         return;
     };
-    let mut nodes: HashMap<(u32, u32), Node> = HashMap::new();
-    let mut root = None;
-    for _ in 0..(input.byte() % 16) {
-        let level = (input.byte() % 4) as u32;
-        let id = (input.byte() % 8) as u32;
-        let rows = (input.byte() % 6) as usize;
-        let embeddings: Vec<f32> = (0..rows * dim.max(1)).map(|_| input.f32()).collect();
-        let children: Vec<u32> = (0..rows).map(|_| (input.byte() % 10) as u32).collect();
-        let children = if input.byte() & 1 == 0 {
-            children
-        } else {
-            Vec::new()
-        };
-        if let Ok(node) = Node::new(dim, embeddings, children) {
-            if root.is_none() {
-                root = Some(node);
-            } else {
-                nodes.insert((level, id), node);
-            }
-        }
-    }
-    let Some(root) = root else {
+    let Some(tree) = FuzzTree::read(&mut input, dim) else {
         return;
     };
     let exclude: Vec<u32> = (0..input.byte() % 4)
         .map(|_| input.byte() as u32 % 10)
         .collect();
-    let mut state = SearchState::new(levels, exclude.clone());
-    for _page in 0..3 {
-        if state.needs_search(k) {
-            let mut call = state.begin(k, params, &exclude, &root, &scorer);
-            let mut budget = 10_000;
-            while let Some(entry) = state.pop() {
-                budget -= 1;
-                if budget == 0 {
-                    break;
-                }
-                let node = nodes.get(&(entry.level, entry.node_id));
-                if state.visit(entry, node, &scorer, &mut call) == Step::Stop {
-                    break;
+    tree.search_pages(&scorer, levels, k, params, exclude);
+}
+
+/// The nodes of an [`ecp_node`] input: the first valid one is the root, the others are
+/// keyed by (level, id).
+struct FuzzTree {
+    root: Node,
+    nodes: HashMap<(u32, u32), Node>,
+}
+
+impl FuzzTree {
+    /// Up to 15 nodes of `dim` dimensions from the input; `None` when none is valid.
+    fn read(input: &mut Input<'_>, dim: usize) -> Option<Self> {
+        let mut nodes: HashMap<(u32, u32), Node> = HashMap::new();
+        let mut root = None;
+        for _ in 0..(input.byte() % 16) {
+            let level = (input.byte() % 4) as u32;
+            let id = (input.byte() % 8) as u32;
+            let rows = (input.byte() % 6) as usize;
+            let embeddings: Vec<f32> = (0..rows * dim.max(1)).map(|_| input.f32()).collect();
+            let children: Vec<u32> = (0..rows).map(|_| (input.byte() % 10) as u32).collect();
+            let children = if input.byte() & 1 == 0 {
+                children
+            } else {
+                Vec::new()
+            };
+            if let Ok(node) = Node::new(dim, embeddings, children) {
+                if root.is_none() {
+                    root = Some(node);
+                } else {
+                    nodes.insert((level, id), node);
                 }
             }
-            state.finish();
         }
-        let items = state.drain(k);
-        assert!(items.len() <= k);
-        assert!(
-            items.iter().all(|i| !exclude.contains(&i.id)),
-            "excluded id returned"
-        );
+        Some(Self { root: root?, nodes })
+    }
+
+    /// Three pages of `k` results, driven like `EcpQuery::next_k` (begin / pop / visit /
+    /// finish / drain, at most 10,000 pops a page); no page returns more than `k` items or
+    /// an excluded id.
+    fn search_pages(
+        &self,
+        scorer: &Scorer,
+        levels: u32,
+        k: usize,
+        params: SearchParams,
+        exclude: Vec<u32>,
+    ) {
+        let (root, nodes) = (&self.root, &self.nodes);
+        let mut state = SearchState::new(levels, exclude.clone());
+        for _page in 0..3 {
+            if state.needs_search(k) {
+                let mut call = state.begin(k, params, &exclude, root, scorer);
+                let mut budget = 10_000;
+                while let Some(entry) = state.pop() {
+                    budget -= 1;
+                    if budget == 0 {
+                        break;
+                    }
+                    let node = nodes.get(&(entry.level, entry.node_id));
+                    if state.visit(entry, node, scorer, &mut call) == Step::Stop {
+                        break;
+                    }
+                }
+                state.finish();
+            }
+            let items = state.drain(k);
+            assert!(items.len() <= k);
+            assert!(
+                items.iter().all(|i| !exclude.contains(&i.id)),
+                "excluded id returned"
+            );
+        }
     }
 }
 

@@ -271,96 +271,141 @@ fn build_store(
     passthrough: &[(String, String)],
     connector: Option<SharedConnector>,
 ) -> Result<Arc<dyn ObjectStore>> {
-    let scheme = scheme.clone();
     let _ = (&connector, tuning, url, parsed); // only the cloud backends use them
-    let remote_options;
-    let passthrough = if matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
-        passthrough
-    } else {
-        remote_options = with_default_timeouts(passthrough);
-        &remote_options[..]
-    };
-    Ok(match scheme {
-        ObjectStoreScheme::Local | ObjectStoreScheme::Memory => {
-            if let Some((k, _)) = passthrough.first() {
-                return Err(Error::InvalidArgument(format!(
-                    "storage option {k} does not apply to local or in-memory stores"
-                )));
-            }
-            if scheme == ObjectStoreScheme::Local {
-                Arc::new(LocalFileSystem::new())
-            } else {
-                Arc::new(InMemory::new())
-            }
-        }
+    if matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
+        return local_store(scheme, passthrough);
+    }
+    let remote_options = with_default_timeouts(passthrough);
+    let _ = &remote_options; // only the cloud backends use them
+    match scheme {
         #[cfg(feature = "aws")]
-        ObjectStoreScheme::AmazonS3 => {
-            let mut b = AmazonS3Builder::from_env().with_url(parsed.as_str());
-            for (k, v) in passthrough {
-                b = b.with_config(config_key::<AmazonS3ConfigKey>(k, "S3")?, v);
-            }
-            if let Some(retry) = tuning.retry_config() {
-                b = b.with_retry(retry);
-            }
-            if let Some(c) = connector {
-                b = b.with_http_connector(c);
-            }
-            Arc::new(b.build().map_err(|e| builder_error(url, e))?)
-        }
+        ObjectStoreScheme::AmazonS3 => s3_store(url, parsed, tuning, &remote_options, connector),
         #[cfg(feature = "gcp")]
         ObjectStoreScheme::GoogleCloudStorage => {
-            let mut b = GoogleCloudStorageBuilder::from_env().with_url(parsed.as_str());
-            for (k, v) in passthrough {
-                b = b.with_config(config_key::<GoogleConfigKey>(k, "GCS")?, v);
-            }
-            if let Some(retry) = tuning.retry_config() {
-                b = b.with_retry(retry);
-            }
-            if let Some(c) = connector {
-                b = b.with_http_connector(c);
-            }
-            Arc::new(b.build().map_err(|e| builder_error(url, e))?)
+            gcs_store(url, parsed, tuning, &remote_options, connector)
         }
         #[cfg(feature = "azure")]
         ObjectStoreScheme::MicrosoftAzure => {
-            let mut b = MicrosoftAzureBuilder::from_env().with_url(parsed.as_str());
-            for (k, v) in passthrough {
-                b = b.with_config(config_key::<AzureConfigKey>(k, "Azure")?, v);
-            }
-            if let Some(retry) = tuning.retry_config() {
-                b = b.with_retry(retry);
-            }
-            if let Some(c) = connector {
-                b = b.with_http_connector(c);
-            }
-            Arc::new(b.build().map_err(|e| builder_error(url, e))?)
+            azure_store(url, parsed, tuning, &remote_options, connector)
         }
         #[cfg(feature = "http")]
-        ObjectStoreScheme::Http => {
-            let base = format!("{}://{}", parsed.scheme(), parsed.authority());
-            // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
-            let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
-            for (k, v) in passthrough {
-                options = options.with_config(config_key::<ClientConfigKey>(k, "HTTP")?, v);
-            }
-            let mut b = HttpBuilder::new()
-                .with_url(base)
-                .with_client_options(options);
-            if let Some(retry) = tuning.retry_config() {
-                b = b.with_retry(retry);
-            }
-            if let Some(c) = connector {
-                b = b.with_http_connector(c);
-            }
-            Arc::new(b.build().map_err(|e| builder_error(url, e))?)
-        }
-        other => {
-            return Err(Error::InvalidArgument(format!(
-                "unsupported store scheme {other:?}{}",
-                missing_feature_hint(&other)
-            )))
-        }
+        ObjectStoreScheme::Http => http_store(url, parsed, tuning, &remote_options, connector),
+        other => Err(Error::InvalidArgument(format!(
+            "unsupported store scheme {other:?}{}",
+            missing_feature_hint(other)
+        ))),
+    }
+}
+
+/// The local file system or a new in-memory store; no storage option applies to them.
+fn local_store(
+    scheme: &ObjectStoreScheme,
+    passthrough: &[(String, String)],
+) -> Result<Arc<dyn ObjectStore>> {
+    if let Some((k, _)) = passthrough.first() {
+        return Err(Error::InvalidArgument(format!(
+            "storage option {k} does not apply to local or in-memory stores"
+        )));
+    }
+    Ok(if *scheme == ObjectStoreScheme::Local {
+        Arc::new(LocalFileSystem::new())
+    } else {
+        Arc::new(InMemory::new())
     })
+}
+
+/// An S3 store for `parsed`: the environment, then `passthrough`, retries and connector.
+#[cfg(feature = "aws")]
+fn s3_store(
+    url: &str,
+    parsed: &Url,
+    tuning: &IoTuning,
+    passthrough: &[(String, String)],
+    connector: Option<SharedConnector>,
+) -> Result<Arc<dyn ObjectStore>> {
+    let mut b = AmazonS3Builder::from_env().with_url(parsed.as_str());
+    for (k, v) in passthrough {
+        b = b.with_config(config_key::<AmazonS3ConfigKey>(k, "S3")?, v);
+    }
+    if let Some(retry) = tuning.retry_config() {
+        b = b.with_retry(retry);
+    }
+    if let Some(c) = connector {
+        b = b.with_http_connector(c);
+    }
+    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+}
+
+/// A GCS store for `parsed`: the environment, then `passthrough`, retries and connector.
+#[cfg(feature = "gcp")]
+fn gcs_store(
+    url: &str,
+    parsed: &Url,
+    tuning: &IoTuning,
+    passthrough: &[(String, String)],
+    connector: Option<SharedConnector>,
+) -> Result<Arc<dyn ObjectStore>> {
+    let mut b = GoogleCloudStorageBuilder::from_env().with_url(parsed.as_str());
+    for (k, v) in passthrough {
+        b = b.with_config(config_key::<GoogleConfigKey>(k, "GCS")?, v);
+    }
+    if let Some(retry) = tuning.retry_config() {
+        b = b.with_retry(retry);
+    }
+    if let Some(c) = connector {
+        b = b.with_http_connector(c);
+    }
+    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+}
+
+/// An Azure store for `parsed`: the environment, then `passthrough`, retries and connector.
+#[cfg(feature = "azure")]
+fn azure_store(
+    url: &str,
+    parsed: &Url,
+    tuning: &IoTuning,
+    passthrough: &[(String, String)],
+    connector: Option<SharedConnector>,
+) -> Result<Arc<dyn ObjectStore>> {
+    let mut b = MicrosoftAzureBuilder::from_env().with_url(parsed.as_str());
+    for (k, v) in passthrough {
+        b = b.with_config(config_key::<AzureConfigKey>(k, "Azure")?, v);
+    }
+    if let Some(retry) = tuning.retry_config() {
+        b = b.with_retry(retry);
+    }
+    if let Some(c) = connector {
+        b = b.with_http_connector(c);
+    }
+    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+}
+
+/// A plain HTTP(S) store for the origin of `parsed` (`http://` allows plain HTTP), with
+/// `passthrough` as client options, retries and connector.
+#[cfg(feature = "http")]
+fn http_store(
+    url: &str,
+    parsed: &Url,
+    tuning: &IoTuning,
+    passthrough: &[(String, String)],
+    connector: Option<SharedConnector>,
+) -> Result<Arc<dyn ObjectStore>> {
+    let base = format!("{}://{}", parsed.scheme(), parsed.authority());
+    // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
+    let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
+    for (k, v) in passthrough {
+        options = options.with_config(config_key::<ClientConfigKey>(k, "HTTP")?, v);
+    }
+    let mut b = HttpBuilder::new()
+        .with_url(base)
+        .with_client_options(options);
+    if let Some(retry) = tuning.retry_config() {
+        b = b.with_retry(retry);
+    }
+    if let Some(c) = connector {
+        b = b.with_http_connector(c);
+    }
+    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
 }
 
 /// " (lakeseek was built without the `aws` feature)" and the like, when that is why.

@@ -396,9 +396,9 @@ async fn a_shrunk_object_is_an_object_change_not_a_range_error() {
     assert!(!crate::io::is_object_changed(&err), "{err}");
 }
 
-/// The test server's LIST (scoped to the prefix's directory, see `common::s3_backend`)
-/// answers as S3 does: keys under a prefix only, `/`-delimited levels, resuming after a
-/// key, and more than one page (1,000 keys) through continuation tokens.
+/// The test server's LIST (scoped to the prefix's directory, see the `backend` module of
+/// `lakeseek-testing`) answers as S3 does: keys under a prefix only, `/`-delimited levels,
+/// resuming after a key, and more than one page (1,000 keys) through continuation tokens.
 #[tokio::test]
 async fn list_answers_like_s3_for_prefixes_levels_offsets_and_pages() {
     use futures::TryStreamExt;

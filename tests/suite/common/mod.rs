@@ -1,8 +1,9 @@
 //! Shared support for lakeseek's integration tests. Use it with `mod common;` at the top of
 //! a file in `tests/`.
 //!
-//! * [`S3TestServer`]: a real S3 server (s3s + s3s-fs, SigV4 checked) started in-process on
-//!   127.0.0.1 for one test: `start().await`, `put`, `upload_dir`, `storage_options`,
+//! * [`S3TestServer`]: the workspace's S3 test server (`lakeseek-testing`: s3s + s3s-fs,
+//!   SigV4 checked, server-side faults) started in-process on 127.0.0.1 for one test:
+//!   `start().await`, `put`, `upload_dir`, `storage_options`,
 //!   `open(key)` through a [`CountingConnector`](crate::io::wrappers::CountingConnector)
 //!   (`counting()`, `http_counts()`), `fail_next_server_requests(n)` for retry tests.
 //! * [`GcsTestServer`]: fake-gcs-server (reads only, seeded from a directory), when its
@@ -15,8 +16,6 @@ pub(super) mod btree_query;
 pub(super) mod gcs;
 pub(super) mod recorded;
 pub(super) mod s3;
-mod s3_backend;
-pub(super) mod s3_faults;
 
 pub(super) use gcs::GcsTestServer;
 pub(super) use s3::S3TestServer;

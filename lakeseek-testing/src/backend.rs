@@ -1,4 +1,4 @@
-//! The storage behind [`S3TestServer`](super::S3TestServer): s3s-fs, plus one fidelity fix.
+//! The storage behind [`S3Server`](crate::S3Server): s3s-fs, plus fixes where it answers unlike S3.
 //!
 //! s3s-fs 0.14.1 answers a suffix range longer than the object (`Range: bytes=-N`, N > size)
 //! with `500 InternalError` (it seeks before the start of the file). Real S3 and GCS return
@@ -25,8 +25,8 @@ use std::path::PathBuf;
 use s3s::dto::*;
 use s3s::{S3Request, S3Response, S3Result, S3};
 
-/// s3s-fs with the suffix-range fix; every other operation is delegated unchanged.
-pub(super) struct FixedFileSystem {
+/// s3s-fs with the fixes above; every other operation is delegated unchanged.
+pub struct FixedFileSystem {
     inner: s3s_fs::FileSystem,
     root: PathBuf,
     conditional_puts: tokio::sync::Mutex<()>,
@@ -34,7 +34,7 @@ pub(super) struct FixedFileSystem {
 
 impl FixedFileSystem {
     /// s3s-fs over `root` (buckets are its sub-directories).
-    pub(super) fn new(root: PathBuf) -> Self {
+    pub fn new(root: PathBuf) -> Self {
         let inner = s3s_fs::FileSystem::new(&root).expect("s3s-fs root");
         Self {
             inner,

@@ -1,4 +1,4 @@
-//! The fault wrappers of [`S3TestServer`](super::S3TestServer): server-side faults injected in
+//! The fault wrappers of [`S3Server`](crate::S3Server): server-side faults injected in
 //! front of the s3s service, each driven by counters (never by time alone):
 //!
 //! * `503 SlowDown` for the next `n` requests ([`ServerFaults::fail_next`]);
@@ -10,7 +10,9 @@
 //!   ([`ServerFaults::reset_next`]);
 //! * a gate: while closed, requests wait inside the server ([`ServerFaults::close_gate`]),
 //!   so a test can see how many requests a client has in flight
-//!   ([`ServerFaults::waiting_at_gate`]) and that cancelled ones go away.
+//!   ([`ServerFaults::waiting_at_gate`]) and that cancelled ones go away; closed to data-file
+//!   GETs only ([`ServerFaults::close_gate_for_data_gets`]), it holds a scan surely in flight
+//!   while its metadata reads pass.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -24,7 +26,7 @@ use http_body_util::BodyExt;
 
 /// Counters and switches of the injected faults, shared by the server and the test.
 #[derive(Debug, Default)]
-pub(crate) struct ServerFaults {
+pub struct ServerFaults {
     requests: AtomicU64,
     fail_left: AtomicU64,
     slow_every: AtomicU64,
@@ -32,6 +34,8 @@ pub(crate) struct ServerFaults {
     stall_left: AtomicU64,
     reset_left: AtomicU64,
     gate_closed: AtomicBool,
+    gate_data_gets_only: AtomicBool,
+    gate_held: AtomicU64,
     gate: tokio::sync::Notify,
     at_gate: AtomicU64,
     gate_max: AtomicU64,
@@ -41,66 +45,79 @@ pub(crate) struct ServerFaults {
 
 impl ServerFaults {
     /// Requests received (faults included).
-    pub(crate) fn requests(&self) -> u64 {
+    pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
     }
 
     /// Answer the next `n` requests with `503 SlowDown`.
-    pub(crate) fn fail_next(&self, n: u64) {
+    pub fn fail_next(&self, n: u64) {
         self.fail_left.store(n, Ordering::SeqCst);
     }
 
     /// Delay every `n`-th request by `delay` (`n = 0` turns it off).
-    pub(crate) fn slow_every(&self, n: u64, delay: Duration) {
+    pub fn slow_every(&self, n: u64, delay: Duration) {
         self.slow_delay_ms
             .store(delay.as_millis() as u64, Ordering::SeqCst);
         self.slow_every.store(n, Ordering::SeqCst);
     }
 
     /// Stall the body of the next `n` successful GETs halfway.
-    pub(crate) fn stall_next(&self, n: u64) {
+    pub fn stall_next(&self, n: u64) {
         self.stall_left.store(n, Ordering::SeqCst);
     }
 
     /// Drop the connection of the next `n` requests without an answer.
-    pub(crate) fn reset_next(&self, n: u64) {
+    pub fn reset_next(&self, n: u64) {
         self.reset_left.store(n, Ordering::SeqCst);
     }
 
     /// Hold every request at the gate until [`open_gate`](Self::open_gate).
-    pub(crate) fn close_gate(&self) {
+    pub fn close_gate(&self) {
+        self.gate_data_gets_only.store(false, Ordering::SeqCst);
+        self.gate_closed.store(true, Ordering::SeqCst);
+    }
+
+    /// Hold only the GETs of data files (keys with `/data/`) at the gate until
+    /// [`open_gate`](Self::open_gate); every other request passes.
+    pub fn close_gate_for_data_gets(&self) {
+        self.gate_data_gets_only.store(true, Ordering::SeqCst);
         self.gate_closed.store(true, Ordering::SeqCst);
     }
 
     /// Let the held requests (and later ones) through.
-    pub(crate) fn open_gate(&self) {
+    pub fn open_gate(&self) {
         self.gate_closed.store(false, Ordering::SeqCst);
         self.gate.notify_waiters();
     }
 
     /// Requests waiting at the closed gate now (a cancelled client request leaves when the
     /// server notices its connection closed).
-    pub(crate) fn waiting_at_gate(&self) -> u64 {
+    pub fn waiting_at_gate(&self) -> u64 {
         self.at_gate.load(Ordering::SeqCst)
     }
 
+    /// Requests that have waited at the closed gate so far (those let through included).
+    pub fn gate_held(&self) -> u64 {
+        self.gate_held.load(Ordering::SeqCst)
+    }
+
     /// The most requests that ever waited at the gate at once.
-    pub(crate) fn gate_peak(&self) -> u64 {
+    pub fn gate_peak(&self) -> u64 {
         self.gate_max.load(Ordering::SeqCst)
     }
 
     /// Requests being served now.
-    pub(crate) fn active(&self) -> u64 {
+    pub fn active(&self) -> u64 {
         self.active.load(Ordering::SeqCst)
     }
 
     /// The most requests ever served at once (gate included).
-    pub(crate) fn active_peak(&self) -> u64 {
+    pub fn active_peak(&self) -> u64 {
         self.active_max.load(Ordering::SeqCst)
     }
 
     /// Start counting [`active_peak`](Self::active_peak) again from the requests served now.
-    pub(crate) fn reset_active_peak(&self) {
+    pub fn reset_active_peak(&self) {
         self.active_max.store(self.active(), Ordering::SeqCst);
     }
 
@@ -110,10 +127,15 @@ impl ServerFaults {
             .is_ok()
     }
 
-    async fn pass_gate(&self) {
+    /// Wait while the gate is closed to this request (`data_get`: a GET of a data file).
+    async fn pass_gate(&self, data_get: bool) {
         if !self.gate_closed.load(Ordering::SeqCst) {
             return;
         }
+        if !data_get && self.gate_data_gets_only.load(Ordering::SeqCst) {
+            return;
+        }
+        self.gate_held.fetch_add(1, Ordering::SeqCst);
         let _waiting = Counted::new(&self.at_gate, Some(&self.gate_max));
         loop {
             let notified = self.gate.notified();
@@ -152,9 +174,9 @@ impl Drop for Counted<'_> {
 
 /// The s3s service behind the fault wrappers.
 #[derive(Clone)]
-pub(super) struct FaultyService {
-    pub(super) inner: s3s::service::S3Service,
-    pub(super) faults: Arc<ServerFaults>,
+pub(crate) struct FaultyService {
+    pub(crate) inner: s3s::service::S3Service,
+    pub(crate) faults: Arc<ServerFaults>,
 }
 
 type BoxedResponse =
@@ -179,9 +201,10 @@ impl hyper::service::Service<http::Request<hyper::body::Incoming>> for FaultySer
         let nth = self.faults.requests.fetch_add(1, Ordering::SeqCst) + 1;
         let faults = Arc::clone(&self.faults);
         let inner = self.inner.clone();
+        let data_get = req.method() == http::Method::GET && req.uri().path().contains("/data/");
         Box::pin(async move {
             let _active = Counted::new(&faults.active, Some(&faults.active_max));
-            faults.pass_gate().await;
+            faults.pass_gate(data_get).await;
             if ServerFaults::take(&faults.fail_left) {
                 return Ok(slow_down());
             }
