@@ -20,9 +20,10 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
 use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
-use crate::lance::page::PageLayout;
+use crate::lance::page::{PageLayout, RawPageEncoding};
 use crate::lance::proto::file as pb;
 use crate::lance::schema::LanceSchema;
+use crate::lance::version::FileVersion;
 
 /// Size of the footer at the end of every v2 file.
 pub(crate) const FOOTER_LEN: u64 = 40;
@@ -33,54 +34,6 @@ pub(crate) const MAGIC: &[u8; 4] = b"LANC";
 pub(crate) const DEFAULT_TAIL_BYTES: u64 = 64 * 1024;
 /// Size of one offset-table entry (u64 position, u64 size).
 const TABLE_ENTRY_LEN: u64 = 16;
-
-/// What the v2 reader says of a legacy v1 footer (the legacy reader takes such files over).
-pub(crate) const LEGACY_FOOTER_MESSAGE: &str = "legacy Lance v1 file";
-
-/// Version of a Lance v2 file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FileVersion {
-    /// 2.0 (footer `(0,3)` or `(2,0)`): pages use `lance.encodings.ArrayEncoding`.
-    V2_0,
-    /// 2.1: structural `PageLayout` pages with u16 chunk words.
-    V2_1,
-    /// 2.2: structural `PageLayout` pages with u32 chunk words.
-    V2_2,
-    /// 2.3 (unstable): `PlanarLayout` pages.
-    V2_3,
-}
-
-impl FileVersion {
-    /// Map the footer's (major, minor) pair to a version.
-    pub fn from_footer(major: u16, minor: u16) -> Result<Self> {
-        match (major, minor) {
-            (0, 3) | (2, 0) => Ok(Self::V2_0),
-            (2, 1) => Ok(Self::V2_1),
-            (2, 2) => Ok(Self::V2_2),
-            (2, 3) => Ok(Self::V2_3),
-            (0, 0..=2) => Err(Error::unsupported(format!(
-                "{LEGACY_FOOTER_MESSAGE} (footer version {major}.{minor}); the v2 reader reads 2.0-2.3 files"
-            ))),
-            _ => Err(Error::unsupported(format!("unknown Lance file version {major}.{minor}"))),
-        }
-    }
-
-    /// `"2.0"` .. `"2.3"`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::V2_0 => "2.0",
-            Self::V2_1 => "2.1",
-            Self::V2_2 => "2.2",
-            Self::V2_3 => "2.3",
-        }
-    }
-}
-
-impl std::fmt::Display for FileVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The 40-byte footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,25 +164,6 @@ impl Footer {
         );
         Ok(())
     }
-}
-
-/// How a page's encoding is stored.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawPageEncoding {
-    /// An embedded `google.protobuf.Any`.
-    Direct {
-        /// The `Any` type URL, e.g. `/lance.encodings21.PageLayout`.
-        type_url: String,
-        /// The serialized message.
-        value: Bytes,
-    },
-    /// Stored in another buffer (never written by pylance).
-    Indirect {
-        /// Position and size of that buffer.
-        range: Range<u64>,
-    },
-    /// No encoding.
-    None,
 }
 
 /// One page of a column.
@@ -858,20 +792,6 @@ mod tests {
         assert!(matches!(
             parse_file_metadata(&file.slice(..10), 0, 10),
             Err(Error::Corrupt { .. })
-        ));
-    }
-
-    #[test]
-    fn versions_map_and_reject() {
-        assert_eq!(FileVersion::from_footer(0, 3).unwrap(), FileVersion::V2_0);
-        assert_eq!(FileVersion::from_footer(2, 3).unwrap(), FileVersion::V2_3);
-        assert!(matches!(
-            FileVersion::from_footer(0, 1),
-            Err(Error::Unsupported { .. })
-        ));
-        assert!(matches!(
-            FileVersion::from_footer(2, 4),
-            Err(Error::Unsupported { .. })
         ));
     }
 }

@@ -1,6 +1,7 @@
 //! Lance v2 files (2.0, 2.1, 2.2, 2.3): container, schema, page layouts and compressive encodings.
 //!
 //! * [`proto`]: the protobuf messages lakeseek needs, defined here with prost derives.
+//! * [`version`]: [`version::FileVersion`], the format version a footer names.
 //! * [`file`]: the container — footer, offset tables, schema, column metadata.
 //! * [`schema`]: the field tree, Arrow types and physical column numbers.
 //! * [`inspect`]: what `lakeseek inspect` shows about a file.
@@ -21,4 +22,5 @@ pub(crate) mod proto;
 pub(crate) mod reader;
 pub(crate) mod schema;
 pub(crate) mod v2_0;
+pub(crate) mod version;
 pub(crate) mod writer;

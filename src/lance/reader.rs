@@ -17,12 +17,12 @@ use crate::io::fetch::Tail;
 use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{
     forget_file_metadata, open_file_metadata, DataTail, FileMetadata, FileMetadataCache,
-    FileVersion,
 };
 use crate::lance::page::sparse_plan::SparseStructuralPlan;
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
+use crate::lance::version::FileVersion;
 
 #[cfg_attr(not(test), allow(unused_imports))] // used by the tests
 pub(crate) use crate::lance::inspect::{inspect, FileInspection};

@@ -42,14 +42,34 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::io::cache::DeepSize;
 use crate::lance::compression;
-use crate::lance::file::{FileVersion, RawPageEncoding};
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
+use crate::lance::version::FileVersion;
 
 pub(crate) use constant::ConstantPage;
 pub(crate) use fullzip::FullZipPage;
 pub(crate) use miniblock::MiniBlockPage;
 pub(crate) use sparse::SparsePage;
 pub(crate) use values::LeafBuilder;
+
+/// How a page's encoding is stored in its column metadata (the container hands it to
+/// [`PageLayout::from_encoding`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawPageEncoding {
+    /// An embedded `google.protobuf.Any`.
+    Direct {
+        /// The `Any` type URL, e.g. `/lance.encodings21.PageLayout`.
+        type_url: String,
+        /// The serialized message.
+        value: Bytes,
+    },
+    /// Stored in another buffer (never written by pylance).
+    Indirect {
+        /// Position and size of that buffer.
+        range: Range<u64>,
+    },
+    /// No encoding.
+    None,
+}
 
 /// Layout of one page, decoded from its `Any`.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 
 use super::{LanceFileWriter, WriteVersion};
 use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher};
-use crate::lance::file::FileVersion;
+use crate::lance::version::FileVersion;
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 
 /// Write `batches` with `version`, then read every row back with lakeseek's reader.
