@@ -8,9 +8,10 @@
 //! * [`reader`]: [`reader::LanceFileReader`] — open a file, read rows, inspect it.
 //! * [`compression`]: pure decoders of the compressive encodings (Flat, Variable,
 //!   bitpacking, RLE, dictionary, FSST, general LZ4/zstd, ...).
-//! * [`page`]: page layouts (mini-block, full-zip, constant, 2.3 planar) — planners that
-//!   say which byte ranges a row selection needs, and decoders that build Arrow arrays.
-//! * [`v2_0`]: Lance 2.0 pages (`ArrayEncoding` trees) and the 2.0 column model.
+//! * [`page`]: page layouts (mini-block, full-zip, constant, 2.3 planar, the 2.0
+//!   `ArrayEncoding` tree) — planners that say which byte ranges a row selection needs, and
+//!   decoders that build Arrow arrays.
+//! * [`v2_0`]: reading Lance 2.0 files: the 2.0 column model and its page decoders.
 
 pub(crate) mod compression;
 pub(crate) mod dataset;

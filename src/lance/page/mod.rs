@@ -12,7 +12,12 @@
 //!
 //! 2.1/2.2 `PageLayout` messages and 2.3 `PlanarLayout` messages decode into one
 //! [`PageLayout`] here (dense planar pages are the 2.2 engines; sparse pages have their
-//! own).
+//! own); a 2.0 page's `ArrayEncoding` tree resolves into [`PageLayout::V2_0`]
+//! ([`array_encoding`]), which `crate::lance::v2_0` reads.
+//!
+//! Pages do not know the container: [`crate::lance::file`] hands each page's stored
+//! encoding ([`RawPageEncoding`]) and the file's [`FileVersion`] to
+//! [`PageLayout::from_encoding`].
 //!
 //! Flat leaves (one item layer) decode straight to an Arrow array ([`PageLayout::decode`]).
 //! Leaves of nested fields decode to their per-layer slots and values
@@ -21,6 +26,7 @@
 //! through their positions/counts ([`sparse_nested`]); the reader assembles the leaves of
 //! a field into struct / list / map arrays ([`structure::assemble`]).
 
+pub(crate) mod array_encoding;
 pub(crate) mod constant;
 pub(crate) mod fullzip;
 pub(crate) mod level_runs;
@@ -82,8 +88,8 @@ pub enum PageLayout {
     Constant(ConstantPage),
     /// 2.3 sparse structure.
     Sparse(SparsePage),
-    /// A Lance 2.0 page: its `ArrayEncoding` tree, resolved (read by [`crate::lance::v2_0`]).
-    V2_0(Box<crate::lance::v2_0::Node>),
+    /// A Lance 2.0 page: its `ArrayEncoding` tree, resolved (read by `crate::lance::v2_0`).
+    V2_0(Box<array_encoding::Node>),
     /// A layout lakeseek cannot read (blob pages, indirect encodings, ...):
     /// the file still opens; reading the column fails with `Unsupported`.
     Unsupported {
@@ -275,7 +281,7 @@ impl PageLayout {
                 Self::from_planar_layout(layout, buffers, length)
             }
             (crate::lance::proto::encodings_v2_0::ARRAY_ENCODING_TYPE_URL, FileVersion::V2_0) => {
-                crate::lance::v2_0::Node::from_bytes(value, buffers)
+                array_encoding::Node::from_bytes(value, buffers)
                     .map(|node| PageLayout::V2_0(Box::new(node)))
             }
             (url, v) => Err(Error::corrupt(format!(
