@@ -39,9 +39,9 @@ use crate::lance::dataset::manifest::{decode_manifest_file, KnownBytes, Manifest
 use crate::lance::dataset::{DeletionKind, Schema};
 use crate::lance::file::{parse_file_metadata, MetadataParse};
 use crate::lance::page::{PageLayout, RawPageEncoding};
-use crate::lance::version::FileVersion;
 use crate::lance::proto::table as table_pb;
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::lance::version::FileVersion;
 use bytes::Bytes;
 use object_store::memory::InMemory;
 use object_store::path::Path;

@@ -37,7 +37,6 @@ use crate::lance::page::array_encoding::{Node, Nullability};
 use crate::lance::page::PageLayout;
 use walk::{all, ByteStore, Walk};
 
-
 /// Most waves one read may take (a schema nests far less deeply; more means a loop).
 const MAX_WAVES: usize = 64;
 
