@@ -336,7 +336,6 @@ impl PageLayout {
         length: u64,
     ) -> Result<Self> {
         use pb::structural_plane::Codec as Structure;
-        use pb::value_plane::Codec as Values;
         let structure = layout
             .structure
             .and_then(|s| s.codec)
@@ -353,6 +352,17 @@ impl PageLayout {
             }
             Structure::Dense(dense) => dense,
         };
+        Self::from_dense_planar(dense, values, buffers, length)
+    }
+
+    /// A dense 2.3 page: the 2.2 engine its value plane names.
+    fn from_dense_planar(
+        dense: pb::DenseStructure,
+        values: pb::value_plane::Codec,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
+        use pb::value_plane::Codec as Values;
         let layers = decode_layers(&dense.layers)?;
         crate::ensure_corrupt!(!layers.is_empty(), "dense planar page has no layers");
         match values {
