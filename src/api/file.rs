@@ -11,7 +11,7 @@ use object_store::ObjectStore;
 use super::open::OpenParams;
 use crate::error::Result;
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
-use crate::lance::legacy::any::DataFileReader;
+use crate::lance::data_file::DataFileReader;
 use crate::lance::reader::RowSelection;
 use crate::session::Session;
 

@@ -10,8 +10,8 @@ use crate::cli::{parse_rows, print_stats, write_json_lines, StoreArgs};
 use crate::error::{Error, Result};
 use crate::io::store::{open_url_with, OpenOptions};
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
+use crate::lance::data_file::DataFileReader;
 use crate::lance::inspect::PlanInspection;
-use crate::lance::legacy::any::DataFileReader;
 use crate::lance::page::{PageInit, PageLayout};
 use crate::lance::reader::{FileInspection, LanceFileReader, ReaderCaches};
 

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use super::{memory_object, runtime, MAX_ROWS};
 use crate::index::btree::layout::{PageDataLayout, IDS, VALUES};
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
-use crate::lance::legacy::any::DataFileReader;
+use crate::lance::data_file::DataFileReader;
 use crate::lance::reader::{ReaderCaches, RowSelection};
 
 /// `legacy_file`: the whole input is the file. Opens it, then reads up to `MAX_ROWS` rows of

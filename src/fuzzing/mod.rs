@@ -37,10 +37,11 @@ use crate::io::{FetchOptions, IoStats, ObjectStoreSource, RangeFetcher, RangeSou
 use crate::lance::dataset::deletion::decode_deletion_file;
 use crate::lance::dataset::manifest::{decode_manifest_file, KnownBytes, ManifestStep};
 use crate::lance::dataset::{DeletionKind, Schema};
-use crate::lance::file::{parse_file_metadata, FileVersion, MetadataParse, RawPageEncoding};
-use crate::lance::page::PageLayout;
+use crate::lance::file::{parse_file_metadata, MetadataParse};
+use crate::lance::page::{PageLayout, RawPageEncoding};
 use crate::lance::proto::table as table_pb;
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::lance::version::FileVersion;
 use bytes::Bytes;
 use object_store::memory::InMemory;
 use object_store::path::Path;

@@ -13,7 +13,8 @@ use std::ops::Range;
 
 use arrow_schema::{DataType, Field};
 
-use crate::lance::v2_0::{decode_page_in_memory, Node};
+use crate::lance::page::array_encoding::Node;
+use crate::lance::v2_0::decode_page_in_memory;
 
 /// Arrow types a raw page may decode to.
 fn data_type(selector: u8) -> DataType {

@@ -218,7 +218,7 @@ async fn prewarm_columns(dataset: &Dataset, columns: &[i32], stats: &IoStats) ->
     }
     let loads = files.into_iter().map(|file| async move {
         // Legacy v1 files have no page inits: their page tables come with the metadata.
-        let crate::lance::legacy::any::DataFileReader::V2(reader) =
+        let crate::lance::data_file::DataFileReader::V2(reader) =
             dataset.open_data_file(file, stats).await?
         else {
             return Ok::<_, Error>(0);

@@ -6,7 +6,7 @@
 //!
 //! Opening a file takes one suffix read for typical files: [`parse_file_metadata`] is pure
 //! and either decodes everything from the bytes it was given or says which missing prefix it
-//! needs ([`MetadataParse::NeedMore`]); [`load_file_metadata`] is the thin async loop around
+//! needs ([`MetadataParse::NeedMore`]); [`open_file_metadata`] is the thin async loop around
 //! it.
 
 use std::ops::Range;
@@ -20,9 +20,10 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
 use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
-use crate::lance::page::PageLayout;
+use crate::lance::page::{PageLayout, RawPageEncoding};
 use crate::lance::proto::file as pb;
 use crate::lance::schema::LanceSchema;
+use crate::lance::version::FileVersion;
 
 /// Size of the footer at the end of every v2 file.
 pub(crate) const FOOTER_LEN: u64 = 40;
@@ -33,54 +34,6 @@ pub(crate) const MAGIC: &[u8; 4] = b"LANC";
 pub(crate) const DEFAULT_TAIL_BYTES: u64 = 64 * 1024;
 /// Size of one offset-table entry (u64 position, u64 size).
 const TABLE_ENTRY_LEN: u64 = 16;
-
-/// What the v2 reader says of a legacy v1 footer (the legacy reader takes such files over).
-pub(crate) const LEGACY_FOOTER_MESSAGE: &str = "legacy Lance v1 file";
-
-/// Version of a Lance v2 file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FileVersion {
-    /// 2.0 (footer `(0,3)` or `(2,0)`): pages use `lance.encodings.ArrayEncoding`.
-    V2_0,
-    /// 2.1: structural `PageLayout` pages with u16 chunk words.
-    V2_1,
-    /// 2.2: structural `PageLayout` pages with u32 chunk words.
-    V2_2,
-    /// 2.3 (unstable): `PlanarLayout` pages.
-    V2_3,
-}
-
-impl FileVersion {
-    /// Map the footer's (major, minor) pair to a version.
-    pub fn from_footer(major: u16, minor: u16) -> Result<Self> {
-        match (major, minor) {
-            (0, 3) | (2, 0) => Ok(Self::V2_0),
-            (2, 1) => Ok(Self::V2_1),
-            (2, 2) => Ok(Self::V2_2),
-            (2, 3) => Ok(Self::V2_3),
-            (0, 0..=2) => Err(Error::unsupported(format!(
-                "{LEGACY_FOOTER_MESSAGE} (footer version {major}.{minor}); the v2 reader reads 2.0-2.3 files"
-            ))),
-            _ => Err(Error::unsupported(format!("unknown Lance file version {major}.{minor}"))),
-        }
-    }
-
-    /// `"2.0"` .. `"2.3"`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::V2_0 => "2.0",
-            Self::V2_1 => "2.1",
-            Self::V2_2 => "2.2",
-            Self::V2_3 => "2.3",
-        }
-    }
-}
-
-impl std::fmt::Display for FileVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The 40-byte footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,25 +166,6 @@ impl Footer {
     }
 }
 
-/// How a page's encoding is stored.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawPageEncoding {
-    /// An embedded `google.protobuf.Any`.
-    Direct {
-        /// The `Any` type URL, e.g. `/lance.encodings21.PageLayout`.
-        type_url: String,
-        /// The serialized message.
-        value: Bytes,
-    },
-    /// Stored in another buffer (never written by pylance).
-    Indirect {
-        /// Position and size of that buffer.
-        range: Range<u64>,
-    },
-    /// No encoding.
-    None,
-}
-
 /// One page of a column.
 #[derive(Debug, Clone)]
 pub struct PageInfo {
@@ -318,128 +252,187 @@ pub(crate) enum MetadataParse {
 ///
 /// `tail` holds the object bytes `tail_start..object_size`. Every position and size read
 /// from the file is checked against the object and the table bounds before use.
+///
+/// The phases follow the file from its end: the footer, the global-buffer table (is the
+/// metadata region in `tail`? if not, say which prefix is missing), the column-metadata
+/// table, the schema, the columns.
 pub(crate) fn parse_file_metadata(
     tail: &Bytes,
     tail_start: u64,
     object_size: u64,
 ) -> Result<MetadataParse> {
-    let check_span = |what: &str| -> Result<()> {
-        if tail_start.checked_add(tail.len() as u64) != Some(object_size) {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: {} bytes at {tail_start} do not end at the object size {object_size}",
-                tail.len()
-            )));
-        }
-        Ok(())
-    };
-    check_span("parse_file_metadata")?;
-    if object_size < FOOTER_LEN {
-        return Err(Error::corrupt(format!(
-            "object of {object_size} bytes is too small for a Lance footer"
-        ))
-        .at("", Some(0..object_size)));
-    }
-    let footer_range = object_size - FOOTER_LEN..object_size;
-    let slice = |r: &Range<u64>| -> Option<Bytes> {
-        if r.start < tail_start || r.end > object_size || r.start > r.end {
-            return None;
-        }
-        Some(tail.slice((r.start - tail_start) as usize..(r.end - tail_start) as usize))
-    };
-    let footer_bytes = slice(&footer_range)
-        .ok_or_else(|| Error::InvalidArgument("tail shorter than the footer".into()))?;
-    let footer = Footer::parse(&footer_bytes, object_size)
-        .map_err(|e| e.at("", Some(footer_range.clone())))?;
+    let view = TailView::new(tail, tail_start, object_size)?;
+    let footer = view.footer()?;
     let version = footer.version()?;
 
     // The tables are needed first; ask for everything from the column metadata on (the
     // schema usually sits right before it) so one more read normally suffices.
-    let gbo_range = footer.gbo_range();
-    let Some(gbo_bytes) = slice(&gbo_range) else {
+    let Some(global_buffers) = view.global_buffers(&footer)? else {
         let start = footer.column_meta_start.min(footer.gbo_start);
         return Ok(MetadataParse::NeedMore(start..tail_start));
     };
-    let global_buffers = read_offset_table(&gbo_bytes, footer.num_global_buffers as usize, |r| {
-        crate::ensure_corrupt!(
-            r.end <= footer.column_meta_start,
-            "global buffer {}..{} does not end before the column metadata at {}",
-            r.start,
-            r.end,
-            footer.column_meta_start
-        );
-        Ok(())
-    })
-    .map_err(|e| e.context("GBO table").at("", Some(gbo_range.clone())))?;
     let schema_range = global_buffers.first().cloned().ok_or_else(|| {
-        Error::corrupt("no global buffer 0 (schema)").at("", Some(gbo_range.clone()))
+        Error::corrupt("no global buffer 0 (schema)").at("", Some(footer.gbo_range()))
     })?;
     let metadata_start = schema_range.start.min(footer.column_meta_start);
     if metadata_start < tail_start {
         return Ok(MetadataParse::NeedMore(metadata_start..tail_start));
     }
 
-    let cmo_range = footer.cmo_range();
-    let cmo_bytes = slice(&cmo_range)
-        .ok_or_else(|| Error::InvalidArgument("CMO table outside the tail".into()))?;
-    let column_ranges = read_offset_table(&cmo_bytes, footer.num_columns as usize, |r| {
-        crate::ensure_corrupt!(
-            r.start >= footer.column_meta_start && r.end <= footer.cmo_start,
-            "column metadata {}..{} lies outside the column metadata region {}..{}",
-            r.start,
-            r.end,
-            footer.column_meta_start,
-            footer.cmo_start
-        );
-        Ok(())
-    })
-    .map_err(|e| e.context("CMO table").at("", Some(cmo_range.clone())))?;
-
-    let schema_bytes = slice(&schema_range)
-        .ok_or_else(|| Error::InvalidArgument("schema outside the tail".into()))?;
-    let descriptor = pb::FileDescriptor::decode(schema_bytes).map_err(|e| {
-        Error::corrupt(format!(
-            "schema (global buffer 0) is not a FileDescriptor protobuf: {e}"
-        ))
-        .at("", Some(schema_range.clone()))
-    })?;
-    let schema_proto = descriptor.schema.ok_or_else(|| {
-        Error::corrupt("FileDescriptor has no schema").at("", Some(schema_range.clone()))
-    })?;
-    let schema =
-        LanceSchema::from_proto(&schema_proto).map_err(|e| e.at("", Some(schema_range.clone())))?;
-    if version != FileVersion::V2_0 && schema.num_columns != footer.num_columns as usize {
-        return Err(Error::corrupt(format!(
-            "schema needs {} physical columns but the footer says {}",
-            schema.num_columns, footer.num_columns
-        ))
-        .at("", Some(schema_range)));
-    }
-
-    let mut columns = Vec::with_capacity(column_ranges.len());
-    for (index, range) in column_ranges.into_iter().enumerate() {
-        let bytes = slice(&range)
-            .ok_or_else(|| Error::InvalidArgument("column metadata outside the tail".into()))?;
-        let column = parse_column(
-            index,
-            &bytes,
-            range.clone(),
-            &footer,
-            version,
-            descriptor.length,
-        )
-        .map_err(|e| e.at("", Some(range)))?;
-        columns.push(column);
-    }
+    let column_ranges = view.column_ranges(&footer)?;
+    let (num_rows, schema) = view.schema(schema_range, &footer, version)?;
+    let columns = view.columns(column_ranges, &footer, version, num_rows)?;
     Ok(MetadataParse::Parsed(Box::new(FileMetadata {
         version,
         footer,
         object_size,
-        num_rows: descriptor.length,
+        num_rows,
         schema,
         global_buffers,
         columns,
         metadata_start,
     })))
+}
+
+/// The object bytes `start..object_size` that [`parse_file_metadata`] decodes.
+struct TailView<'a> {
+    bytes: &'a Bytes,
+    start: u64,
+    object_size: u64,
+}
+
+impl<'a> TailView<'a> {
+    /// `bytes` at `start`: they must end at the object size, which must hold a footer.
+    fn new(bytes: &'a Bytes, start: u64, object_size: u64) -> Result<Self> {
+        if start.checked_add(bytes.len() as u64) != Some(object_size) {
+            return Err(Error::InvalidArgument(format!(
+                "parse_file_metadata: {} bytes at {start} do not end at the object size {object_size}",
+                bytes.len()
+            )));
+        }
+        if object_size < FOOTER_LEN {
+            return Err(Error::corrupt(format!(
+                "object of {object_size} bytes is too small for a Lance footer"
+            ))
+            .at("", Some(0..object_size)));
+        }
+        Ok(Self {
+            bytes,
+            start,
+            object_size,
+        })
+    }
+
+    /// The bytes of `r`, when they lie in the tail.
+    fn slice(&self, r: &Range<u64>) -> Option<Bytes> {
+        if r.start < self.start || r.end > self.object_size || r.start > r.end {
+            return None;
+        }
+        Some(
+            self.bytes
+                .slice((r.start - self.start) as usize..(r.end - self.start) as usize),
+        )
+    }
+
+    /// The bytes of `r`, which the phases before made sure lie in the tail.
+    fn require(&self, r: &Range<u64>, what: &str) -> Result<Bytes> {
+        self.slice(r)
+            .ok_or_else(|| Error::InvalidArgument(format!("{what} outside the tail")))
+    }
+
+    fn footer(&self) -> Result<Footer> {
+        let footer_range = self.object_size - FOOTER_LEN..self.object_size;
+        let footer_bytes = self
+            .slice(&footer_range)
+            .ok_or_else(|| Error::InvalidArgument("tail shorter than the footer".into()))?;
+        Footer::parse(&footer_bytes, self.object_size)
+            .map_err(|e| e.at("", Some(footer_range.clone())))
+    }
+
+    /// The global-buffer table; `None` when it is not in the tail.
+    fn global_buffers(&self, footer: &Footer) -> Result<Option<Vec<Range<u64>>>> {
+        let gbo_range = footer.gbo_range();
+        let Some(gbo_bytes) = self.slice(&gbo_range) else {
+            return Ok(None);
+        };
+        read_offset_table(&gbo_bytes, footer.num_global_buffers as usize, |r| {
+            crate::ensure_corrupt!(
+                r.end <= footer.column_meta_start,
+                "global buffer {}..{} does not end before the column metadata at {}",
+                r.start,
+                r.end,
+                footer.column_meta_start
+            );
+            Ok(())
+        })
+        .map(Some)
+        .map_err(|e| e.context("GBO table").at("", Some(gbo_range.clone())))
+    }
+
+    /// The byte range of each column's metadata.
+    fn column_ranges(&self, footer: &Footer) -> Result<Vec<Range<u64>>> {
+        let cmo_range = footer.cmo_range();
+        let cmo_bytes = self.require(&cmo_range, "CMO table")?;
+        read_offset_table(&cmo_bytes, footer.num_columns as usize, |r| {
+            crate::ensure_corrupt!(
+                r.start >= footer.column_meta_start && r.end <= footer.cmo_start,
+                "column metadata {}..{} lies outside the column metadata region {}..{}",
+                r.start,
+                r.end,
+                footer.column_meta_start,
+                footer.cmo_start
+            );
+            Ok(())
+        })
+        .map_err(|e| e.context("CMO table").at("", Some(cmo_range.clone())))
+    }
+
+    /// The file's row count and schema (global buffer 0), checked against the footer.
+    fn schema(
+        &self,
+        schema_range: Range<u64>,
+        footer: &Footer,
+        version: FileVersion,
+    ) -> Result<(u64, LanceSchema)> {
+        let schema_bytes = self.require(&schema_range, "schema")?;
+        let descriptor = pb::FileDescriptor::decode(schema_bytes).map_err(|e| {
+            Error::corrupt(format!(
+                "schema (global buffer 0) is not a FileDescriptor protobuf: {e}"
+            ))
+            .at("", Some(schema_range.clone()))
+        })?;
+        let schema_proto = descriptor.schema.ok_or_else(|| {
+            Error::corrupt("FileDescriptor has no schema").at("", Some(schema_range.clone()))
+        })?;
+        let schema = LanceSchema::from_proto(&schema_proto)
+            .map_err(|e| e.at("", Some(schema_range.clone())))?;
+        if version != FileVersion::V2_0 && schema.num_columns != footer.num_columns as usize {
+            return Err(Error::corrupt(format!(
+                "schema needs {} physical columns but the footer says {}",
+                schema.num_columns, footer.num_columns
+            ))
+            .at("", Some(schema_range)));
+        }
+        Ok((descriptor.length, schema))
+    }
+
+    /// Every column's metadata, pages and their layouts.
+    fn columns(
+        &self,
+        column_ranges: Vec<Range<u64>>,
+        footer: &Footer,
+        version: FileVersion,
+        num_rows: u64,
+    ) -> Result<Vec<ColumnInfo>> {
+        let mut columns = Vec::with_capacity(column_ranges.len());
+        for (index, range) in column_ranges.into_iter().enumerate() {
+            let bytes = self.require(&range, "column metadata")?;
+            let column = parse_column(index, &bytes, range.clone(), footer, version, num_rows)
+                .map_err(|e| e.at("", Some(range)))?;
+            columns.push(column);
+        }
+        Ok(columns)
+    }
 }
 
 /// Decode `count` (position, size) entries, checking each fits and passes `check`.
@@ -648,7 +641,15 @@ pub(crate) struct OpenedFile {
     pub data_tail: Option<DataTail>,
 }
 
-/// [`load_file_metadata_versioned`], also returning the suffix bytes it read.
+/// Where [`load_metadata`] leaves the suffix read it made, for the open that asked.
+type TailSlot = std::sync::Mutex<Option<Tail>>;
+
+/// Open the metadata of the file at `path` (decoded, or from `cache`), with the object
+/// version it belongs to and the data bytes of the suffix read it came from.
+///
+/// Decides by what the caller knows: with a size hint and a cache, the cache by size (no
+/// request when cached); with a cache but no size, one suffix read whose size and etag find
+/// the entry (reloaded when the etag differs); without a cache, one suffix read, decoded.
 pub(crate) async fn open_file_metadata(
     fetcher: &RangeFetcher,
     path: &Path,
@@ -657,35 +658,9 @@ pub(crate) async fn open_file_metadata(
     prefetched: Option<Tail>,
     stats: &IoStats,
 ) -> Result<OpenedFile> {
-    let read_tail: Arc<std::sync::Mutex<Option<Tail>>> = Arc::default();
-    let load = |tail: Option<Tail>| {
-        let slot = Arc::clone(&read_tail);
-        async move {
-            let tail = match tail {
-                Some(tail) => tail,
-                None => {
-                    let known = size_hint.map(|size| ObjectVersion { size, etag: None });
-                    fetcher
-                        .tail_of(path, DEFAULT_TAIL_BYTES, known.as_ref(), stats)
-                        .await?
-                }
-            };
-            let start = tail.start();
-            let size = tail.version.size;
-            let metadata =
-                finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats).await?;
-            let etag = tail.version.etag.clone();
-            let data_tail = DataTail::of(&tail, metadata.metadata_start);
-            if let Ok(mut slot) = slot.lock() {
-                *slot = Some(tail);
-            }
-            Ok(VersionedMetadata {
-                metadata: Arc::new(metadata),
-                etag,
-                data_tail,
-            })
-        }
-    };
+    let read_tail = TailSlot::default();
+    let load =
+        |tail: Option<Tail>| load_metadata(fetcher, path, size_hint, tail, &read_tail, stats);
     let loaded = match (size_hint, cache) {
         // With a size hint a cached entry needs no request at all.
         (Some(size), Some(cache)) if prefetched.is_none() => {
@@ -700,35 +675,17 @@ pub(crate) async fn open_file_metadata(
             loaded
         }
         (_, Some(cache)) => {
-            let tail = match prefetched {
-                Some(tail) => tail,
-                None => fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?,
-            };
-            let key = metadata_key(path, tail.version.size);
-            if let Some(cached) = cache.get(&key).await {
-                if cached.etag == tail.version.etag {
-                    return Ok(OpenedFile {
-                        version: tail.version.clone(),
-                        data_tail: DataTail::of(&tail, cached.metadata.metadata_start),
-                        metadata: Arc::clone(&cached.metadata),
-                    });
-                }
-                // Same size, another etag: the object was replaced; decode it again.
-                cache.invalidate(&key).await;
+            let tail = suffix(fetcher, path, prefetched, stats).await?;
+            if let Some(opened) = cached_for_tail(cache, path, &tail).await {
+                return Ok(opened);
             }
+            let key = metadata_key(path, tail.version.size);
             cache.get_or_try_load(key, load(Some(tail))).await?
         }
         (_, None) => {
-            let tail = match prefetched {
-                Some(tail) => tail,
-                None => fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await?,
-            };
+            let tail = suffix(fetcher, path, prefetched, stats).await?;
             Arc::new(load(Some(tail)).await?)
         }
-    };
-    let version = ObjectVersion {
-        size: loaded.metadata.object_size,
-        etag: loaded.etag.clone(),
     };
     // This open's suffix read, else the data bytes of the one the cached entry came from.
     let data_tail = match read_tail.lock().ok().and_then(|mut t| t.take()) {
@@ -737,7 +694,78 @@ pub(crate) async fn open_file_metadata(
     };
     Ok(OpenedFile {
         metadata: Arc::clone(&loaded.metadata),
-        version,
+        version: ObjectVersion {
+            size: loaded.metadata.object_size,
+            etag: loaded.etag.clone(),
+        },
+        data_tail,
+    })
+}
+
+/// The suffix read the caller made, or a new one.
+async fn suffix(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    prefetched: Option<Tail>,
+    stats: &IoStats,
+) -> Result<Tail> {
+    match prefetched {
+        Some(tail) => Ok(tail),
+        None => fetcher.tail(path, DEFAULT_TAIL_BYTES, stats).await,
+    }
+}
+
+/// The cached metadata of the object version `tail` was read from; an entry of another
+/// etag (the object was replaced by one of the same size) is dropped, to be decoded again.
+async fn cached_for_tail(
+    cache: &FileMetadataCache,
+    path: &Path,
+    tail: &Tail,
+) -> Option<OpenedFile> {
+    let key = metadata_key(path, tail.version.size);
+    let cached = cache.get(&key).await?;
+    if cached.etag == tail.version.etag {
+        return Some(OpenedFile {
+            version: tail.version.clone(),
+            data_tail: DataTail::of(tail, cached.metadata.metadata_start),
+            metadata: Arc::clone(&cached.metadata),
+        });
+    }
+    cache.invalidate(&key).await;
+    None
+}
+
+/// Decode the metadata from `tail` (or a suffix read of its own, by the size hint) and the
+/// extra reads it needs; the suffix read is left in `slot`.
+async fn load_metadata(
+    fetcher: &RangeFetcher,
+    path: &Path,
+    size_hint: Option<u64>,
+    tail: Option<Tail>,
+    slot: &TailSlot,
+    stats: &IoStats,
+) -> Result<VersionedMetadata> {
+    let tail = match tail {
+        Some(tail) => tail,
+        None => {
+            let known = size_hint.map(|size| ObjectVersion { size, etag: None });
+            fetcher
+                .tail_of(path, DEFAULT_TAIL_BYTES, known.as_ref(), stats)
+                .await?
+        }
+    };
+    let start = tail.start();
+    let size = tail.version.size;
+    let metadata =
+        finish_file_metadata(fetcher, path, tail.bytes.clone(), start, size, stats).await?;
+    let etag = tail.version.etag.clone();
+    let data_tail = DataTail::of(&tail, metadata.metadata_start);
+    if let Ok(mut slot) = slot.lock() {
+        *slot = Some(tail);
+    }
+    Ok(VersionedMetadata {
+        metadata: Arc::new(metadata),
+        etag,
         data_tail,
     })
 }
@@ -858,20 +886,6 @@ mod tests {
         assert!(matches!(
             parse_file_metadata(&file.slice(..10), 0, 10),
             Err(Error::Corrupt { .. })
-        ));
-    }
-
-    #[test]
-    fn versions_map_and_reject() {
-        assert_eq!(FileVersion::from_footer(0, 3).unwrap(), FileVersion::V2_0);
-        assert_eq!(FileVersion::from_footer(2, 3).unwrap(), FileVersion::V2_3);
-        assert!(matches!(
-            FileVersion::from_footer(0, 1),
-            Err(Error::Unsupported { .. })
-        ));
-        assert!(matches!(
-            FileVersion::from_footer(2, 4),
-            Err(Error::Unsupported { .. })
         ));
     }
 }

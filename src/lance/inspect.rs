@@ -186,7 +186,7 @@ fn field_paths_v2_0(
 pub(crate) fn inspect(path: &Path, metadata: &FileMetadata) -> FileInspection {
     let mut fields = Vec::new();
     let mut leaves = HashMap::new();
-    if metadata.version == crate::lance::file::FileVersion::V2_0 {
+    if metadata.version == crate::lance::version::FileVersion::V2_0 {
         field_paths_v2_0(
             metadata,
             &metadata.schema.fields,

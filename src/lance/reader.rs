@@ -17,41 +17,21 @@ use crate::io::fetch::Tail;
 use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{
     forget_file_metadata, open_file_metadata, DataTail, FileMetadata, FileMetadataCache,
-    FileVersion,
 };
 use crate::lance::page::sparse_plan::SparseStructuralPlan;
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
+use crate::lance::version::FileVersion;
 
 #[cfg_attr(not(test), allow(unused_imports))] // used by the tests
 pub(crate) use crate::lance::inspect::{inspect, FileInspection};
+/// The rows a read takes (shared with the legacy reader, [`crate::lance::selection`]).
+pub(crate) use crate::lance::selection::RowSelection;
 
 /// Most rows one [`LanceFileReader::read_rows`] call returns (Arrow arrays are indexed by
 /// 32-bit offsets in places; larger reads are split by the caller).
 pub(crate) const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
-
-/// Which rows to read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RowSelection {
-    /// Rows `start..end`.
-    Range(Range<u64>),
-    /// These rows, sorted ascending (duplicates allowed and repeated in the output).
-    Rows(Vec<u64>),
-}
-
-impl RowSelection {
-    /// The sorted, unique selection that reads `rows` (any order, repeats allowed), and the
-    /// output order: `order[i]` is the index of `rows[i]` in the sorted read.
-    pub fn sorted_with_order(rows: &[u64]) -> (RowSelection, Vec<u32>) {
-        let mut sorted = rows.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let position = |r: &u64| sorted.binary_search(r).unwrap_or_default() as u32;
-        let order = rows.iter().map(position).collect();
-        (RowSelection::Rows(sorted), order)
-    }
-}
 
 /// Identifies one page of a file in the page-init cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

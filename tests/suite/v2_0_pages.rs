@@ -8,9 +8,10 @@ use crate::suite::read_support as support;
 use std::ops::Range;
 
 use crate::io::IoStats;
+use crate::lance::page::array_encoding::Node;
 use crate::lance::proto::encodings_v2_0 as pb;
 use crate::lance::reader::RowSelection;
-use crate::lance::v2_0::{decode_page_in_memory, decode_page_waves, Node};
+use crate::lance::v2_0::{decode_page_in_memory, decode_page_waves};
 use crate::Error;
 use arrow_array::{Array, StringArray};
 use arrow_schema::DataType;

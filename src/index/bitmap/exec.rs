@@ -24,8 +24,8 @@ use crate::index::filter::segments::covered_segments;
 use crate::index::key::{Key, KeyColumn};
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
+use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::legacy::any::DataFileReader;
 use crate::lance::reader::RowSelection;
 
 /// File name of a bitmap (and label-list) index.

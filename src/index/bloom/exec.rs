@@ -12,8 +12,8 @@ use crate::index::zonemap::NULL_BITMAP_KEY;
 use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
+use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::legacy::any::DataFileReader;
 
 /// The bloom-filter index of `segment` (decoded once per session) and its open file.
 pub(crate) async fn load_bloom(

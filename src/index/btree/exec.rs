@@ -26,8 +26,8 @@ use crate::index::predicate::Predicate;
 use crate::io::budget::CacheShare;
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
 use crate::io::{FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource};
+use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::legacy::any::DataFileReader;
 use crate::lance::reader::{ReaderCaches, RowSelection};
 
 /// Canonical file names of a BTree segment.

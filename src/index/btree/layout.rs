@@ -3,7 +3,7 @@
 //! 0.25 and earlier wrote). Both hold the sorted values and the row address of each.
 
 use crate::error::{Error, Result};
-use crate::lance::legacy::any::DataFileReader;
+use crate::lance::data_file::DataFileReader;
 
 /// Logical name of the values column.
 pub(crate) const VALUES: &str = "values";

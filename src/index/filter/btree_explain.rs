@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::index::btree::layout::{PageDataLayout, IDS, VALUES};
 use crate::index::btree::PageMatch;
-use crate::lance::legacy::any::DataFileReader;
+use crate::lance::data_file::DataFileReader;
 
 /// The `--explain` description of one planned BTree segment: coverage, lookup and
 /// page-data files, chosen pages with their page-data rows and the disk byte ranges that

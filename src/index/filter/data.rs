@@ -52,7 +52,7 @@ pub(crate) async fn open_column(
     fragment: &Fragment,
     field_id: i32,
     stats: &IoStats,
-) -> Result<Option<(crate::lance::legacy::any::DataFileReader, usize)>> {
+) -> Result<Option<(crate::lance::data_file::DataFileReader, usize)>> {
     let Some(file) = file_holding(dataset, fragment, field_id) else {
         return Ok(None);
     };

@@ -415,7 +415,7 @@ pub(crate) async fn plan_any_element_query(
 /// One data file holding (part of) the list column.
 pub(crate) struct ListFile {
     /// The open data file.
-    pub(crate) reader: crate::lance::legacy::any::DataFileReader,
+    pub(crate) reader: crate::lance::data_file::DataFileReader,
     /// Position of the list column among the file's top-level fields.
     pub(crate) field_index: usize,
     /// Lance field ids of the element struct's children in this file.

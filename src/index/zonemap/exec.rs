@@ -10,8 +10,8 @@ use crate::index::caches::session_cache;
 use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
+use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::legacy::any::DataFileReader;
 use crate::lance::reader::RowSelection;
 
 /// Every row of `reader` (all columns), for small whole-file decodes.

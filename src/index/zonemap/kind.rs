@@ -25,8 +25,8 @@ use crate::index::filter::segments::{
 };
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::io::IoStats;
+use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::legacy::any::DataFileReader;
 
 /// The ZONEMAP kind.
 #[derive(Debug, Clone, Copy)]

@@ -9,8 +9,9 @@ use super::{DataFile, Dataset, Fragment, IndexSegment, Schema};
 use crate::error::{Error, Result};
 use crate::io::cache::CacheKey;
 use crate::io::{IoStats, ObjectVersion};
-use crate::lance::legacy::any::{DataFileReader, LegacySchemaHint};
+use crate::lance::data_file::DataFileReader;
 use crate::lance::legacy::open::id_range;
+use crate::lance::legacy::read::LegacySchemaHint;
 use crate::lance::proto::file as file_pb;
 
 impl Dataset {

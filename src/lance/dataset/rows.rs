@@ -16,7 +16,7 @@ use super::manifest::{Fragment, Manifest};
 use super::{join, DatasetSession, DatasetStore};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
-use crate::lance::legacy::any::DataFileReader;
+use crate::lance::data_file::DataFileReader;
 
 /// Whether the manifest entry of `fragment` records no row count although it has data
 /// (lance writes `physical_rows` for every fragment it has written since 0.7 or so).

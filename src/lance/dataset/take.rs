@@ -24,7 +24,10 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 
 use crate::error::{Error, Result};
 use crate::io::IoStats;
-use crate::lance::dataset::{DataFile, Dataset, SchemaField};
+use crate::lance::data_file::DataFileReader;
+use crate::lance::dataset::{
+    DataFile, Dataset, DeletionVector, Fragment, Manifest, Schema, SchemaField,
+};
 use crate::lance::reader::RowSelection;
 
 /// Name of the row-address column in take and query output.
@@ -32,6 +35,10 @@ pub(crate) const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
 
 /// Read `columns` (top-level names) of the rows at `addresses`. The batch starts with a
 /// `_rowaddr` UInt64 column.
+///
+/// Decide (which columns, which offsets of which fragments, which files), then drive the
+/// waves: open every file and read the deletion vectors, then read every file's rows;
+/// finally assemble the pieces in the requested order.
 pub(crate) async fn take_rows(
     dataset: &Dataset,
     addresses: &[u64],
@@ -39,34 +46,90 @@ pub(crate) async fn take_rows(
     stats: &IoStats,
 ) -> Result<RecordBatch> {
     let manifest = Arc::clone(dataset.manifest());
-    let fields: Vec<(SchemaField, Field)> = columns
-        .iter()
-        .map(|name| {
-            let f = manifest
-                .schema
-                .fields
-                .iter()
-                .find(|f| f.parent_id == -1 && &f.name == name)
-                .ok_or_else(|| Error::InvalidArgument(format!("no column named {name:?}")))?;
-            let arrow = manifest
-                .schema
-                .arrow_field(f.id)
-                .map_err(|e| e.context(format!("taking column {name:?}")))?;
-            Ok((f.clone(), arrow))
-        })
-        .collect::<Result<_>>()?;
-    // The ids of each column's subtree: data files list the leaf ids of nested columns.
-    let subtrees: Vec<Vec<i32>> = fields
-        .iter()
-        .map(|(sf, _)| manifest.schema.subtree_ids(sf.id))
+    let columns = TakeColumns::resolve(&manifest.schema, columns)?;
+    let mut per_fragment = group_by_fragment(&manifest, addresses)?;
+    let involved: Vec<&Fragment> = per_fragment
+        .keys()
+        .filter_map(|id| manifest.fragment(*id))
         .collect();
-    let holds = |d: &DataFile, sf: &SchemaField| {
-        fields
+    // Wave 1: deletion files and every data file's metadata.
+    let files = files_to_read(&involved, &columns);
+    let opens = files.iter().map(|(_, d)| dataset.open_data_file(d, stats));
+    let (readers, deletions) = futures::try_join!(
+        futures::future::try_join_all(opens),
+        dataset.deletion_vectors(&involved, stats)
+    )?;
+    drop_deleted(&mut per_fragment, &deletions);
+    // Waves 2-3: one read per (file, its requested columns), all concurrent.
+    let reads = files.iter().zip(&readers).map(|((fragment, d), reader)| {
+        let offsets = per_fragment.get(fragment).cloned().unwrap_or_default();
+        read_file(*fragment, columns.wanted(d, reader), reader, offsets, stats)
+    });
+    let results = futures::future::try_join_all(reads).await?;
+    let (kept_addresses, pieces) = assemble(&per_fragment, &columns, &results)?;
+    in_requested_order(addresses, &kept_addresses, pieces, &columns)
+}
+
+/// The columns a take reads: each top-level field with its Arrow field, and the field ids
+/// of its subtree (data files list the leaf ids of nested columns).
+struct TakeColumns {
+    fields: Vec<(SchemaField, Field)>,
+    subtrees: Vec<Vec<i32>>,
+}
+
+impl TakeColumns {
+    /// The top-level fields named `columns` (`InvalidArgument` for an unknown name).
+    fn resolve(schema: &Schema, columns: &[String]) -> Result<Self> {
+        let fields: Vec<(SchemaField, Field)> = columns
             .iter()
-            .position(|(f, _)| f.id == sf.id)
-            .is_some_and(|i| subtrees[i].iter().any(|id| d.fields.contains(id)))
-    };
-    // Validate addresses, group offsets per fragment (sorted, unique).
+            .map(|name| {
+                let f = schema
+                    .fields
+                    .iter()
+                    .find(|f| f.parent_id == -1 && &f.name == name)
+                    .ok_or_else(|| Error::InvalidArgument(format!("no column named {name:?}")))?;
+                let arrow = schema
+                    .arrow_field(f.id)
+                    .map_err(|e| e.context(format!("taking column {name:?}")))?;
+                Ok((f.clone(), arrow))
+            })
+            .collect::<Result<_>>()?;
+        let subtrees = fields
+            .iter()
+            .map(|(sf, _)| schema.subtree_ids(sf.id))
+            .collect();
+        Ok(Self { fields, subtrees })
+    }
+
+    /// Whether data file `d` holds (part of) output column `out`.
+    fn holds(&self, d: &DataFile, out: usize) -> bool {
+        self.subtrees
+            .get(out)
+            .is_some_and(|ids| ids.iter().any(|id| d.fields.contains(id)))
+    }
+
+    /// The output columns `reader` (of data file `d`) serves: (output column, field index
+    /// in the reader's schema).
+    fn wanted(&self, d: &DataFile, reader: &DataFileReader) -> Vec<(usize, usize)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(out, _)| self.holds(d, *out))
+            .filter_map(|(out, (sf, _))| {
+                reader
+                    .schema()
+                    .fields
+                    .iter()
+                    .position(|x| x.id == sf.id)
+                    .map(|i| (out, i))
+            })
+            .collect()
+    }
+}
+
+/// The offsets of `addresses` per fragment (sorted, unique); an address of a fragment not in
+/// the version or beyond its rows is `InvalidArgument`.
+fn group_by_fragment(manifest: &Manifest, addresses: &[u64]) -> Result<BTreeMap<u64, Vec<u64>>> {
     let mut per_fragment: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for &a in addresses {
         let (fragment, offset) = (a >> 32, a & 0xFFFF_FFFF);
@@ -88,73 +151,87 @@ pub(crate) async fn take_rows(
         offsets.sort_unstable();
         offsets.dedup();
     }
-    let involved: Vec<&crate::lance::dataset::Fragment> = per_fragment
-        .keys()
-        .filter_map(|id| manifest.fragment(*id))
-        .collect();
-    // Wave 1: deletion files and every data file's metadata.
+    Ok(per_fragment)
+}
+
+/// The data files of `involved` that hold any of `columns`, each once, with its fragment.
+fn files_to_read(involved: &[&Fragment], columns: &TakeColumns) -> Vec<(u64, DataFile)> {
     let mut files: Vec<(u64, DataFile)> = Vec::new();
-    for f in &involved {
+    for f in involved {
         for d in &f.files {
-            if fields.iter().any(|(sf, _)| holds(d, sf))
+            if (0..columns.fields.len()).any(|out| columns.holds(d, out))
                 && !files.iter().any(|(id, x)| *id == f.id && x.path == d.path)
             {
                 files.push((f.id, d.clone()));
             }
         }
     }
-    let opens = files.iter().map(|(_, d)| dataset.open_data_file(d, stats));
-    let (readers, deletions) = futures::try_join!(
-        futures::future::try_join_all(opens),
-        dataset.deletion_vectors(&involved, stats)
-    )?;
-    // Drop deleted offsets.
+    files
+}
+
+/// Drop the deleted offsets.
+fn drop_deleted(
+    per_fragment: &mut BTreeMap<u64, Vec<u64>>,
+    deletions: &HashMap<u64, Arc<DeletionVector>>,
+) {
     for (fragment, offsets) in per_fragment.iter_mut() {
         if let Some(d) = deletions.get(fragment) {
             offsets.retain(|o| !d.0.contains(*o as u32));
         }
     }
-    // Waves 2-3: one read per (file, its requested columns), all concurrent.
-    let reads = files.iter().zip(&readers).map(|((fragment, d), reader)| {
-        let offsets = per_fragment.get(fragment).cloned().unwrap_or_default();
-        let wanted: Vec<(usize, usize)> = fields
-            .iter()
-            .enumerate()
-            .filter(|(_, (sf, _))| holds(d, sf))
-            .filter_map(|(out, (sf, _))| {
-                reader
-                    .schema()
-                    .fields
-                    .iter()
-                    .position(|x| x.id == sf.id)
-                    .map(|i| (out, i))
-            })
-            .collect();
-        async move {
-            let idx: Vec<usize> = wanted.iter().map(|(_, i)| *i).collect();
-            let batch = if offsets.is_empty() || idx.is_empty() {
-                None
-            } else {
-                Some(
-                    reader
-                        .read_rows(&idx, &RowSelection::Rows(offsets), stats)
-                        .await?,
-                )
-            };
-            Ok::<_, Error>((*fragment, wanted, batch))
-        }
-    });
-    let results = futures::future::try_join_all(reads).await?;
-    // Assemble per fragment, per output column (null where no file holds the column).
-    let mut pieces: Vec<Vec<ArrayRef>> = vec![Vec::new(); fields.len()];
+}
+
+/// What one data file gave a take.
+struct FileRead {
+    fragment: u64,
+    /// (output column, field index in the file's schema).
+    wanted: Vec<(usize, usize)>,
+    /// The rows read, one column per `wanted` entry; `None` when nothing was to be read.
+    batch: Option<RecordBatch>,
+}
+
+/// Read `offsets` of the `wanted` columns of one data file.
+async fn read_file(
+    fragment: u64,
+    wanted: Vec<(usize, usize)>,
+    reader: &DataFileReader,
+    offsets: Vec<u64>,
+    stats: &IoStats,
+) -> Result<FileRead> {
+    let idx: Vec<usize> = wanted.iter().map(|(_, i)| *i).collect();
+    let batch = if offsets.is_empty() || idx.is_empty() {
+        None
+    } else {
+        Some(
+            reader
+                .read_rows(&idx, &RowSelection::Rows(offsets), stats)
+                .await?,
+        )
+    };
+    Ok(FileRead {
+        fragment,
+        wanted,
+        batch,
+    })
+}
+
+/// The kept addresses in fragment order, and per output column its arrays in that order
+/// (nulls where no file of a fragment holds the column).
+fn assemble(
+    per_fragment: &BTreeMap<u64, Vec<u64>>,
+    columns: &TakeColumns,
+    results: &[FileRead],
+) -> Result<(Vec<u64>, Vec<Vec<ArrayRef>>)> {
+    let mut pieces: Vec<Vec<ArrayRef>> = vec![Vec::new(); columns.fields.len()];
     let mut kept_addresses: Vec<u64> = Vec::new();
-    for (fragment, offsets) in &per_fragment {
+    for (fragment, offsets) in per_fragment {
         let n = offsets.len();
         kept_addresses.extend(offsets.iter().map(|o| (fragment << 32) | o));
-        for (out, (_, field)) in fields.iter().enumerate() {
-            let found = results.iter().find_map(|(fr, wanted, batch)| {
-                let pos = wanted.iter().position(|(o, _)| *o == out)?;
-                (fr == fragment).then(|| batch.as_ref().map(|b| Arc::clone(b.column(pos))))
+        for (out, (_, field)) in columns.fields.iter().enumerate() {
+            let found = results.iter().find_map(|r| {
+                let pos = r.wanted.iter().position(|(o, _)| *o == out)?;
+                (r.fragment == *fragment)
+                    .then(|| r.batch.as_ref().map(|b| Arc::clone(b.column(pos))))
             });
             let array = match found.flatten() {
                 Some(a) => conform(a, field)?,
@@ -163,7 +240,17 @@ pub(crate) async fn take_rows(
             pieces[out].push(array);
         }
     }
-    // Restore the requested order.
+    Ok((kept_addresses, pieces))
+}
+
+/// The take's batch: `_rowaddr`, then each column, rows in the order of `addresses`
+/// (deleted ones left out).
+fn in_requested_order(
+    addresses: &[u64],
+    kept_addresses: &[u64],
+    pieces: Vec<Vec<ArrayRef>>,
+    columns: &TakeColumns,
+) -> Result<RecordBatch> {
     let position: HashMap<u64, u32> = kept_addresses
         .iter()
         .enumerate()
@@ -181,7 +268,7 @@ pub(crate) async fn take_rows(
             .collect::<Vec<_>>(),
     ))];
     let mut schema_fields = vec![Field::new(ROW_ADDRESS_COLUMN, DataType::UInt64, false)];
-    for ((_, field), parts) in fields.iter().zip(pieces) {
+    for ((_, field), parts) in columns.fields.iter().zip(pieces) {
         let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
         let all = if refs.is_empty() {
             arrow_array::new_empty_array(field.data_type())

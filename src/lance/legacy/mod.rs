@@ -7,9 +7,10 @@
 //! * [`open`]: opening a file (cached per object version).
 //! * [`read`]: [`read::LegacyFileReader`] — rows by batch and field, random access by
 //!   value position.
-//! * [`any`]: [`any::DataFileReader`] — a v2 or a legacy reader, chosen by the footer.
+//!
+//! [`crate::lance::data_file`], above this reader and the v2 one, picks between them by the
+//! footer.
 
-pub(crate) mod any;
 pub(crate) mod decode;
 pub(crate) mod format;
 pub(crate) mod inspect;

@@ -202,30 +202,44 @@ pub(crate) async fn open_legacy_file(
         file.etag = tail.version.etag;
         Ok(file)
     };
-    let key_item = field_ids.as_ref().map(|r| (r.start, r.end));
     match size_hint {
         Some(size) => {
-            let key = CacheKey {
-                path: path.to_string(),
-                version: ObjectVersion { size, etag: None },
-                item: key_item,
-            };
+            let key = legacy_key(path, size, field_ids.as_ref());
             cache.get_or_try_load(key, load).await
         }
         None => {
             let file = Arc::new(load.await?);
-            let key = CacheKey {
-                path: path.to_string(),
-                version: ObjectVersion {
-                    size: file.object_size,
-                    etag: None,
-                },
-                item: key_item,
-            };
+            let key = legacy_key(path, file.object_size, field_ids.as_ref());
             cache.insert(key, Arc::clone(&file)).await;
             Ok(file)
         }
     }
+}
+
+/// The cache key of `path` at `size` read for the field ids `field_ids`.
+fn legacy_key(
+    path: &Path,
+    size: u64,
+    field_ids: Option<&Range<i32>>,
+) -> CacheKey<Option<(i32, i32)>> {
+    CacheKey {
+        path: path.to_string(),
+        version: ObjectVersion { size, etag: None },
+        item: field_ids.map(|r| (r.start, r.end)),
+    }
+}
+
+/// Whether `cache` holds `path` at `size` read for the field ids `field_ids`.
+pub(crate) async fn is_cached_legacy(
+    cache: &LegacyCache,
+    path: &Path,
+    size: u64,
+    field_ids: Option<&Range<i32>>,
+) -> bool {
+    cache
+        .get(&legacy_key(path, size, field_ids))
+        .await
+        .is_some()
 }
 
 /// Decode footer, metadata, manifest, page table and dictionaries, reading what the

@@ -20,11 +20,24 @@ use super::decode::{
     conform_item, decode_binary, decode_fixed, fixed_width, list_children, make_list, read_offsets,
 };
 use super::format::LegacyPage;
-use super::open::LegacyFile;
+use super::open::{open_legacy_file, LegacyCache, LegacyFile};
+use super::pages::{batches_for, page_spans};
 use crate::error::{Error, Result};
+use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher, ReadRequest};
-use crate::lance::reader::RowSelection;
+use crate::lance::proto::file as file_pb;
 use crate::lance::schema::{LanceField, LanceSchema};
+use crate::lance::selection::RowSelection;
+
+/// The schema a legacy dataset data file is read by: the dataset's fields it holds, and the
+/// field-id range its page table covers.
+#[derive(Debug, Clone)]
+pub(crate) struct LegacySchemaHint {
+    /// The dataset fields held by the file (pre-order, with ancestors).
+    pub(crate) schema: file_pb::Schema,
+    /// `min..max + 1` of the file's field ids.
+    pub(crate) field_ids: Range<i32>,
+}
 
 /// An open legacy v1 file with the schema it is read by (its own, or its dataset's).
 #[derive(Debug, Clone)]
@@ -44,6 +57,45 @@ struct Part {
 }
 
 impl LegacyFileReader {
+    /// Open the legacy file at `path` through `cache` (see [`open_legacy_file`]), read by
+    /// the dataset schema of `hint`, or by the file's own schema without one.
+    pub(crate) async fn open(
+        fetcher: RangeFetcher,
+        path: Path,
+        size_hint: Option<u64>,
+        cache: &LegacyCache,
+        hint: Option<LegacySchemaHint>,
+        prefetched: Option<Tail>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        let field_ids = hint.as_ref().map(|h| h.field_ids.clone());
+        let file = open_legacy_file(
+            &fetcher, &path, size_hint, field_ids, cache, prefetched, stats,
+        )
+        .await?;
+        let schema = match &hint {
+            Some(h) => LanceSchema::from_proto(&h.schema)?,
+            None => file.own_schema()?.ok_or_else(|| {
+                Error::unsupported(
+                    "legacy data file without its own schema: read it through its dataset",
+                )
+                .at(path.as_ref(), None)
+            })?,
+        };
+        let version = ObjectVersion {
+            size: file.object_size,
+            etag: file.etag.clone(),
+        };
+        fetcher.expect_version(&path, &version);
+        Ok(Self {
+            fetcher,
+            path,
+            version,
+            file,
+            schema: Arc::new(schema),
+        })
+    }
+
     /// The schema reads are typed by.
     pub(crate) fn schema(&self) -> &LanceSchema {
         &self.schema
@@ -67,6 +119,18 @@ impl LegacyFileReader {
     /// The decoded file.
     pub(crate) fn file(&self) -> &Arc<LegacyFile> {
         &self.file
+    }
+
+    /// Byte ranges of the pages of field `field_id` holding `rows` (the field's page of
+    /// each batch).
+    pub(crate) fn field_page_ranges(&self, field_id: i32, rows: Range<u64>) -> Vec<Range<u64>> {
+        let batches = batches_for(&self.file.metadata, &rows);
+        page_spans(
+            &self.file.page_table,
+            field_id,
+            batches,
+            self.file.data_end(),
+        )
     }
 
     /// Read `selection` of the top-level fields `columns` (indices into the schema).

@@ -12,7 +12,12 @@
 //!
 //! 2.1/2.2 `PageLayout` messages and 2.3 `PlanarLayout` messages decode into one
 //! [`PageLayout`] here (dense planar pages are the 2.2 engines; sparse pages have their
-//! own).
+//! own); a 2.0 page's `ArrayEncoding` tree resolves into [`PageLayout::V2_0`]
+//! ([`array_encoding`]), which `crate::lance::v2_0` reads.
+//!
+//! Pages do not know the container: [`crate::lance::file`] hands each page's stored
+//! encoding ([`RawPageEncoding`]) and the file's [`FileVersion`] to
+//! [`PageLayout::from_encoding`].
 //!
 //! Flat leaves (one item layer) decode straight to an Arrow array ([`PageLayout::decode`]).
 //! Leaves of nested fields decode to their per-layer slots and values
@@ -21,6 +26,7 @@
 //! through their positions/counts ([`sparse_nested`]); the reader assembles the leaves of
 //! a field into struct / list / map arrays ([`structure::assemble`]).
 
+pub(crate) mod array_encoding;
 pub(crate) mod constant;
 pub(crate) mod fullzip;
 pub(crate) mod level_runs;
@@ -42,14 +48,34 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::io::cache::DeepSize;
 use crate::lance::compression;
-use crate::lance::file::{FileVersion, RawPageEncoding};
 use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLayer};
+use crate::lance::version::FileVersion;
 
 pub(crate) use constant::ConstantPage;
 pub(crate) use fullzip::FullZipPage;
 pub(crate) use miniblock::MiniBlockPage;
 pub(crate) use sparse::SparsePage;
 pub(crate) use values::LeafBuilder;
+
+/// How a page's encoding is stored in its column metadata (the container hands it to
+/// [`PageLayout::from_encoding`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawPageEncoding {
+    /// An embedded `google.protobuf.Any`.
+    Direct {
+        /// The `Any` type URL, e.g. `/lance.encodings21.PageLayout`.
+        type_url: String,
+        /// The serialized message.
+        value: Bytes,
+    },
+    /// Stored in another buffer (never written by pylance).
+    Indirect {
+        /// Position and size of that buffer.
+        range: Range<u64>,
+    },
+    /// No encoding.
+    None,
+}
 
 /// Layout of one page, decoded from its `Any`.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,8 +88,8 @@ pub enum PageLayout {
     Constant(ConstantPage),
     /// 2.3 sparse structure.
     Sparse(SparsePage),
-    /// A Lance 2.0 page: its `ArrayEncoding` tree, resolved (read by [`crate::lance::v2_0`]).
-    V2_0(Box<crate::lance::v2_0::Node>),
+    /// A Lance 2.0 page: its `ArrayEncoding` tree, resolved (read by `crate::lance::v2_0`).
+    V2_0(Box<array_encoding::Node>),
     /// A layout lakeseek cannot read (blob pages, indirect encodings, ...):
     /// the file still opens; reading the column fails with `Unsupported`.
     Unsupported {
@@ -255,7 +281,7 @@ impl PageLayout {
                 Self::from_planar_layout(layout, buffers, length)
             }
             (crate::lance::proto::encodings_v2_0::ARRAY_ENCODING_TYPE_URL, FileVersion::V2_0) => {
-                crate::lance::v2_0::Node::from_bytes(value, buffers)
+                array_encoding::Node::from_bytes(value, buffers)
                     .map(|node| PageLayout::V2_0(Box::new(node)))
             }
             (url, v) => Err(Error::corrupt(format!(
@@ -310,7 +336,6 @@ impl PageLayout {
         length: u64,
     ) -> Result<Self> {
         use pb::structural_plane::Codec as Structure;
-        use pb::value_plane::Codec as Values;
         let structure = layout
             .structure
             .and_then(|s| s.codec)
@@ -327,6 +352,17 @@ impl PageLayout {
             }
             Structure::Dense(dense) => dense,
         };
+        Self::from_dense_planar(dense, values, buffers, length)
+    }
+
+    /// A dense 2.3 page: the 2.2 engine its value plane names.
+    fn from_dense_planar(
+        dense: pb::DenseStructure,
+        values: pb::value_plane::Codec,
+        buffers: &[Range<u64>],
+        length: u64,
+    ) -> Result<Self> {
+        use pb::value_plane::Codec as Values;
         let layers = decode_layers(&dense.layers)?;
         crate::ensure_corrupt!(!layers.is_empty(), "dense planar page has no layers");
         match values {

@@ -12,10 +12,10 @@ use arrow_buffer::{BooleanBufferBuilder, MutableBuffer};
 use arrow_schema::DataType;
 
 use super::arrow::to_array;
-use super::encoding::Node;
 use super::values::{as_u64s, decode, decode_offsets, validity_of, Decoded, Rows};
 use super::walk::Walk;
 use crate::error::{Error, Result};
+use crate::lance::page::array_encoding::Node;
 
 /// What the items of a dictionary page decode to.
 #[derive(Debug, Clone, Copy)]

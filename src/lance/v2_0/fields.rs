@@ -15,11 +15,11 @@ use arrow_schema::{DataType, Field, Fields};
 
 use super::arrow::to_array;
 use super::binary::ItemsType;
-use super::encoding::Node;
 use super::values::{count, decode, decode_offsets, Decoded};
 use super::walk::{all, Walk};
 use crate::error::{Error, Result};
 use crate::lance::file::{ColumnInfo, FileMetadata};
+use crate::lance::page::array_encoding::Node;
 use crate::lance::page::PageLayout;
 use crate::lance::schema::LanceField;
 

@@ -8,8 +8,11 @@
 //! releases emit `Flat`, `Nullable`, `FixedSizeList`, `Binary`, `Dictionary`, `List` and
 //! `SimpleStruct` pages, plus `Fsst` for fields that ask for it; all are read here.
 //!
-//! * [`encoding`]: the protobuf tree checked and resolved into [`encoding::Node`]s (at file
-//!   open, kept in the cached file metadata as [`crate::lance::page::PageLayout::V2_0`]).
+//! A page's encoding tree is a page layout like any other: the container resolves it into
+//! [`Node`]s at file open ([`crate::lance::page::array_encoding`]) and keeps it in the cached
+//! file metadata as [`crate::lance::page::PageLayout::V2_0`]; this module reads 2.0 files
+//! from that metadata.
+//!
 //! * [`values`], [`binary`]: pure planners/decoders per encoding family.
 //! * [`fields`]: fields over columns (structs, lists, leaves).
 //! * [`walk`]: the read as a pure walk over the bytes known so far; [`read_fields`] is the
@@ -18,7 +21,6 @@
 
 pub(crate) mod arrow;
 pub(crate) mod binary;
-pub(crate) mod encoding;
 pub(crate) mod fields;
 pub(crate) mod values;
 pub(crate) mod walk;
@@ -31,10 +33,9 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::lance::file::FileMetadata;
+use crate::lance::page::array_encoding::{Node, Nullability};
 use crate::lance::page::PageLayout;
 use walk::{all, ByteStore, Walk};
-
-pub(crate) use encoding::Node;
 
 /// Most waves one read may take (a schema nests far less deeply; more means a loop).
 const MAX_WAVES: usize = 64;
@@ -139,7 +140,7 @@ pub(crate) async fn read_fields(
 
 fn has_dictionary(node: &Node) -> bool {
     matches!(node, Node::Dictionary { .. })
-        || matches!(node, Node::Nullable(encoding::Nullability::NoNull(v)) if has_dictionary(v))
+        || matches!(node, Node::Nullable(Nullability::NoNull(v)) if has_dictionary(v))
 }
 
 /// Decode page-local `rows` of one page whose bytes all lie in `file` (absolute

@@ -9,10 +9,10 @@ use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, Buffer, MutableBuffer};
 use arrow_schema::DataType;
 use bytes::Bytes;
 
-use super::encoding::{FlatCompression, Node, Nullability};
 use super::walk::{all, Walk};
 use crate::error::{Error, Result};
 use crate::lance::compression::{decompress_general, fsst_expand_values, MAX_DECODED_BYTES};
+use crate::lance::page::array_encoding::{FlatCompression, Node, Nullability};
 
 /// Page-local rows: sorted, disjoint, non-empty ranges.
 pub(crate) type Rows = [Range<u64>];

@@ -10,8 +10,8 @@ use proptest::prelude::*;
 
 use super::{LanceFileWriter, WriteVersion};
 use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher};
-use crate::lance::file::FileVersion;
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::lance::version::FileVersion;
 
 /// Write `batches` with `version`, then read every row back with lakeseek's reader.
 pub(crate) fn round_trip(

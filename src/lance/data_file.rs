@@ -14,18 +14,17 @@ use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use object_store::path::Path;
 
-use super::format::NOT_LEGACY_MESSAGE;
-use super::open::{open_legacy_file, LegacyCache};
-use super::pages::{batches_for, page_spans};
-use super::read::LegacyFileReader;
 use crate::error::{Error, Result};
-use crate::io::cache::CacheKey;
 use crate::io::fetch::Tail;
 use crate::io::{IoStats, ObjectVersion, RangeFetcher};
-use crate::lance::file::{ends_in_legacy_footer, DEFAULT_TAIL_BYTES, LEGACY_FOOTER_MESSAGE};
-use crate::lance::proto::file as file_pb;
-use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::lance::file::{ends_in_legacy_footer, DEFAULT_TAIL_BYTES};
+use crate::lance::legacy::format::NOT_LEGACY_MESSAGE;
+use crate::lance::legacy::open::is_cached_legacy;
+use crate::lance::legacy::read::{LegacyFileReader, LegacySchemaHint};
+use crate::lance::reader::{LanceFileReader, ReaderCaches};
 use crate::lance::schema::LanceSchema;
+use crate::lance::selection::RowSelection;
+use crate::lance::version::LEGACY_FOOTER_MESSAGE;
 
 /// An open data file of any version.
 #[derive(Debug, Clone)]
@@ -34,16 +33,6 @@ pub(crate) enum DataFileReader {
     V2(LanceFileReader),
     /// A legacy v1 file.
     Legacy(LegacyFileReader),
-}
-
-/// The schema a legacy dataset data file is read by: the dataset's fields it holds, and the
-/// field-id range its page table covers.
-#[derive(Debug, Clone)]
-pub(crate) struct LegacySchemaHint {
-    /// The dataset fields held by the file (pre-order, with ancestors).
-    pub(crate) schema: file_pb::Schema,
-    /// `min..max + 1` of the file's field ids.
-    pub(crate) field_ids: Range<i32>,
 }
 
 /// Whether `e` is the v2 reader's refusal of a legacy footer.
@@ -74,7 +63,9 @@ impl DataFileReader {
             // Concurrent opens of one file share one load: both caches are keyed by path and
             // size and load once. The manifest says legacy (or the legacy file is cached):
             // the legacy reader; a v2 footer after all falls back to the v2 reader.
-            if hint.is_some() || is_cached_legacy(&caches.legacy, &path, size, &hint).await {
+            if hint.is_some()
+                || is_cached_legacy(&caches.legacy, &path, size, field_ids(&hint)).await
+            {
                 let legacy = open_legacy(
                     fetcher.clone(),
                     path.clone(),
@@ -197,11 +188,7 @@ impl DataFileReader {
                     .flat_map(|p| p.buffers.iter().filter(|b| b.start < b.end).cloned())
                     .collect()
             }
-            Self::Legacy(r) => {
-                let file = r.file();
-                let batches = batches_for(&file.metadata, &rows);
-                page_spans(&file.page_table, f.id, batches, file.data_end())
-            }
+            Self::Legacy(r) => r.field_page_ranges(f.id, rows),
         }
     }
 
@@ -243,27 +230,12 @@ impl DataFileReader {
     }
 }
 
-fn legacy_key(
-    path: &Path,
-    size: u64,
-    hint: &Option<LegacySchemaHint>,
-) -> CacheKey<Option<(i32, i32)>> {
-    CacheKey {
-        path: path.to_string(),
-        version: ObjectVersion { size, etag: None },
-        item: hint.as_ref().map(|h| (h.field_ids.start, h.field_ids.end)),
-    }
+/// The field ids a legacy hint reads.
+fn field_ids(hint: &Option<LegacySchemaHint>) -> Option<&Range<i32>> {
+    hint.as_ref().map(|h| &h.field_ids)
 }
 
-async fn is_cached_legacy(
-    cache: &LegacyCache,
-    path: &Path,
-    size: u64,
-    hint: &Option<LegacySchemaHint>,
-) -> bool {
-    cache.get(&legacy_key(path, size, hint)).await.is_some()
-}
-
+/// The legacy reader of `path`, through the legacy cache of `caches`.
 async fn open_legacy(
     fetcher: RangeFetcher,
     path: Path,
@@ -273,31 +245,8 @@ async fn open_legacy(
     prefetched: Option<Tail>,
     stats: &IoStats,
 ) -> Result<DataFileReader> {
-    let field_ids = hint.as_ref().map(|h| h.field_ids.clone());
     let cache = &caches.legacy;
-    let file = open_legacy_file(
-        &fetcher, &path, size_hint, field_ids, cache, prefetched, stats,
-    )
-    .await?;
-    let schema = match &hint {
-        Some(h) => LanceSchema::from_proto(&h.schema)?,
-        None => file.own_schema()?.ok_or_else(|| {
-            Error::unsupported(
-                "legacy data file without its own schema: read it through its dataset",
-            )
-            .at(path.as_ref(), None)
-        })?,
-    };
-    let version = ObjectVersion {
-        size: file.object_size,
-        etag: file.etag.clone(),
-    };
-    fetcher.expect_version(&path, &version);
-    Ok(DataFileReader::Legacy(LegacyFileReader {
-        fetcher,
-        path,
-        version,
-        file,
-        schema: Arc::new(schema),
-    }))
+    LegacyFileReader::open(fetcher, path, size_hint, cache, hint, prefetched, stats)
+        .await
+        .map(DataFileReader::Legacy)
 }
