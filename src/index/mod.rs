@@ -19,5 +19,6 @@ pub(crate) mod label_list;
 pub(crate) mod list_element;
 pub(crate) mod predicate;
 pub(crate) mod prewarm;
+pub(crate) mod sql;
 pub(crate) mod sql_literal;
 pub(crate) mod zonemap;

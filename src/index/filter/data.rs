@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use arrow_array::{Array, ArrayRef};
 use roaring::RoaringTreemap;
 
-use super::bind::{BoundField, SqlPredicate};
-use super::eval::eval_predicate;
 use super::kind::Want;
 use crate::error::{Error, Result};
 use crate::index::key::{KeyColumn, KeyRef};
 use crate::index::list_element::query::{evaluate_call_rows, AnyElementQueryPlan};
-use crate::index::list_element::value::ElementValue;
+use crate::index::sql::bind::{BoundField, SqlPredicate};
+use crate::index::sql::eval::eval_predicate;
+use crate::index::sql::value::ElementValue;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, Fragment};
 use crate::lance::reader::RowSelection;
@@ -352,7 +352,7 @@ mod tests {
     use arrow_array::ListArray;
 
     use super::*;
-    use crate::index::filter::expr::CompareOp;
+    use crate::index::sql::expr::CompareOp;
 
     fn lists() -> ArrayRef {
         Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(vec![

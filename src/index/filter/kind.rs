@@ -26,8 +26,8 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::Result;
 use crate::index::key::Key;
-use crate::index::list_element::call::AnyElementCall;
 use crate::index::predicate::Predicate;
+use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 
@@ -51,7 +51,7 @@ pub(crate) struct LeafColumn {
     pub(crate) data_type: Option<DataType>,
 }
 
-pub(crate) use super::bind::ListHasMode;
+pub(crate) use crate::index::sql::bind::ListHasMode;
 
 /// What a leaf tests, in the form indices answer.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,11 +3,8 @@
 //! `Dataset::filter` / query builder call these, and nothing else decides between index
 //! kinds.
 //!
-//! * [`expr`]: the one SQL parser (sqlparser) → untyped tree;
-//! * [`bind`]: the one binder (columns of a dataset, or fields of list elements; literals
-//!   typed by [`crate::index::sql_literal::coerce_literal`]);
-//! * [`eval`]: the one SQL three-valued evaluator (rechecks, scans, `any_element`
-//!   elements);
+//! * the SQL text is parsed, bound and evaluated by the one SQL stack
+//!   ([`crate::index::sql`]);
 //! * `tree`: `NOT` pushed to the leaves, leaves = maximal one-column subtrees or
 //!   `any_element` calls, the row-set algebra;
 //! * `kind`: the index-kind interface (BTree, list element; more kinds plug in there);
@@ -24,18 +21,14 @@
 //! by evaluating only the leaves that decide them, on only those rows; deleted rows are
 //! removed.
 
-pub(crate) mod bind;
 mod btree_explain;
 mod btree_kind;
 mod data;
-pub(crate) mod eval;
-pub(crate) mod expr;
 pub(crate) mod kind;
-mod limits;
 mod list_element_kind;
 mod plan;
 pub(crate) mod segments;
-mod tree;
+pub(crate) mod tree;
 
 use roaring::RoaringTreemap;
 

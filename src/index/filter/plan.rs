@@ -3,7 +3,6 @@
 use roaring::{RoaringBitmap, RoaringTreemap};
 use serde_json::{json, Value};
 
-use super::bind::{describe, BoundPredicate, SqlPredicate};
 use super::data::{column_is_cached, open_column, rows_with_value, top_level_column, DataLeaf};
 use super::kind::{
     fragment_rows, index_kinds, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn,
@@ -13,6 +12,7 @@ use super::list_element_kind::{ListElementKind, PlannedListElement};
 use super::tree::{bounded, combine, index_query, key_of, shape, Node, Rows, Shape};
 use super::{FilterAnswer, FilterOptions};
 use crate::error::{Error, Result};
+use crate::index::sql::bind::{describe, BoundPredicate, SqlPredicate};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, Fragment};
 
