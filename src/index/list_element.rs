@@ -13,11 +13,13 @@
 //! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
 //! * [`stitch`]: element fields by id from the data files of a list column.
 //! * [`query`]: answering a call on a dataset (index search, recheck, scans, NOT).
+//! * [`kind`]: the list element index behind the engine's index-kind interface.
 //! * [`build`]: building an index and committing it (`lakeseek index create`).
 
 pub(crate) mod build;
 pub(crate) mod details;
 pub(crate) mod key_encoding;
+pub(crate) mod kind;
 pub(crate) mod query;
 pub(crate) mod ranges;
 pub(crate) mod resolve;

@@ -10,11 +10,14 @@
 //! * [`list_element`]: the experimental list element index (`any_element`).
 
 pub(crate) mod bitmap;
+pub(crate) mod bitmap_file;
 pub(crate) mod bloom;
 pub(crate) mod btree;
+pub(crate) mod btree_file;
 pub(crate) mod caches;
 pub(crate) mod filter;
 pub(crate) mod key;
+pub(crate) mod kind;
 pub(crate) mod label_list;
 pub(crate) mod list_element;
 pub(crate) mod predicate;
@@ -22,3 +25,4 @@ pub(crate) mod prewarm;
 pub(crate) mod sql;
 pub(crate) mod sql_literal;
 pub(crate) mod zonemap;
+pub(crate) mod zones;

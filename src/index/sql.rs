@@ -8,6 +8,7 @@
 //!   typed by [`crate::index::sql_literal::coerce_literal`]);
 //! * [`eval`]: the one SQL three-valued evaluator (rechecks, scans, `any_element`
 //!   elements);
+//! * [`list_has`]: `array_has_any` / `array_has_all` / `array_contains` on list data;
 //! * [`value`]: the values the evaluator compares, and typed access to Arrow arrays.
 
 pub(crate) mod bind;
@@ -15,4 +16,5 @@ pub(crate) mod call;
 pub(crate) mod eval;
 pub(crate) mod expr;
 mod limits;
+pub(crate) mod list_has;
 pub(crate) mod value;

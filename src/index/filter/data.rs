@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use arrow_array::{Array, ArrayRef};
 use roaring::RoaringTreemap;
 
-use super::kind::Want;
 use crate::error::{Error, Result};
 use crate::index::key::{KeyColumn, KeyRef};
+use crate::index::kind::Want;
 use crate::index::list_element::query::{evaluate_call_rows, AnyElementQueryPlan};
 use crate::index::sql::bind::{BoundField, SqlPredicate};
 use crate::index::sql::eval::eval_predicate;
@@ -37,7 +37,7 @@ pub(crate) enum DataLeaf<'a> {
     /// `array_has_any` / `array_has_all` / `array_contains` on a list column.
     ListHas {
         /// Any or all.
-        test: crate::index::label_list::ListTest,
+        test: crate::index::sql::list_has::ListTest,
         /// The values, sorted.
         values: Vec<crate::index::key::Key>,
         /// The list column.
@@ -288,7 +288,7 @@ async fn evaluate_fragment(
                 return Err(Error::corrupt("reader returned fewer rows than asked")
                     .at(reader.path().as_ref(), None));
             }
-            crate::index::label_list::data::list_has(batch.column(0), *test, values)
+            crate::index::sql::list_has::list_has(batch.column(0), *test, values)
                 .map_err(|e| e.at(reader.path().as_ref(), None))
         }
         DataLeaf::Scalar {

@@ -7,7 +7,8 @@
 //!   ([`crate::index::sql`]);
 //! * `tree`: `NOT` pushed to the leaves, leaves = maximal one-column subtrees or
 //!   `any_element` calls, the row-set algebra;
-//! * `kind`: the index-kind interface (BTree, list element; more kinds plug in there);
+//! * the kinds are seen through the index-kind interface ([`crate::index::kind`]); `registry`
+//!   lists them;
 //! * `data`: evaluating a leaf on only the rows and the column it needs.
 //!
 //! **Plan** (one wave): bind, shape, choose an index for every leaf, open the chosen
@@ -21,13 +22,9 @@
 //! by evaluating only the leaves that decide them, on only those rows; deleted rows are
 //! removed.
 
-mod btree_explain;
-mod btree_kind;
 mod data;
-pub(crate) mod kind;
-mod list_element_kind;
 mod plan;
-pub(crate) mod segments;
+mod registry;
 pub(crate) mod tree;
 
 use roaring::RoaringTreemap;
@@ -36,7 +33,6 @@ use crate::error::Result;
 use crate::io::IoStats;
 use crate::lance::dataset::Dataset;
 
-pub(crate) use btree_kind::PlannedSegment as BTreeSegmentPlan;
 pub(crate) use plan::FilterPlan;
 
 /// How a filter may be answered.

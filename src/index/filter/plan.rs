@@ -4,14 +4,15 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use serde_json::{json, Value};
 
 use super::data::{column_is_cached, open_column, rows_with_value, top_level_column, DataLeaf};
-use super::kind::{
-    fragment_rows, index_kinds, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn,
-    ListHasMode, PlannedLeaf, Want,
-};
-use super::list_element_kind::{ListElementKind, PlannedListElement};
+use super::registry::index_kinds;
 use super::tree::{bounded, combine, index_query, key_of, shape, Node, Rows, Shape};
 use super::{FilterAnswer, FilterOptions};
 use crate::error::{Error, Result};
+use crate::index::kind::{
+    fragment_rows, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn, ListHasMode,
+    PlannedLeaf, Want,
+};
+use crate::index::list_element::kind::{ListElementKind, PlannedListElement};
 use crate::index::sql::bind::{describe, BoundPredicate, SqlPredicate};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, Fragment};
@@ -546,8 +547,8 @@ fn data_leaf<'a>(plan: &'a FilterPlan, leaf: &'a FilterLeaf) -> Result<DataLeaf<
             keys.dedup();
             Ok(DataLeaf::ListHas {
                 test: match mode {
-                    ListHasMode::Any => crate::index::label_list::ListTest::Any,
-                    ListHasMode::All => crate::index::label_list::ListTest::All,
+                    ListHasMode::Any => crate::index::sql::list_has::ListTest::Any,
+                    ListHasMode::All => crate::index::sql::list_has::ListTest::All,
                 },
                 values: keys,
                 field: &plan.bound.fields[*field],
@@ -682,7 +683,7 @@ impl FilterPlan {
     /// the indices alone do not decide it.
     pub(crate) fn has_candidate_leaves(&self) -> bool {
         self.leaves.iter().any(|l| match &l.answerer {
-            Answerer::Index(p) => p.exactness() == super::kind::Exactness::Candidates,
+            Answerer::Index(p) => p.exactness() == crate::index::kind::Exactness::Candidates,
             Answerer::AnyElement(p) => matches!(
                 p.plan.strategy,
                 crate::index::list_element::ranges::CallStrategy::IndexThenRecheck

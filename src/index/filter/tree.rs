@@ -14,8 +14,8 @@ use std::ops::Bound;
 use bytes::Bytes;
 use roaring::RoaringTreemap;
 
-use super::kind::Want;
 use crate::index::key::Key;
+use crate::index::kind::Want;
 use crate::index::predicate::{Leaf, LeafQuery, Predicate};
 use crate::index::sql::bind::SqlPredicate;
 use crate::index::sql::expr::{CompareOp, Truth};

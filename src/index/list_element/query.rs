@@ -28,8 +28,8 @@ use super::resolve::{resolve, ElementField, FieldView, ResolvedListElementIndex,
 use super::stitch::{stitch_list_parts, ListPart, WantedField};
 use super::three_valued::evaluate_any_element;
 use crate::error::{Error, Result};
-use crate::index::btree::exec::{answer_segment, open_segment, OpenedSegment};
-use crate::index::btree::PageSelection;
+use crate::index::btree_file::exec::{answer_segment, open_segment, OpenedSegment};
+use crate::index::btree_file::PageSelection;
 use crate::index::key::Key;
 use crate::index::predicate::{Leaf, LeafQuery, Predicate};
 use crate::index::sql::bind::BoundPredicate as BoundElementPredicate;

@@ -5,10 +5,10 @@
 use async_trait::async_trait;
 use roaring::RoaringBitmap;
 
-use super::kind::{
+use crate::error::{Error, Result};
+use crate::index::kind::{
     Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer, PlannedLeaf, Want,
 };
-use crate::error::{Error, Result};
 use crate::index::list_element::details::is_list_element_type_url;
 use crate::index::list_element::query::{
     execute_any_element_query, explain_any_element, plan_any_element_query, AnyElementOptions,

@@ -2,7 +2,7 @@
 //! BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER readers as they are added) plugs into the
 //! filter engine.
 //!
-//! The engine ([`super::engine`]) parses and binds a filter once, pushes `NOT` down to the
+//! The engine ([`crate::index::filter`]) parses and binds a filter once, pushes `NOT` down to the
 //! leaves (three-valued De Morgan), and hands each leaf it wants answered from an index to
 //! a kind as an [`IndexLeaf`] with the truth value it needs ([`Want`]): `NOT (cat = 'a')`
 //! asks for the rows where `cat = 'a'` is FALSE (nulls excluded, as in SQL). A kind:
@@ -17,6 +17,8 @@
 //!
 //! The engine handles fragments an index does not cover (it evaluates the leaf on their
 //! data), deleted rows and deleted fragments; kinds need not remove them (but may).
+
+pub(crate) mod segments;
 
 use std::fmt::Debug;
 
@@ -165,19 +167,6 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
 
     /// Read and answer (one page-init wave + one chunk wave at most, all leaves together).
     async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer>;
-}
-
-/// Every index kind lakeseek reads, in order of preference (exact kinds first). Add a new
-/// kind here.
-pub(crate) fn index_kinds() -> Vec<Box<dyn IndexKind>> {
-    vec![
-        Box::new(super::btree_kind::BTreeKind),
-        Box::new(crate::index::bitmap::kind::BitmapKind),
-        Box::new(crate::index::label_list::kind::LabelListKind),
-        Box::new(super::list_element_kind::ListElementKind),
-        Box::new(crate::index::zonemap::kind::ZoneMapKind),
-        Box::new(crate::index::bloom::kind::BloomKind),
-    ]
 }
 
 /// The rows of covered fragments where a leaf has the wanted value, from its exact TRUE
