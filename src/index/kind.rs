@@ -26,12 +26,12 @@ use arrow_schema::DataType;
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::key::Key;
 use crate::index::predicate::Predicate;
 use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
 
 /// The truth value of a leaf the engine needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -126,6 +126,14 @@ pub(crate) trait IndexKind: Send + Sync + Debug {
     /// Whether this kind reads `segment` (by its details type URL).
     fn reads(&self, segment: &IndexSegment) -> bool;
 
+    /// Whether this kind plans `leaf` itself, whatever indices the column has (it chooses
+    /// among them, or evaluates the leaf on data when none answers, through
+    /// [`PlannedLeaf::evaluate_rows`]): the list element kind and `any_element` calls. The
+    /// engine then calls [`IndexKind::plan`] with no segments.
+    fn plans_itself(&self, _leaf: &IndexLeaf) -> bool {
+        false
+    }
+
     /// Whether planning `index` needs no request (its lookups and file metadata are in the
     /// session caches); the engine declares a round trip only when some leaf is cold.
     async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool;
@@ -167,6 +175,32 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
 
     /// Read and answer (one page-init wave + one chunk wave at most, all leaves together).
     async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer>;
+
+    /// Whether execution rechecks some rows of the answer on data (the answer stays exact,
+    /// but the index alone does not decide it).
+    fn rechecks(&self) -> bool {
+        self.exactness() == Exactness::Candidates
+    }
+
+    /// Whether execution evaluates the leaf on the data of every row of a fragment.
+    fn evaluates_every_row(&self) -> bool {
+        false
+    }
+
+    /// The leaf's truth on `offsets` (sorted, unique) of `fragment`, for a leaf its kind
+    /// plans itself ([`IndexKind::plans_itself`]); the engine evaluates every other leaf on
+    /// its column.
+    async fn evaluate_rows(
+        &self,
+        _dataset: &Dataset,
+        _fragment: &Fragment,
+        _offsets: Vec<u64>,
+        _stats: &IoStats,
+    ) -> Result<Vec<Option<bool>>> {
+        Err(Error::unsupported(
+            "this index kind does not evaluate its leaves on data",
+        ))
+    }
 }
 
 /// The rows of covered fragments where a leaf has the wanted value, from its exact TRUE

@@ -15,6 +15,7 @@ pub(crate) mod bloom;
 pub(crate) mod btree;
 pub(crate) mod btree_file;
 pub(crate) mod caches;
+pub(crate) mod engine;
 pub(crate) mod filter;
 pub(crate) mod key;
 pub(crate) mod kind;

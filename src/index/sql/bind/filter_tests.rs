@@ -6,7 +6,7 @@ use std::ops::Bound;
 use bytes::Bytes;
 
 use super::*;
-use crate::index::filter::tree::{index_query, shape};
+use crate::index::engine::tree::{index_query, shape};
 use crate::index::key::Key;
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::lance::proto::table as pb;

@@ -9,8 +9,7 @@ use roaring::RoaringTreemap;
 
 use crate::error::{Error, Result};
 use crate::index::key::{KeyColumn, KeyRef};
-use crate::index::kind::Want;
-use crate::index::list_element::query::{evaluate_call_rows, AnyElementQueryPlan};
+use crate::index::kind::{PlannedLeaf, Want};
 use crate::index::sql::bind::{BoundField, SqlPredicate};
 use crate::index::sql::eval::eval_predicate;
 use crate::index::sql::value::ElementValue;
@@ -32,8 +31,9 @@ pub(crate) enum DataLeaf<'a> {
         /// Number of bound fields.
         slots: usize,
     },
-    /// An `any_element` call, through its plan.
-    AnyElement(&'a AnyElementQueryPlan),
+    /// A leaf its index kind evaluates on data itself (an `any_element` call, through its
+    /// plan).
+    Planned(&'a dyn PlannedLeaf),
     /// `array_has_any` / `array_has_all` / `array_contains` on a list column.
     ListHas {
         /// Any or all.
@@ -268,8 +268,10 @@ async fn evaluate_fragment(
     stats: &IoStats,
 ) -> Result<Vec<Option<bool>>> {
     match leaf {
-        DataLeaf::AnyElement(plan) => {
-            evaluate_call_rows(dataset, plan, fragment, offsets, stats).await
+        DataLeaf::Planned(planned) => {
+            planned
+                .evaluate_rows(dataset, fragment, offsets, stats)
+                .await
         }
         DataLeaf::ListHas {
             test,
