@@ -12,10 +12,10 @@ use roaring::RoaringBitmap;
 
 use super::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::index::filter::bind::BoundPredicate;
 use crate::index::filter::{execute_filter, plan_filter, FilterOptions, FilterPlan};
 use crate::index::list_element::key_encoding::KeyType;
 use crate::index::list_element::resolve::ElementField;
+use crate::index::sql::bind::BoundPredicate;
 
 /// One fragment of a dataset version: its id (the high 32 bits of its row addresses) and
 /// row counts.

@@ -2,8 +2,8 @@
 //! ([`filter_extremes`]) and CLI argument values ([`cli_values`]). Each must return without
 //! panicking (or overflowing the stack) whatever the bytes; errors are expected.
 
-use crate::index::filter::bind::BoundPredicate;
-use crate::index::filter::expr::{parse_sql, SqlContext};
+use crate::index::sql::bind::BoundPredicate;
+use crate::index::sql::expr::{parse_sql, SqlContext};
 
 /// The largest repetition a [`filter_extremes`] input asks for.
 const MAX_REPEAT: usize = 20_000;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{memory_object, runtime, MAX_ROWS};
-use crate::index::btree::layout::{PageDataLayout, IDS, VALUES};
+use crate::index::btree_file::layout::{PageDataLayout, IDS, VALUES};
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
 use crate::lance::data_file::DataFileReader;
 use crate::lance::reader::{ReaderCaches, RowSelection};

@@ -17,8 +17,8 @@ use arrow_array::Array;
 use bytes::Bytes;
 
 use super::{memory_object, runtime};
-use crate::index::bitmap::search::{KeySamples, SearchPlan};
-use crate::index::bitmap::treemap::decode_row_set;
+use crate::index::bitmap_file::search::{KeySamples, SearchPlan};
+use crate::index::bitmap_file::treemap::decode_row_set;
 use crate::index::bloom::sbbf::{hash, Sbbf};
 use crate::index::bloom::BloomIndex;
 use crate::index::key::{Key, KeyColumn};

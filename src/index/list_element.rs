@@ -2,37 +2,37 @@
 //! Element Index"): `any_element(list_col, 'predicate')` answered from a BTree over
 //! encoded key tuples of the elements of a `list<struct>` column.
 //!
-//! * [`value`]: values of element fields and typed access to Arrow arrays.
 //! * [`key_encoding`]: key types and `LIST_ELEMENT_KEY_ENCODING_ARROW_ROW_V1`.
 //! * [`tuple_range`]: encoded tuple ranges for "fixed prefix + one range".
 //! * [`details`]: decoding and checking `ListElementIndexDetails`; [`Refusal`].
 //! * [`resolve`]: resolving key field ids against the current schema.
-//! * [`call`]: recognising `any_element(col, '...')` / `NOT any_element(...)` in a filter.
-//! * The inner predicate is parsed, typed and evaluated by the filter engine's one SQL stack
-//!   ([`crate::index::filter::expr`], [`crate::index::filter::bind`],
-//!   [`crate::index::filter::eval`]) in the element scope.
+//! * The call is recognised, and its inner predicate parsed, typed and evaluated in the
+//!   element scope, by the one SQL stack ([`crate::index::sql`]: `call`, `expr`, `bind`,
+//!   `eval`, the `value` model).
 //! * [`ranges`]: planning: encoded ranges, exact / superset / not used, NULL rows.
 //! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
 //! * [`stitch`]: element fields by id from the data files of a list column.
 //! * [`query`]: answering a call on a dataset (index search, recheck, scans, NOT).
+//! * [`kind`]: the list element index behind the engine's index-kind interface.
 //! * [`build`]: building an index and committing it (`lakeseek index create`).
 
 pub(crate) mod build;
-pub(crate) mod call;
 pub(crate) mod details;
 pub(crate) mod key_encoding;
+pub(crate) mod kind;
 pub(crate) mod query;
 pub(crate) mod ranges;
 pub(crate) mod resolve;
 pub(crate) mod stitch;
 pub(crate) mod three_valued;
 pub(crate) mod tuple_range;
-pub(crate) mod value;
 
 #[cfg(test)]
-pub(crate) use crate::index::filter::bind::BoundPredicate as BoundElementPredicate;
+pub(crate) use crate::index::sql::bind::BoundPredicate as BoundElementPredicate;
 #[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use call::parse_any_element_filter;
+pub(crate) use crate::index::sql::call::parse_any_element_filter;
+#[cfg(test)]
+pub(crate) use crate::index::sql::value::ElementValue;
 #[cfg(test)]
 pub(crate) use details::{decode_details, Refusal, RefusalKind};
 #[cfg(test)]
@@ -49,5 +49,3 @@ pub(crate) use resolve::{
 pub(crate) use three_valued::{eval_element, evaluate_any_element};
 #[cfg(test)]
 pub(crate) use tuple_range::EncodedRange;
-#[cfg(test)]
-pub(crate) use value::ElementValue;

@@ -1,23 +1,38 @@
-//! Lance scalar indices: filters, key values and the BTree index.
+//! Lance scalar indices and the one filter engine, in layers (each imports only those below
+//! it; see `docs/architecture.md`):
 //!
-//! * [`predicate`]: parse and type filters (sqlparser), three-valued evaluation.
-//! * [`key`]: the total order BTree keys sort in, and typed key access to Arrow arrays.
-//! * [`btree`]: page lookup decoding, page selection exactly as lance 14 does it, and
-//!   reading only the touched pages.
-//! * [`filter`]: the one filter entry point (plans over every index kind).
-//! * `bitmap`, `label_list`, `zonemap`, `bloom`: the other scalar index kinds pylance
-//!   writes (exact bitmap answers; zone maps and bloom filters narrow to zones, rechecked).
-//! * [`list_element`]: the experimental list element index (`any_element`).
+//! * [`filter`]: the one filter entry point, and the registry of kinds it hands the engine.
+//! * [`engine`]: plans, executes and explains a filter over the kinds it is handed, seen
+//!   only through [`kind::IndexKind`].
+//! * One module per kind, none importing another: [`btree`], [`bitmap`], [`label_list`],
+//!   [`zonemap`], [`bloom`] (the scalar index kinds pylance writes: exact BTree and bitmap
+//!   answers; zone maps and bloom filters narrow to zones, rechecked) and [`list_element`]
+//!   (the experimental list element index, `any_element`).
+//! * Formats several kinds read: [`btree_file`] (page lookup decoding, page selection
+//!   exactly as lance 14 does it, reading only the touched pages), [`bitmap_file`] (the
+//!   bitmap lookup file and row sets), [`zones`] (zone columns and the zone-based planned
+//!   leaf).
+//! * [`kind`]: the index-kind interface and the types in its signatures.
+//! * [`sql`]: the one SQL stack (parse, bind, three-valued evaluation, value model).
+//! * [`predicate`], [`key`], [`sql_literal`], [`caches`]: leaf predicates, the total order
+//!   BTree keys sort in, literal typing, the kinds' session caches.
+//! * [`prewarm`]: loading every index page of a dataset ahead of queries.
 
 pub(crate) mod bitmap;
+pub(crate) mod bitmap_file;
 pub(crate) mod bloom;
 pub(crate) mod btree;
+pub(crate) mod btree_file;
 pub(crate) mod caches;
+pub(crate) mod engine;
 pub(crate) mod filter;
 pub(crate) mod key;
+pub(crate) mod kind;
 pub(crate) mod label_list;
 pub(crate) mod list_element;
 pub(crate) mod predicate;
 pub(crate) mod prewarm;
+pub(crate) mod sql;
 pub(crate) mod sql_literal;
 pub(crate) mod zonemap;
+pub(crate) mod zones;

@@ -61,3 +61,12 @@ pub(crate) enum LeafQuery {
     /// A comparison with a NULL literal: NULL for every row.
     AlwaysNull,
 }
+
+/// Leaves of `predicate`, depth first.
+pub(crate) fn leaves(predicate: &Predicate) -> Vec<&LeafQuery> {
+    match predicate {
+        Predicate::Leaf(l) => vec![&l.query],
+        Predicate::Not(p) | Predicate::IsTrue(p) => leaves(p),
+        Predicate::And(ps) | Predicate::Or(ps) => ps.iter().flat_map(leaves).collect(),
+    }
+}

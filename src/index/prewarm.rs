@@ -14,13 +14,13 @@
 use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
-use crate::index::bitmap::exec::{
+use crate::index::bitmap::BITMAP_DETAILS_TYPES;
+use crate::index::bitmap_file::exec::{
     load_all_keys_and_row_sets, open_bitmap_file, prefetch_page_inits,
 };
-use crate::index::bitmap::BITMAP_DETAILS_TYPES;
-use crate::index::btree::exec::{load_all_pages, open_segment};
-use crate::index::btree::BTREE_DETAILS_TYPES;
-use crate::index::filter::segments::has_type;
+use crate::index::btree_file::exec::{load_all_pages, open_segment};
+use crate::index::btree_file::BTREE_DETAILS_TYPES;
+use crate::index::kind::segments::has_type;
 use crate::io::{IoStats, ObjectVersion};
 use crate::lance::dataset::{Dataset, IndexSegment};
 

@@ -4,18 +4,20 @@
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::exec::{
+use super::{answer_bitmap_predicate, BITMAP_DETAILS_TYPES};
+use crate::error::{Error, Result};
+use crate::index::bitmap_file::exec::{
     is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits, BitmapFile,
 };
-use super::{answer_bitmap_predicate, leaves, ReadSummary, BITMAP_DETAILS_TYPES};
-use crate::error::{Error, Result};
-use crate::index::filter::kind::{
+use crate::index::bitmap_file::{read_json, ReadSummary};
+use crate::index::kind::segments::{
+    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
+};
+use crate::index::kind::{
     fragment_rows, rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments,
     LeafAnswer, PlannedLeaf, Want,
 };
-use crate::index::filter::segments::{
-    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
-};
+use crate::index::predicate::leaves;
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
@@ -23,17 +25,6 @@ use crate::lance::dataset::{Dataset, IndexSegment};
 /// The BITMAP kind.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BitmapKind;
-
-/// A read summary as explain JSON.
-pub(crate) fn read_json(r: &ReadSummary) -> serde_json::Value {
-    serde_json::json!({
-        "lookup_keys": r.lookup_keys,
-        "keys_read": r.keys_read,
-        "search_rounds": r.search_rounds,
-        "bitmaps_read": r.bitmaps,
-        "cached_pages": 0,
-    })
-}
 
 /// A leaf planned on a BITMAP index.
 #[derive(Debug, Clone)]

@@ -3,18 +3,14 @@
 //! One file, `bitmap_page_lookup.lance` (Lance 2.2): column `keys` (the indexed type, one
 //! row per distinct value, sorted ascending, the null key first when the column has
 //! nulls) and column `bitmaps` (Binary: each value a serialized `RowAddrTreeMap`, see
-//! [`treemap`]). Schema metadata `lance:index_stats` = `{"num_bitmaps":N}`.
+//! [`crate::index::bitmap_file::treemap`]). Schema metadata `lance:index_stats` = `{"num_bitmaps":N}`.
 //!
 //! A query finds the rows of its keys by a search over `keys` that reads a few probe rows
-//! per round ([`search`]), then reads only those rows of `bitmaps` ([`exec`]). The answer
+//! per round ([`crate::index::bitmap_file::search`]), then reads only those rows of `bitmaps` ([`crate::index::bitmap_file::exec`]). The answer
 //! is exact: the TRUE row addresses and the NULL ones (the null key's rows), over every
 //! fragment the index was built on — coverage and deletions are the caller's.
 
-pub(crate) mod cache;
-pub(crate) mod exec;
 pub(crate) mod kind;
-pub(crate) mod search;
-pub(crate) mod treemap;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -24,12 +20,11 @@ mod read_plan_tests;
 
 use roaring::RoaringTreemap;
 
-use exec::{read_row_sets, search_keys, BitmapFile};
-use search::spans_of;
-use treemap::RowSet;
-
 use crate::error::Result;
-use crate::index::predicate::{LeafQuery, Predicate};
+use crate::index::bitmap_file::exec::{read_row_sets, search_keys, BitmapFile};
+use crate::index::bitmap_file::search::spans_of;
+use crate::index::bitmap_file::{addresses, ExactAnswer, ReadSummary};
+use crate::index::predicate::{leaves, LeafQuery, Predicate};
 use crate::io::IoStats;
 use crate::lance::dataset::Dataset;
 
@@ -38,48 +33,6 @@ pub(crate) const BITMAP_DETAILS_TYPES: [&str; 2] = [
     "lance.table.BitmapIndexDetails",
     "lance.index.pb.BitmapIndexDetails",
 ];
-
-/// An exact answer of one index for one test on its column.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ExactAnswer {
-    /// Row addresses where the test is TRUE.
-    pub(crate) true_rows: RoaringTreemap,
-    /// Row addresses where it is NULL (ignored when `others_null`).
-    pub(crate) null_rows: RoaringTreemap,
-    /// Every row not in `true_rows` is NULL (`x IN (.., NULL)`, comparisons with NULL).
-    pub(crate) others_null: bool,
-    /// What was read.
-    pub(crate) read: ReadSummary,
-}
-
-/// What answering read (for `--explain` and tests).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct ReadSummary {
-    /// Lookup keys read from the file (cached ones not counted).
-    pub(crate) keys_read: u64,
-    /// Search rounds that read keys.
-    pub(crate) search_rounds: u32,
-    /// Row sets (bitmaps) used.
-    pub(crate) bitmaps: u64,
-    /// Distinct keys in the lookup.
-    pub(crate) lookup_keys: u64,
-}
-
-impl ReadSummary {
-    /// Add what another segment's answer read (rounds run side by side: the most).
-    pub(crate) fn add(&mut self, other: &ReadSummary) {
-        self.keys_read += other.keys_read;
-        self.search_rounds = self.search_rounds.max(other.search_rounds);
-        self.bitmaps += other.bitmaps;
-        self.lookup_keys += other.lookup_keys;
-    }
-}
-
-/// Row addresses of a row set; `Full` fragments expand to the fragment's current rows.
-pub(crate) fn addresses(dataset: &Dataset, set: &RowSet) -> RoaringTreemap {
-    let manifest = dataset.manifest();
-    set.to_addresses(&|f| manifest.fragment(u64::from(f)).map(|fr| fr.physical_rows))
-}
 
 /// Answer `query` (a test on the indexed column) from an open bitmap lookup. `want_nulls`:
 /// also read the null key's rows (needed when the caller negates or keeps NULLs apart).
@@ -126,15 +79,6 @@ pub(crate) async fn answer_bitmap(
         }
     }
     Ok(answer)
-}
-
-/// Leaves of `predicate`, depth first.
-pub(crate) fn leaves(predicate: &Predicate) -> Vec<&LeafQuery> {
-    match predicate {
-        Predicate::Leaf(l) => vec![&l.query],
-        Predicate::Not(p) | Predicate::IsTrue(p) => leaves(p),
-        Predicate::And(ps) | Predicate::Or(ps) => ps.iter().flat_map(leaves).collect(),
-    }
 }
 
 /// TRUE and NULL rows of a predicate tree (every leaf on the indexed column) over the

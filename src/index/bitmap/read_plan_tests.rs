@@ -6,9 +6,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::exec::open_bitmap_file;
 use super::tests::fixture;
 use super::*;
+use crate::index::bitmap_file::exec;
+use crate::index::bitmap_file::exec::open_bitmap_file;
 use crate::index::key::Key;
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::wrappers::{ReadKind, RecordingSource};

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::exec::open_bitmap_file;
-use super::search::{spans_of, unsorted_span_rows, KeySamples, SearchPlan};
 use super::*;
+use crate::index::bitmap_file::exec::open_bitmap_file;
+use crate::index::bitmap_file::search::{spans_of, unsorted_span_rows, KeySamples, SearchPlan};
 use crate::index::key::Key;
 use crate::lance::dataset::{DatasetSession, IndexSegment};
 

@@ -5,10 +5,9 @@ use std::sync::Arc;
 
 use super::{BloomIndex, BLOOM_FILE};
 use crate::error::{Error, Result};
-use crate::index::bitmap::exec::buffer_index;
+use crate::index::bitmap_file::exec::buffer_index;
 use crate::index::caches::session_cache;
-use crate::index::zonemap::exec::read_all;
-use crate::index::zonemap::NULL_BITMAP_KEY;
+use crate::index::zones::{read_all, NULL_BITMAP_KEY};
 use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;

@@ -7,14 +7,14 @@ use async_trait::async_trait;
 use super::exec::load_bloom;
 use super::{sbbf, value_bytes, BloomIndex, BloomZone, BLOOM_DETAILS_TYPES, BLOOM_FILE};
 use crate::error::{Error, Result};
-use crate::index::bitmap::leaves;
-use crate::index::filter::kind::{
+use crate::index::kind::segments::{check_segments, has_type, refuse_segment};
+use crate::index::kind::{
     Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, PlannedLeaf, Want,
 };
-use crate::index::filter::segments::{check_segments, has_type, refuse_segment};
+use crate::index::predicate::leaves;
 use crate::index::predicate::LeafQuery;
-use crate::index::zonemap::kind::{zone_files_cached, PlannedZones, ZoneIndex};
-use crate::index::zonemap::{Possible, ZoneBound};
+use crate::index::zones::planned::{zone_files_cached, PlannedZones, ZoneIndex};
+use crate::index::zones::{Possible, ZoneBound};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 

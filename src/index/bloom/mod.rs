@@ -24,7 +24,7 @@ use arrow_schema::DataType;
 
 use crate::error::{Error, Result};
 use crate::index::key::Key;
-use crate::index::zonemap::{decode_bounds, ZoneBound};
+use crate::index::zones::{decode_bounds, ZoneBound};
 use crate::io::cache::DeepSize;
 use sbbf::Sbbf;
 

@@ -6,19 +6,18 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::{answer_label_list, ListTest, LABEL_LIST_DETAILS_TYPES};
 use crate::error::{Error, Result};
-use crate::index::bitmap::exec::{
+use crate::index::bitmap_file::exec::{
     is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits, BitmapFile,
 };
-use crate::index::bitmap::kind::read_json;
-use crate::index::bitmap::ReadSummary;
-use crate::index::filter::kind::{
+use crate::index::bitmap_file::{read_json, ReadSummary};
+use crate::index::key::Key;
+use crate::index::kind::segments::{
+    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
+};
+use crate::index::kind::{
     rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
     ListHasMode, PlannedLeaf, Want,
 };
-use crate::index::filter::segments::{
-    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
-};
-use crate::index::key::Key;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 

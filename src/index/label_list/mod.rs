@@ -2,7 +2,7 @@
 //! `list<T>` / `large_list<T>` columns.
 //!
 //! Stored exactly as a BITMAP index over the list *elements* (`bitmap_page_lookup.lance`,
-//! see [`crate::index::bitmap`]): one row per distinct element value with the rows whose
+//! see [`crate::index::bitmap`] and [`crate::index::bitmap_file`]): one row per distinct element value with the rows whose
 //! list holds it; null elements form the null key. Version 1 files also carry the rows
 //! whose *list* is null, in the global buffer named by schema metadata
 //! `lance:label_list_nulls`.
@@ -12,7 +12,6 @@
 //! (the intersection), `array_contains(col, v)` / `array_has` as `array_has_any` of one
 //! value. Null elements never match; a null list makes the test NULL.
 
-pub(crate) mod data;
 pub(crate) mod kind;
 
 #[cfg(test)]
@@ -21,13 +20,14 @@ mod tests;
 use roaring::RoaringTreemap;
 
 use crate::error::Result;
-use crate::index::bitmap::exec::{
+use crate::index::bitmap_file::exec::{
     buffer_index, read_buffer_row_set, read_row_sets, search_keys, BitmapFile, LABEL_LIST_NULLS_KEY,
 };
-use crate::index::bitmap::search::{spans_of, KeySpans};
-use crate::index::bitmap::{addresses, ExactAnswer, ReadSummary};
+use crate::index::bitmap_file::search::{spans_of, KeySpans};
+use crate::index::bitmap_file::{addresses, ExactAnswer, ReadSummary};
 use crate::index::key::Key;
 use crate::index::predicate::LeafQuery;
+pub(crate) use crate::index::sql::list_has::ListTest;
 use crate::io::IoStats;
 use crate::lance::dataset::Dataset;
 
@@ -36,15 +36,6 @@ pub(crate) const LABEL_LIST_DETAILS_TYPES: [&str; 2] = [
     "lance.table.LabelListIndexDetails",
     "lance.index.pb.LabelListIndexDetails",
 ];
-
-/// A list membership test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ListTest {
-    /// `array_has_any` (and `array_contains` / `array_has` of one value).
-    Any,
-    /// `array_has_all`.
-    All,
-}
 
 /// Answer `test` of `values` from an open label-list lookup. The NULL rows are the null
 /// lists (read when the file records them and `want_nulls`).

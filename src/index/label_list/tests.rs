@@ -3,8 +3,8 @@
 //! lists.
 
 use super::*;
-use crate::index::bitmap::exec::open_bitmap_file;
 use crate::index::bitmap::tests::fixture;
+use crate::index::bitmap_file::exec::open_bitmap_file;
 
 /// `(negated, test, column, values)` of the fixture's label-list filter spellings.
 fn parse(filter: &str) -> Option<(bool, ListTest, String, Vec<Key>)> {

@@ -26,8 +26,8 @@ use arrow_buffer::NullBuffer;
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SortOptions, TimeUnit};
 
-use super::value::ElementValue;
 use crate::error::{Error, Result};
+use crate::index::sql::value::ElementValue;
 
 /// The logical type of a key field, as listed in the spec's key type table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -20,7 +20,6 @@ use bytes::Bytes;
 use prost_types::Any;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::call::AnyElementCall;
 use super::details::{check_segments_agree, decode_details, Refusal, RefusalKind};
 use super::ranges::{
     plan_any_element, AnyElementPlan, CallStrategy, IndexAnswer, NullRows, PlanOptions,
@@ -29,11 +28,12 @@ use super::resolve::{resolve, ElementField, FieldView, ResolvedListElementIndex,
 use super::stitch::{stitch_list_parts, ListPart, WantedField};
 use super::three_valued::evaluate_any_element;
 use crate::error::{Error, Result};
-use crate::index::btree::exec::{answer_segment, open_segment, OpenedSegment};
-use crate::index::btree::PageSelection;
-use crate::index::filter::bind::BoundPredicate as BoundElementPredicate;
+use crate::index::btree_file::exec::{answer_segment, open_segment, OpenedSegment};
+use crate::index::btree_file::PageSelection;
 use crate::index::key::Key;
 use crate::index::predicate::{Leaf, LeafQuery, Predicate};
+use crate::index::sql::bind::BoundPredicate as BoundElementPredicate;
+use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
 use crate::lance::dataset::schema::Schema;
 use crate::lance::dataset::{Dataset, Fragment, IndexSegment};

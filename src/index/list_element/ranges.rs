@@ -22,12 +22,12 @@ use std::ops::Bound;
 use super::key_encoding::KeyEncoder;
 use super::resolve::ResolvedKey;
 use super::tuple_range::EncodedRange;
-use super::value::ElementValue;
 use crate::error::Result;
-use crate::index::filter::bind::{
+use crate::index::sql::bind::{
     describe, BoundPredicate as BoundElementPredicate, SqlPredicate as ElementPredicate,
 };
-use crate::index::filter::expr::CompareOp;
+use crate::index::sql::expr::CompareOp;
+use crate::index::sql::value::ElementValue;
 
 /// Limits of the planner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,10 +5,9 @@
 //! The schema is seen through [`SchemaView`], a small trait over Lance's flat field list
 //! (id, parent id, name, logical type), so that any schema type can be plugged in.
 
-use arrow_schema::DataType;
-
 use super::details::{check_details, Refusal, RefusalKind};
 use super::key_encoding::{KeyEncoder, KeyType};
+pub(crate) use crate::index::sql::bind::ElementField;
 use crate::lance::proto::list_element::ListElementIndexDetails;
 
 /// One field of a Lance schema, as the resolver needs it.
@@ -106,20 +105,6 @@ fn view(f: &FlatField) -> FieldView<'_> {
         name: &f.name,
         logical_type: &f.logical_type,
     }
-}
-
-/// A direct child of the element struct: what a predicate may refer to.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ElementField {
-    /// Lance field id.
-    pub id: i32,
-    /// Current name.
-    pub name: String,
-    /// Lance logical type.
-    pub logical_type: String,
-    /// Arrow type when lakeseek can read the field as a scalar (the key type table);
-    /// `None` for nested or other types.
-    pub data_type: Option<DataType>,
 }
 
 impl ElementField {

@@ -6,17 +6,17 @@
 //!
 //! Pure functions over Arrow arrays: a `List` or `LargeList` of `Struct`, whose children
 //! are found by the bound fields' current names. The predicate on each element is
-//! evaluated by the filter engine's one evaluator ([`crate::index::filter::eval`]).
+//! evaluated by the filter engine's one evaluator ([`crate::index::sql::eval`]).
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, BooleanArray, GenericListArray, OffsetSizeTrait, StructArray};
 use arrow_schema::DataType;
 
 use super::key_encoding::KeyType;
-use super::value::{ElementValue, FieldColumn};
 use crate::error::{Error, Result};
-use crate::index::filter::bind::{BoundField, BoundPredicate as BoundElementPredicate};
-pub(crate) use crate::index::filter::eval::{eval_predicate as eval_element, find_opaque};
+use crate::index::sql::bind::{BoundField, BoundPredicate as BoundElementPredicate};
+pub(crate) use crate::index::sql::eval::{eval_predicate as eval_element, find_opaque};
+use crate::index::sql::value::{ElementValue, FieldColumn};
 
 /// `any_element(list, predicate)` for every row of `list` (a `List` or `LargeList` of
 /// `Struct`): TRUE, FALSE or NULL per the spec.

@@ -3,27 +3,16 @@
 
 use std::sync::Arc;
 
-use super::{ZoneMap, NULL_BITMAP_KEY, ZONEMAP_FILE};
+use super::{ZoneMap, ZONEMAP_FILE};
 use crate::error::Result;
-use crate::index::bitmap::exec::buffer_index;
+use crate::index::bitmap_file::exec::buffer_index;
 use crate::index::caches::session_cache;
+use crate::index::zones::{read_all, NULL_BITMAP_KEY};
 use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{Dataset, IndexSegment};
-use crate::lance::reader::RowSelection;
-
-/// Every row of `reader` (all columns), for small whole-file decodes.
-pub(crate) async fn read_all(
-    reader: &DataFileReader,
-    stats: &IoStats,
-) -> Result<arrow_array::RecordBatch> {
-    let columns: Vec<usize> = (0..reader.schema().fields.len()).collect();
-    reader
-        .read_rows(&columns, &RowSelection::Range(0..reader.num_rows()), stats)
-        .await
-}
 
 /// The zone map of `segment` (decoded once per session) and its open file.
 pub(crate) async fn load_zone_map(

@@ -11,7 +11,6 @@
 //! caller reads only those zones' rows of the column and evaluates the test there
 //! ([`exec::recheck_zones`]).
 
-mod bounds;
 pub(crate) mod exec;
 pub(crate) mod kind;
 
@@ -26,9 +25,9 @@ use arrow_array::RecordBatch;
 use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn};
 use crate::index::predicate::LeafQuery;
+use crate::index::zones::bounds::{column, unsigned};
+use crate::index::zones::{decode_bounds, Possible, ZoneBound};
 use crate::io::cache::DeepSize;
-pub(crate) use bounds::decode_bounds;
-use bounds::{column, unsigned};
 
 /// Type names (after the last '/') of ZONEMAP index details.
 pub(crate) const ZONEMAP_DETAILS_TYPES: [&str; 2] = [
@@ -37,26 +36,6 @@ pub(crate) const ZONEMAP_DETAILS_TYPES: [&str; 2] = [
 ];
 /// File name of a zone map index.
 pub(crate) const ZONEMAP_FILE: &str = "zonemap.lance";
-/// Schema metadata key of the null-rows global buffer.
-pub(crate) const NULL_BITMAP_KEY: &str = "null_bitmap";
-
-/// Rows of one fragment: `start..start + length` (row offsets).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ZoneBound {
-    /// Fragment id.
-    pub(crate) fragment: u32,
-    /// First row offset.
-    pub(crate) start: u64,
-    /// Rows spanned.
-    pub(crate) length: u64,
-}
-
-impl ZoneBound {
-    /// Row offsets of the zone.
-    pub(crate) fn rows(&self) -> std::ops::Range<u64> {
-        self.start..self.start + self.length
-    }
-}
 
 /// Statistics of one zone.
 #[derive(Debug, Clone)]
@@ -223,73 +202,6 @@ fn high(k: &Option<Key>) -> Option<Key> {
     match k {
         Some(Key::Float(f)) if *f == 0.0 => Some(Key::Float(0.0)),
         other => other.clone(),
-    }
-}
-
-/// Which truth values a test may take on some row of a zone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Possible {
-    /// TRUE on some row.
-    pub(crate) t: bool,
-    /// FALSE on some row.
-    pub(crate) f: bool,
-    /// NULL on some row.
-    pub(crate) n: bool,
-}
-
-impl Possible {
-    /// Whether `want` (TRUE, or FALSE) is possible.
-    pub(crate) fn admits(&self, want_true: bool) -> bool {
-        if want_true {
-            self.t
-        } else {
-            self.f
-        }
-    }
-}
-
-/// The truth values a predicate tree may take on some row, from its leaves' (SQL
-/// three-valued logic, conservatively: a value is reported whenever some combination of
-/// the leaves' possible values yields it; rows are not correlated).
-pub(crate) fn possible(
-    predicate: &crate::index::predicate::Predicate,
-    leaf: &dyn Fn(&LeafQuery) -> Possible,
-) -> Possible {
-    use crate::index::predicate::Predicate as P;
-    match predicate {
-        P::Leaf(l) => leaf(&l.query),
-        P::Not(p) => {
-            let p = possible(p, leaf);
-            Possible {
-                t: p.f,
-                f: p.t,
-                n: p.n,
-            }
-        }
-        P::IsTrue(p) => {
-            let p = possible(p, leaf);
-            Possible {
-                t: p.t,
-                f: p.f || p.n,
-                n: false,
-            }
-        }
-        P::And(ps) => {
-            let ps: Vec<Possible> = ps.iter().map(|p| possible(p, leaf)).collect();
-            Possible {
-                t: ps.iter().all(|p| p.t),
-                f: ps.iter().any(|p| p.f),
-                n: ps.iter().all(|p| p.t || p.n) && ps.iter().any(|p| p.n),
-            }
-        }
-        P::Or(ps) => {
-            let ps: Vec<Possible> = ps.iter().map(|p| possible(p, leaf)).collect();
-            Possible {
-                t: ps.iter().any(|p| p.t),
-                f: ps.iter().all(|p| p.f),
-                n: ps.iter().all(|p| p.f || p.n) && ps.iter().any(|p| p.n),
-            }
-        }
     }
 }
 

@@ -5,18 +5,18 @@
 use async_trait::async_trait;
 use roaring::RoaringBitmap;
 
-use super::kind::{
+use crate::error::{Error, Result};
+use crate::index::kind::{
     Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer, PlannedLeaf, Want,
 };
-use crate::error::{Error, Result};
 use crate::index::list_element::details::is_list_element_type_url;
 use crate::index::list_element::query::{
-    execute_any_element_query, explain_any_element, plan_any_element_query, AnyElementOptions,
-    AnyElementQueryPlan,
+    evaluate_call_rows, execute_any_element_query, explain_any_element, plan_any_element_query,
+    AnyElementOptions, AnyElementQueryPlan,
 };
 use crate::index::list_element::ranges::CallStrategy;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
 
 /// The list element kind.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +44,10 @@ impl IndexKind for ListElementKind {
             .details_type_url
             .as_deref()
             .is_some_and(is_list_element_type_url)
+    }
+
+    fn plans_itself(&self, leaf: &IndexLeaf) -> bool {
+        matches!(leaf.query, IndexQuery::AnyElement(_))
     }
 
     async fn is_cached(&self, _dataset: &Dataset, _index: &IndexSegments) -> bool {
@@ -80,7 +84,7 @@ impl IndexKind for ListElementKind {
 impl ListElementKind {
     /// Plan an `any_element` leaf on the list element indices of its column (the call's
     /// planner chooses among them, or evaluates on data when none answers).
-    pub(crate) async fn plan_call(
+    async fn plan_call(
         &self,
         dataset: &Dataset,
         leaf: &IndexLeaf,
@@ -131,5 +135,23 @@ impl PlannedLeaf for PlannedListElement {
             maybe: Default::default(),
             read: serde_json::json!({"rechecked_rows": answer.rechecked_rows}),
         })
+    }
+
+    fn rechecks(&self) -> bool {
+        matches!(self.plan.strategy, CallStrategy::IndexThenRecheck)
+    }
+
+    fn evaluates_every_row(&self) -> bool {
+        matches!(self.plan.strategy, CallStrategy::EvaluateOnData { .. })
+    }
+
+    async fn evaluate_rows(
+        &self,
+        dataset: &Dataset,
+        fragment: &Fragment,
+        offsets: Vec<u64>,
+        stats: &IoStats,
+    ) -> Result<Vec<Option<bool>>> {
+        evaluate_call_rows(dataset, &self.plan, fragment, offsets, stats).await
     }
 }

@@ -4,14 +4,14 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use crate::index::btree::layout::{PageDataLayout, IDS, VALUES};
-use crate::index::btree::PageMatch;
+use crate::index::btree_file::layout::{PageDataLayout, IDS, VALUES};
+use crate::index::btree_file::PageMatch;
 use crate::lance::data_file::DataFileReader;
 
 /// The `--explain` description of one planned BTree segment: coverage, lookup and
 /// page-data files, chosen pages with their page-data rows and the disk byte ranges that
 /// hold them.
-pub(crate) fn explain_segment(s: &super::BTreeSegmentPlan) -> serde_json::Value {
+pub(crate) fn explain_segment(s: &super::kind::PlannedSegment) -> serde_json::Value {
     use serde_json::json;
     let file_rows: Vec<u64> = s.opened.page_data.iter().map(|r| r.num_rows()).collect();
     let pages: Vec<serde_json::Value> = s

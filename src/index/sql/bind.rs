@@ -14,12 +14,11 @@
 
 use arrow_schema::{DataType, TimeUnit};
 
+use super::call::AnyElementCall;
 use super::expr::{CompareOp, ListFunction, Literal, SqlContext, SqlExpr, Truth};
+use super::value::ElementValue;
 use crate::error::{Error, Result};
 use crate::index::key::is_key_type;
-use crate::index::list_element::call::AnyElementCall;
-use crate::index::list_element::resolve::ElementField;
-use crate::index::list_element::value::ElementValue;
 use crate::index::sql_literal::{coerce_literal, CoerceError, Scalar};
 use crate::lance::dataset::Schema;
 
@@ -48,6 +47,20 @@ pub(crate) trait FieldScope {
     fn null_test_field(&self, text: &str, path: &[String]) -> Result<BoundField> {
         self.scalar_field(text, path)
     }
+}
+
+/// A direct child of the element struct: what a predicate may refer to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ElementField {
+    /// Lance field id.
+    pub id: i32,
+    /// Current name.
+    pub name: String,
+    /// Lance logical type.
+    pub logical_type: String,
+    /// Arrow type when lakeseek can read the field as a scalar (the key type table);
+    /// `None` for nested or other types.
+    pub data_type: Option<DataType>,
 }
 
 /// The fields of one list's elements.

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use super::bind::SqlPredicate;
 use super::expr::{CompareOp, Truth};
-use crate::index::list_element::value::ElementValue;
+use super::value::ElementValue;
 
 /// The predicate's value on one element whose referenced fields hold `values` (indexed
 /// like [`BoundSqlPredicate::fields`]; `None` = null). `None` result = UNKNOWN.

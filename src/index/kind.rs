@@ -2,7 +2,7 @@
 //! BITMAP / LABEL_LIST / ZONEMAP / BLOOMFILTER readers as they are added) plugs into the
 //! filter engine.
 //!
-//! The engine ([`super::engine`]) parses and binds a filter once, pushes `NOT` down to the
+//! The engine ([`crate::index::filter`]) parses and binds a filter once, pushes `NOT` down to the
 //! leaves (three-valued De Morgan), and hands each leaf it wants answered from an index to
 //! a kind as an [`IndexLeaf`] with the truth value it needs ([`Want`]): `NOT (cat = 'a')`
 //! asks for the rows where `cat = 'a'` is FALSE (nulls excluded, as in SQL). A kind:
@@ -18,18 +18,20 @@
 //! The engine handles fragments an index does not cover (it evaluates the leaf on their
 //! data), deleted rows and deleted fragments; kinds need not remove them (but may).
 
+pub(crate) mod segments;
+
 use std::fmt::Debug;
 
 use arrow_schema::DataType;
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::key::Key;
-use crate::index::list_element::call::AnyElementCall;
 use crate::index::predicate::Predicate;
+use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
 
 /// The truth value of a leaf the engine needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,7 +53,7 @@ pub(crate) struct LeafColumn {
     pub(crate) data_type: Option<DataType>,
 }
 
-pub(crate) use super::bind::ListHasMode;
+pub(crate) use crate::index::sql::bind::ListHasMode;
 
 /// What a leaf tests, in the form indices answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,6 +126,14 @@ pub(crate) trait IndexKind: Send + Sync + Debug {
     /// Whether this kind reads `segment` (by its details type URL).
     fn reads(&self, segment: &IndexSegment) -> bool;
 
+    /// Whether this kind plans `leaf` itself, whatever indices the column has (it chooses
+    /// among them, or evaluates the leaf on data when none answers, through
+    /// [`PlannedLeaf::evaluate_rows`]): the list element kind and `any_element` calls. The
+    /// engine then calls [`IndexKind::plan`] with no segments.
+    fn plans_itself(&self, _leaf: &IndexLeaf) -> bool {
+        false
+    }
+
     /// Whether planning `index` needs no request (its lookups and file metadata are in the
     /// session caches); the engine declares a round trip only when some leaf is cold.
     async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool;
@@ -165,19 +175,32 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
 
     /// Read and answer (one page-init wave + one chunk wave at most, all leaves together).
     async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer>;
-}
 
-/// Every index kind lakeseek reads, in order of preference (exact kinds first). Add a new
-/// kind here.
-pub(crate) fn index_kinds() -> Vec<Box<dyn IndexKind>> {
-    vec![
-        Box::new(super::btree_kind::BTreeKind),
-        Box::new(crate::index::bitmap::kind::BitmapKind),
-        Box::new(crate::index::label_list::kind::LabelListKind),
-        Box::new(super::list_element_kind::ListElementKind),
-        Box::new(crate::index::zonemap::kind::ZoneMapKind),
-        Box::new(crate::index::bloom::kind::BloomKind),
-    ]
+    /// Whether execution rechecks some rows of the answer on data (the answer stays exact,
+    /// but the index alone does not decide it).
+    fn rechecks(&self) -> bool {
+        self.exactness() == Exactness::Candidates
+    }
+
+    /// Whether execution evaluates the leaf on the data of every row of a fragment.
+    fn evaluates_every_row(&self) -> bool {
+        false
+    }
+
+    /// The leaf's truth on `offsets` (sorted, unique) of `fragment`, for a leaf its kind
+    /// plans itself ([`IndexKind::plans_itself`]); the engine evaluates every other leaf on
+    /// its column.
+    async fn evaluate_rows(
+        &self,
+        _dataset: &Dataset,
+        _fragment: &Fragment,
+        _offsets: Vec<u64>,
+        _stats: &IoStats,
+    ) -> Result<Vec<Option<bool>>> {
+        Err(Error::unsupported(
+            "this index kind does not evaluate its leaves on data",
+        ))
+    }
 }
 
 /// The rows of covered fragments where a leaf has the wanted value, from its exact TRUE

@@ -1,5 +1,5 @@
 //! Recognising `any_element(list_col, 'predicate')` and `NOT any_element(...)` in a
-//! sqlparser expression, for the filter engine's parser ([`crate::index::filter::expr`]),
+//! sqlparser expression, for the filter engine's parser ([`crate::index::sql::expr`]),
 //! and parsing a filter that is one call.
 
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, UnaryOperator, Value};
@@ -99,7 +99,7 @@ pub(crate) fn any_element_call(expr: &Expr) -> Result<Option<AnyElementCall>> {
 /// filter engine's one parser); for the fuzz targets and tests.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn parse_any_element_filter(text: &str) -> Result<AnyElementCall> {
-    use crate::index::filter::expr::{parse_sql, SqlContext, SqlExpr};
+    use crate::index::sql::expr::{parse_sql, SqlContext, SqlExpr};
     let mut expr = parse_sql(text, SqlContext::Filter)?;
     let mut negated = false;
     loop {

@@ -6,7 +6,7 @@ use std::future::Future;
 
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::kind::{Exactness, IndexSegments};
+use super::{Exactness, IndexSegments};
 use crate::lance::dataset::{Dataset, IndexSegment};
 
 /// Whether `segment`'s details type is one of `types`.
@@ -43,7 +43,7 @@ pub(crate) fn covered_segments(
 }
 
 /// Whether `is_cached` holds for every segment of `index` that covers a current fragment
-/// (asked concurrently; a kind's [`super::kind::IndexKind::is_cached`]).
+/// (asked concurrently; a kind's [`super::IndexKind::is_cached`]).
 pub(crate) async fn covered_all_cached<'a, F, Fut>(
     dataset: &Dataset,
     index: &'a IndexSegments,

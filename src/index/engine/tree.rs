@@ -14,12 +14,12 @@ use std::ops::Bound;
 use bytes::Bytes;
 use roaring::RoaringTreemap;
 
-use super::bind::SqlPredicate;
-use super::expr::{CompareOp, Truth};
-use super::kind::Want;
 use crate::index::key::Key;
-use crate::index::list_element::value::ElementValue;
+use crate::index::kind::Want;
 use crate::index::predicate::{Leaf, LeafQuery, Predicate};
+use crate::index::sql::bind::SqlPredicate;
+use crate::index::sql::expr::{CompareOp, Truth};
+use crate::index::sql::value::ElementValue;
 
 /// The engine's tree over leaves.
 #[derive(Debug, Clone, PartialEq)]

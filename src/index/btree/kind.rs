@@ -1,19 +1,24 @@
 //! The BTree index behind the [`IndexKind`] interface: page lookup -> page selection ->
-//! only the touched pages of `page_data.lance` (`crate::index::btree`).
+//! only the touched pages of `page_data.lance` (the file format: [`crate::index::btree_file`],
+//! shared with the list element index, which is a BTree over encoded keys).
 
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::btree_explain::explain_segment;
-use super::kind::{
+use super::explain::explain_segment;
+use crate::error::Result;
+use crate::index::btree_file::exec::{
+    answer_segment, open_segment, segment_is_cached, OpenedSegment,
+};
+use crate::index::btree_file::{PageMatch, PageSelection};
+use crate::index::btree_file::{BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
+use crate::index::kind::segments::{
+    check_segments, covered_all_cached, covered_segments, has_type,
+};
+use crate::index::kind::{
     fragment_rows, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
     PlannedLeaf, Want,
 };
-use super::segments::{check_segments, covered_all_cached, covered_segments, has_type};
-use crate::error::Result;
-use crate::index::btree::exec::{answer_segment, open_segment, segment_is_cached, OpenedSegment};
-use crate::index::btree::{PageMatch, PageSelection};
-use crate::index::btree::{BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};

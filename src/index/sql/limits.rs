@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn extreme_filters_parse_or_fail_clearly_without_overflowing_the_stack() {
-        use crate::index::filter::expr::{parse_sql, SqlContext};
+        use crate::index::sql::expr::{parse_sql, SqlContext};
         let parse = |text: &str| parse_sql(text, SqlContext::Filter);
         let nested = format!("{}x = 1{}", "(".repeat(10_000), ")".repeat(10_000));
         let err = parse(&nested).unwrap_err().to_string();

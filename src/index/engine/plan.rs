@@ -3,16 +3,15 @@
 use roaring::{RoaringBitmap, RoaringTreemap};
 use serde_json::{json, Value};
 
-use super::bind::{describe, BoundPredicate, SqlPredicate};
 use super::data::{column_is_cached, open_column, rows_with_value, top_level_column, DataLeaf};
-use super::kind::{
-    fragment_rows, index_kinds, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn,
-    ListHasMode, PlannedLeaf, Want,
-};
-use super::list_element_kind::{ListElementKind, PlannedListElement};
 use super::tree::{bounded, combine, index_query, key_of, shape, Node, Rows, Shape};
 use super::{FilterAnswer, FilterOptions};
 use crate::error::{Error, Result};
+use crate::index::kind::{
+    fragment_rows, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn, ListHasMode,
+    PlannedLeaf, Want,
+};
+use crate::index::sql::bind::{describe, BoundPredicate, SqlPredicate};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, Fragment};
 
@@ -25,8 +24,9 @@ enum Answerer {
     Unreadable(String, String),
     /// A scalar index kind.
     Index(Box<dyn PlannedLeaf>),
-    /// The list element index (kept concrete: its plan also evaluates the call on data).
-    AnyElement(Box<PlannedListElement>),
+    /// A kind that plans the leaf itself ([`IndexKind::plans_itself`]: the list element
+    /// kind) and evaluates it on data itself ([`PlannedLeaf::evaluate_rows`]).
+    Itself(Box<dyn PlannedLeaf>),
 }
 
 impl Answerer {
@@ -34,7 +34,7 @@ impl Answerer {
         match self {
             Answerer::None | Answerer::Unreadable(..) => None,
             Answerer::Index(p) => Some(p.as_ref()),
-            Answerer::AnyElement(p) => Some(p.as_ref()),
+            Answerer::Itself(p) => Some(p.as_ref()),
         }
     }
 }
@@ -127,13 +127,25 @@ fn index_leaf(bound: &BoundPredicate, predicate: &SqlPredicate, slot: usize) -> 
     })
 }
 
+/// Who plans a leaf.
+#[derive(Debug, Clone)]
+enum Chosen {
+    /// Kind `k` answers it from this index.
+    Index(usize, IndexSegments),
+    /// Kind `k` plans it itself, whatever indices the column has.
+    Itself(usize),
+}
+
 /// The first index kind and index that can answer `leaf`, or every reason none can.
 fn choose(
     dataset: &Dataset,
     kinds: &[Box<dyn IndexKind>],
     leaf: &IndexLeaf,
     unreadable: &[(String, String)],
-) -> std::result::Result<(usize, IndexSegments), Vec<String>> {
+) -> std::result::Result<Chosen, Vec<String>> {
+    if let Some(k) = kinds.iter().position(|k| k.plans_itself(leaf)) {
+        return Ok(Chosen::Itself(k));
+    }
     let indices = indices_on(dataset, leaf.column.field_id);
     if indices.is_empty() {
         return Err(vec!["the column has no index".into()]);
@@ -158,7 +170,7 @@ fn choose(
         }
         for k in readers {
             match kinds[k].check(dataset, index, leaf) {
-                Ok(_) => return Ok((k, index.clone())),
+                Ok(_) => return Ok(Chosen::Index(k, index.clone())),
                 Err(reason) => reasons.push(reason),
             }
         }
@@ -177,19 +189,20 @@ fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
     }
 }
 
-/// Plan `filter` on `dataset` (see [`super::plan_filter`]). An index whose files turn out
+/// Plan `filter` on `dataset` over `kinds` (see [`crate::index::filter::plan_filter`]). An index whose files turn out
 /// to be of a kind lakeseek cannot read (`Unsupported` while planning, e.g. an old release's
 /// legacy-v1 BTree files) is set aside and the filter planned again without it: its leaves
 /// are then evaluated on data where scans are allowed, and refused with that reason where not.
-pub(super) async fn plan(
+pub(crate) async fn plan(
     dataset: &Dataset,
     filter: &str,
     options: FilterOptions,
+    kinds: &[Box<dyn IndexKind>],
     stats: &IoStats,
 ) -> Result<FilterPlan> {
     let mut unreadable: Vec<(String, String)> = Vec::new();
     loop {
-        match plan_once(dataset, filter, options, stats, &unreadable).await? {
+        match plan_once(dataset, filter, options, kinds, stats, &unreadable).await? {
             Planned::Done(plan) => return Ok(*plan),
             Planned::Unreadable(name, why) => {
                 if unreadable.iter().any(|(n, _)| *n == name) {
@@ -211,20 +224,19 @@ async fn plan_once(
     dataset: &Dataset,
     filter: &str,
     options: FilterOptions,
+    kinds: &[Box<dyn IndexKind>],
     stats: &IoStats,
     unreadable: &[(String, String)],
 ) -> Result<Planned> {
     let manifest = std::sync::Arc::clone(dataset.manifest());
     let bound = BoundPredicate::parse_filter(filter, &manifest.schema)?;
     let shape = shape(&bound.predicate);
-    let kinds = index_kinds();
     // Choose (pure), then open every chosen index in one wave.
     let mut choices = Vec::with_capacity(shape.leaves.len());
     for leaf in &shape.leaves {
         let index_leaf = index_leaf(&bound, &leaf.predicate, leaf.field);
         let choice = match &index_leaf {
-            Some(l) if matches!(l.query, IndexQuery::AnyElement(_)) => Ok(None),
-            Some(l) => choose(dataset, &kinds, l, unreadable).map(Some),
+            Some(l) => choose(dataset, kinds, l, unreadable),
             None => Err(vec![format!(
                 "no index answers {}",
                 describe(&leaf.predicate, &bound.fields)
@@ -256,8 +268,8 @@ async fn plan_once(
     let mut cold = false;
     for (_, choice) in &choices {
         match choice {
-            Ok(Some((k, index))) => cold |= !kinds[*k].is_cached(dataset, index).await,
-            Ok(None) => cold = true,
+            Ok(Chosen::Index(k, index)) => cold |= !kinds[*k].is_cached(dataset, index).await,
+            Ok(Chosen::Itself(_)) => cold = true,
             Err(_) => {}
         }
     }
@@ -276,28 +288,26 @@ async fn plan_once(
         .leaves
         .iter()
         .zip(&choices)
-        .map(|(leaf, (index_leaf, choice))| {
-            let kinds = &kinds;
-            async move {
-                Ok::<_, Error>(match (index_leaf, choice) {
-                    (Some(l), Ok(None)) => {
-                        let any = ListElementKind
-                            .plan_call(dataset, l, leaf.want, stats)
-                            .await?;
-                        Answerer::AnyElement(Box::new(any))
-                    }
-                    (Some(l), Ok(Some((k, index)))) => {
-                        match kinds[*k].plan(dataset, index, l, leaf.want, stats).await {
-                            Ok(planned) => Answerer::Index(planned),
-                            Err(e @ Error::Unsupported { .. }) => {
-                                Answerer::Unreadable(index.name.clone(), e.to_string())
-                            }
-                            Err(e) => return Err(e),
+        .map(|(leaf, (index_leaf, choice))| async move {
+            Ok::<_, Error>(match (index_leaf, choice) {
+                (Some(l), Ok(Chosen::Itself(k))) => {
+                    let none = IndexSegments {
+                        name: String::new(),
+                        segments: Vec::new(),
+                    };
+                    Answerer::Itself(kinds[*k].plan(dataset, &none, l, leaf.want, stats).await?)
+                }
+                (Some(l), Ok(Chosen::Index(k, index))) => {
+                    match kinds[*k].plan(dataset, index, l, leaf.want, stats).await {
+                        Ok(planned) => Answerer::Index(planned),
+                        Err(e @ Error::Unsupported { .. }) => {
+                            Answerer::Unreadable(index.name.clone(), e.to_string())
                         }
+                        Err(e) => return Err(e),
                     }
-                    _ => Answerer::None,
-                })
-            }
+                }
+                _ => Answerer::None,
+            })
         });
     let opens = warm.iter().map(|(fragment, field)| async move {
         open_column(dataset, fragment, *field, stats)
@@ -327,8 +337,8 @@ async fn plan_once(
             predicate: leaf.predicate.clone(),
             slot: leaf.field,
             kind: match (&answerer, &choice) {
-                (Answerer::AnyElement(_), _) => Some("list_element"),
-                (Answerer::Index(_), Ok(Some((k, _)))) => Some(kinds[*k].name()),
+                (Answerer::Itself(_), Ok(Chosen::Itself(k)))
+                | (Answerer::Index(_), Ok(Chosen::Index(k, _))) => Some(kinds[*k].name()),
                 _ => None,
             },
             answerer,
@@ -351,7 +361,7 @@ async fn plan_once(
     })))
 }
 
-type Choice = std::result::Result<Option<(usize, IndexSegments)>, Vec<String>>;
+type Choice = std::result::Result<Chosen, Vec<String>>;
 
 /// Data files to open while planning (their metadata is then cached for execution): the
 /// fragments a chosen index does not cover, and every fragment of a scanned leaf.
@@ -374,7 +384,7 @@ fn warm_targets<'a>(
             continue;
         };
         let uncovered: RoaringBitmap = match choice {
-            Ok(Some((_, index))) => {
+            Ok(Chosen::Index(_, index)) => {
                 let mut covered = RoaringBitmap::new();
                 for s in &index.segments {
                     if let Some(b) = &s.fragment_bitmap {
@@ -383,7 +393,7 @@ fn warm_targets<'a>(
                 }
                 &current - &covered
             }
-            Ok(None) => RoaringBitmap::new(),
+            Ok(Chosen::Itself(_)) => RoaringBitmap::new(),
             Err(_) if full_scan => current.clone(),
             Err(_) => RoaringBitmap::new(),
         };
@@ -400,8 +410,8 @@ fn warm_targets<'a>(
     out
 }
 
-/// Execute a plan (see [`super::execute_filter`]).
-pub(super) async fn execute(
+/// Execute a plan (see [`crate::index::filter::execute_filter`]).
+pub(crate) async fn execute(
     dataset: &Dataset,
     plan: &FilterPlan,
     stats: &IoStats,
@@ -529,9 +539,7 @@ pub(super) async fn execute(
 /// How `leaf` is evaluated on data.
 fn data_leaf<'a>(plan: &'a FilterPlan, leaf: &'a FilterLeaf) -> Result<DataLeaf<'a>> {
     match (&leaf.predicate, &leaf.answerer) {
-        (SqlPredicate::AnyElement { .. }, Answerer::AnyElement(p)) => {
-            Ok(DataLeaf::AnyElement(&p.plan))
-        }
+        (_, Answerer::Itself(p)) => Ok(DataLeaf::Planned(p.as_ref())),
         (
             SqlPredicate::ListHas {
                 mode,
@@ -546,8 +554,8 @@ fn data_leaf<'a>(plan: &'a FilterPlan, leaf: &'a FilterLeaf) -> Result<DataLeaf<
             keys.dedup();
             Ok(DataLeaf::ListHas {
                 test: match mode {
-                    ListHasMode::Any => crate::index::label_list::ListTest::Any,
-                    ListHasMode::All => crate::index::label_list::ListTest::All,
+                    ListHasMode::Any => crate::index::sql::list_has::ListTest::Any,
+                    ListHasMode::All => crate::index::sql::list_has::ListTest::All,
                 },
                 values: keys,
                 field: &plan.bound.fields[*field],
@@ -682,11 +690,7 @@ impl FilterPlan {
     /// the indices alone do not decide it.
     pub(crate) fn has_candidate_leaves(&self) -> bool {
         self.leaves.iter().any(|l| match &l.answerer {
-            Answerer::Index(p) => p.exactness() == super::kind::Exactness::Candidates,
-            Answerer::AnyElement(p) => matches!(
-                p.plan.strategy,
-                crate::index::list_element::ranges::CallStrategy::IndexThenRecheck
-            ),
+            Answerer::Index(p) | Answerer::Itself(p) => p.rechecks(),
             Answerer::None | Answerer::Unreadable(..) => false,
         })
     }
@@ -696,10 +700,7 @@ impl FilterPlan {
     pub(crate) fn evaluates_every_row(&self) -> bool {
         self.full_scan_reason.is_some()
             || self.leaves.iter().any(|l| match &l.answerer {
-                Answerer::AnyElement(p) => matches!(
-                    p.plan.strategy,
-                    crate::index::list_element::ranges::CallStrategy::EvaluateOnData { .. }
-                ),
+                Answerer::Itself(p) => p.evaluates_every_row(),
                 _ => false,
             })
     }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::index::filter::bind::BoundPredicate;
+use crate::index::sql::bind::BoundPredicate;
 use crate::lance::dataset::Schema;
 use crate::lance::proto::table as pb;
 

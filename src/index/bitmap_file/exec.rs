@@ -19,9 +19,9 @@ use super::search::{
 };
 use super::treemap::{decode_row_set, RowSet};
 use crate::error::{Error, Result};
-use crate::index::filter::kind::IndexSegments;
-use crate::index::filter::segments::covered_segments;
 use crate::index::key::{Key, KeyColumn};
+use crate::index::kind::segments::covered_segments;
+use crate::index::kind::IndexSegments;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;

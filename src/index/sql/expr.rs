@@ -19,8 +19,8 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
+use super::call::{any_element_call, AnyElementCall};
 use crate::error::{Error, Result};
-use crate::index::list_element::call::{any_element_call, AnyElementCall};
 use crate::index::sql_literal::try_literal;
 pub(crate) use crate::index::sql_literal::{CompareOp, Literal};
 

@@ -7,13 +7,12 @@ use std::collections::BTreeMap;
 use arrow_array::{Array, ArrayRef};
 use roaring::RoaringTreemap;
 
-use super::bind::{BoundField, SqlPredicate};
-use super::eval::eval_predicate;
-use super::kind::Want;
 use crate::error::{Error, Result};
 use crate::index::key::{KeyColumn, KeyRef};
-use crate::index::list_element::query::{evaluate_call_rows, AnyElementQueryPlan};
-use crate::index::list_element::value::ElementValue;
+use crate::index::kind::{PlannedLeaf, Want};
+use crate::index::sql::bind::{BoundField, SqlPredicate};
+use crate::index::sql::eval::eval_predicate;
+use crate::index::sql::value::ElementValue;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, Fragment};
 use crate::lance::reader::RowSelection;
@@ -32,12 +31,13 @@ pub(crate) enum DataLeaf<'a> {
         /// Number of bound fields.
         slots: usize,
     },
-    /// An `any_element` call, through its plan.
-    AnyElement(&'a AnyElementQueryPlan),
+    /// A leaf its index kind evaluates on data itself (an `any_element` call, through its
+    /// plan).
+    Planned(&'a dyn PlannedLeaf),
     /// `array_has_any` / `array_has_all` / `array_contains` on a list column.
     ListHas {
         /// Any or all.
-        test: crate::index::label_list::ListTest,
+        test: crate::index::sql::list_has::ListTest,
         /// The values, sorted.
         values: Vec<crate::index::key::Key>,
         /// The list column.
@@ -268,8 +268,10 @@ async fn evaluate_fragment(
     stats: &IoStats,
 ) -> Result<Vec<Option<bool>>> {
     match leaf {
-        DataLeaf::AnyElement(plan) => {
-            evaluate_call_rows(dataset, plan, fragment, offsets, stats).await
+        DataLeaf::Planned(planned) => {
+            planned
+                .evaluate_rows(dataset, fragment, offsets, stats)
+                .await
         }
         DataLeaf::ListHas {
             test,
@@ -288,7 +290,7 @@ async fn evaluate_fragment(
                 return Err(Error::corrupt("reader returned fewer rows than asked")
                     .at(reader.path().as_ref(), None));
             }
-            crate::index::label_list::data::list_has(batch.column(0), *test, values)
+            crate::index::sql::list_has::list_has(batch.column(0), *test, values)
                 .map_err(|e| e.at(reader.path().as_ref(), None))
         }
         DataLeaf::Scalar {
@@ -352,7 +354,7 @@ mod tests {
     use arrow_array::ListArray;
 
     use super::*;
-    use crate::index::filter::expr::CompareOp;
+    use crate::index::sql::expr::CompareOp;
 
     fn lists() -> ArrayRef {
         Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(vec![

@@ -6,7 +6,7 @@ use std::ops::Bound;
 use bytes::Bytes;
 
 use super::*;
-use crate::index::filter::tree::{index_query, shape};
+use crate::index::engine::tree::{index_query, shape};
 use crate::index::key::Key;
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::lance::proto::table as pb;
@@ -233,8 +233,8 @@ fn a_nested_column_is_tested_for_null_as_a_whole_and_nothing_else() {
 
 #[test]
 fn evaluates_with_three_valued_logic() {
-    use crate::index::filter::eval::eval_predicate;
-    use crate::index::list_element::value::ElementValue as V;
+    use crate::index::sql::eval::eval_predicate;
+    use crate::index::sql::value::ElementValue as V;
     let truth = |text: &str, v: Option<V>| eval_predicate(&bind(text).unwrap().predicate, &[v]);
     assert_eq!(truth("NOT (i IN (1, NULL))", Some(V::Int(1))), Some(false));
     assert_eq!(truth("NOT (i IN (1, NULL))", Some(V::Int(2))), None);

@@ -1,5 +1,5 @@
 //! `array_has_any` / `array_has_all` / `array_contains` evaluated on list data (fragments
-//! no label list covers, rechecks), with lance 14's semantics: NULL for a null list, null
+//! no label list index covers, rechecks), with lance 14's semantics: NULL for a null list, null
 //! elements never match, an empty list is FALSE.
 
 use arrow_array::cast::AsArray;
@@ -7,9 +7,17 @@ use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 use std::sync::Arc;
 
-use super::ListTest;
 use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn};
+
+/// A list membership test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListTest {
+    /// `array_has_any` (and `array_contains` / `array_has` of one value).
+    Any,
+    /// `array_has_all`.
+    All,
+}
 
 /// The truth of the test on each list of `array` (List or LargeList); `values` sorted.
 pub(crate) fn list_has(

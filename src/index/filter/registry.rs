@@ -1,0 +1,16 @@
+//! The index kinds lakeseek reads: the one list the engine chooses from.
+
+use crate::index::kind::IndexKind;
+
+/// Every index kind lakeseek reads, in order of preference (exact kinds first). Add a new
+/// kind here.
+pub(crate) fn index_kinds() -> Vec<Box<dyn IndexKind>> {
+    vec![
+        Box::new(crate::index::btree::kind::BTreeKind),
+        Box::new(crate::index::bitmap::kind::BitmapKind),
+        Box::new(crate::index::label_list::kind::LabelListKind),
+        Box::new(crate::index::list_element::kind::ListElementKind),
+        Box::new(crate::index::zonemap::kind::ZoneMapKind),
+        Box::new(crate::index::bloom::kind::BloomKind),
+    ]
+}

@@ -1,0 +1,20 @@
+//! The one SQL stack every index kind and the filter engine share: parse, bind (type),
+//! evaluate (three-valued), over one value model.
+//!
+//! * [`expr`]: the one SQL parser (sqlparser) → untyped tree (with `limits`: the size and
+//!   depth a filter may have);
+//! * [`call`]: recognising `any_element(list_col, 'predicate')` / `NOT any_element(...)`;
+//! * [`bind`]: the one binder (columns of a dataset, or fields of list elements; literals
+//!   typed by [`crate::index::sql_literal::coerce_literal`]);
+//! * [`eval`]: the one SQL three-valued evaluator (rechecks, scans, `any_element`
+//!   elements);
+//! * [`list_has`]: `array_has_any` / `array_has_all` / `array_contains` on list data;
+//! * [`value`]: the values the evaluator compares, and typed access to Arrow arrays.
+
+pub(crate) mod bind;
+pub(crate) mod call;
+pub(crate) mod eval;
+pub(crate) mod expr;
+mod limits;
+pub(crate) mod list_has;
+pub(crate) mod value;
