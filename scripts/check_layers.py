@@ -93,6 +93,8 @@ def main() -> int:
         print(v)
     if EXCEPTIONS:
         print(f"{len(EXCEPTIONS)} exceptions listed in scripts/check_layers.py")
+        if "--report" not in sys.argv:
+            return 1
     if found:
         print(f"layering: {len(found)} violations")
         return 0 if "--report" in sys.argv else 1

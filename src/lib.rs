@@ -192,8 +192,7 @@ pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{
     Session, SessionBuilder, CACHE_DIR_ENV, DEFAULT_CACHE_BYTES, DEFAULT_MAX_IN_FLIGHT_BYTES,
-    DEFAULT_MAX_REQUESTS,
-    DEFAULT_SESSION_BUDGET,
+    DEFAULT_MAX_REQUESTS, DEFAULT_SESSION_BUDGET,
 };
 
 /// The README's code blocks, run as doctests.

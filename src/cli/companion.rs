@@ -46,7 +46,10 @@ fn cache_flags(cache: &crate::cli::CacheArgs) -> Vec<OsString> {
         out.extend([OsString::from("--max-requests"), n.to_string().into()]);
     }
     if let Some(bytes) = cache.max_in_flight_bytes {
-        out.extend([OsString::from("--max-in-flight-bytes"), bytes.to_string().into()]);
+        out.extend([
+            OsString::from("--max-in-flight-bytes"),
+            bytes.to_string().into(),
+        ]);
     }
     out
 }

@@ -111,12 +111,18 @@ async fn the_bytes_budget_holds_waves_back_but_one_always_runs() {
     let mut another = Box::pin(a.reserve(&stats, 60));
     assert!(noop_waker_poll(&mut another).is_pending(), "60 + 60 > 100");
     assert!(a.try_admit(1).is_none(), "nobody jumps the queue");
-    assert!(a.reserve(&stats, 0).now_or_never().is_some(), "nothing to hold");
+    assert!(
+        a.reserve(&stats, 0).now_or_never().is_some(),
+        "nothing to hold"
+    );
     drop(p60);
     let _p = another.await;
     assert!(a.try_admit(10).is_some());
     let s = a.snapshot();
-    assert_eq!((s.held_bytes, s.peak_held_bytes, s.waves_queued), (60, 1000, 0));
+    assert_eq!(
+        (s.held_bytes, s.peak_held_bytes, s.waves_queued),
+        (60, 1000, 0)
+    );
 }
 
 #[tokio::test]

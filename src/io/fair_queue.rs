@@ -114,7 +114,11 @@ mod tests {
     #[test]
     fn queries_are_served_in_turn_and_a_head_that_does_not_fit_blocks() {
         let mut q = FairQueue::default();
-        let _a = (waiter(&mut q, 1, 1), waiter(&mut q, 1, 1), waiter(&mut q, 1, 1));
+        let _a = (
+            waiter(&mut q, 1, 1),
+            waiter(&mut q, 1, 1),
+            waiter(&mut q, 1, 1),
+        );
         let _b = waiter(&mut q, 2, 50);
         let served: Vec<_> = std::iter::from_fn(|| q.pop_fitting(|n| n <= 10))
             .map(|w| w.need)
@@ -134,7 +138,10 @@ mod tests {
         drop(gone);
         q.forget(7, id);
         assert_eq!(q.len(), 1);
-        assert!(q.pop_fitting(|_| true).is_none(), "the closed one is skipped");
+        assert!(
+            q.pop_fitting(|_| true).is_none(),
+            "the closed one is skipped"
+        );
         assert!(q.is_empty());
     }
 }

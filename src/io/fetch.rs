@@ -765,9 +765,9 @@ impl RangeFetcher {
         let wave = &wave;
         let retry = &self.retry;
         // The wave's bytes are reserved as a whole and held until its last GET is in.
-        let wave_bytes = plan
-            .iter()
-            .fold(0u64, |sum, r| sum.saturating_add(r.range.end - r.range.start));
+        let wave_bytes = plan.iter().fold(0u64, |sum, r| {
+            sum.saturating_add(r.range.end - r.range.start)
+        });
         let _held = self.reserve(stats, wave_bytes).await;
         let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| {
             let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());

@@ -30,7 +30,9 @@ impl AsRef<[u8]> for Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.live.now.fetch_sub(self.data.len() as u64, Ordering::SeqCst);
+        self.live
+            .now
+            .fetch_sub(self.data.len() as u64, Ordering::SeqCst);
     }
 }
 

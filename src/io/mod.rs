@@ -43,12 +43,12 @@
 //! ```
 
 pub(crate) mod admission;
-pub(crate) mod fair_queue;
 pub(crate) mod budget;
 pub(crate) mod cache;
 pub(crate) mod cache_extensions;
 pub(crate) mod coalesce;
 pub(crate) mod disk;
+pub(crate) mod fair_queue;
 pub(crate) mod fetch;
 pub(crate) mod hedge;
 pub(crate) mod list;

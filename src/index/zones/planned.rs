@@ -20,8 +20,8 @@ use crate::index::kind::{
 };
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
 use crate::lance::data_file::DataFileReader;
+use crate::lance::dataset::{Dataset, IndexSegment};
 
 /// What one segment of a zone-based index holds, as [`PlannedZones`] needs it.
 pub(crate) trait ZoneIndex: Debug + Send + Sync + 'static {
