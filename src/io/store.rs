@@ -314,71 +314,38 @@ fn local_store(
     })
 }
 
-/// An S3 store for `parsed`: the environment, then `passthrough`, retries and connector.
-#[cfg(feature = "aws")]
-fn s3_store(
-    url: &str,
-    parsed: &Url,
-    tuning: &IoTuning,
-    passthrough: &[(String, String)],
-    connector: Option<SharedConnector>,
-) -> Result<Arc<dyn ObjectStore>> {
-    let mut b = AmazonS3Builder::from_env().with_url(parsed.as_str());
-    for (k, v) in passthrough {
-        b = b.with_config(config_key::<AmazonS3ConfigKey>(k, "S3")?, v);
-    }
-    if let Some(retry) = tuning.retry_config() {
-        b = b.with_retry(retry);
-    }
-    if let Some(c) = connector {
-        b = b.with_http_connector(c);
-    }
-    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+/// A cloud store from its builder: the environment, then `passthrough` (each key parsed as
+/// the builder's config key), retries and connector. One body for S3, GCS and Azure, whose
+/// builders share these methods but no trait.
+macro_rules! cloud_store {
+    ($name:ident, $feature:literal, $builder:ty, $key:ty, $label:literal) => {
+        #[doc = concat!("A ", $label, " store for `parsed` (see `cloud_store!`).")]
+        #[cfg(feature = $feature)]
+        fn $name(
+            url: &str,
+            parsed: &Url,
+            tuning: &IoTuning,
+            passthrough: &[(String, String)],
+            connector: Option<SharedConnector>,
+        ) -> Result<Arc<dyn ObjectStore>> {
+            let mut b = <$builder>::from_env().with_url(parsed.as_str());
+            for (k, v) in passthrough {
+                b = b.with_config(config_key::<$key>(k, $label)?, v);
+            }
+            if let Some(retry) = tuning.retry_config() {
+                b = b.with_retry(retry);
+            }
+            if let Some(c) = connector {
+                b = b.with_http_connector(c);
+            }
+            Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+        }
+    };
 }
 
-/// A GCS store for `parsed`: the environment, then `passthrough`, retries and connector.
-#[cfg(feature = "gcp")]
-fn gcs_store(
-    url: &str,
-    parsed: &Url,
-    tuning: &IoTuning,
-    passthrough: &[(String, String)],
-    connector: Option<SharedConnector>,
-) -> Result<Arc<dyn ObjectStore>> {
-    let mut b = GoogleCloudStorageBuilder::from_env().with_url(parsed.as_str());
-    for (k, v) in passthrough {
-        b = b.with_config(config_key::<GoogleConfigKey>(k, "GCS")?, v);
-    }
-    if let Some(retry) = tuning.retry_config() {
-        b = b.with_retry(retry);
-    }
-    if let Some(c) = connector {
-        b = b.with_http_connector(c);
-    }
-    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
-}
-
-/// An Azure store for `parsed`: the environment, then `passthrough`, retries and connector.
-#[cfg(feature = "azure")]
-fn azure_store(
-    url: &str,
-    parsed: &Url,
-    tuning: &IoTuning,
-    passthrough: &[(String, String)],
-    connector: Option<SharedConnector>,
-) -> Result<Arc<dyn ObjectStore>> {
-    let mut b = MicrosoftAzureBuilder::from_env().with_url(parsed.as_str());
-    for (k, v) in passthrough {
-        b = b.with_config(config_key::<AzureConfigKey>(k, "Azure")?, v);
-    }
-    if let Some(retry) = tuning.retry_config() {
-        b = b.with_retry(retry);
-    }
-    if let Some(c) = connector {
-        b = b.with_http_connector(c);
-    }
-    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
-}
+cloud_store!(s3_store, "aws", AmazonS3Builder, AmazonS3ConfigKey, "S3");
+cloud_store!(gcs_store, "gcp", GoogleCloudStorageBuilder, GoogleConfigKey, "GCS");
+cloud_store!(azure_store, "azure", MicrosoftAzureBuilder, AzureConfigKey, "Azure");
 
 /// A plain HTTP(S) store for the origin of `parsed` (`http://` allows plain HTTP), with
 /// `passthrough` as client options, retries and connector.
