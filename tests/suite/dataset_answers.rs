@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
+use crate::suite::common::undelta;
 use crate::Error;
 use serde_json::Value;
 
@@ -20,16 +21,7 @@ fn answers() -> Value {
 }
 
 fn expected(q: &Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    q["addr_deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            acc += d.as_u64().unwrap();
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
+use crate::suite::common::undelta;
 use common::S3TestServer;
 use serde_json::Value;
 
@@ -24,16 +25,7 @@ fn answers() -> Value {
 }
 
 fn expected(q: &Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    q["addr_deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            acc += d.as_u64().unwrap();
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 async fn server_with(names: &[&str]) -> S3TestServer {

@@ -8,6 +8,7 @@
 //! columns printed by `lakeseek take` as pylance reads them, and filters on them.
 
 use crate::suite::common;
+use crate::suite::common::undelta;
 use crate::suite::read_support as support;
 
 use std::path::{Path as FsPath, PathBuf};
@@ -479,14 +480,7 @@ async fn cli_take_and_query_read_nested_columns() {
 }
 
 fn expected(q: &Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    u64s(&q["addr_deltas"])
-        .into_iter()
-        .map(|d| {
-            acc += d;
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 /// Filters on the zoned timestamp columns (scanned: no index) return pylance's rows; the

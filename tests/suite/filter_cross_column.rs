@@ -4,6 +4,7 @@
 //! (tests/fixtures/cross_column/gen_cross_column.py), and what such queries read.
 
 use crate::suite::common::recorded::{open_recorded, Recorded};
+use crate::suite::common::undelta;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,15 +29,8 @@ fn queries() -> Vec<(String, bool, BTreeSet<u64>)> {
         .unwrap()
         .iter()
         .map(|q| {
-            let mut prev = 0u64;
-            let addrs = q["addr_deltas"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| {
-                    prev += d.as_u64().unwrap();
-                    prev
-                })
+            let addrs = undelta(&q["addr_deltas"])
+                .into_iter()
                 .collect::<BTreeSet<u64>>();
             assert_eq!(addrs.len() as u64, q["count"].as_u64().unwrap());
             (

@@ -8,6 +8,11 @@
 //!   (`counting()`, `http_counts()`), `fail_next_server_requests(n)` for retry tests.
 //! * [`GcsTestServer`]: fake-gcs-server (reads only, seeded from a directory), when its
 //!   binary is installed by `localstack/install.sh`; see [`emulator_missing`].
+//! * Fixtures: [`fixture`] (a path under the repository's `tests/fixtures/`), [`file_fixture`]
+//!   (the bytes of a Lance file under `tests/fixtures/files/`), [`dataset_fixture`] (a
+//!   dataset under `tests/fixtures/datasets/`); [`undelta`] decodes the row addresses of a
+//!   recorded answer (`addr_deltas`). The first and the last are `lakeseek-testing`'s, shared
+//!   with `lakeseek-datafusion`'s tests.
 //!
 //! Nothing here is timed; every server binds 127.0.0.1 on a random port.
 #![allow(dead_code, unused_imports)]
@@ -18,7 +23,19 @@ pub(super) mod recorded;
 pub(super) mod s3;
 
 pub(super) use gcs::GcsTestServer;
+pub(super) use lakeseek_testing::{fixture, undelta};
 pub(super) use s3::S3TestServer;
+
+/// The bytes of the Lance file fixture `tests/fixtures/files/<rel>`.
+pub(super) fn file_fixture(rel: &str) -> Vec<u8> {
+    let path = fixture("files").join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
+/// The fixture dataset `tests/fixtures/datasets/<name>.lance`.
+pub(super) fn dataset_fixture(name: &str) -> std::path::PathBuf {
+    fixture("datasets").join(format!("{name}.lance"))
+}
 
 /// Environment variable: when set to `1`, tests that need an external emulator binary
 /// (fake-gcs-server) fail instead of skipping when it is missing. `.ci/run` sets it after
