@@ -7,17 +7,16 @@ use std::sync::Arc;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
-use crate::suite::common::undelta;
+use crate::suite::common::{json_fixture, undelta};
 use crate::Error;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 fn answers() -> Value {
-    let text = std::fs::read_to_string(fixtures().join("answers.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    json_fixture("datasets/answers.json")
 }
 
 fn expected(q: &Value) -> Vec<u64> {

@@ -1,7 +1,7 @@
 //! Bad input gives a clear error (NotFound / Corrupt / Unsupported / InvalidArgument) that
 //! names what and where — never a panic, never a wrong answer.
 
-use crate::suite::common::{copy_dir, dataset_fixture};
+use crate::suite::common::{copy_dir, dataset_fixture, latest_manifest};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,16 +18,6 @@ fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
     let root = dir.path().join(format!("{name}.lance"));
     copy_dir(&dataset_fixture(name), &root);
     (dir, root)
-}
-
-fn latest_manifest(root: &Path) -> PathBuf {
-    let mut names: Vec<String> = std::fs::read_dir(root.join("_versions"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.len() == 29 && n.ends_with(".manifest"))
-        .collect();
-    names.sort();
-    root.join("_versions").join(&names[0])
 }
 
 /// Decode, edit and re-frame the latest manifest (index section first, as lance writes).

@@ -2,12 +2,11 @@
 //! --stats, and take results equal to pylance's `_take_rows`.
 
 use crate::cli::query::{run_query_to, run_take_to, QueryArgs, TakeArgs};
-use crate::suite::common::{dataset_fixture, fixture, undelta};
+use crate::suite::common::{dataset_fixture, json_fixture, undelta};
 use serde_json::Value;
 
 fn answers() -> Value {
-    let p = fixture("datasets/answers.json");
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    json_fixture("datasets/answers.json")
 }
 
 fn query_args(dataset: &str, filter: &str) -> QueryArgs {

@@ -11,17 +11,16 @@ use std::time::Duration;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
-use crate::suite::common::undelta;
+use crate::suite::common::{json_fixture, undelta};
 use common::S3TestServer;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 fn answers() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixtures().join("answers.json")).unwrap())
-        .unwrap()
+    json_fixture("datasets/answers.json")
 }
 
 fn expected(q: &Value) -> Vec<u64> {

@@ -8,7 +8,7 @@
 //! columns printed by `lakeseek take` as pylance reads them, and filters on them.
 
 use crate::suite::common;
-use crate::suite::common::undelta;
+use crate::suite::common::{json_fixture, undelta};
 use crate::suite::read_support as support;
 
 use std::path::{Path as FsPath, PathBuf};
@@ -30,7 +30,7 @@ use serde_json::Value;
 const VARIANTS: [&str; 4] = ["v2_1", "v2_2", "v2_3", "v2_3_sparse"];
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 fn dataset_dir(variant: &str) -> PathBuf {
@@ -38,8 +38,7 @@ fn dataset_dir(variant: &str) -> PathBuf {
 }
 
 fn answers() -> Value {
-    let text = std::fs::read_to_string(dir().join("take_answers.json")).expect("answers");
-    serde_json::from_str(&text).expect("json")
+    json_fixture("datasets/take_answers.json")
 }
 
 fn u64s(v: &Value) -> Vec<u64> {

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::io::IoStatsSnapshot;
-use crate::suite::common::{lakeseek_bin, undelta, S3TestServer};
+use crate::suite::common::{json_fixture, lakeseek_bin, undelta, S3TestServer};
 use crate::{Dataset, IoStats, Session};
 
 fn fixtures() -> PathBuf {
@@ -20,7 +20,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn json_file(rel: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixtures().join(rel)).unwrap()).unwrap()
+    json_fixture(rel)
 }
 
 /// pylance's row addresses of `filter` on `dataset` at `version` (`None`: latest).

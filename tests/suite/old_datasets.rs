@@ -37,7 +37,7 @@ pub(super) const READABLE: &[&str] = &[
 ];
 
 pub(super) fn old_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/old")
+    crate::suite::common::fixture("datasets/old")
 }
 
 pub(super) fn catalog() -> Value {

@@ -15,7 +15,7 @@ use crate::suite::common::{undelta, S3TestServer};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 /// `(dataset, filter, sorted row addresses)` of every recorded query.

@@ -18,7 +18,7 @@ use arrow_array::{Array, UInt64Array};
 use serde_json::Value;
 
 fn old_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/old")
+    crate::suite::common::fixture("datasets/old")
 }
 
 /// Catalog entries of the datasets with 2.0 data files that pylance 14.0.2 reads.

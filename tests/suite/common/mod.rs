@@ -11,7 +11,8 @@
 //! * Fixtures: [`fixture`] (a path under the repository's `tests/fixtures/`), [`file_fixture`]
 //!   (the bytes of a Lance file under `tests/fixtures/files/`), [`dataset_fixture`] (a
 //!   dataset under `tests/fixtures/datasets/`); [`undelta`] decodes the row addresses of a
-//!   recorded answer (`addr_deltas`). The first and the last are `lakeseek-testing`'s, shared
+//!   recorded answer (`addr_deltas`); [`json_fixture`] parses a recorded JSON file,
+//!   [`u64_set`] reads one of its arrays as a set; [`latest_manifest`] of a dataset copy. The first and the last are `lakeseek-testing`'s, shared
 //!   with `lakeseek-datafusion`'s tests.
 //!
 //! Nothing here is timed; every server binds 127.0.0.1 on a random port.
@@ -30,6 +31,35 @@ pub(super) use s3::S3TestServer;
 pub(super) fn file_fixture(rel: &str) -> Vec<u8> {
     let path = fixture("files").join(rel);
     std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
+/// The JSON fixture `tests/fixtures/<rel>` (recorded answers, catalogs), parsed.
+pub(super) fn json_fixture(rel: &str) -> serde_json::Value {
+    let path = fixture(rel);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
+/// A recorded JSON array of row numbers or addresses, as a set.
+pub(super) fn u64_set(v: &serde_json::Value) -> std::collections::BTreeSet<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+/// The newest manifest of the dataset at `root` (`_versions/`, V2 names: the zero-padded
+/// inverted version sorts first).
+pub(super) fn latest_manifest(root: &std::path::Path) -> std::path::PathBuf {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("_versions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.len() == 29 && n.ends_with(".manifest"))
+        .collect();
+    names.sort();
+    root.join("_versions").join(&names[0])
 }
 
 /// The fixture dataset `tests/fixtures/datasets/<name>.lance`.
