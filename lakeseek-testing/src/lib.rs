@@ -12,6 +12,8 @@
 //! * [`FixedFileSystem`]: its storage, s3s-fs answering like S3 where s3s-fs alone does not
 //!   (suffix ranges, ranges of empty objects, conditional PUTs, the cost of a LIST); the
 //!   benchmark rig (`benches/rig/s3_rig.rs`) serves it too.
+//! * [`fixture`] and [`undelta`]: paths under the repository's `tests/fixtures/` and the
+//!   row addresses of its recorded answers (`addr_deltas`).
 //!
 //! ```ignore
 //! let s3 = lakeseek_testing::S3Server::start();
@@ -22,10 +24,12 @@
 
 mod backend;
 mod faults;
+mod fixtures;
 mod server;
 
 pub use backend::FixedFileSystem;
 pub use faults::ServerFaults;
+pub use fixtures::{fixture, undelta};
 pub use server::S3Server;
 
 /// Access key the server accepts (the secret is the same).

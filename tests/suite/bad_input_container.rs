@@ -2,6 +2,7 @@
 //! real pylance fixtures in memory: each must fail with `Corrupt` / `Unsupported` naming the
 //! object path (and, for `Corrupt`, the byte range), never panic.
 
+use crate::suite::common::file_fixture;
 use crate::suite::read_support as support;
 
 use crate::lance::proto::file as pb;
@@ -10,10 +11,6 @@ use prost::Message;
 use support::{column_protos, open_and_read_all, raw_footer, with_columns};
 
 const NAME: &str = "bad.lance";
-
-fn fixture(relative: &str) -> Vec<u8> {
-    std::fs::read(support::fixtures_dir().join(relative)).expect("fixture")
-}
 
 /// `Corrupt` naming the path and a byte range, whose message contains `needle`.
 fn assert_corrupt(result: crate::Result<()>, needle: &str) {
@@ -53,7 +50,7 @@ fn footer_at(file: &[u8]) -> usize {
 
 #[tokio::test]
 async fn truncated_files_are_corrupt() {
-    let file = fixture("v2_2/ints.lance");
+    let file = file_fixture("v2_2/ints.lance");
     for cut in [0usize, 1, 39, 40, 41, 1000, file.len() / 2, file.len() - 1] {
         let result = open_and_read_all(NAME, file[..cut].to_vec()).await;
         assert!(
@@ -72,7 +69,7 @@ async fn truncated_files_are_corrupt() {
 
 #[tokio::test]
 async fn wrong_magic_is_corrupt() {
-    let mut file = fixture("v2_1/floats.lance");
+    let mut file = file_fixture("v2_1/floats.lance");
     let n = file.len();
     file[n - 4..].copy_from_slice(b"PAR1");
     assert_corrupt(open_and_read_all(NAME, file).await, "magic");
@@ -80,7 +77,7 @@ async fn wrong_magic_is_corrupt() {
 
 #[tokio::test]
 async fn legacy_and_unknown_versions_are_unsupported() {
-    let file = fixture("v2_2/floats.lance");
+    let file = file_fixture("v2_2/floats.lance");
     for (major, minor, needle) in [
         (0u16, 2u16, "legacy"),
         (0, 0, "legacy"),
@@ -98,7 +95,7 @@ async fn legacy_and_unknown_versions_are_unsupported() {
 
 #[tokio::test]
 async fn footer_offsets_outside_their_bounds_are_corrupt() {
-    let file = fixture("v2_3/strings.lance");
+    let file = file_fixture("v2_3/strings.lance");
     let footer = raw_footer(&file);
     let at = footer_at(&file);
     let size = file.len() as u64;
@@ -123,7 +120,7 @@ async fn footer_offsets_outside_their_bounds_are_corrupt() {
 
 #[tokio::test]
 async fn table_entries_outside_their_regions_are_corrupt() {
-    let file = fixture("v2_2/temporal.lance");
+    let file = file_fixture("v2_2/temporal.lance");
     let footer = raw_footer(&file);
     // Global buffer 0 (schema) pointing past the file.
     let mut f = file.clone();
@@ -155,7 +152,7 @@ async fn table_entries_outside_their_regions_are_corrupt() {
 
 #[tokio::test]
 async fn corrupted_protobufs_are_corrupt() {
-    let file = fixture("v2_1/ints.lance");
+    let file = file_fixture("v2_1/ints.lance");
     let footer = raw_footer(&file);
     let schema_pos =
         u64::from_le_bytes(file[footer.gbo_start as usize..][..8].try_into().unwrap()) as usize;
@@ -209,7 +206,7 @@ async fn corrupted_protobufs_are_corrupt() {
 
 #[tokio::test]
 async fn page_buffers_and_rows_that_do_not_fit_are_corrupt() {
-    let file = fixture("v2_2/strings.lance");
+    let file = file_fixture("v2_2/strings.lance");
     let footer = raw_footer(&file);
     let base = column_protos(&file);
     let edit = |f: &dyn Fn(&mut Vec<pb::ColumnMetadata>)| {
@@ -250,7 +247,7 @@ async fn metadata_larger_than_the_tail_needs_exactly_one_more_read() {
     use crate::io::{FetchOptions, IoStats, RangeFetcher};
     use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
     use std::sync::Arc;
-    let file = fixture("v2_2/floats.lance");
+    let file = file_fixture("v2_2/floats.lance");
     let mut columns = column_protos(&file);
     // Column-level buffers are ignored by readers; 40k empty ones make the metadata ~80 KB.
     columns[0].buffer_offsets = vec![0; 40_000];

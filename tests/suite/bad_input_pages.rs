@@ -3,6 +3,7 @@
 //! Each read must fail with `Corrupt` naming the path and the page's byte range, never
 //! panic; random byte flips anywhere must never panic.
 
+use crate::suite::common::file_fixture;
 use crate::suite::read_support as support;
 
 use std::ops::Range;
@@ -18,10 +19,6 @@ use support::{column_protos, open_and_read_all, with_columns};
 const NAME: &str = "bad.lance";
 /// Mutations per file in `random_byte_flips_never_panic` (override with LAKESEEK_FUZZ_ROUNDS).
 const FUZZ_ROUNDS_DEFAULT: usize = 60;
-
-fn fixture(relative: &str) -> Vec<u8> {
-    std::fs::read(support::fixtures_dir().join(relative)).expect("fixture")
-}
 
 fn assert_corrupt(result: crate::Result<()>, needle: &str) {
     match result {
@@ -87,7 +84,7 @@ fn first_chunk_value_buffer(
 #[tokio::test]
 async fn chunk_words_that_do_not_sum_to_the_buffer_are_corrupt() {
     for relative in ["v2_1/ints.lance", "v2_2/ints.lance", "v2_3/ints.lance"] {
-        let mut file = fixture(relative);
+        let mut file = file_fixture(relative);
         let (_, buffers, _) = page_of(&file, "i32_full").await;
         // Grow the first chunk by 8 bytes (word bits 4.. hold bytes/8 - 1).
         let at = buffers[0].start as usize;
@@ -99,7 +96,7 @@ async fn chunk_words_that_do_not_sum_to_the_buffer_are_corrupt() {
 
 #[tokio::test]
 async fn chunk_metadata_of_odd_size_or_bad_counts_is_corrupt() {
-    let file = fixture("v2_2/ints.lance");
+    let file = file_fixture("v2_2/ints.lance");
     let (column, _, _) = page_of(&file, "i32_full").await;
     let mut columns = column_protos(&file);
     columns[column].pages[0].buffer_sizes[0] -= 1;
@@ -108,7 +105,7 @@ async fn chunk_metadata_of_odd_size_or_bad_counts_is_corrupt() {
         "word",
     );
     // A non-final chunk whose item count is log2 = 0.
-    let mut file = fixture("v2_2/ints.lance");
+    let mut file = file_fixture("v2_2/ints.lance");
     let (_, buffers, _) = page_of(&file, "i32_full").await;
     let at = buffers[0].start as usize;
     file[at] &= 0xf0;
@@ -117,7 +114,7 @@ async fn chunk_metadata_of_odd_size_or_bad_counts_is_corrupt() {
 
 #[tokio::test]
 async fn chunk_headers_that_overrun_the_chunk_are_corrupt() {
-    let mut file = fixture("v2_2/floats.lance");
+    let mut file = file_fixture("v2_2/floats.lance");
     let (_, _, layout) = page_of(&file, "f32").await;
     let (chunk, _) = first_chunk_value_buffer(&file, &layout, 0);
     // Buffer size field (u32 after the u16 level count) claims more than the chunk holds.
@@ -129,7 +126,7 @@ async fn chunk_headers_that_overrun_the_chunk_are_corrupt() {
 #[tokio::test]
 async fn bit_widths_wider_than_the_type_are_corrupt() {
     for relative in ["v2_1/ints.lance", "v2_2/ints.lance", "v2_3/ints.lance"] {
-        let mut file = fixture(relative);
+        let mut file = file_fixture(relative);
         let (_, _, layout) = page_of(&file, "u32_small").await;
         let (_, values) = first_chunk_value_buffer(&file, &layout, 0);
         // Inline bitpacking: word 0 of the chunk's buffer is the bit width.
@@ -146,7 +143,7 @@ async fn dictionary_indices_out_of_range_are_corrupt() {
         "v2_2/strings.lance",
         "v2_3/strings.lance",
     ] {
-        let mut file = fixture(relative);
+        let mut file = file_fixture(relative);
         let (_, _, layout) = page_of(&file, "s_dict").await;
         let PageLayout::MiniBlock(mini) = &layout else {
             panic!("s_dict is mini-block")
@@ -192,7 +189,7 @@ fn fsst_of(encoding: &mut Option<enc::CompressiveEncoding>) -> &mut enc::Fsst {
 
 #[tokio::test]
 async fn broken_fsst_symbol_tables_are_corrupt() {
-    let file = fixture("v2_2/strings.lance");
+    let file = file_fixture("v2_2/strings.lance");
     let (column, _, _) = page_of(&file, "s_fsst").await;
     let truncate = edit_layout(&file, column, |l| {
         let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
@@ -215,7 +212,7 @@ async fn broken_fsst_symbol_tables_are_corrupt() {
     });
     assert_corrupt(open_and_read_all(NAME, long_symbol).await, "symbol");
     // Full-zip FSST too.
-    let file = fixture("v2_2/long_strings.lance");
+    let file = file_fixture("v2_2/long_strings.lance");
     let (column, _, _) = page_of(&file, "long_fsst").await;
     let empty = edit_layout(&file, column, |l| {
         let Some(enc::page_layout::Layout::FullZipLayout(z)) = &mut l.layout else {
@@ -228,7 +225,7 @@ async fn broken_fsst_symbol_tables_are_corrupt() {
 
 #[tokio::test]
 async fn layouts_that_disagree_with_their_buffers_are_corrupt() {
-    let file = fixture("v2_2/ints.lance");
+    let file = file_fixture("v2_2/ints.lance");
     let (column, _, _) = page_of(&file, "i32_full").await;
     let buffers = edit_layout(&file, column, |l| {
         let Some(enc::page_layout::Layout::MiniBlockLayout(m)) = &mut l.layout else {
@@ -278,7 +275,7 @@ async fn layouts_that_disagree_with_their_buffers_are_corrupt() {
 
 #[tokio::test]
 async fn full_zip_offsets_that_do_not_match_the_data_are_corrupt() {
-    let mut file = fixture("v2_2/long_strings.lance");
+    let mut file = file_fixture("v2_2/long_strings.lance");
     let (_, buffers, layout) = page_of(&file, "long_bin").await;
     assert!(matches!(layout, PageLayout::FullZip(_)));
     // The last row offset must equal the data size: make it one larger.
@@ -291,7 +288,7 @@ async fn full_zip_offsets_that_do_not_match_the_data_are_corrupt() {
     file[last..last + width].copy_from_slice(&v.to_le_bytes()[..width]);
     assert_corrupt(open_and_read_all(NAME, file).await, "offsets");
     // Inline lengths that overrun a row's span.
-    let mut file = fixture("v2_2/long_strings.lance");
+    let mut file = file_fixture("v2_2/long_strings.lance");
     let (_, buffers, _) = page_of(&file, "long_bin").await;
     let data = buffers[0].start as usize;
     file[data..data + 4].copy_from_slice(&u32::MAX.to_le_bytes());
@@ -325,7 +322,7 @@ async fn random_byte_flips_never_panic() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(FUZZ_ROUNDS_DEFAULT);
     for relative in files {
-        let file = fixture(relative);
+        let file = file_fixture(relative);
         let footer = support::raw_footer(&file);
         for round in 0..rounds {
             let mut f = file.clone();
@@ -362,7 +359,7 @@ async fn random_byte_flips_never_panic() {
 #[tokio::test]
 async fn repetition_indexes_that_do_not_add_up_are_corrupt() {
     for relative in ["nested/v2_2/nested.lance", "nested/v2_3/nested.lance"] {
-        let file = fixture(relative);
+        let file = file_fixture(relative);
         let (_, buffers, layout) = page_of(&file, "li_nulls").await;
         let PageLayout::MiniBlock(mini) = &layout else {
             panic!("li_nulls is mini-block")
@@ -389,7 +386,7 @@ async fn repetition_indexes_that_do_not_add_up_are_corrupt() {
 
 #[tokio::test]
 async fn sparse_counts_that_do_not_match_the_child_slots_are_corrupt() {
-    let file = fixture("nested/v2_3_sparse/nested.lance");
+    let file = file_fixture("nested/v2_3_sparse/nested.lance");
     let (column, _, _) = page_of(&file, "li_nulls").await;
     let edited = support::edit_planar_page(&file, column, |layout, _| {
         let Some(enc::structural_plane::Codec::Sparse(sparse)) =

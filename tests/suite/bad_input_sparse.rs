@@ -4,6 +4,7 @@
 //! chunked values with a dictionary). Each read must fail with `Corrupt` naming the file,
 //! the column and page, and the sparse rule broken — never panic, never return arrays.
 
+use crate::suite::common::file_fixture;
 use crate::suite::read_support as support;
 
 use std::ops::Range;
@@ -19,10 +20,6 @@ const NAME: &str = "bad_sparse.lance";
 const FIXTURE: &str = "nested/v2_3_sparse/detections.lance";
 /// Physical column of `detections.item.label`.
 const LABEL: usize = 1;
-
-fn fixture() -> Vec<u8> {
-    std::fs::read(support::fixtures_dir().join(FIXTURE)).expect("fixture")
-}
 
 /// Expect `Corrupt` naming the file, column `LABEL`'s page 0 and every needle.
 fn assert_rule(result: crate::Result<()>, needles: &[&str]) {
@@ -89,14 +86,14 @@ fn u64_at(file: &[u8], at: usize) -> u64 {
 
 #[tokio::test]
 async fn the_unmodified_fixture_reads() {
-    open_and_read_all(NAME, fixture())
+    open_and_read_all(NAME, file_fixture(FIXTURE))
         .await
         .expect("fixture reads");
 }
 
 #[tokio::test]
 async fn positions_not_increasing_are_corrupt() {
-    let mut file = fixture();
+    let mut file = file_fixture(FIXTURE);
     let p = non_empty_payload(&file).await;
     let (a, b) = (u64_at(&file, p.start), u64_at(&file, p.start + 8));
     file[p.start..p.start + 8].copy_from_slice(&b.to_le_bytes());
@@ -112,7 +109,7 @@ async fn positions_not_increasing_are_corrupt() {
 
 #[tokio::test]
 async fn a_position_outside_its_domain_is_corrupt() {
-    let mut file = fixture();
+    let mut file = file_fixture(FIXTURE);
     let p = non_empty_payload(&file).await;
     file[p.end - 8..p.end].copy_from_slice(&5000u64.to_le_bytes());
     assert_rule(
@@ -126,7 +123,7 @@ async fn a_position_outside_its_domain_is_corrupt() {
 
 #[tokio::test]
 async fn counts_that_do_not_sum_to_the_child_slots_are_corrupt() {
-    let file = edit_page(&fixture(), |sparse, _| {
+    let file = edit_page(&file_fixture(FIXTURE), |sparse, _| {
         let Some(enc::sparse_structural_layer::Layer::List(list)) = sparse.layers[0].layer.as_mut()
         else {
             panic!("list layer")
@@ -141,7 +138,7 @@ async fn counts_that_do_not_sum_to_the_child_slots_are_corrupt() {
 
 #[tokio::test]
 async fn a_missing_or_extra_structural_buffer_is_corrupt() {
-    let missing = edit_page(&fixture(), |_, page| {
+    let missing = edit_page(&file_fixture(FIXTURE), |_, page| {
         page.buffer_offsets.pop();
         page.buffer_sizes.pop();
     });
@@ -149,7 +146,7 @@ async fn a_missing_or_extra_structural_buffer_is_corrupt() {
         open_and_read_all(NAME, missing).await,
         &["buffers match layers", "missing"],
     );
-    let extra = edit_page(&fixture(), |_, page| {
+    let extra = edit_page(&file_fixture(FIXTURE), |_, page| {
         page.buffer_offsets.push(0);
         page.buffer_sizes.push(8);
     });
@@ -163,7 +160,7 @@ async fn a_missing_or_extra_structural_buffer_is_corrupt() {
 async fn a_layer_whose_domain_does_not_chain_is_corrupt() {
     // The struct validity lives in the list's child domain (167 slots); null positions
     // 160, 165, 170 (a payload-free Range sequence) fit the 5000-row domain but not it.
-    let file = edit_page(&fixture(), |sparse, _| {
+    let file = edit_page(&file_fixture(FIXTURE), |sparse, _| {
         let Some(enc::sparse_structural_layer::Layer::Validity(set)) =
             sparse.layers[1].layer.as_mut()
         else {
@@ -188,7 +185,7 @@ async fn a_layer_whose_domain_does_not_chain_is_corrupt() {
         ],
     );
     // A leaf validity that is not the inner-most layer.
-    let file = edit_page(&fixture(), |sparse, _| {
+    let file = edit_page(&file_fixture(FIXTURE), |sparse, _| {
         let list = sparse.layers[0].clone();
         sparse.layers.push(list);
     });
@@ -198,7 +195,7 @@ async fn a_layer_whose_domain_does_not_chain_is_corrupt() {
 
 #[tokio::test]
 async fn a_chunk_table_that_does_not_sum_to_the_value_buffer_is_corrupt() {
-    let mut file = fixture();
+    let mut file = file_fixture(FIXTURE);
     let (buffers, layout) = label_page(&file).await;
     let PageLayout::Sparse(sparse) = &layout else {
         panic!("not sparse")

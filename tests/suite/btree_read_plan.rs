@@ -20,7 +20,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 fn wide_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/wide.lance")
+    crate::suite::common::fixture("datasets/wide.lance")
 }
 
 fn wide_queries() -> Vec<(String, u64)> {

@@ -7,29 +7,20 @@ use std::sync::Arc;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
+use crate::suite::common::{json_fixture, undelta};
 use crate::Error;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 fn answers() -> Value {
-    let text = std::fs::read_to_string(fixtures().join("answers.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    json_fixture("datasets/answers.json")
 }
 
 fn expected(q: &Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    q["addr_deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            acc += d.as_u64().unwrap();
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

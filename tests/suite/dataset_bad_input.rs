@@ -1,7 +1,7 @@
 //! Bad input gives a clear error (NotFound / Corrupt / Unsupported / InvalidArgument) that
 //! names what and where — never a panic, never a wrong answer.
 
-use crate::suite::common::copy_dir;
+use crate::suite::common::{copy_dir, dataset_fixture, latest_manifest};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,28 +12,12 @@ use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::{Error, Result};
 use prost::Message;
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/datasets")
-        .join(format!("{name}.lance"))
-}
-
 /// A private copy of a fixture dataset.
 fn scratch(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join(format!("{name}.lance"));
-    copy_dir(&fixture(name), &root);
+    copy_dir(&dataset_fixture(name), &root);
     (dir, root)
-}
-
-fn latest_manifest(root: &Path) -> PathBuf {
-    let mut names: Vec<String> = std::fs::read_dir(root.join("_versions"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.len() == 29 && n.ends_with(".manifest"))
-        .collect();
-    names.sort();
-    root.join("_versions").join(&names[0])
 }
 
 /// Decode, edit and re-frame the latest manifest (index section first, as lance writes).
@@ -124,7 +108,7 @@ async fn missing_dataset_and_missing_version_are_not_found() {
     assert_mentions(&e, "_versions");
     let stats = IoStats::new();
     let e = Dataset::open_url(
-        fixture("types").to_str().unwrap(),
+        dataset_fixture("types").to_str().unwrap(),
         &[],
         Some(999),
         Arc::new(DatasetSession::default()),
@@ -214,7 +198,9 @@ async fn unknown_index_types_and_versions_are_refused_clearly() {
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");
     assert_mentions(&e, "FancyNewIndexDetails");
     // With --allow-scan the answer is still exact.
-    let want = query(&fixture("fmt_v21"), "k = 5", false).await.unwrap();
+    let want = query(&dataset_fixture("fmt_v21"), "k = 5", false)
+        .await
+        .unwrap();
     assert_eq!(query(&root, "k = 5", true).await.unwrap(), want);
 
     let (_d, root) = scratch("fmt_v21");
@@ -244,7 +230,7 @@ async fn unsupported_reader_features_are_refused() {
 
 #[tokio::test]
 async fn unindexed_columns_need_allow_scan_and_bad_literals_are_invalid() {
-    let root = fixture("types");
+    let root = dataset_fixture("types");
     let e = query(&root, "id < 10", false).await.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     assert_mentions(&e, "--allow-scan");

@@ -1,28 +1,17 @@
 //! `lakeseek query` / `lakeseek take` runners: output formats, --explain, --allow-scan,
 //! --stats, and take results equal to pylance's `_take_rows`.
 
-use std::path::PathBuf;
-
 use crate::cli::query::{run_query_to, run_take_to, QueryArgs, TakeArgs};
+use crate::suite::common::{dataset_fixture, json_fixture, undelta};
 use serde_json::Value;
 
-fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/datasets")
-        .join(format!("{name}.lance"))
-        .to_str()
-        .unwrap()
-        .to_string()
-}
-
 fn answers() -> Value {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/answers.json");
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    json_fixture("datasets/answers.json")
 }
 
 fn query_args(dataset: &str, filter: &str) -> QueryArgs {
     QueryArgs {
-        dataset: fixture(dataset),
+        dataset: dataset_fixture(dataset).display().to_string(),
         filter: filter.into(),
         columns: vec![],
         version: None,
@@ -51,16 +40,7 @@ fn recorded(dataset: &str, filter: &str) -> Vec<u64> {
         .find(|q| q["filter"] == filter && q["version"].is_null())
         .unwrap()
         .clone();
-    let mut acc = 0;
-    q["addr_deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            acc += d.as_u64().unwrap();
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 #[tokio::test]
@@ -164,7 +144,7 @@ async fn take_matches_pylance_take_rows() {
     let doc = answers();
     for t in doc["datasets"]["types"]["takes"].as_array().unwrap() {
         let args = TakeArgs {
-            dataset: fixture("types"),
+            dataset: dataset_fixture("types").display().to_string(),
             rows: t["rows"]
                 .as_array()
                 .unwrap()
@@ -200,7 +180,7 @@ async fn take_matches_pylance_take_rows() {
     }
     // A missing fragment is an error, as in lance.
     let args = TakeArgs {
-        dataset: fixture("types"),
+        dataset: dataset_fixture("types").display().to_string(),
         rows: vec![1 << 32],
         columns: vec!["id".into()],
         version: None,

@@ -11,29 +11,20 @@ use std::time::Duration;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
+use crate::suite::common::{json_fixture, undelta};
 use common::S3TestServer;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 fn answers() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixtures().join("answers.json")).unwrap())
-        .unwrap()
+    json_fixture("datasets/answers.json")
 }
 
 fn expected(q: &Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    q["addr_deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            acc += d.as_u64().unwrap();
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 async fn server_with(names: &[&str]) -> S3TestServer {

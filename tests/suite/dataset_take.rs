@@ -8,6 +8,7 @@
 //! columns printed by `lakeseek take` as pylance reads them, and filters on them.
 
 use crate::suite::common;
+use crate::suite::common::{json_fixture, undelta};
 use crate::suite::read_support as support;
 
 use std::path::{Path as FsPath, PathBuf};
@@ -29,7 +30,7 @@ use serde_json::Value;
 const VARIANTS: [&str; 4] = ["v2_1", "v2_2", "v2_3", "v2_3_sparse"];
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 fn dataset_dir(variant: &str) -> PathBuf {
@@ -37,8 +38,7 @@ fn dataset_dir(variant: &str) -> PathBuf {
 }
 
 fn answers() -> Value {
-    let text = std::fs::read_to_string(dir().join("take_answers.json")).expect("answers");
-    serde_json::from_str(&text).expect("json")
+    json_fixture("datasets/take_answers.json")
 }
 
 fn u64s(v: &Value) -> Vec<u64> {
@@ -479,14 +479,7 @@ async fn cli_take_and_query_read_nested_columns() {
 }
 
 fn expected(q: &Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    u64s(&q["addr_deltas"])
-        .into_iter()
-        .map(|d| {
-            acc += d;
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 /// Filters on the zoned timestamp columns (scanned: no index) return pylance's rows; the

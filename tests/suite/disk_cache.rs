@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::io::IoStatsSnapshot;
-use crate::suite::common::{lakeseek_bin, S3TestServer};
+use crate::suite::common::{json_fixture, lakeseek_bin, undelta, S3TestServer};
 use crate::{Dataset, IoStats, Session};
 
 fn fixtures() -> PathBuf {
@@ -20,7 +20,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn json_file(rel: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixtures().join(rel)).unwrap()).unwrap()
+    json_fixture(rel)
 }
 
 /// pylance's row addresses of `filter` on `dataset` at `version` (`None`: latest).
@@ -33,16 +33,7 @@ fn recorded(dataset: &str, filter: &str, version: Option<u64>) -> Vec<u64> {
         .find(|q| q["filter"] == filter && q["version"].as_u64() == version)
         .unwrap_or_else(|| panic!("{dataset}: no recorded {filter:?} at {version:?}"))
         .clone();
-    let mut acc = 0;
-    q["addr_deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            acc += d.as_u64().unwrap();
-            acc
-        })
-        .collect()
+    undelta(&q["addr_deltas"])
 }
 
 fn copy_dir(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {

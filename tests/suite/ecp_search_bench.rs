@@ -55,7 +55,7 @@ fn load_workload() -> Workload {
             truth: truth[..n].to_vec(),
         };
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ecp");
+    let root = crate::suite::common::fixture("ecp");
     let exp: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join("expected/l3_l2n_f16.json")).unwrap())
             .unwrap();

@@ -6,7 +6,6 @@
 use crate::suite::common;
 use crate::suite::faults_support as faults;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::io::{
@@ -30,20 +29,11 @@ const FILES: &[(&str, &str)] = &[
     ("sparse take", "nested/v2_3_sparse/nested.lance"),
 ];
 
-fn fixture(relative: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/files")
-        .join(relative)
-}
-
 async fn server() -> S3TestServer {
     let s3 = S3TestServer::start().await;
     for (_, file) in FILES {
-        s3.put(
-            &format!("files/{file}"),
-            std::fs::read(fixture(file)).unwrap(),
-        )
-        .await;
+        s3.put(&format!("files/{file}"), common::file_fixture(file))
+            .await;
     }
     s3
 }
@@ -247,8 +237,7 @@ async fn a_replaced_object_is_detected_and_a_reopen_reads_the_new_one() {
     let reader = open(Arc::clone(&opened.source), &opened.path, &stats)
         .await
         .unwrap();
-    s3.put(&key, std::fs::read(fixture(FILES[5].1)).unwrap())
-        .await;
+    s3.put(&key, common::file_fixture(FILES[5].1)).await;
     let fields: Vec<usize> = (0..reader.schema().fields.len()).collect();
     let err = reader
         .read_rows(&fields, &RowSelection::Range(0..reader.num_rows()), &stats)

@@ -4,6 +4,7 @@
 //! (tests/fixtures/cross_column/gen_cross_column.py), and what such queries read.
 
 use crate::suite::common::recorded::{open_recorded, Recorded};
+use crate::suite::common::undelta;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use crate::Error;
 use serde_json::Value;
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cross_column")
+    crate::suite::common::fixture("cross_column")
 }
 
 fn queries() -> Vec<(String, bool, BTreeSet<u64>)> {
@@ -28,15 +29,8 @@ fn queries() -> Vec<(String, bool, BTreeSet<u64>)> {
         .unwrap()
         .iter()
         .map(|q| {
-            let mut prev = 0u64;
-            let addrs = q["addr_deltas"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| {
-                    prev += d.as_u64().unwrap();
-                    prev
-                })
+            let addrs = undelta(&q["addr_deltas"])
+                .into_iter()
                 .collect::<BTreeSet<u64>>();
             assert_eq!(addrs.len() as u64, q["count"].as_u64().unwrap());
             (
@@ -241,7 +235,7 @@ async fn warm_repeat_is_one_round_trip() {
 /// nulls): the FALSE rows are the covered rows minus K's rows and the nulls.
 #[tokio::test]
 async fn not_of_a_point_lookup_reads_one_page_not_every_page() {
-    let wide = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets");
+    let wide = crate::suite::common::fixture("datasets");
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(wide.join("answers.json")).unwrap()).unwrap();
     let q = &doc["datasets"]["wide"]["queries"][1];

@@ -2,21 +2,11 @@
 //! `describe_indices()` and fragments report them (recorded in `scalar_answers.json`), and
 //! `inspect FILE` unchanged.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
 use crate::cli::file_commands::{run_inspect, InspectArgs};
 use crate::cli::StoreArgs;
-
-fn fixture(relative: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(relative)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
+use crate::suite::common::fixture;
 
 async fn inspect_json(url: &str) -> Value {
     let args = InspectArgs {
@@ -47,7 +37,7 @@ fn kind_of(pylance_type: &str) -> &'static str {
 
 #[tokio::test]
 async fn inspect_of_a_dataset_matches_pylances_description() {
-    let got = inspect_json(&fixture("datasets/scalar_indices.lance")).await;
+    let got = inspect_json(fixture("datasets/scalar_indices.lance").to_str().unwrap()).await;
     let answers: Value = serde_json::from_str(
         &std::fs::read_to_string(fixture("datasets/scalar_answers.json")).unwrap(),
     )
@@ -126,7 +116,7 @@ async fn inspect_of_a_dataset_matches_pylances_description() {
 
 #[tokio::test]
 async fn inspect_of_a_file_is_still_the_file_inspection() {
-    let dir = PathBuf::from(fixture("datasets/scalar_indices.lance/data"));
+    let dir = fixture("datasets/scalar_indices.lance/data");
     let file = std::fs::read_dir(dir)
         .unwrap()
         .next()

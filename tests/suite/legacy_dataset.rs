@@ -16,7 +16,7 @@ pub(super) const LABELS: [&str; 2] = ["v0_17", "v14"];
 pub(super) const NAMES: [&str; 2] = ["flat", "nested"];
 
 pub(super) fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/files/legacy")
+    crate::suite::common::fixture("files/legacy")
 }
 
 /// pylance 14.0.2's read of every row (first column `_rowaddr`... last: pylance puts it last).

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::Dataset;
 
 fn old_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/old")
+    crate::suite::common::fixture("datasets/old")
 }
 
 /// Every object under `v` with key `key` (depth first).
@@ -151,7 +151,7 @@ async fn a_garbled_legacy_page_table_is_a_clear_error() {
 /// `tests/fixtures/files/legacy/v0_17/pages.lance` (gen_btree_pages.py): 9000 rows, a BTree
 /// on `k` whose legacy page-data file holds three pages (4096 values each; batches = pages).
 fn pages_dataset() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/files/legacy/v0_17")
+    crate::suite::common::fixture("files/legacy/v0_17")
 }
 
 #[tokio::test]

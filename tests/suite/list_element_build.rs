@@ -30,22 +30,14 @@ use arrow_array::types::UInt64Type;
 use arrow_array::{Array, RecordBatch};
 use serde_json::Value;
 
-use crate::suite::common::S3TestServer;
+use crate::suite::common::{json_fixture, u64_set as set, S3TestServer};
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/list_element")
+    crate::suite::common::fixture("list_element")
 }
 
 fn answers() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir().join("answers.json")).unwrap()).unwrap()
-}
-
-fn set(v: &Value) -> BTreeSet<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect()
+    json_fixture("list_element/answers.json")
 }
 
 /// A private copy of fixture dataset `name`.

@@ -15,23 +15,16 @@ use crate::index::list_element::query::{
 use crate::index::list_element::{parse_any_element_filter, CallStrategy, IndexAnswer};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::suite::common::{json_fixture, u64_set as set};
 use crate::Error;
 use serde_json::Value;
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/list_element")
+    crate::suite::common::fixture("list_element")
 }
 
 fn answers() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir().join("answers.json")).unwrap()).unwrap()
-}
-
-fn set(v: &Value) -> BTreeSet<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect()
+    json_fixture("list_element/answers.json")
 }
 
 fn url(name: &str) -> String {

@@ -26,6 +26,7 @@ use crate::index::list_element::{
     FlatSchema, IndexAnswer, KeyEncoder, KeyType, NullRows, PlanOptions, ResolvedListElementIndex,
     SchemaView,
 };
+use crate::suite::common::{json_fixture, u64_set as set};
 use crate::Error;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
@@ -33,11 +34,11 @@ use arrow_array::{Array, RecordBatch, UInt32Array};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/list_element")
+    crate::suite::common::fixture("list_element")
 }
 
 fn json(name: &str) -> Value {
-    serde_json::from_reader(File::open(dir().join(name)).unwrap()).unwrap()
+    json_fixture(&format!("list_element/{name}"))
 }
 
 fn read_ipc(name: &str) -> RecordBatch {
@@ -136,14 +137,6 @@ struct Index {
     record: Value,
     resolved: Result<ResolvedListElementIndex, crate::index::list_element::Refusal>,
     entries: RecordBatch,
-}
-
-fn set(v: &Value) -> BTreeSet<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect()
 }
 
 fn addresses(rows: &RecordBatch) -> Vec<u64> {

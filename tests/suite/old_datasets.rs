@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::suite::common::undelta;
 use serde_json::Value;
 
 use crate::Dataset;
@@ -36,23 +37,12 @@ pub(super) const READABLE: &[&str] = &[
 ];
 
 pub(super) fn old_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/old")
+    crate::suite::common::fixture("datasets/old")
 }
 
 pub(super) fn catalog() -> Value {
     let text = std::fs::read_to_string(old_dir().join("catalog.json")).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-pub(super) fn decode_deltas(deltas: &Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    let mut out = Vec::new();
-    for (i, d) in deltas.as_array().unwrap().iter().enumerate() {
-        let d = d.as_u64().unwrap();
-        acc = if i == 0 { d } else { acc + d };
-        out.push(acc);
-    }
-    out
 }
 
 pub(super) fn entry<'a>(catalog: &'a Value, name: &str) -> &'a Value {
@@ -93,7 +83,7 @@ pub(super) async fn dataset_filter_mismatches(dataset: &Dataset, entry: &Value) 
     let mut bad = Vec::new();
     for q in entry["queries"].as_array().unwrap() {
         let filter = q["filter"].as_str().unwrap();
-        let want = decode_deltas(&q["addr_deltas"]);
+        let want = undelta(&q["addr_deltas"]);
         let scanned = dataset
             .query()
             .filter(filter)

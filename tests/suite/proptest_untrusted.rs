@@ -22,6 +22,7 @@ use crate::lance::dataset::manifest::{decode_manifest_file, KnownBytes, Manifest
 use crate::lance::file::{parse_file_metadata, MetadataParse};
 use crate::lance::proto::encodings::compressive_encoding::Compression;
 use crate::lance::proto::encodings::*;
+use crate::suite::common::{file_fixture, fixture};
 use crate::Error;
 use bytes::Bytes;
 use object_store::path::Path;
@@ -103,10 +104,6 @@ fn assert_input_error(e: &Error) {
 }
 
 const MIB: usize = 1 << 20;
-
-fn fixture(rel: &str) -> Vec<u8> {
-    std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap()
-}
 
 /// Overwrite `value` (little-endian, `width` bytes) at `at` (taken modulo the length).
 fn overwrite(bytes: &mut [u8], at: usize, value: u64, width: usize) {
@@ -194,12 +191,13 @@ proptest! {
 // ---------------------------------------------------------------------------------------
 // Lance file metadata: a real file with random numbers written into its metadata region.
 
+/// Under `tests/fixtures/files/`.
 const FILES: &[&str] = &[
-    "tests/fixtures/files/v2_1/ints.lance",
-    "tests/fixtures/files/v2_2/strings.lance",
-    "tests/fixtures/files/v2_3/nulls_constants.lance",
-    "tests/fixtures/files/nested/v2_3_sparse/detections.lance",
-    "tests/fixtures/files/nested/v2_3/detections.lance",
+    "v2_1/ints.lance",
+    "v2_2/strings.lance",
+    "v2_3/nulls_constants.lance",
+    "nested/v2_3_sparse/detections.lance",
+    "nested/v2_3/detections.lance",
 ];
 
 proptest! {
@@ -211,7 +209,7 @@ proptest! {
         edits in prop::collection::vec((any::<usize>(), number(), 1usize..=8, any::<bool>()), 1..6),
         tail_fraction in 0u8..=4,
     ) {
-        let mut bytes = fixture(FILES[file]);
+        let mut bytes = file_fixture(FILES[file]);
         let len = bytes.len();
         for (at, value, width, near_end) in edits {
             // Mostly inside the metadata region (the last ~1.5 KiB holds footer, tables,
@@ -253,10 +251,10 @@ proptest! {
         which in 0usize..3,
         edits in prop::collection::vec((any::<usize>(), number(), 1usize..=8), 1..6),
     ) {
-        let dir = ["tests/fixtures/datasets/types.lance/_versions",
-                   "tests/fixtures/datasets/bitmap_del.lance/_versions",
-                   "tests/fixtures/list_element/datasets/detections.lance/_versions"][which];
-        let path = std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
+        let dir = ["datasets/types.lance/_versions",
+                   "datasets/bitmap_del.lance/_versions",
+                   "list_element/datasets/detections.lance/_versions"][which];
+        let path = std::fs::read_dir(fixture(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "manifest"))
@@ -363,7 +361,7 @@ proptest! {
         edits in prop::collection::vec((any::<usize>(), number(), 1usize..=8), 1..5),
         probe in prop::collection::vec(any::<u8>(), 16),
     ) {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/types.lance/_indices");
+        let root = fixture("datasets/types.lance/_indices");
         let mut lookups: Vec<_> = std::fs::read_dir(root)
             .unwrap()
             .map(|e| e.unwrap().path().join("page_lookup.lance"))

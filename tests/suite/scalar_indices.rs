@@ -11,11 +11,11 @@ use std::sync::Arc;
 use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
-use crate::suite::common::S3TestServer;
+use crate::suite::common::{undelta, S3TestServer};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets")
+    crate::suite::common::fixture("datasets")
 }
 
 /// `(dataset, filter, sorted row addresses)` of every recorded query.
@@ -25,16 +25,7 @@ fn queries() -> Vec<(String, String, Vec<u64>)> {
     let mut out = Vec::new();
     for (name, ds) in doc["datasets"].as_object().unwrap() {
         for q in ds["queries"].as_array().unwrap() {
-            let mut acc = 0u64;
-            let addrs = q["addr_deltas"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| {
-                    acc += d.as_u64().unwrap();
-                    acc
-                })
-                .collect();
+            let addrs = undelta(&q["addr_deltas"]);
             out.push((
                 name.clone(),
                 q["filter"].as_str().unwrap().to_string(),

@@ -4,7 +4,7 @@
 //! (data, deletion, BTree and list-element index segments) are refused as unsupported.
 
 use crate::suite::common;
-use crate::suite::common::copy_dir;
+use crate::suite::common::{copy_dir, latest_manifest};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -35,16 +35,6 @@ fn scratch(rel: &str) -> (tempfile::TempDir, PathBuf) {
     let root = dir.path().join("t.lance");
     copy_dir(&fixtures().join(rel), &root);
     (dir, root)
-}
-
-fn latest_manifest(root: &Path) -> PathBuf {
-    let mut names: Vec<String> = std::fs::read_dir(root.join("_versions"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.len() == 29 && n.ends_with(".manifest"))
-        .collect();
-    names.sort();
-    root.join("_versions").join(&names[0])
 }
 
 /// Decode, edit and re-frame the latest manifest (index section first, as lance writes).

@@ -4,6 +4,7 @@
 //! pylance answers from an index gives pylance's row addresses without a scan (older index
 //! layouts, index metadata without `index_details`, bitmap lookups with unsorted keys).
 
+use crate::suite::common::undelta;
 use crate::suite::read_support as support;
 
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use arrow_array::{Array, UInt64Array};
 use serde_json::Value;
 
 fn old_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datasets/old")
+    crate::suite::common::fixture("datasets/old")
 }
 
 /// Catalog entries of the datasets with 2.0 data files that pylance 14.0.2 reads.
@@ -57,20 +58,6 @@ async fn open(entry: &Value) -> Dataset {
     )
     .await
     .unwrap_or_else(|e| panic!("{}: open: {e}", entry["name"]))
-}
-
-/// Row addresses of a query: the first, then differences.
-fn addresses(deltas: &Value) -> Vec<u64> {
-    let mut at = 0u64;
-    deltas
-        .as_array()
-        .expect("addr_deltas")
-        .iter()
-        .map(|d| {
-            at += d.as_u64().expect("u64");
-            at
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -196,7 +183,7 @@ async fn filters_on_v2_0_datasets_answer_pylances_rows() {
             if q["uses_index"] != true {
                 continue;
             }
-            let want = addresses(&q["addr_deltas"]);
+            let want = undelta(&q["addr_deltas"]);
             let stats = IoStats::new();
             match filter_row_addresses(&dataset, filter, FilterOptions::default(), &stats).await {
                 Ok(rows) if rows.iter().eq(want.iter().copied()) => {

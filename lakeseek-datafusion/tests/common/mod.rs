@@ -4,6 +4,9 @@
 
 pub mod s3;
 
+/// Undo the delta encoding of the fixtures' answers (`addr_deltas`).
+pub use lakeseek_testing::undelta;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -15,8 +18,7 @@ use lakeseek_datafusion::{any_element_udf, session_context, LakeseekTable};
 
 /// A dataset fixture of the root crate (`tests/fixtures/datasets/<name>`).
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/datasets")
+    lakeseek_testing::fixture("datasets")
         .join(name)
         .canonicalize()
         .expect("fixture exists")
@@ -119,18 +121,4 @@ pub async fn try_rows(
         lines.sort();
     }
     Ok(lines)
-}
-
-/// Undo the delta encoding of the fixtures' answers.
-pub fn undelta(deltas: &serde_json::Value) -> Vec<u64> {
-    let mut acc = 0u64;
-    deltas
-        .as_array()
-        .expect("deltas")
-        .iter()
-        .map(|d| {
-            acc += d.as_u64().expect("u64 delta");
-            acc
-        })
-        .collect()
 }

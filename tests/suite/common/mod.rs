@@ -8,6 +8,12 @@
 //!   (`counting()`, `http_counts()`), `fail_next_server_requests(n)` for retry tests.
 //! * [`GcsTestServer`]: fake-gcs-server (reads only, seeded from a directory), when its
 //!   binary is installed by `localstack/install.sh`; see [`emulator_missing`].
+//! * Fixtures: [`fixture`] (a path under the repository's `tests/fixtures/`), [`file_fixture`]
+//!   (the bytes of a Lance file under `tests/fixtures/files/`), [`dataset_fixture`] (a
+//!   dataset under `tests/fixtures/datasets/`); [`undelta`] decodes the row addresses of a
+//!   recorded answer (`addr_deltas`); [`json_fixture`] parses a recorded JSON file,
+//!   [`u64_set`] reads one of its arrays as a set; [`latest_manifest`] of a dataset copy. The first and the last are `lakeseek-testing`'s, shared
+//!   with `lakeseek-datafusion`'s tests.
 //!
 //! Nothing here is timed; every server binds 127.0.0.1 on a random port.
 #![allow(dead_code, unused_imports)]
@@ -18,7 +24,48 @@ pub(super) mod recorded;
 pub(super) mod s3;
 
 pub(super) use gcs::GcsTestServer;
+pub(super) use lakeseek_testing::{fixture, undelta};
 pub(super) use s3::S3TestServer;
+
+/// The bytes of the Lance file fixture `tests/fixtures/files/<rel>`.
+pub(super) fn file_fixture(rel: &str) -> Vec<u8> {
+    let path = fixture("files").join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
+/// The JSON fixture `tests/fixtures/<rel>` (recorded answers, catalogs), parsed.
+pub(super) fn json_fixture(rel: &str) -> serde_json::Value {
+    let path = fixture(rel);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
+/// A recorded JSON array of row numbers or addresses, as a set.
+pub(super) fn u64_set(v: &serde_json::Value) -> std::collections::BTreeSet<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+/// The newest manifest of the dataset at `root` (`_versions/`, V2 names: the zero-padded
+/// inverted version sorts first).
+pub(super) fn latest_manifest(root: &std::path::Path) -> std::path::PathBuf {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("_versions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.len() == 29 && n.ends_with(".manifest"))
+        .collect();
+    names.sort();
+    root.join("_versions").join(&names[0])
+}
+
+/// The fixture dataset `tests/fixtures/datasets/<name>.lance`.
+pub(super) fn dataset_fixture(name: &str) -> std::path::PathBuf {
+    fixture("datasets").join(format!("{name}.lance"))
+}
 
 /// Environment variable: when set to `1`, tests that need an external emulator binary
 /// (fake-gcs-server) fail instead of skipping when it is missing. `.ci/run` sets it after

@@ -98,9 +98,7 @@ pub(super) struct Expected {
 }
 
 pub(super) fn fixture_dir(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/ecp")
-        .join(name)
+    crate::suite::common::fixture("ecp").join(name)
 }
 
 pub(super) fn expected(name: &str) -> Expected {

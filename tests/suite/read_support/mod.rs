@@ -15,7 +15,7 @@ use object_store::{ObjectStoreExt, PutPayload};
 
 /// `tests/fixtures/files`.
 pub(super) fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/files")
+    super::common::fixture("files")
 }
 
 /// One file of the catalog.
