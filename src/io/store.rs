@@ -344,8 +344,20 @@ macro_rules! cloud_store {
 }
 
 cloud_store!(s3_store, "aws", AmazonS3Builder, AmazonS3ConfigKey, "S3");
-cloud_store!(gcs_store, "gcp", GoogleCloudStorageBuilder, GoogleConfigKey, "GCS");
-cloud_store!(azure_store, "azure", MicrosoftAzureBuilder, AzureConfigKey, "Azure");
+cloud_store!(
+    gcs_store,
+    "gcp",
+    GoogleCloudStorageBuilder,
+    GoogleConfigKey,
+    "GCS"
+);
+cloud_store!(
+    azure_store,
+    "azure",
+    MicrosoftAzureBuilder,
+    AzureConfigKey,
+    "Azure"
+);
 
 /// A plain HTTP(S) store for the origin of `parsed` (`http://` allows plain HTTP), with
 /// `passthrough` as client options, retries and connector.

@@ -8,12 +8,12 @@ use super::tree::{bounded, combine, index_query, key_of, shape, Node, Rows, Shap
 use super::{FilterAnswer, FilterOptions};
 use crate::error::{Error, Result};
 use crate::index::kind::{
-    fragment_rows, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn, ListHasMode,
-    PlannedLeaf, Want,
+    fragment_rows, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer, LeafColumn,
+    ListHasMode, PlannedLeaf, Want,
 };
 use crate::index::sql::bind::{describe, BoundPredicate, SqlPredicate};
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, Fragment};
+use crate::lance::dataset::{Dataset, DeletionVector, Fragment};
 
 /// Who answers a leaf from an index.
 #[derive(Debug)]
@@ -410,7 +410,10 @@ fn warm_targets<'a>(
     out
 }
 
-/// Execute a plan (see [`crate::index::filter::execute_filter`]).
+/// Execute a plan (see [`crate::index::filter::execute_filter`]): answer every leaf from its
+/// index (and scan what the index does not cover) in one wave with the eager deletion files,
+/// combine the leaves, read the deletion files the answer touches when they were not read
+/// eagerly, recheck the rows still in doubt on data, and drop deleted rows.
 pub(crate) async fn execute(
     dataset: &Dataset,
     plan: &FilterPlan,
@@ -427,10 +430,37 @@ pub(crate) async fn execute(
     let eager = with_deletions.len() <= dataset.session().eager_deletion_files;
     let eager_files: &[&Fragment] = if eager { &with_deletions } else { &[] };
     let universe = fragment_rows(dataset, &manifest.fragment_ids());
-    // An indexed leaf is evaluated on the fragments its index does not cover in the same
-    // wave as the index reads (as lance scans them), so a warm repeat stays one wave.
-    let covered: Vec<RoaringTreemap> = plan
-        .leaves
+    let covered = covered_rows(dataset, plan);
+    let (answers, mut deletions) = futures::try_join!(
+        answer_leaves(dataset, plan, &universe, &covered, stats),
+        dataset.deletion_vectors(eager_files, stats)
+    )?;
+    let (mut rows, tally) = leaf_rows(&universe, &covered, answers);
+    let mut root = combine(&plan.shape.root, &rows, &universe);
+    if !eager {
+        let touched = touched_fragments(&with_deletions, &root);
+        deletions = dataset.deletion_vectors(&touched, stats).await?;
+    }
+    let deleted = deleted_rows(&deletions);
+    let mut todo = root.maybe.clone();
+    todo -= &deleted;
+    let mut rechecked_rows = tally.rechecked_rows;
+    if !todo.is_empty() {
+        rechecked_rows += recheck(dataset, plan, &mut rows, &todo, stats).await?;
+        root = combine(&plan.shape.root, &rows, &universe);
+    }
+    let mut row_addresses = root.sure;
+    row_addresses -= &deleted;
+    Ok(FilterAnswer {
+        row_addresses,
+        cached_pages: tally.cached_pages,
+        rechecked_rows,
+    })
+}
+
+/// The rows of the fragments each leaf's index covers (none for leaves without an index).
+fn covered_rows(dataset: &Dataset, plan: &FilterPlan) -> Vec<RoaringTreemap> {
+    plan.leaves
         .iter()
         .map(|l| {
             let coverage = l
@@ -440,17 +470,32 @@ pub(crate) async fn execute(
                 .unwrap_or_default();
             fragment_rows(dataset, &coverage)
         })
-        .collect();
-    let universe_ref = &universe;
+        .collect()
+}
+
+/// One leaf's index answer, and the rows its index does not cover that were evaluated on
+/// data with what was found there.
+type AnsweredLeaf = (Option<LeafAnswer>, Option<(RoaringTreemap, RoaringTreemap)>);
+
+/// Answer every leaf from its index; an indexed leaf is evaluated on the fragments its index
+/// does not cover in the same wave as the index reads (as lance scans them), so a warm repeat
+/// stays one wave.
+async fn answer_leaves(
+    dataset: &Dataset,
+    plan: &FilterPlan,
+    universe: &RoaringTreemap,
+    covered: &[RoaringTreemap],
+    stats: &IoStats,
+) -> Result<Vec<AnsweredLeaf>> {
     let answers = plan
         .leaves
         .iter()
-        .zip(&covered)
+        .zip(covered)
         .map(|(l, covered)| async move {
             let Some(p) = l.answerer.planned() else {
                 return Ok::<_, Error>((None, None));
             };
-            let mut uncovered = universe_ref.clone();
+            let mut uncovered = universe.clone();
             uncovered -= covered;
             let scan = async {
                 if uncovered.is_empty() || !matches!(l.answerer, Answerer::Index(_)) {
@@ -464,17 +509,31 @@ pub(crate) async fn execute(
             let (answer, scanned) = futures::try_join!(p.answer(dataset, stats), scan)?;
             Ok((Some(answer), scanned))
         });
-    let (answers, mut deletions) = futures::try_join!(
-        futures::future::try_join_all(answers),
-        dataset.deletion_vectors(eager_files, stats)
-    )?;
-    let mut cached_pages = 0;
-    let mut rechecked_rows = 0;
-    let mut rows: Vec<Rows> = Vec::with_capacity(plan.leaves.len());
+    futures::future::try_join_all(answers).await
+}
+
+/// What reading the leaves cost, for the answer's report.
+struct Tally {
+    cached_pages: usize,
+    rechecked_rows: u64,
+}
+
+/// Each leaf's sure and maybe rows from its index answer and its scan: rows its index does
+/// not cover and that were not scanned stay maybe.
+fn leaf_rows(
+    universe: &RoaringTreemap,
+    covered: &[RoaringTreemap],
+    answers: Vec<AnsweredLeaf>,
+) -> (Vec<Rows>, Tally) {
+    let mut tally = Tally {
+        cached_pages: 0,
+        rechecked_rows: 0,
+    };
+    let mut rows: Vec<Rows> = Vec::with_capacity(answers.len());
     for (covered, (answer, scanned)) in covered.iter().zip(answers) {
         let mut r = Rows::default();
         if let Some(a) = answer {
-            cached_pages += a.read["cached_pages"].as_u64().unwrap_or(0) as usize;
+            tally.cached_pages += a.read["cached_pages"].as_u64().unwrap_or(0) as usize;
             r.sure = a.sure & covered;
             r.maybe = a.maybe & covered;
             r.maybe -= &r.sure;
@@ -482,58 +541,67 @@ pub(crate) async fn execute(
         let mut uncovered = universe.clone();
         uncovered -= covered;
         if let Some((evaluated, found)) = scanned {
-            rechecked_rows += evaluated.len();
+            tally.rechecked_rows += evaluated.len();
             uncovered -= &evaluated;
             r.sure |= found;
         }
         r.maybe |= uncovered;
         rows.push(r);
     }
-    let mut root = combine(&plan.shape.root, &rows, &universe);
-    if !eager {
-        let touched: Vec<&Fragment> = with_deletions
-            .iter()
-            .copied()
-            .filter(|f| {
-                let range = (f.id << 32)..((f.id + 1) << 32);
-                root.sure.range_cardinality(range.clone()) > 0
-                    || root.maybe.range_cardinality(range) > 0
-            })
-            .collect();
-        deletions = dataset.deletion_vectors(&touched, stats).await?;
-    }
+    (rows, tally)
+}
+
+/// The fragments with deletion files that hold a sure or maybe row of `root`.
+fn touched_fragments<'a>(with_deletions: &[&'a Fragment], root: &Rows) -> Vec<&'a Fragment> {
+    with_deletions
+        .iter()
+        .copied()
+        .filter(|f| {
+            let range = (f.id << 32)..((f.id + 1) << 32);
+            root.sure.range_cardinality(range.clone()) > 0
+                || root.maybe.range_cardinality(range) > 0
+        })
+        .collect()
+}
+
+/// The row addresses `deletions` delete.
+fn deleted_rows(
+    deletions: &std::collections::HashMap<u64, std::sync::Arc<DeletionVector>>,
+) -> RoaringTreemap {
     let mut deleted = RoaringTreemap::new();
-    for (fragment, d) in &deletions {
+    for (fragment, d) in deletions {
         let base = fragment << 32;
         deleted.extend(d.0.iter().map(|o| base | u64::from(o)));
     }
-    let mut todo = root.maybe.clone();
-    todo -= &deleted;
-    if !todo.is_empty() {
-        let checks = plan.leaves.iter().enumerate().filter_map(|(i, leaf)| {
-            let m = &rows[i].maybe & &todo;
-            (!m.is_empty()).then(|| {
-                let data_leaf = data_leaf(plan, leaf);
-                async move {
-                    let found = rows_with_value(dataset, &data_leaf?, leaf.want, &m, stats).await?;
-                    Ok::<_, Error>((i, m, found))
-                }
-            })
-        });
-        for (i, m, found) in futures::future::try_join_all(checks).await? {
-            rechecked_rows += m.len();
-            rows[i].maybe -= &m;
-            rows[i].sure |= found;
-        }
-        root = combine(&plan.shape.root, &rows, &universe);
+    deleted
+}
+
+/// Evaluate each leaf on data for its maybe rows among `todo` (concurrently), moving them
+/// to sure or out; returns how many rows were rechecked.
+async fn recheck(
+    dataset: &Dataset,
+    plan: &FilterPlan,
+    rows: &mut [Rows],
+    todo: &RoaringTreemap,
+    stats: &IoStats,
+) -> Result<u64> {
+    let checks = plan.leaves.iter().enumerate().filter_map(|(i, leaf)| {
+        let m = &rows[i].maybe & todo;
+        (!m.is_empty()).then(|| {
+            let data_leaf = data_leaf(plan, leaf);
+            async move {
+                let found = rows_with_value(dataset, &data_leaf?, leaf.want, &m, stats).await?;
+                Ok::<_, Error>((i, m, found))
+            }
+        })
+    });
+    let mut rechecked_rows = 0;
+    for (i, m, found) in futures::future::try_join_all(checks).await? {
+        rechecked_rows += m.len();
+        rows[i].maybe -= &m;
+        rows[i].sure |= found;
     }
-    let mut row_addresses = root.sure;
-    row_addresses -= &deleted;
-    Ok(FilterAnswer {
-        row_addresses,
-        cached_pages,
-        rechecked_rows,
-    })
+    Ok(rechecked_rows)
 }
 
 /// How `leaf` is evaluated on data.
