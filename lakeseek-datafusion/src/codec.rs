@@ -86,7 +86,7 @@ fn encode_spec(spec: &ScanSpec) -> Result<ScanProto> {
         url: spec.url.clone(),
         version: spec.version,
         schema: Some(spec.schema.as_ref().try_into()?),
-        residual: spec.residual.clone(),
+        residual: spec.residual.as_ref().map(ToString::to_string),
         limit: spec.limit.map(|l| l as u64),
         tasks: spec
             .tasks
@@ -122,7 +122,7 @@ fn decode_spec(proto: ScanProto) -> Result<ScanSpec> {
         url: proto.url,
         version: proto.version,
         schema: Arc::new(schema),
-        residual: proto.residual,
+        residual: proto.residual.map(lakeseek::FilterExpr::sql),
         limit,
         tasks: proto
             .tasks
@@ -189,7 +189,7 @@ mod tests {
                 Field::new("key", DataType::Utf8, true),
                 Field::new("_rowaddr", DataType::UInt64, false),
             ])),
-            residual: Some("any_element(d, 'x = 1')".into()),
+            residual: Some(lakeseek::FilterExpr::sql("any_element(d, 'x = 1')")),
             limit: Some(10),
             tasks: vec![
                 vec![FragmentGroup {

@@ -18,7 +18,7 @@ use datafusion_distributed::DistributedTaskContext;
 use futures::{StreamExt, TryStreamExt};
 use lakeseek::{Dataset, IoStats};
 
-use crate::filter_sql::ROW_ADDRESS_COLUMN;
+use crate::filter::ROW_ADDRESS_COLUMN;
 use crate::worker::{DatasetResolver, TaskReport, TaskTally};
 
 /// Rows per take (and per output batch) of given or filtered row addresses.
@@ -75,7 +75,7 @@ pub(crate) struct ScanSpec {
     /// Output schema (projected dataset columns, then `_rowaddr` when projected).
     pub(crate) schema: SchemaRef,
     /// Residual lakeseek filter every group evaluates on its fragments.
-    pub(crate) residual: Option<String>,
+    pub(crate) residual: Option<lakeseek::FilterExpr>,
     /// Rows to stop after (every filter was answered exactly).
     pub(crate) limit: Option<usize>,
     /// `tasks[t][p]`: partition `p` of distributed task `t` (one task when not distributed).
@@ -189,7 +189,7 @@ impl DisplayAs for LakeseekScanExec {
         )?;
         match (taken, &self.spec.residual) {
             (Some(n), _) => write!(f, "rows=take {n} row addresses (from the indices)")?,
-            (None, Some(r)) => write!(f, "rows=residual filter {r:?}")?,
+            (None, Some(r)) => write!(f, "rows=residual filter {:?}", r.to_string())?,
             (None, None) => write!(f, "rows=full scan")?,
         }
         if let Some(l) = self.spec.limit {
@@ -290,7 +290,7 @@ async fn read_group(
         (Some(rows), _) => rows.clone(),
         (None, Some(filter)) => {
             let view = dataset.with_fragments(&group.fragments);
-            let plan = view.plan_filter(filter).await.map_err(err)?;
+            let plan = view.plan_filter_expr(filter).await.map_err(err)?;
             let mut rows = view.execute_planned_filter(&plan).await.map_err(err)?;
             rows.retain(|a| group.fragments.contains(&(a >> 32)));
             rows

@@ -15,7 +15,7 @@
 mod codec;
 mod distributed;
 mod exec;
-mod filter_sql;
+mod filter;
 mod table;
 mod udf;
 mod worker;
@@ -24,7 +24,7 @@ mod worker_errors;
 pub use codec::LakeseekCodec;
 pub use distributed::session_context;
 pub use exec::LakeseekScanExec;
-pub use filter_sql::ROW_ADDRESS_COLUMN;
+pub use filter::ROW_ADDRESS_COLUMN;
 pub use table::LakeseekTable;
 pub use udf::any_element_udf;
 pub use worker::{serve_worker, serve_worker_with, DatasetResolver, TaskReport, TaskReporter};

@@ -12,10 +12,10 @@ use datafusion::common::{exec_datafusion_err, DataFusionError, Result, Statistic
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
-use lakeseek::{Dataset, FilterExactness, FragmentInfo, PlannedFilter};
+use lakeseek::{Dataset, FilterExactness, FilterExpr, FragmentInfo, PlannedFilter};
 
 use crate::exec::{FragmentGroup, LakeseekScanExec, ScanSource, ScanSpec};
-use crate::filter_sql::{row_address_filter, to_lakeseek_sql, ROW_ADDRESS_COLUMN};
+use crate::filter::{row_address_filter, to_filter_expr, ROW_ADDRESS_COLUMN};
 
 /// Scans of at most this many row addresses are point lookups: one partition, one task on
 /// the coordinator.
@@ -50,8 +50,8 @@ pub struct LakeseekTable {
     columns: Vec<String>,
     schema: SchemaRef,
     fragments: Vec<FragmentInfo>,
-    /// Plans of pushed-down filters by their lakeseek SQL (planned once per table).
-    plans: Mutex<HashMap<String, std::result::Result<PlannedFilter, String>>>,
+    /// Plans of pushed-down filters, by their rendering (each planned once per table).
+    plans: Mutex<HashMap<String, PlanOutcome>>,
 }
 
 impl fmt::Debug for LakeseekTable {
@@ -63,10 +63,14 @@ impl fmt::Debug for LakeseekTable {
     }
 }
 
+/// A filter's plan, or why lakeseek cannot plan it (kept typed: it is the source of the
+/// scan's error).
+type PlanOutcome = std::result::Result<PlannedFilter, lakeseek::Error>;
+
 /// How one filter is answered.
 enum Pushed {
     RowAddresses(Vec<u64>),
-    Lakeseek(String, FilterExactness),
+    Lakeseek(FilterExpr, FilterExactness),
     No,
 }
 
@@ -114,32 +118,36 @@ impl LakeseekTable {
         self.schema.fields().len() > self.columns.len()
     }
 
-    /// The cached plan of lakeseek filter `sql` (planned now if new).
-    fn plan(&self, sql: &str) -> std::result::Result<PlannedFilter, String> {
-        if let Some(p) = self.plans.lock().expect("plan cache").get(sql) {
-            return p.clone();
+    fn cached_plan(&self, key: &str) -> Option<PlanOutcome> {
+        self.plans.lock().expect("plan cache").get(key).cloned()
+    }
+
+    fn remember_plan(&self, key: String, planned: &PlanOutcome) {
+        self.plans.lock().expect("plan cache").insert(key, planned.clone());
+    }
+
+    /// The cached plan of `filter` (planned now if new), from DataFusion's synchronous
+    /// pushdown question: planning reads index metadata, so it runs on the runtime.
+    fn plan(&self, filter: &FilterExpr) -> PlanOutcome {
+        let key = filter.to_string();
+        if let Some(p) = self.cached_plan(&key) {
+            return p;
         }
         let dataset = self.dataset.clone();
-        let text = sql.to_string();
-        let planned = block_on(async move { dataset.plan_filter(&text).await })
-            .and_then(|r| r.map_err(|e| e.to_string()));
-        let mut plans = self.plans.lock().expect("plan cache");
-        plans.insert(sql.to_string(), planned.clone());
+        let planned = block_on(async move { dataset.plan_filter_expr(filter).await })
+            .and_then(|r| r);
+        self.remember_plan(key, &planned);
         planned
     }
 
     /// [`Self::plan`] from async code.
-    async fn plan_async(&self, sql: &str) -> std::result::Result<PlannedFilter, String> {
-        if let Some(p) = self.plans.lock().expect("plan cache").get(sql) {
-            return p.clone();
+    async fn plan_async(&self, filter: &FilterExpr) -> PlanOutcome {
+        let key = filter.to_string();
+        if let Some(p) = self.cached_plan(&key) {
+            return p;
         }
-        let planned = self
-            .dataset
-            .plan_filter(sql)
-            .await
-            .map_err(|e| e.to_string());
-        let mut plans = self.plans.lock().expect("plan cache");
-        plans.insert(sql.to_string(), planned.clone());
+        let planned = self.dataset.plan_filter_expr(filter).await;
+        self.remember_plan(key, &planned);
         planned
     }
 
@@ -149,11 +157,11 @@ impl LakeseekTable {
                 return Pushed::RowAddresses(addresses);
             }
         }
-        let Some(sql) = to_lakeseek_sql(expr, &self.columns) else {
+        let Some(filter) = to_filter_expr(expr, &self.columns) else {
             return Pushed::No;
         };
-        match self.plan(&sql) {
-            Ok(plan) => Pushed::Lakeseek(sql, plan.exactness()),
+        match self.plan(&filter) {
+            Ok(plan) => Pushed::Lakeseek(filter, plan.exactness()),
             Err(_) => Pushed::No,
         }
     }
@@ -280,7 +288,7 @@ impl TableProvider for LakeseekTable {
             None => Arc::clone(&self.schema),
         };
         let mut addresses: Option<Vec<u64>> = None;
-        let mut sql: Vec<String> = Vec::new();
+        let mut pushed: Vec<FilterExpr> = Vec::new();
         let mut all_exact = true;
         for f in filters {
             match self.classify(f) {
@@ -293,9 +301,9 @@ impl TableProvider for LakeseekTable {
                             .collect(),
                     });
                 }
-                Pushed::Lakeseek(s, exactness) => {
+                Pushed::Lakeseek(filter, exactness) => {
                     all_exact &= exactness == FilterExactness::Exact;
-                    sql.push(s);
+                    pushed.push(filter);
                 }
                 Pushed::No => {
                     return Err(DataFusionError::Plan(format!(
@@ -307,17 +315,21 @@ impl TableProvider for LakeseekTable {
         }
         let target = state.config().target_partitions();
         let mut residual = None;
-        let groups = if sql.is_empty() && addresses.is_none() {
+        let groups = if pushed.is_empty() && addresses.is_none() {
             self.group_fragments(target, false)
         } else {
-            let combined = (!sql.is_empty()).then(|| sql.join(" AND "));
-            let plan =
-                match &combined {
-                    Some(s) => Some(self.plan_async(s).await.map_err(|e| {
-                        DataFusionError::Plan(format!("lakeseek filter {s:?}: {e}"))
-                    })?),
-                    None => None,
-                };
+            let combined = match pushed.len() {
+                0 => None,
+                1 => pushed.pop(),
+                _ => Some(FilterExpr::all(pushed)),
+            };
+            let plan = match &combined {
+                Some(filter) => Some(self.plan_async(filter).await.map_err(|e| {
+                    DataFusionError::External(Box::new(e))
+                        .context(format!("lakeseek filter {:?}", filter.to_string()))
+                })?),
+                None => None,
+            };
             match (plan, addresses) {
                 (Some(plan), None) if plan.evaluates_every_row() => {
                     residual = combined;
@@ -371,7 +383,7 @@ impl TableProvider for LakeseekTable {
 /// Run a planning future to completion from synchronous code (DataFusion asks for filter
 /// pushdown synchronously): in place on a multi-threaded runtime, else on a helper thread
 /// with its own runtime.
-fn block_on<F>(future: F) -> std::result::Result<F::Output, String>
+fn block_on<F>(future: F) -> std::result::Result<F::Output, lakeseek::Error>
 where
     F: std::future::Future + Send,
     F::Output: Send,
@@ -387,10 +399,10 @@ where
                     .enable_all()
                     .build()
                     .map(|rt| rt.block_on(future))
-                    .map_err(|e| format!("cannot start a runtime to plan a filter: {e}"))
+                    .map_err(lakeseek::Error::from)
             })
             .join()
-            .map_err(|_| "planning a filter panicked".to_string())?
+            .map_err(|_| std::io::Error::other("planning a filter panicked"))?
         }),
     }
 }

@@ -5,6 +5,7 @@ mod dataset;
 mod describe;
 pub(crate) mod ecp;
 mod file;
+mod filter_expr;
 mod open;
 mod prewarm;
 mod query;
@@ -16,6 +17,7 @@ pub use describe::{
     IndexDescription, IndexSegmentDescription,
 };
 pub use file::{LanceFile, LanceFileBuilder};
+pub use filter_expr::{FilterExpr, FilterValue};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};

@@ -9,12 +9,15 @@
 //! * [`eval`]: the one SQL three-valued evaluator (rechecks, scans, `any_element`
 //!   elements);
 //! * [`list_has`]: `array_has_any` / `array_has_all` / `array_contains` on list data;
-//! * [`value`]: the values the evaluator compares, and typed access to Arrow arrays.
+//! * [`value`]: the values the evaluator compares, and typed access to Arrow arrays;
+//! * [`parsed`]: a top-level filter parsed once (from text, or built in code), as the engine
+//!   takes it.
 
 pub(crate) mod bind;
 pub(crate) mod call;
 pub(crate) mod eval;
 pub(crate) mod expr;
-mod limits;
+pub(crate) mod limits;
 pub(crate) mod list_has;
+pub(crate) mod parsed;
 pub(crate) mod value;

@@ -11,7 +11,8 @@ use crate::index::kind::{
     fragment_rows, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer, LeafColumn,
     ListHasMode, PlannedLeaf, Want,
 };
-use crate::index::sql::bind::{describe, BoundPredicate, SqlPredicate};
+use crate::index::sql::bind::{describe, BoundPredicate, SchemaScope, SqlPredicate};
+use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DeletionVector, Fragment};
 
@@ -195,7 +196,7 @@ fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
 /// are then evaluated on data where scans are allowed, and refused with that reason where not.
 pub(crate) async fn plan(
     dataset: &Dataset,
-    filter: &str,
+    filter: &ParsedFilter,
     options: FilterOptions,
     kinds: &[Box<dyn IndexKind>],
     stats: &IoStats,
@@ -222,14 +223,14 @@ enum Planned {
 
 async fn plan_once(
     dataset: &Dataset,
-    filter: &str,
+    filter: &ParsedFilter,
     options: FilterOptions,
     kinds: &[Box<dyn IndexKind>],
     stats: &IoStats,
     unreadable: &[(String, String)],
 ) -> Result<Planned> {
     let manifest = std::sync::Arc::clone(dataset.manifest());
-    let bound = BoundPredicate::parse_filter(filter, &manifest.schema)?;
+    let bound = BoundPredicate::bind_in(&filter.text, &filter.expr, &SchemaScope(&manifest.schema))?;
     let shape = shape(&bound.predicate);
     // Choose (pure), then open every chosen index in one wave.
     let mut choices = Vec::with_capacity(shape.leaves.len());
@@ -351,7 +352,7 @@ async fn plan_once(
         .filter_map(|f| f.deletion.as_ref().map(|d| d.relative_path(f.id)))
         .collect();
     Ok(Planned::Done(Box::new(FilterPlan {
-        text: filter.to_string(),
+        text: filter.text.clone(),
         bound,
         shape,
         leaves,

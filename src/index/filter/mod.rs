@@ -14,14 +14,25 @@ use roaring::RoaringTreemap;
 
 use crate::error::Result;
 use crate::index::engine;
+use crate::index::sql::parsed::ParsedFilter;
 pub(crate) use crate::index::engine::{FilterAnswer, FilterOptions, FilterPlan};
 use crate::io::IoStats;
 use crate::lance::dataset::Dataset;
 
-/// Plan `filter` on `dataset` (one wave: index lookups and metadata).
+/// Plan SQL `filter` on `dataset` (one wave: index lookups and metadata).
 pub(crate) async fn plan_filter(
     dataset: &Dataset,
     filter: &str,
+    options: FilterOptions,
+    stats: &IoStats,
+) -> Result<FilterPlan> {
+    plan_parsed_filter(dataset, &ParsedFilter::parse(filter)?, options, stats).await
+}
+
+/// Plan a filter already parsed (or built in code) on `dataset`.
+pub(crate) async fn plan_parsed_filter(
+    dataset: &Dataset,
+    filter: &ParsedFilter,
     options: FilterOptions,
     stats: &IoStats,
 ) -> Result<FilterPlan> {

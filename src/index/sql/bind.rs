@@ -361,7 +361,9 @@ impl BoundPredicate {
         Self::bind(text, &expr, element_fields)
     }
 
-    /// Parse and type a top-level filter against a dataset schema.
+    /// Parse and type a top-level filter against a dataset schema (the engine binds a
+    /// [`ParsedFilter`](super::parsed::ParsedFilter) instead).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn parse_filter(text: &str, schema: &Schema) -> Result<Self> {
         let expr = super::expr::parse_sql(text, SqlContext::Filter)?;
         Self::bind_in(text, &expr, &SchemaScope(schema))
