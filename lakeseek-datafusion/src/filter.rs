@@ -60,7 +60,10 @@ pub(crate) fn to_filter_expr(expr: &Expr, columns: &[String]) -> Option<FilterEx
         }
         Expr::Literal(v, _) => FilterExpr::literal(filter_value(v)?),
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
-            let (left, right) = (to_filter_expr(left, columns)?, to_filter_expr(right, columns)?);
+            let (left, right) = (
+                to_filter_expr(left, columns)?,
+                to_filter_expr(right, columns)?,
+            );
             match op {
                 Operator::Eq => left.eq(right),
                 Operator::NotEq => left.not_eq(right),
@@ -175,12 +178,8 @@ fn filter_value(v: &ScalarValue) -> Option<FilterValue> {
         S::Float64(Some(x)) if x.is_finite() => FilterValue::Float64(*x),
         S::Date32(Some(d)) => FilterValue::Date32(*d),
         S::TimestampSecond(Some(t), None) => FilterValue::Timestamp(TimeUnit::Second, *t),
-        S::TimestampMillisecond(Some(t), None) => {
-            FilterValue::Timestamp(TimeUnit::Millisecond, *t)
-        }
-        S::TimestampMicrosecond(Some(t), None) => {
-            FilterValue::Timestamp(TimeUnit::Microsecond, *t)
-        }
+        S::TimestampMillisecond(Some(t), None) => FilterValue::Timestamp(TimeUnit::Millisecond, *t),
+        S::TimestampMicrosecond(Some(t), None) => FilterValue::Timestamp(TimeUnit::Microsecond, *t),
         S::TimestampNanosecond(Some(t), None) => FilterValue::Timestamp(TimeUnit::Nanosecond, *t),
         _ => return None,
     })

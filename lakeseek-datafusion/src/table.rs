@@ -123,7 +123,10 @@ impl LakeseekTable {
     }
 
     fn remember_plan(&self, key: String, planned: &PlanOutcome) {
-        self.plans.lock().expect("plan cache").insert(key, planned.clone());
+        self.plans
+            .lock()
+            .expect("plan cache")
+            .insert(key, planned.clone());
     }
 
     /// The cached plan of `filter` (planned now if new), from DataFusion's synchronous
@@ -134,8 +137,8 @@ impl LakeseekTable {
             return p;
         }
         let dataset = self.dataset.clone();
-        let planned = block_on(async move { dataset.plan_filter_expr(filter).await })
-            .and_then(|r| r);
+        let planned =
+            block_on(async move { dataset.plan_filter_expr(filter).await }).and_then(|r| r);
         self.remember_plan(key, &planned);
         planned
     }

@@ -177,7 +177,12 @@ impl FilterExpr {
 
     /// `self [NOT] IN (list)`.
     pub fn in_list(self, list: Vec<FilterExpr>, negated: bool) -> Self {
-        let depth = 1 + list.iter().map(|e| e.depth).max().unwrap_or(0).max(self.depth);
+        let depth = 1 + list
+            .iter()
+            .map(|e| e.depth)
+            .max()
+            .unwrap_or(0)
+            .max(self.depth);
         Self {
             node: Node::InList(Box::new(self), list, negated),
             depth,
@@ -267,7 +272,9 @@ impl FilterExpr {
             },
             Node::And(a, b) => flatten(vec![a.untyped()?, b.untyped()?], true),
             Node::All(es) if es.is_empty() => {
-                return Err(Error::InvalidArgument("an empty conjunction of filters".into()))
+                return Err(Error::InvalidArgument(
+                    "an empty conjunction of filters".into(),
+                ))
             }
             Node::All(es) => flatten(all(es)?, true),
             Node::Or(a, b) => flatten(vec![a.untyped()?, b.untyped()?], false),
@@ -388,7 +395,11 @@ impl fmt::Display for FilterExpr {
                 Err(_) => write!(f, "{v:?}"),
             },
             Node::Compare(a, op, b) => {
-                let op = if *op == CompareOp::NotEq { "<>" } else { op.symbol() };
+                let op = if *op == CompareOp::NotEq {
+                    "<>"
+                } else {
+                    op.symbol()
+                };
                 write!(f, "({a} {op} {b})")
             }
             Node::And(a, b) => write!(f, "({a} AND {b})"),
@@ -422,9 +433,7 @@ impl fmt::Display for FilterExpr {
                 write_identifier(column, f)?;
                 write!(f, ", '{}')", predicate.replace('\'', "''"))
             }
-            Node::ListHas(function, column, values) => {
-                write_list_has(f, *function, column, values)
-            }
+            Node::ListHas(function, column, values) => write_list_has(f, *function, column, values),
             Node::Sql(text) => f.write_str(text),
         }
     }
@@ -484,9 +493,8 @@ impl Dataset {
     pub async fn plan_filter_expr(&self, filter: &FilterExpr) -> Result<PlannedFilter> {
         let parsed = filter.parsed()?;
         let options = FilterOptions::default();
-        let plan =
-            plan_parsed_filter(self.version_handle(), &parsed, options, self.stats_handle())
-                .await?;
+        let plan = plan_parsed_filter(self.version_handle(), &parsed, options, self.stats_handle())
+            .await?;
         Ok(PlannedFilter::new(plan, self.version()))
     }
 }
@@ -510,25 +518,43 @@ mod tests {
     /// A built filter's tree is the tree its SQL rendering parses to.
     fn same_as_its_sql(e: &FilterExpr) {
         let parsed = e.parsed().unwrap();
-        assert_eq!(parsed.expr, parse_sql(&parsed.text, SqlContext::Filter).unwrap(), "{e}");
+        assert_eq!(
+            parsed.expr,
+            parse_sql(&parsed.text, SqlContext::Filter).unwrap(),
+            "{e}"
+        );
     }
 
     #[test]
     fn every_form_builds_the_tree_its_sql_parses_to() {
         let forms = [
             col("key").eq(string("o'k")).and(col("price").gt(int(-2))),
-            col("a").not_eq(int(1)).or(col("a").lt(int(0))).or(col("a").gt_eq(int(9))),
-            !col("k").in_list(vec![string("a"), FilterExpr::literal(FilterValue::Null)], true),
-            col("x").between(int(1), int(5), false).and(col("y").is_not_null()),
+            col("a")
+                .not_eq(int(1))
+                .or(col("a").lt(int(0)))
+                .or(col("a").gt_eq(int(9))),
+            !col("k").in_list(
+                vec![string("a"), FilterExpr::literal(FilterValue::Null)],
+                true,
+            ),
+            col("x")
+                .between(int(1), int(5), false)
+                .and(col("y").is_not_null()),
             col("x").lt_eq(FilterExpr::literal(FilterValue::Float64(2.5))),
             col("x").eq(FilterExpr::literal(FilterValue::Float32(f32::NAN))),
             col("d").gt(FilterExpr::literal(FilterValue::Date32(19_000))),
-            col("t").lt(FilterExpr::literal(FilterValue::Timestamp(TimeUnit::Millisecond, 1_500))),
+            col("t").lt(FilterExpr::literal(FilterValue::Timestamp(
+                TimeUnit::Millisecond,
+                1_500,
+            ))),
             col("b").eq(FilterExpr::literal(FilterValue::Binary(vec![1, 0xAB]))),
             !FilterExpr::any_element("items", "x = 'it''s'"),
             FilterExpr::array_has("tags", string("a")),
             FilterExpr::array_has_any("tags", vec![string("a"), string("b")]),
-            FilterExpr::all(vec![col("a").eq(int(1)), col("b").eq(int(2)).or(col("c").is_null())]),
+            FilterExpr::all(vec![
+                col("a").eq(int(1)),
+                col("b").eq(int(2)).or(col("c").is_null()),
+            ]),
             col("we\"ird").eq(FilterExpr::literal(FilterValue::UInt(u64::MAX))),
             FilterExpr::sql("a = 1 OR NOT b"),
             FilterExpr::all(vec![FilterExpr::sql("a = 1 OR b = 2"), col("c").eq(int(3))]),
@@ -540,7 +566,10 @@ mod tests {
             forms[0].to_string(),
             r#"(("key" = 'o''k') AND ("price" > -2))"#
         );
-        assert_eq!(forms[12].to_string(), r#"("a" = 1) AND (("b" = 2) OR ("c" IS NULL))"#);
+        assert_eq!(
+            forms[12].to_string(),
+            r#"("a" = 1) AND (("b" = 2) OR ("c" IS NULL))"#
+        );
     }
 
     #[test]

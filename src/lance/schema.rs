@@ -370,8 +370,16 @@ fn parse_time_unit(unit: &str, lt: &str) -> Result<TimeUnit> {
 
 /// Arrow type of a leaf logical type (no child fields).
 pub(crate) fn leaf_arrow_type(lt: &str) -> Result<DataType> {
+    match simple_arrow_type(lt) {
+        Some(t) => Ok(t),
+        None => parameterized_arrow_type(lt),
+    }
+}
+
+/// Arrow type of a logical type without parameters (`None` for any other).
+fn simple_arrow_type(lt: &str) -> Option<DataType> {
     use DataType::*;
-    let simple = match lt {
+    match lt {
         "null" => Some(Null),
         "bool" => Some(Boolean),
         "int8" => Some(Int8),
@@ -400,10 +408,13 @@ pub(crate) fn leaf_arrow_type(lt: &str) -> Result<DataType> {
         "duration:us" => Some(Duration(TimeUnit::Microsecond)),
         "duration:ns" => Some(Duration(TimeUnit::Nanosecond)),
         _ => None,
-    };
-    if let Some(t) = simple {
-        return Ok(t);
     }
+}
+
+/// Arrow type of a leaf logical type with parameters (fixed-size list and binary,
+/// dictionary, decimal, timestamp).
+fn parameterized_arrow_type(lt: &str) -> Result<DataType> {
+    use DataType::*;
     let parts: Vec<&str> = lt.split(':').collect();
     match parts.as_slice() {
         ["fixed_size_list", inner @ .., size] if !inner.is_empty() => {

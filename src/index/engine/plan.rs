@@ -230,12 +230,57 @@ async fn plan_once(
     unreadable: &[(String, String)],
 ) -> Result<Planned> {
     let manifest = std::sync::Arc::clone(dataset.manifest());
-    let bound = BoundPredicate::bind_in(&filter.text, &filter.expr, &SchemaScope(&manifest.schema))?;
+    let bound =
+        BoundPredicate::bind_in(&filter.text, &filter.expr, &SchemaScope(&manifest.schema))?;
     let shape = shape(&bound.predicate);
     // Choose (pure), then open every chosen index in one wave.
+    let choices = choose_leaves(dataset, kinds, &bound, &shape, unreadable);
+    let full_scan_reason = full_scan_reason(dataset, &bound, &shape, &choices, options)?;
+    let warm = warm_targets(
+        dataset,
+        &shape,
+        &choices,
+        full_scan_reason.is_some(),
+        &bound,
+    );
+    let cold = is_cold(dataset, kinds, &choices, &warm).await;
+    let wave = cold.then(|| stats.start_wave());
+    let answerers = plan_leaves(dataset, kinds, &shape, &choices, &warm, stats).await?;
+    drop(wave);
+    if let Some((name, why)) = answerers.iter().find_map(|a| match a {
+        Answerer::Unreadable(name, why) => Some((name.clone(), why.clone())),
+        _ => None,
+    }) {
+        return Ok(Planned::Unreadable(name, why));
+    }
+    let leaves = filter_leaves(kinds, &bound, &shape, choices, answerers);
+    let deletion_files = manifest
+        .fragments
+        .iter()
+        .filter_map(|f| f.deletion.as_ref().map(|d| d.relative_path(f.id)))
+        .collect();
+    Ok(Planned::Done(Box::new(FilterPlan {
+        text: filter.text.clone(),
+        bound,
+        shape,
+        leaves,
+        full_scan_reason,
+        deletion_files,
+        fragments: manifest.fragment_ids(),
+    })))
+}
+
+/// For each leaf: its index form (if it has one) and who answers it, or why no index does.
+fn choose_leaves(
+    dataset: &Dataset,
+    kinds: &[Box<dyn IndexKind>],
+    bound: &BoundPredicate,
+    shape: &Shape,
+    unreadable: &[(String, String)],
+) -> Vec<(Option<IndexLeaf>, Choice)> {
     let mut choices = Vec::with_capacity(shape.leaves.len());
     for leaf in &shape.leaves {
-        let index_leaf = index_leaf(&bound, &leaf.predicate, leaf.field);
+        let index_leaf = index_leaf(bound, &leaf.predicate, leaf.field);
         let choice = match &index_leaf {
             Some(l) => choose(dataset, kinds, l, unreadable),
             None => Err(vec![format!(
@@ -245,50 +290,74 @@ async fn plan_once(
         };
         choices.push((index_leaf, choice));
     }
+    choices
+}
+
+/// Why every row is read (`None` when the answered leaves bound the filter); an error
+/// instead when scans are not allowed.
+fn full_scan_reason(
+    dataset: &Dataset,
+    bound: &BoundPredicate,
+    shape: &Shape,
+    choices: &[(Option<IndexLeaf>, Choice)],
+    options: FilterOptions,
+) -> Result<Option<String>> {
     let answered = |i: usize| {
         choices[i].1.is_ok() || matches!(shape.leaves[i].predicate, SqlPredicate::AnyElement { .. })
     };
-    let full_scan_reason = if bounded(&shape.root, &answered) {
-        None
-    } else {
-        // A leaf whose column is read on every row: report the first.
-        let (i, reasons) = choices
-            .iter()
-            .enumerate()
-            .find_map(|(i, (_, c))| c.as_ref().err().map(|r| (i, r)))
-            .expect("an unbounded filter has an unanswered leaf");
-        let column = &bound.fields[shape.leaves[i].field].name;
-        let reason = reasons.join("; ");
-        if !options.allow_scan {
-            return Err(no_index_error(dataset, column, &reason));
-        }
-        Some(format!(
-            "no usable BTree index on column {column:?}: {reason}"
-        ))
-    };
+    if bounded(&shape.root, &answered) {
+        return Ok(None);
+    }
+    // A leaf whose column is read on every row: report the first.
+    let (i, reasons) = choices
+        .iter()
+        .enumerate()
+        .find_map(|(i, (_, c))| c.as_ref().err().map(|r| (i, r)))
+        .expect("an unbounded filter has an unanswered leaf");
+    let column = &bound.fields[shape.leaves[i].field].name;
+    let reason = reasons.join("; ");
+    if !options.allow_scan {
+        return Err(no_index_error(dataset, column, &reason));
+    }
+    Ok(Some(format!(
+        "no usable BTree index on column {column:?}: {reason}"
+    )))
+}
+
+/// Whether planning reads anything not yet cached (then it counts as one wave).
+async fn is_cold(
+    dataset: &Dataset,
+    kinds: &[Box<dyn IndexKind>],
+    choices: &[(Option<IndexLeaf>, Choice)],
+    warm: &[(&Fragment, i32)],
+) -> bool {
     let mut cold = false;
-    for (_, choice) in &choices {
+    for (_, choice) in choices {
         match choice {
             Ok(Chosen::Index(k, index)) => cold |= !kinds[*k].is_cached(dataset, index).await,
             Ok(Chosen::Itself(_)) => cold = true,
             Err(_) => {}
         }
     }
-    let warm = warm_targets(
-        dataset,
-        &shape,
-        &choices,
-        full_scan_reason.is_some(),
-        &bound,
-    );
-    for (fragment, field) in &warm {
+    for (fragment, field) in warm {
         cold |= !column_is_cached(dataset, fragment, *field).await;
     }
-    let wave = cold.then(|| stats.start_wave());
+    cold
+}
+
+/// Plan every chosen leaf on its kind and open the `warm` data files, all at once.
+async fn plan_leaves(
+    dataset: &Dataset,
+    kinds: &[Box<dyn IndexKind>],
+    shape: &Shape,
+    choices: &[(Option<IndexLeaf>, Choice)],
+    warm: &[(&Fragment, i32)],
+    stats: &IoStats,
+) -> Result<Vec<Answerer>> {
     let plans = shape
         .leaves
         .iter()
-        .zip(&choices)
+        .zip(choices)
         .map(|(leaf, (index_leaf, choice))| async move {
             Ok::<_, Error>(match (index_leaf, choice) {
                 (Some(l), Ok(Chosen::Itself(k))) => {
@@ -319,14 +388,18 @@ async fn plan_once(
         futures::future::try_join_all(plans),
         futures::future::try_join_all(opens)
     )?;
-    drop(wave);
-    if let Some((name, why)) = answerers.iter().find_map(|a| match a {
-        Answerer::Unreadable(name, why) => Some((name.clone(), why.clone())),
-        _ => None,
-    }) {
-        return Ok(Planned::Unreadable(name, why));
-    }
-    let leaves = shape
+    Ok(answerers)
+}
+
+/// The planned leaves: each leaf with its choice and answerer.
+fn filter_leaves(
+    kinds: &[Box<dyn IndexKind>],
+    bound: &BoundPredicate,
+    shape: &Shape,
+    choices: Vec<(Option<IndexLeaf>, Choice)>,
+    answerers: Vec<Answerer>,
+) -> Vec<FilterLeaf> {
+    shape
         .leaves
         .iter()
         .zip(choices)
@@ -345,21 +418,7 @@ async fn plan_once(
             answerer,
             not_used: choice.err().unwrap_or_default(),
         })
-        .collect();
-    let deletion_files = manifest
-        .fragments
-        .iter()
-        .filter_map(|f| f.deletion.as_ref().map(|d| d.relative_path(f.id)))
-        .collect();
-    Ok(Planned::Done(Box::new(FilterPlan {
-        text: filter.text.clone(),
-        bound,
-        shape,
-        leaves,
-        full_scan_reason,
-        deletion_files,
-        fragments: manifest.fragment_ids(),
-    })))
+        .collect()
 }
 
 type Choice = std::result::Result<Chosen, Vec<String>>;

@@ -14,8 +14,8 @@ use roaring::RoaringTreemap;
 
 use crate::error::Result;
 use crate::index::engine;
-use crate::index::sql::parsed::ParsedFilter;
 pub(crate) use crate::index::engine::{FilterAnswer, FilterOptions, FilterPlan};
+use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
 use crate::lance::dataset::Dataset;
 

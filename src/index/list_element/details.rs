@@ -126,6 +126,15 @@ pub(crate) fn decode_details(index_details: &Any) -> Result<ListElementIndexDeta
 /// duplicate id, a known key encoding, key types from the spec's table, a BTree target of
 /// version 1 or greater (and at most [`MAX_TARGET_INDEX_VERSION`]). Returns the key types.
 pub(crate) fn check_details(details: &ListElementIndexDetails) -> Result<Vec<KeyType>, Refusal> {
+    check_key_lists(details)?;
+    check_key_encoding(details.key_encoding)?;
+    let key_types = parse_key_types(&details.key_types)?;
+    check_target(details)?;
+    Ok(key_types)
+}
+
+/// At least one key, `key_field_ids`, `keys` and `key_types` parallel, no id twice.
+fn check_key_lists(details: &ListElementIndexDetails) -> Result<(), Refusal> {
     let ids = &details.key_field_ids;
     if ids.is_empty() {
         return Err(Refusal::new(
@@ -152,23 +161,27 @@ pub(crate) fn check_details(details: &ListElementIndexDetails) -> Result<Vec<Key
             ));
         }
     }
-    match ListElementKeyEncoding::try_from(details.key_encoding) {
-        Ok(ListElementKeyEncoding::ArrowRowV1) => {}
-        Ok(ListElementKeyEncoding::Unspecified) => {
-            return Err(Refusal::new(
-                RefusalKind::UnknownKeyEncoding,
-                "key_encoding is LIST_ELEMENT_KEY_ENCODING_UNSPECIFIED",
-            ))
-        }
-        Err(_) => {
-            return Err(Refusal::new(
-                RefusalKind::UnknownKeyEncoding,
-                format!("unknown key_encoding {}", details.key_encoding),
-            ))
-        }
+    Ok(())
+}
+
+/// The key encoding is one lakeseek reads (Arrow row format, version 1).
+fn check_key_encoding(key_encoding: i32) -> Result<(), Refusal> {
+    match ListElementKeyEncoding::try_from(key_encoding) {
+        Ok(ListElementKeyEncoding::ArrowRowV1) => Ok(()),
+        Ok(ListElementKeyEncoding::Unspecified) => Err(Refusal::new(
+            RefusalKind::UnknownKeyEncoding,
+            "key_encoding is LIST_ELEMENT_KEY_ENCODING_UNSPECIFIED",
+        )),
+        Err(_) => Err(Refusal::new(
+            RefusalKind::UnknownKeyEncoding,
+            format!("unknown key_encoding {key_encoding}"),
+        )),
     }
-    let key_types = details
-        .key_types
+}
+
+/// Each key type from the spec's table.
+fn parse_key_types(key_types: &[String]) -> Result<Vec<KeyType>, Refusal> {
+    key_types
         .iter()
         .enumerate()
         .map(|(i, t)| {
@@ -179,7 +192,11 @@ pub(crate) fn check_details(details: &ListElementIndexDetails) -> Result<Vec<Key
                 )
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
+
+/// The target is a BTree of a version lakeseek reads.
+fn check_target(details: &ListElementIndexDetails) -> Result<(), Refusal> {
     match &details.target_details {
         Some(any) if is_btree_type_url(&any.type_url) => {}
         Some(any) => {
@@ -207,7 +224,7 @@ pub(crate) fn check_details(details: &ListElementIndexDetails) -> Result<Vec<Key
             ),
         ));
     }
-    Ok(key_types)
+    Ok(())
 }
 
 /// "Every segment of one logical index has the same key_field_ids, key_types and

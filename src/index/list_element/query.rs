@@ -236,15 +236,16 @@ fn target_predicate(plan: &AnyElementPlan, strategy: &CallStrategy) -> Option<Pr
     }
 }
 
-/// Plan an `any_element` call on `dataset` (one wave of metadata reads).
-pub(crate) async fn plan_any_element_query(
-    dataset: &Dataset,
-    call: &AnyElementCall,
-    options: AnyElementOptions,
-    stats: &IoStats,
-) -> Result<AnyElementQueryPlan> {
-    let manifest = std::sync::Arc::clone(dataset.manifest());
-    let schema = &manifest.schema;
+/// The list column a call reads and the call's predicate typed against its element fields.
+struct TypedCall {
+    column_id: i32,
+    bound: BoundElementPredicate,
+    wanted: Vec<WantedField>,
+}
+
+/// Resolve the call's column (a list of struct) and type its predicate against the
+/// element fields.
+fn type_call(schema: &Schema, call: &AnyElementCall) -> Result<TypedCall> {
     let column = schema.field_by_path(&call.column).ok_or_else(|| {
         Error::InvalidArgument(format!("any_element: no column named {:?}", call.column))
     })?;
@@ -278,105 +279,123 @@ pub(crate) async fn plan_any_element_query(
             data_type: f.data_type.clone(),
         })
         .collect();
-    // Indices on the column, by name.
+    Ok(TypedCall {
+        column_id: column.id,
+        bound,
+        wanted,
+    })
+}
+
+/// A usable list element index on the column and the call's plan on it.
+struct Candidate {
+    name: String,
+    segments: Vec<IndexSegment>,
+    resolved: ResolvedListElementIndex,
+    plan: AnyElementPlan,
+}
+
+/// Every list element index on the column (segments grouped by name): one explain line
+/// each (refused, or how it would answer), and the usable ones with their plans.
+fn plan_on_indices(
+    schema: &Schema,
+    segments: &[IndexSegment],
+    typed: &TypedCall,
+    options: &AnyElementOptions,
+) -> Result<(Vec<String>, Vec<Candidate>)> {
     let mut by_name: BTreeMap<String, Vec<IndexSegment>> = BTreeMap::new();
-    for s in manifest
-        .indices
+    for s in segments
         .iter()
-        .filter(|s| is_list_element_segment(s, column.id))
+        .filter(|s| is_list_element_segment(s, typed.column_id))
     {
         by_name.entry(s.name.clone()).or_default().push(s.clone());
     }
     let mut indices = Vec::new();
-    let mut candidates: Vec<(
-        String,
-        Vec<IndexSegment>,
-        ResolvedListElementIndex,
-        AnyElementPlan,
-    )> = Vec::new();
+    let mut candidates = Vec::new();
     for (name, segments) in by_name {
         match prepare_index(&segments, schema) {
             Ok(resolved) => {
-                let plan =
-                    plan_any_element(&bound, &resolved.keys, &resolved.encoder, &options.plan)?;
+                let plan = plan_any_element(
+                    &typed.bound,
+                    &resolved.keys,
+                    &resolved.encoder,
+                    &options.plan,
+                )?;
                 indices.push(format!(
                     "index {name:?}: {}",
                     plan.explain().first().cloned().unwrap_or_default()
                 ));
-                candidates.push((name, segments, resolved, plan));
+                candidates.push(Candidate {
+                    name,
+                    segments,
+                    resolved,
+                    plan,
+                });
             }
             Err(refusal) => indices.push(format!("index {name:?}: {refusal}")),
         }
     }
-    let best = candidates
-        .into_iter()
-        .min_by_key(|(_, _, _, plan)| rank(plan, call.negated));
-    let no_index_reason = if indices.is_empty() {
-        format!("column {:?} has no list element index", call.column)
-    } else {
-        format!("no usable list element index: {}", indices.join("; "))
-    };
-    let strategy = match &best {
-        Some((_, _, _, plan)) => plan.strategy(call.negated),
-        None => CallStrategy::EvaluateOnData {
-            reason: no_index_reason,
+    Ok((indices, candidates))
+}
+
+/// How the call is answered: the best candidate's strategy, or on data with the reason.
+fn choose_strategy(
+    best: Option<&Candidate>,
+    indices: &[String],
+    call: &AnyElementCall,
+) -> CallStrategy {
+    match best {
+        Some(c) => c.plan.strategy(call.negated),
+        None if indices.is_empty() => CallStrategy::EvaluateOnData {
+            reason: format!("column {:?} has no list element index", call.column),
         },
-    };
-    let current = manifest.fragment_ids();
-    let mut target = None;
-    let chosen = match best {
-        Some((name, segments, resolved, plan))
-            if !matches!(strategy, CallStrategy::EvaluateOnData { .. }) =>
-        {
-            target = target_predicate(&plan, &strategy);
-            let mut covered = RoaringBitmap::new();
-            let mut planned = Vec::new();
-            for s in segments {
-                let coverage = s
-                    .fragment_bitmap
-                    .as_ref()
-                    .map(|b| b & &current)
-                    .unwrap_or_default();
-                if coverage.is_empty() {
-                    continue;
-                }
-                covered |= &coverage;
-                planned.push((s, coverage));
+        None => CallStrategy::EvaluateOnData {
+            reason: format!("no usable list element index: {}", indices.join("; ")),
+        },
+    }
+}
+
+/// The chosen index with the segments that cover current fragments, before they are opened.
+struct PendingChoice {
+    name: String,
+    resolved: ResolvedListElementIndex,
+    plan: AnyElementPlan,
+    /// Segments covering at least one current fragment, with that coverage.
+    planned: Vec<(IndexSegment, RoaringBitmap)>,
+    covered: RoaringBitmap,
+}
+
+impl PendingChoice {
+    /// Keep the segments of `candidate` that cover fragments in `current`.
+    fn cover(candidate: Candidate, current: &RoaringBitmap) -> Self {
+        let mut covered = RoaringBitmap::new();
+        let mut planned = Vec::new();
+        for s in candidate.segments {
+            let coverage = s
+                .fragment_bitmap
+                .as_ref()
+                .map(|b| b & current)
+                .unwrap_or_default();
+            if coverage.is_empty() {
+                continue;
             }
-            Some((name, resolved, plan, planned, covered))
+            covered |= &coverage;
+            planned.push((s, coverage));
         }
-        _ => None,
-    };
-    let scans: Vec<u64> = match &chosen {
-        Some((.., covered)) => manifest
-            .fragments
-            .iter()
-            .map(|f| f.id)
-            .filter(|id| !covered.contains(*id as u32))
-            .collect(),
-        None => manifest.fragments.iter().map(|f| f.id).collect(),
-    };
-    // One wave: target segments (only when there is something to search) and the data
-    // files of scanned fragments.
-    let opens = chosen
-        .iter()
-        .flat_map(|(.., planned, _)| planned.iter())
-        .filter(|_| target.is_some())
-        .map(|(s, _)| open_segment(dataset, s, stats));
-    let scan_frags: Vec<&Fragment> = scans
-        .iter()
-        .filter_map(|id| manifest.fragment(*id))
-        .collect();
-    let warm = scan_frags
-        .iter()
-        .map(|f| open_list_files(dataset, f, column.id, &wanted, stats));
-    let (opened, _) = futures::try_join!(
-        futures::future::try_join_all(opens),
-        futures::future::try_join_all(warm)
-    )?;
-    let chosen = chosen.map(|(name, resolved, plan, planned, covered)| {
-        let targets = match &target {
-            Some(predicate) => planned
+        PendingChoice {
+            name: candidate.name,
+            resolved: candidate.resolved,
+            plan: candidate.plan,
+            planned,
+            covered,
+        }
+    }
+
+    /// The chosen index, its segments opened (`opened` follows `planned`; empty when there
+    /// is nothing to search).
+    fn into_chosen(self, target: Option<&Predicate>, opened: Vec<OpenedSegment>) -> ChosenIndex {
+        let targets = match target {
+            Some(predicate) => self
+                .planned
                 .into_iter()
                 .zip(opened)
                 .map(|((segment, coverage), opened)| {
@@ -392,18 +411,95 @@ pub(crate) async fn plan_any_element_query(
             None => Vec::new(),
         };
         ChosenIndex {
-            name,
-            resolved,
-            plan,
+            name: self.name,
+            resolved: self.resolved,
+            plan: self.plan,
             targets,
-            covered,
+            covered: self.covered,
         }
-    });
+    }
+}
+
+/// Fragments evaluated on their data: those the chosen index does not cover (all without one).
+fn scanned_fragments(fragments: &[Fragment], covered: Option<&RoaringBitmap>) -> Vec<u64> {
+    fragments
+        .iter()
+        .map(|f| f.id)
+        .filter(|id| covered.is_none_or(|c| !c.contains(*id as u32)))
+        .collect()
+}
+
+/// One wave: the target segments (only when there is something to `search`) and the data
+/// files of the scanned fragments.
+async fn open_plan_files(
+    dataset: &Dataset,
+    chosen: Option<&PendingChoice>,
+    search: bool,
+    scans: &[u64],
+    typed: &TypedCall,
+    stats: &IoStats,
+) -> Result<Vec<OpenedSegment>> {
+    let manifest = dataset.manifest();
+    let opens = chosen
+        .iter()
+        .flat_map(|c| c.planned.iter())
+        .filter(|_| search)
+        .map(|(s, _)| open_segment(dataset, s, stats));
+    let scan_frags: Vec<&Fragment> = scans
+        .iter()
+        .filter_map(|id| manifest.fragment(*id))
+        .collect();
+    let warm = scan_frags
+        .iter()
+        .map(|f| open_list_files(dataset, f, typed.column_id, &typed.wanted, stats));
+    let (opened, _) = futures::try_join!(
+        futures::future::try_join_all(opens),
+        futures::future::try_join_all(warm)
+    )?;
+    Ok(opened)
+}
+
+/// Plan an `any_element` call on `dataset` (one wave of metadata reads).
+pub(crate) async fn plan_any_element_query(
+    dataset: &Dataset,
+    call: &AnyElementCall,
+    options: AnyElementOptions,
+    stats: &IoStats,
+) -> Result<AnyElementQueryPlan> {
+    let manifest = std::sync::Arc::clone(dataset.manifest());
+    let typed = type_call(&manifest.schema, call)?;
+    let (indices, candidates) =
+        plan_on_indices(&manifest.schema, &manifest.indices, &typed, &options)?;
+    let best = candidates
+        .into_iter()
+        .min_by_key(|c| rank(&c.plan, call.negated));
+    let strategy = choose_strategy(best.as_ref(), &indices, call);
+    let (chosen, target) = match best {
+        Some(c) if !matches!(strategy, CallStrategy::EvaluateOnData { .. }) => {
+            let target = target_predicate(&c.plan, &strategy);
+            (
+                Some(PendingChoice::cover(c, &manifest.fragment_ids())),
+                target,
+            )
+        }
+        _ => (None, None),
+    };
+    let scans = scanned_fragments(&manifest.fragments, chosen.as_ref().map(|c| &c.covered));
+    let opened = open_plan_files(
+        dataset,
+        chosen.as_ref(),
+        target.is_some(),
+        &scans,
+        &typed,
+        stats,
+    )
+    .await?;
+    let chosen = chosen.map(|c| c.into_chosen(target.as_ref(), opened));
     Ok(AnyElementQueryPlan {
         call: call.clone(),
-        column_id: column.id,
-        bound,
-        wanted,
+        column_id: typed.column_id,
+        bound: typed.bound,
+        wanted: typed.wanted,
         indices,
         chosen,
         strategy,
@@ -584,16 +680,33 @@ pub(crate) async fn evaluate_call_rows(
     Ok(result.iter().collect())
 }
 
-/// Execute a plan.
-pub(crate) async fn execute_any_element_query(
+/// Deletion vectors by fragment id.
+type Deletions = HashMap<u64, std::sync::Arc<crate::lance::dataset::DeletionVector>>;
+
+/// Remove the deleted rows of `fragment` from `offsets`.
+fn drop_deleted(deletions: &Deletions, fragment: u64, offsets: &mut RoaringBitmap) {
+    if let Some(d) = deletions.get(&fragment) {
+        *offsets -= &d.0;
+    }
+}
+
+/// What the first wave of an execution read: target ids per segment, scanned fragments'
+/// matching offsets, and deletion vectors.
+struct FirstWave {
+    ids: Vec<Vec<u64>>,
+    scanned: Vec<(u64, RoaringBitmap)>,
+    deletions: Deletions,
+}
+
+/// Search the targets, evaluate the scanned fragments and read deletion files at once.
+async fn first_wave(
     dataset: &Dataset,
     plan: &AnyElementQueryPlan,
     stats: &IoStats,
-) -> Result<AnyElementAnswer> {
-    let manifest = std::sync::Arc::clone(dataset.manifest());
-    let negated = plan.call.negated;
+) -> Result<FirstWave> {
+    let manifest = dataset.manifest();
     // On data, positive calls keep TRUE rows; NOT keeps FALSE rows.
-    let want = Some(!negated);
+    let want = Some(!plan.call.negated);
     let with_deletions: Vec<&Fragment> = manifest
         .fragments
         .iter()
@@ -620,20 +733,23 @@ pub(crate) async fn execute_any_element_query(
         futures::future::try_join_all(scans),
         dataset.deletion_vectors(&with_deletions, stats)
     )?;
-    let physical: HashMap<u64, u64> = manifest
-        .fragments
-        .iter()
-        .map(|f| (f.id, f.physical_rows))
-        .collect();
-    let deleted = |fragment: u64, offsets: &mut RoaringBitmap| {
-        if let Some(d) = deletions.get(&fragment) {
-            *offsets -= &d.0;
-        }
-    };
-    // Index hits per fragment: covered by their segment, inside the fragment, not deleted.
+    Ok(FirstWave {
+        ids,
+        scanned,
+        deletions,
+    })
+}
+
+/// Index hits per fragment: covered by their segment, inside the fragment, not deleted.
+fn index_hits(
+    fragments: &[Fragment],
+    chosen: Option<&ChosenIndex>,
+    wave: &FirstWave,
+) -> BTreeMap<u64, RoaringBitmap> {
+    let physical: HashMap<u64, u64> = fragments.iter().map(|f| (f.id, f.physical_rows)).collect();
     let mut hits: BTreeMap<u64, RoaringBitmap> = BTreeMap::new();
-    if let Some(chosen) = &plan.chosen {
-        for (target, ids) in chosen.targets.iter().zip(&ids) {
+    if let Some(chosen) = chosen {
+        for (target, ids) in chosen.targets.iter().zip(&wave.ids) {
             for &id in ids {
                 let (fragment, offset) = (id >> 32, (id & 0xFFFF_FFFF) as u32);
                 if target.coverage.contains(fragment as u32)
@@ -645,11 +761,78 @@ pub(crate) async fn execute_any_element_query(
         }
     }
     for (fragment, offsets) in hits.iter_mut() {
-        deleted(*fragment, offsets);
+        drop_deleted(&wave.deletions, *fragment, offsets);
     }
+    hits
+}
+
+/// NOT from the index: every live row of a covered fragment that is not a hit.
+fn add_complement(
+    fragments: &[Fragment],
+    covered: &RoaringBitmap,
+    deletions: &Deletions,
+    hits: &BTreeMap<u64, RoaringBitmap>,
+    result: &mut BTreeMap<u64, RoaringBitmap>,
+) -> Result<()> {
+    for f in fragments.iter().filter(|f| covered.contains(f.id as u32)) {
+        let mut all = RoaringBitmap::new();
+        all.insert_range(
+            0..u32::try_from(f.physical_rows).map_err(|_| Error::corrupt("fragment too large"))?,
+        );
+        drop_deleted(deletions, f.id, &mut all);
+        if let Some(h) = hits.get(&f.id) {
+            all -= h;
+        }
+        *result.entry(f.id).or_default() |= all;
+    }
+    Ok(())
+}
+
+/// Recheck the index hits on their lists; add the TRUE rows to `result`. Returns the
+/// number of rows rechecked.
+async fn add_rechecked(
+    dataset: &Dataset,
+    plan: &AnyElementQueryPlan,
+    hits: &BTreeMap<u64, RoaringBitmap>,
+    result: &mut BTreeMap<u64, RoaringBitmap>,
+    stats: &IoStats,
+) -> Result<u64> {
+    let manifest = dataset.manifest();
+    let mut rechecked_rows = 0;
+    let rechecks = hits
+        .iter()
+        .filter(|(_, o)| !o.is_empty())
+        .filter_map(|(fragment, offsets)| {
+            rechecked_rows += offsets.len();
+            let f = manifest.fragment(*fragment)?;
+            let offsets: Vec<u64> = offsets.iter().map(u64::from).collect();
+            Some(evaluate_fragment(
+                dataset,
+                plan,
+                f,
+                Some(offsets),
+                Some(true),
+                stats,
+            ))
+        });
+    for (fragment, offsets) in futures::future::try_join_all(rechecks).await? {
+        *result.entry(fragment).or_default() |= offsets;
+    }
+    Ok(rechecked_rows)
+}
+
+/// Execute a plan.
+pub(crate) async fn execute_any_element_query(
+    dataset: &Dataset,
+    plan: &AnyElementQueryPlan,
+    stats: &IoStats,
+) -> Result<AnyElementAnswer> {
+    let manifest = std::sync::Arc::clone(dataset.manifest());
+    let wave = first_wave(dataset, plan, stats).await?;
+    let hits = index_hits(&manifest.fragments, plan.chosen.as_ref(), &wave);
     let mut result: BTreeMap<u64, RoaringBitmap> = BTreeMap::new();
-    for (fragment, mut offsets) in scanned {
-        deleted(fragment, &mut offsets);
+    for (fragment, mut offsets) in wave.scanned {
+        drop_deleted(&wave.deletions, fragment, &mut offsets);
         *result.entry(fragment).or_default() |= offsets;
     }
     let mut rechecked_rows = 0;
@@ -665,43 +848,16 @@ pub(crate) async fn execute_any_element_query(
                 .as_ref()
                 .map(|c| c.covered.clone())
                 .unwrap_or_default();
-            for f in manifest
-                .fragments
-                .iter()
-                .filter(|f| covered.contains(f.id as u32))
-            {
-                let mut all = RoaringBitmap::new();
-                all.insert_range(
-                    0..u32::try_from(f.physical_rows)
-                        .map_err(|_| Error::corrupt("fragment too large"))?,
-                );
-                deleted(f.id, &mut all);
-                if let Some(h) = hits.get(&f.id) {
-                    all -= h;
-                }
-                *result.entry(f.id).or_default() |= all;
-            }
+            add_complement(
+                &manifest.fragments,
+                &covered,
+                &wave.deletions,
+                &hits,
+                &mut result,
+            )?;
         }
         CallStrategy::IndexThenRecheck => {
-            let rechecks =
-                hits.iter()
-                    .filter(|(_, o)| !o.is_empty())
-                    .filter_map(|(fragment, offsets)| {
-                        rechecked_rows += offsets.len();
-                        let f = manifest.fragment(*fragment)?;
-                        let offsets: Vec<u64> = offsets.iter().map(u64::from).collect();
-                        Some(evaluate_fragment(
-                            dataset,
-                            plan,
-                            f,
-                            Some(offsets),
-                            Some(true),
-                            stats,
-                        ))
-                    });
-            for (fragment, offsets) in futures::future::try_join_all(rechecks).await? {
-                *result.entry(fragment).or_default() |= offsets;
-            }
+            rechecked_rows = add_rechecked(dataset, plan, &hits, &mut result, stats).await?;
         }
         CallStrategy::EvaluateOnData { .. } => {}
     }

@@ -279,23 +279,24 @@ fn classify(
     }
 }
 
-/// Plan a bound `any_element` predicate against an index's keys.
-pub(crate) fn plan_any_element(
-    bound: &BoundElementPredicate,
-    keys: &[ResolvedKey],
-    encoder: &KeyEncoder,
-    options: &PlanOptions,
-) -> Result<AnyElementPlan> {
-    let mut conjuncts = Vec::new();
-    flatten_and(&bound.predicate, &mut conjuncts);
-    let classified: Vec<Option<(usize, Constraint)>> =
-        conjuncts.iter().map(|c| classify(c, bound, keys)).collect();
-    let mut used = vec![false; conjuncts.len()];
-    // Walk the keys in order: fixed keys, then at most one range.
-    let mut fixed: Vec<Fixed> = Vec::new();
-    let mut fixed_conjunct: Vec<usize> = Vec::new();
-    let mut range: Option<(usize, Vec<usize>)> = None;
-    for key in 0..keys.len() {
+/// The keys a plan uses, walked in order: fixed keys, then at most one range.
+struct KeyWalk {
+    /// What the plan fixes for each leading key.
+    fixed: Vec<Fixed>,
+    /// The conjunct fixing each of `fixed`.
+    fixed_conjunct: Vec<usize>,
+    /// The key bounded by a range, with its bounding conjuncts.
+    range: Option<(usize, Vec<usize>)>,
+}
+
+/// Walk the keys in order: fixed keys, then at most one range (never on the first key).
+fn walk_keys(classified: &[Option<(usize, Constraint)>], key_count: usize) -> KeyWalk {
+    let mut walk = KeyWalk {
+        fixed: Vec::new(),
+        fixed_conjunct: Vec::new(),
+        range: None,
+    };
+    for key in 0..key_count {
         let fix = classified.iter().enumerate().find_map(|(i, c)| match c {
             Some((k, Constraint::Values { values, has_null })) if *k == key => Some((
                 i,
@@ -308,8 +309,8 @@ pub(crate) fn plan_any_element(
             _ => None,
         });
         if let Some((i, f)) = fix {
-            fixed.push(f);
-            fixed_conjunct.push(i);
+            walk.fixed.push(f);
+            walk.fixed_conjunct.push(i);
             continue;
         }
         let bounds: Vec<usize> = classified
@@ -319,43 +320,94 @@ pub(crate) fn plan_any_element(
             .map(|(i, _)| i)
             .collect();
         if !bounds.is_empty() && key > 0 {
-            range = Some((key, bounds));
+            walk.range = Some((key, bounds));
         }
         break;
     }
-    if fixed.is_empty() {
-        let first = keys.first().map_or("?", |k| k.name.as_str());
-        let has_range = classified
-            .iter()
-            .any(|c| matches!(c, Some((0, Constraint::Bound { .. }))));
-        let why = if has_range {
-            format!("the first key {first:?} has only a range; the index needs it fixed by =, IN or IS NULL")
-        } else {
-            format!("no conjunct fixes the first key {first:?} with =, IN or IS NULL")
-        };
-        return Ok(not_used(why));
+    walk
+}
+
+/// Why the index is not used when no conjunct fixes the first key.
+fn first_key_not_fixed(keys: &[ResolvedKey], classified: &[Option<(usize, Constraint)>]) -> String {
+    let first = keys.first().map_or("?", |k| k.name.as_str());
+    let has_range = classified
+        .iter()
+        .any(|c| matches!(c, Some((0, Constraint::Bound { .. }))));
+    if has_range {
+        format!("the first key {first:?} has only a range; the index needs it fixed by =, IN or IS NULL")
+    } else {
+        format!("no conjunct fixes the first key {first:?} with =, IN or IS NULL")
     }
-    // Keep the number of combinations within the limit by dropping trailing fixed keys.
+}
+
+/// Keep the number of combinations within `max_ranges` by dropping trailing fixed keys
+/// (and then the range, which would follow a dropped key).
+fn limit_combinations(walk: &mut KeyWalk, max_ranges: usize) {
     let mut keep = 1;
-    let mut product = fixed_count(&fixed[0]);
-    for f in &fixed[1..] {
+    let mut product = fixed_count(&walk.fixed[0]);
+    for f in &walk.fixed[1..] {
         match product.checked_mul(fixed_count(f)) {
-            Some(p) if p <= options.max_ranges => {
+            Some(p) if p <= max_ranges => {
                 product = p;
                 keep += 1;
             }
             _ => break,
         }
     }
-    if keep < fixed.len() {
-        fixed.truncate(keep);
-        fixed_conjunct.truncate(keep);
-        range = None;
+    if keep < walk.fixed.len() {
+        walk.fixed.truncate(keep);
+        walk.fixed_conjunct.truncate(keep);
+        walk.range = None;
     }
-    for &i in &fixed_conjunct {
+}
+
+/// How rows of null lists are found: not when a conjunct is left over or an IN list holds
+/// a NULL, else from the index's null ranges.
+fn plan_null_rows(
+    residual: &[String],
+    fixed: &[Fixed],
+    fixed_options: &[Vec<Vec<u8>>],
+    range: Option<(usize, &KeyRange)>,
+    encoder: &KeyEncoder,
+    options: &PlanOptions,
+) -> Result<NullRows> {
+    if let Some(first) = residual.first() {
+        return Ok(NullRows::NotDetermined {
+            reason: format!("conjunct {first} is not answered from the keys"),
+        });
+    }
+    if fixed
+        .iter()
+        .any(|f| matches!(f, Fixed::Values { has_null: true, .. }))
+    {
+        return Ok(NullRows::NotDetermined {
+            reason: "an IN list holds a NULL literal".into(),
+        });
+    }
+    null_ranges(fixed, fixed_options, range, encoder, options)
+}
+
+/// Plan a bound `any_element` predicate against an index's keys.
+pub(crate) fn plan_any_element(
+    bound: &BoundElementPredicate,
+    keys: &[ResolvedKey],
+    encoder: &KeyEncoder,
+    options: &PlanOptions,
+) -> Result<AnyElementPlan> {
+    let mut conjuncts = Vec::new();
+    flatten_and(&bound.predicate, &mut conjuncts);
+    let classified: Vec<Option<(usize, Constraint)>> =
+        conjuncts.iter().map(|c| classify(c, bound, keys)).collect();
+    let mut walk = walk_keys(&classified, keys.len());
+    if walk.fixed.is_empty() {
+        return Ok(not_used(first_key_not_fixed(keys, &classified)));
+    }
+    limit_combinations(&mut walk, options.max_ranges);
+    let mut used = vec![false; conjuncts.len()];
+    for &i in &walk.fixed_conjunct {
         used[i] = true;
     }
-    let key_range = match &range {
+    let key_range = match &walk.range {
         Some((key, bounds)) => {
             for &i in bounds {
                 used[i] = true;
@@ -364,50 +416,41 @@ pub(crate) fn plan_any_element(
         }
         None => None,
     };
-    let range_key = range.as_ref().map(|(k, _)| *k);
+    let range_key = walk.range.as_ref().map(|(k, _)| *k);
     let residual: Vec<String> = conjuncts
         .iter()
         .zip(&used)
         .filter(|(_, u)| !**u)
         .map(|(c, _)| describe(c, &bound.fields))
         .collect();
-    let mut fixed_options = Vec::with_capacity(fixed.len());
-    for (key, f) in fixed.iter().enumerate() {
+    let mut fixed_options = Vec::with_capacity(walk.fixed.len());
+    for (key, f) in walk.fixed.iter().enumerate() {
         fixed_options.push(match f {
             Fixed::Null => vec![encoder.encode_key(key, None)?],
             Fixed::Values { values, .. } => encoded_values(encoder, key, values)?,
         });
     }
-    let true_ranges = ranges_for(&fixed_options, range_key.zip(key_range.as_ref()), encoder)?;
-    let answer = if residual.is_empty() {
-        IndexAnswer::Exact
-    } else {
-        IndexAnswer::SupersetWithRecheck
-    };
-    let null_rows = if let Some(first) = residual.first() {
-        NullRows::NotDetermined {
-            reason: format!("conjunct {first} is not answered from the keys"),
-        }
-    } else if fixed
-        .iter()
-        .any(|f| matches!(f, Fixed::Values { has_null: true, .. }))
-    {
-        NullRows::NotDetermined {
-            reason: "an IN list holds a NULL literal".into(),
-        }
-    } else {
-        null_ranges(
-            &fixed,
-            &fixed_options,
-            range_key.zip(key_range.as_ref()),
-            encoder,
-            options,
-        )?
-    };
+    let range = range_key.zip(key_range.as_ref());
+    let true_ranges = ranges_for(&fixed_options, range, encoder)?;
+    let null_rows = plan_null_rows(
+        &residual,
+        &walk.fixed,
+        &fixed_options,
+        range,
+        encoder,
+        options,
+    )?;
     Ok(AnyElementPlan {
-        answer,
+        answer: if residual.is_empty() {
+            IndexAnswer::Exact
+        } else {
+            IndexAnswer::SupersetWithRecheck
+        },
         not_used_reason: None,
-        fixed_keys: keys[..fixed.len()].iter().map(|k| k.name.clone()).collect(),
+        fixed_keys: keys[..walk.fixed.len()]
+            .iter()
+            .map(|k| k.name.clone())
+            .collect(),
         range_key: range_key.map(|k| keys[k].name.clone()),
         residual,
         true_ranges,

@@ -210,39 +210,14 @@ pub(crate) fn resolve(
         .collect();
     let mut keys = Vec::with_capacity(key_types.len());
     for (position, key_type) in key_types.into_iter().enumerate() {
-        let id = details.key_field_ids[position];
-        let written_name = details.keys[position].clone();
-        let recorded_type = &details.key_types[position];
-        let field = schema.field_by_id(id).ok_or_else(|| {
-            Refusal::new(
-                RefusalKind::KeyFieldMissing,
-                format!("key {position} (field id {id}, written as {written_name:?}) is no longer in the schema"),
-            )
-        })?;
-        if field.parent_id != element.id {
-            return Err(Refusal::new(
-                RefusalKind::KeyFieldNotDirectChild,
-                format!(
-                    "key {position} (field id {id}, now {}) is not a direct child of the elements of {column_path}",
-                    schema.path_of(id)
-                ),
-            ));
-        }
-        if field.logical_type != recorded_type {
-            return Err(Refusal::new(
-                RefusalKind::KeyFieldTypeChanged,
-                format!(
-                    "key {position} ({}.{}, field id {id}) has type {} but the index was trained on {recorded_type}",
-                    column_path, field.name, field.logical_type
-                ),
-            ));
-        }
-        keys.push(ResolvedKey {
-            field_id: id,
-            name: field.name.to_string(),
-            written_name,
+        keys.push(resolve_key(
+            details,
+            position,
             key_type,
-        });
+            element.id,
+            &column_path,
+            schema,
+        )?);
     }
     let encoder = KeyEncoder::new(keys.iter().map(|k| k.key_type.clone()).collect())
         .map_err(|e| Refusal::new(RefusalKind::NoKeys, e.to_string()))?;
@@ -255,6 +230,51 @@ pub(crate) fn resolve(
         keys,
         encoder,
         target_index_version: details.target_index_version,
+    })
+}
+
+/// Resolve key `position` against the current schema: the field still exists, is a direct
+/// child of the elements (`element_id`) and has the type the index was trained on.
+fn resolve_key(
+    details: &ListElementIndexDetails,
+    position: usize,
+    key_type: KeyType,
+    element_id: i32,
+    column_path: &str,
+    schema: &impl SchemaView,
+) -> Result<ResolvedKey, Refusal> {
+    let id = details.key_field_ids[position];
+    let written_name = details.keys[position].clone();
+    let recorded_type = &details.key_types[position];
+    let field = schema.field_by_id(id).ok_or_else(|| {
+        Refusal::new(
+            RefusalKind::KeyFieldMissing,
+            format!("key {position} (field id {id}, written as {written_name:?}) is no longer in the schema"),
+        )
+    })?;
+    if field.parent_id != element_id {
+        return Err(Refusal::new(
+            RefusalKind::KeyFieldNotDirectChild,
+            format!(
+                "key {position} (field id {id}, now {}) is not a direct child of the elements of {column_path}",
+                schema.path_of(id)
+            ),
+        ));
+    }
+    if field.logical_type != recorded_type {
+        return Err(Refusal::new(
+            RefusalKind::KeyFieldTypeChanged,
+            format!(
+                "key {position} ({}.{}, field id {id}) has type {} but the index was trained on {recorded_type}",
+                column_path, field.name, field.logical_type
+            ),
+        ));
+    }
+    Ok(ResolvedKey {
+        field_id: id,
+        name: field.name.to_string(),
+        written_name,
+        key_type,
     })
 }
 

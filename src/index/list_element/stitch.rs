@@ -85,13 +85,45 @@ fn stitch<O: OffsetSizeTrait>(
                 .ok_or_else(|| Error::corrupt("data files disagree on the list type of a column"))
         })
         .collect::<Result<_>>()?;
+    check_parts_agree(parts, &lists, num_rows)?;
+    let base = lists[0];
+    let structs: Vec<&StructArray> = lists
+        .iter()
+        .map(|l| {
+            l.values()
+                .as_struct_opt()
+                .ok_or_else(|| Error::corrupt("list element column is not a list of struct"))
+        })
+        .collect::<Result<_>>()?;
+    crate::ensure_corrupt!(
+        parts[0].child_ids.len() == structs[0].num_columns(),
+        "child ids do not match the struct read"
+    );
+    let values = wanted_struct(parts, &structs, wanted)?;
+    let item = Arc::new(Field::new("item", values.data_type().clone(), true));
+    let offsets = OffsetBuffer::new(base.offsets().inner().clone());
+    Ok(Arc::new(GenericListArray::<O>::try_new(
+        item,
+        offsets,
+        Arc::new(values),
+        base.nulls().cloned(),
+    )?))
+}
+
+/// Every part has `num_rows` lists with the same offsets and validity as the first, and
+/// one child id per struct child.
+fn check_parts_agree<O: OffsetSizeTrait>(
+    parts: &[ListPart],
+    lists: &[&GenericListArray<O>],
+    num_rows: usize,
+) -> Result<()> {
     let base = lists[0];
     crate::ensure_corrupt!(
         base.len() == num_rows,
         "list column read returned {} rows, expected {num_rows}",
         base.len()
     );
-    for (part, list) in parts.iter().zip(&lists).skip(1) {
+    for (part, list) in parts.iter().zip(lists).skip(1) {
         crate::ensure_corrupt!(
             list.len() == base.len() && list.value_offsets() == base.value_offsets(),
             "data files disagree on the list structure of a column"
@@ -105,23 +137,21 @@ fn stitch<O: OffsetSizeTrait>(
             "child ids do not match the struct read"
         );
     }
-    let structs: Vec<&StructArray> = lists
-        .iter()
-        .map(|l| {
-            l.values()
-                .as_struct_opt()
-                .ok_or_else(|| Error::corrupt("list element column is not a list of struct"))
-        })
-        .collect::<Result<_>>()?;
+    Ok(())
+}
+
+/// The struct of the wanted fields, each taken from the first part holding it (by id) or
+/// all null, on the elements and element validity of the first part.
+fn wanted_struct(
+    parts: &[ListPart],
+    structs: &[&StructArray],
+    wanted: &[WantedField],
+) -> Result<StructArray> {
     let elements = structs[0].len();
-    crate::ensure_corrupt!(
-        parts[0].child_ids.len() == structs[0].num_columns(),
-        "child ids do not match the struct read"
-    );
     let mut fields = Vec::with_capacity(wanted.len());
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(wanted.len());
     for w in wanted {
-        let found = parts.iter().zip(&structs).find_map(|(p, s)| {
+        let found = parts.iter().zip(structs).find_map(|(p, s)| {
             p.child_ids
                 .iter()
                 .position(|id| *id == w.id)
@@ -140,19 +170,11 @@ fn stitch<O: OffsetSizeTrait>(
         fields.push(Field::new(&w.name, column.data_type().clone(), true));
         columns.push(column);
     }
-    let values = if fields.is_empty() {
+    Ok(if fields.is_empty() {
         StructArray::new_empty_fields(elements, structs[0].nulls().cloned())
     } else {
         StructArray::try_new(Fields::from(fields), columns, structs[0].nulls().cloned())?
-    };
-    let item = Arc::new(Field::new("item", values.data_type().clone(), true));
-    let offsets = OffsetBuffer::new(base.offsets().inner().clone());
-    Ok(Arc::new(GenericListArray::<O>::try_new(
-        item,
-        offsets,
-        Arc::new(values),
-        base.nulls().cloned(),
-    )?))
+    })
 }
 
 #[cfg(test)]

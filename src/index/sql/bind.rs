@@ -503,16 +503,7 @@ impl Binder<'_> {
                 column,
                 values,
             } => self.list_has(*function, column, values)?,
-            SqlExpr::Field(_) | SqlExpr::Path(_) => {
-                let f = self.operand_field(e).expect("a field")?;
-                let name = self.fields[f].name.clone();
-                if self.fields[f].data_type != DataType::Boolean {
-                    return Err(self.invalid(format!(
-                        "field {name:?} is not boolean; compare it with a value"
-                    )));
-                }
-                P::BoolField(f)
-            }
+            SqlExpr::Field(_) | SqlExpr::Path(_) => self.bool_field(e)?,
             SqlExpr::Literal(Literal::Bool(b)) => P::Constant(Some(*b)),
             SqlExpr::Literal(Literal::Null) => P::Constant(None),
             SqlExpr::Literal(other) => {
@@ -523,57 +514,14 @@ impl Binder<'_> {
                 expr,
                 list,
                 negated,
-            } => {
-                let Some(f) = self.operand_field(expr) else {
-                    return self.opaque(display(e));
-                };
-                let f = f?;
-                let mut values = Vec::with_capacity(list.len());
-                let mut has_null = false;
-                for item in list {
-                    let SqlExpr::Literal(lit) = item else {
-                        return self.opaque(display(e));
-                    };
-                    match self.value(f, lit)? {
-                        Some(v) => values.push(v),
-                        None => has_null = true,
-                    }
-                }
-                in_list(f, values, has_null, *negated)
-            }
+            } => self.in_list(e, expr, list, *negated)?,
             SqlExpr::Between {
                 expr,
                 low,
                 high,
                 negated,
-            } => {
-                let both = P::And(vec![
-                    self.compare(expr, CompareOp::GtEq, low)?,
-                    self.compare(expr, CompareOp::LtEq, high)?,
-                ]);
-                if *negated {
-                    P::Not(Box::new(both))
-                } else {
-                    both
-                }
-            }
-            SqlExpr::IsNull { expr, negated } => match expr.as_ref() {
-                SqlExpr::Field(name) => P::IsNull {
-                    field: self.null_tested(std::slice::from_ref(name))?,
-                    negated: *negated,
-                },
-                SqlExpr::Path(path) => P::IsNull {
-                    field: self.null_tested(path)?,
-                    negated: *negated,
-                },
-                SqlExpr::Literal(lit) => P::Constant(Some((*lit == Literal::Null) != *negated)),
-                SqlExpr::Opaque(_) => self.opaque(display(e))?,
-                other => P::IsTruth {
-                    inner: Box::new(self.predicate(other)?),
-                    truth: Truth::Unknown,
-                    negated: *negated,
-                },
-            },
+            } => self.between(expr, low, high, *negated)?,
+            SqlExpr::IsNull { expr, negated } => self.is_null(e, expr, *negated)?,
             SqlExpr::IsTruth {
                 expr,
                 truth,
@@ -587,30 +535,123 @@ impl Binder<'_> {
                 left,
                 right,
                 negated,
-            } => match (left.as_ref(), right.as_ref()) {
-                (SqlExpr::Literal(lit), field) | (field, SqlExpr::Literal(lit)) => {
-                    let Some(f) = self.operand_field(field) else {
-                        return self.opaque(display(e));
-                    };
-                    let f = f?;
-                    P::DistinctFrom {
-                        field: f,
-                        value: self.value(f, lit)?,
-                        negated: *negated,
+            } => self.distinct_from(e, left, right, *negated)?,
+        })
+    }
+
+    /// A boolean field used as a predicate.
+    fn bool_field(&mut self, e: &SqlExpr) -> Result<SqlPredicate> {
+        let f = self.operand_field(e).expect("a field")?;
+        let name = self.fields[f].name.clone();
+        if self.fields[f].data_type != DataType::Boolean {
+            return Err(self.invalid(format!(
+                "field {name:?} is not boolean; compare it with a value"
+            )));
+        }
+        Ok(SqlPredicate::BoolField(f))
+    }
+
+    /// `expr [NOT] IN (literals)` (`e` the whole expression, kept opaque when `expr` is
+    /// not a field or an item is not a literal).
+    fn in_list(
+        &mut self,
+        e: &SqlExpr,
+        expr: &SqlExpr,
+        list: &[SqlExpr],
+        negated: bool,
+    ) -> Result<SqlPredicate> {
+        let Some(f) = self.operand_field(expr) else {
+            return self.opaque(display(e));
+        };
+        let f = f?;
+        let mut values = Vec::with_capacity(list.len());
+        let mut has_null = false;
+        for item in list {
+            let SqlExpr::Literal(lit) = item else {
+                return self.opaque(display(e));
+            };
+            match self.value(f, lit)? {
+                Some(v) => values.push(v),
+                None => has_null = true,
+            }
+        }
+        Ok(in_list(f, values, has_null, negated))
+    }
+
+    /// `expr [NOT] BETWEEN low AND high` as two comparisons.
+    fn between(
+        &mut self,
+        expr: &SqlExpr,
+        low: &SqlExpr,
+        high: &SqlExpr,
+        negated: bool,
+    ) -> Result<SqlPredicate> {
+        let both = SqlPredicate::And(vec![
+            self.compare(expr, CompareOp::GtEq, low)?,
+            self.compare(expr, CompareOp::LtEq, high)?,
+        ]);
+        Ok(if negated {
+            SqlPredicate::Not(Box::new(both))
+        } else {
+            both
+        })
+    }
+
+    /// `expr IS [NOT] NULL`: a field's null test, a constant for a literal, else the
+    /// predicate's UNKNOWN test.
+    fn is_null(&mut self, e: &SqlExpr, expr: &SqlExpr, negated: bool) -> Result<SqlPredicate> {
+        use SqlPredicate as P;
+        Ok(match expr {
+            SqlExpr::Field(name) => P::IsNull {
+                field: self.null_tested(std::slice::from_ref(name))?,
+                negated,
+            },
+            SqlExpr::Path(path) => P::IsNull {
+                field: self.null_tested(path)?,
+                negated,
+            },
+            SqlExpr::Literal(lit) => P::Constant(Some((*lit == Literal::Null) != negated)),
+            SqlExpr::Opaque(_) => self.opaque(display(e))?,
+            other => P::IsTruth {
+                inner: Box::new(self.predicate(other)?),
+                truth: Truth::Unknown,
+                negated,
+            },
+        })
+    }
+
+    /// `left IS [NOT] DISTINCT FROM right`: a field against a literal, or two fields.
+    fn distinct_from(
+        &mut self,
+        e: &SqlExpr,
+        left: &SqlExpr,
+        right: &SqlExpr,
+        negated: bool,
+    ) -> Result<SqlPredicate> {
+        use SqlPredicate as P;
+        Ok(match (left, right) {
+            (SqlExpr::Literal(lit), field) | (field, SqlExpr::Literal(lit)) => {
+                let Some(f) = self.operand_field(field) else {
+                    return self.opaque(display(e));
+                };
+                let f = f?;
+                P::DistinctFrom {
+                    field: f,
+                    value: self.value(f, lit)?,
+                    negated,
+                }
+            }
+            (a, b) => match (self.operand_field(a), self.operand_field(b)) {
+                (Some(l), Some(r)) => {
+                    let (l, r) = (l?, r?);
+                    self.check_field_comparison(l, r)?;
+                    P::DistinctFields {
+                        left: l,
+                        right: r,
+                        negated,
                     }
                 }
-                (a, b) => match (self.operand_field(a), self.operand_field(b)) {
-                    (Some(l), Some(r)) => {
-                        let (l, r) = (l?, r?);
-                        self.check_field_comparison(l, r)?;
-                        P::DistinctFields {
-                            left: l,
-                            right: r,
-                            negated: *negated,
-                        }
-                    }
-                    _ => self.opaque(display(e))?,
-                },
+                _ => self.opaque(display(e))?,
             },
         })
     }
@@ -808,6 +849,7 @@ pub(crate) fn describe(p: &SqlPredicate, fields: &[BoundField]) -> String {
     use SqlPredicate as P;
     let name = |i: &usize| fields.get(*i).map_or("?", |f| f.name.as_str()).to_string();
     let not = |n: bool| if n { "NOT " } else { "" };
+    let distinct = |l: String, n: bool, r: String| format!("{l} IS {}DISTINCT FROM {r}", not(n));
     let join = |v: &[SqlPredicate], sep: &str| {
         v.iter()
             .map(|p| format!("({})", describe(p, fields)))
@@ -815,11 +857,7 @@ pub(crate) fn describe(p: &SqlPredicate, fields: &[BoundField]) -> String {
             .join(sep)
     };
     match p {
-        P::Constant(c) => match c {
-            Some(true) => "TRUE".into(),
-            Some(false) => "FALSE".into(),
-            None => "NULL".into(),
-        },
+        P::Constant(c) => constant_text(*c).into(),
         P::BoolField(f) => name(f),
         P::Compare { field, op, value } => {
             format!("{} {} {}", name(field), op.symbol(), value_text(value))
@@ -832,46 +870,33 @@ pub(crate) fn describe(p: &SqlPredicate, fields: &[BoundField]) -> String {
             values,
             has_null,
             negated,
-        } => {
-            let mut items: Vec<String> = values.iter().map(ToString::to_string).collect();
-            if *has_null {
-                items.push("NULL".into());
-            }
-            format!("{} {}IN ({})", name(field), not(*negated), items.join(", "))
-        }
+        } => format!(
+            "{} {}IN ({})",
+            name(field),
+            not(*negated),
+            value_list(values, *has_null)
+        ),
         P::IsNull { field, negated } => format!("{} IS {}NULL", name(field), not(*negated)),
         P::DistinctFrom {
             field,
             value,
             negated,
-        } => format!(
-            "{} IS {}DISTINCT FROM {}",
-            name(field),
-            not(*negated),
-            value_text(value)
-        ),
+        } => distinct(name(field), *negated, value_text(value)),
         P::DistinctFields {
             left,
             right,
             negated,
-        } => format!(
-            "{} IS {}DISTINCT FROM {}",
-            name(left),
-            not(*negated),
-            name(right)
-        ),
+        } => distinct(name(left), *negated, name(right)),
         P::IsTruth {
             inner,
             truth,
             negated,
-        } => {
-            let t = match truth {
-                Truth::True => "TRUE",
-                Truth::False => "FALSE",
-                Truth::Unknown => "UNKNOWN",
-            };
-            format!("({}) IS {}{t}", describe(inner, fields), not(*negated))
-        }
+        } => format!(
+            "({}) IS {}{}",
+            describe(inner, fields),
+            not(*negated),
+            truth_text(*truth)
+        ),
         P::And(v) => join(v, " AND "),
         P::Or(v) => join(v, " OR "),
         P::Not(inner) => format!("NOT ({})", describe(inner, fields)),
@@ -886,17 +911,44 @@ pub(crate) fn describe(p: &SqlPredicate, fields: &[BoundField]) -> String {
             mode,
             values,
             has_null,
-        } => {
-            let mut items: Vec<String> = values.iter().map(ToString::to_string).collect();
-            if *has_null {
-                items.push("NULL".into());
-            }
-            let f = match mode {
-                ListHasMode::Any => "array_has_any",
-                ListHasMode::All => "array_has_all",
-            };
-            format!("{f}({}, [{}])", name(field), items.join(", "))
-        }
+        } => format!(
+            "{}({}, [{}])",
+            list_function_name(*mode),
+            name(field),
+            value_list(values, *has_null)
+        ),
+    }
+}
+
+/// The values of an IN list or `array_has_*`, then `NULL` if the list holds one.
+fn value_list(values: &[ElementValue], has_null: bool) -> String {
+    let mut items: Vec<String> = values.iter().map(ToString::to_string).collect();
+    if has_null {
+        items.push("NULL".into());
+    }
+    items.join(", ")
+}
+
+fn constant_text(c: Option<bool>) -> &'static str {
+    match c {
+        Some(true) => "TRUE",
+        Some(false) => "FALSE",
+        None => "NULL",
+    }
+}
+
+fn list_function_name(mode: ListHasMode) -> &'static str {
+    match mode {
+        ListHasMode::Any => "array_has_any",
+        ListHasMode::All => "array_has_all",
+    }
+}
+
+fn truth_text(truth: Truth) -> &'static str {
+    match truth {
+        Truth::True => "TRUE",
+        Truth::False => "FALSE",
+        Truth::Unknown => "UNKNOWN",
     }
 }
 

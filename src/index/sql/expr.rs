@@ -248,17 +248,11 @@ fn convert_list_function(text: &str, function: ListFunction, expr: &Expr) -> Res
 /// Convert a sqlparser expression into an [`SqlExpr`].
 pub(crate) fn convert(text: &str, expr: &Expr) -> Result<SqlExpr> {
     let boxed = |e: &Expr| convert(text, e).map(Box::new);
-    if let Some(call) = any_element_call(expr)? {
-        return Ok(if call.negated {
-            let mut inner = call;
-            inner.negated = false;
-            SqlExpr::Not(Box::new(SqlExpr::AnyElement(inner)))
-        } else {
-            SqlExpr::AnyElement(call)
-        });
+    if let Some(call) = convert_known_call(text, expr)? {
+        return Ok(call);
     }
-    if let Some(function) = list_function(expr) {
-        return convert_list_function(text, function, expr);
+    if let Some(test) = convert_test(text, expr)? {
+        return Ok(test);
     }
     Ok(match expr {
         Expr::Nested(inner) => convert(text, inner)?,
@@ -277,14 +271,8 @@ pub(crate) fn convert(text: &str, expr: &Expr) -> Result<SqlExpr> {
             right,
         } => flatten(convert(text, left)?, convert(text, right)?, false),
         Expr::BinaryOp { left, op, right } => {
-            let op = match op {
-                BinaryOperator::Eq => CompareOp::Eq,
-                BinaryOperator::NotEq => CompareOp::NotEq,
-                BinaryOperator::Lt => CompareOp::Lt,
-                BinaryOperator::LtEq => CompareOp::LtEq,
-                BinaryOperator::Gt => CompareOp::Gt,
-                BinaryOperator::GtEq => CompareOp::GtEq,
-                _ => return Ok(SqlExpr::Opaque(expr.to_string())),
+            let Some(op) = compare_op(op) else {
+                return Ok(SqlExpr::Opaque(expr.to_string()));
             };
             SqlExpr::Compare {
                 left: boxed(left)?,
@@ -296,30 +284,6 @@ pub(crate) fn convert(text: &str, expr: &Expr) -> Result<SqlExpr> {
             op: UnaryOperator::Not,
             expr: inner,
         } => SqlExpr::Not(boxed(inner)?),
-        Expr::IsNull(e) => SqlExpr::IsNull {
-            expr: boxed(e)?,
-            negated: false,
-        },
-        Expr::IsNotNull(e) => SqlExpr::IsNull {
-            expr: boxed(e)?,
-            negated: true,
-        },
-        Expr::IsTrue(e) => truth(boxed(e)?, Truth::True, false),
-        Expr::IsNotTrue(e) => truth(boxed(e)?, Truth::True, true),
-        Expr::IsFalse(e) => truth(boxed(e)?, Truth::False, false),
-        Expr::IsNotFalse(e) => truth(boxed(e)?, Truth::False, true),
-        Expr::IsUnknown(e) => truth(boxed(e)?, Truth::Unknown, false),
-        Expr::IsNotUnknown(e) => truth(boxed(e)?, Truth::Unknown, true),
-        Expr::IsDistinctFrom(a, b) => SqlExpr::IsDistinctFrom {
-            left: boxed(a)?,
-            right: boxed(b)?,
-            negated: false,
-        },
-        Expr::IsNotDistinctFrom(a, b) => SqlExpr::IsDistinctFrom {
-            left: boxed(a)?,
-            right: boxed(b)?,
-            negated: true,
-        },
         Expr::InList {
             expr: e,
             list,
@@ -348,6 +312,69 @@ pub(crate) fn convert(text: &str, expr: &Expr) -> Result<SqlExpr> {
             Some(lit) => SqlExpr::Literal(lit),
             None => SqlExpr::Opaque(other.to_string()),
         },
+    })
+}
+
+/// `any_element(..)` (a negated call as `NOT` of the positive one) and the list
+/// functions; `None` for any other expression.
+fn convert_known_call(text: &str, expr: &Expr) -> Result<Option<SqlExpr>> {
+    if let Some(call) = any_element_call(expr)? {
+        return Ok(Some(if call.negated {
+            let mut inner = call;
+            inner.negated = false;
+            SqlExpr::Not(Box::new(SqlExpr::AnyElement(inner)))
+        } else {
+            SqlExpr::AnyElement(call)
+        }));
+    }
+    match list_function(expr) {
+        Some(function) => convert_list_function(text, function, expr).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The tests `IS [NOT] NULL | TRUE | FALSE | UNKNOWN | DISTINCT FROM`; `None` for any
+/// other expression.
+fn convert_test(text: &str, expr: &Expr) -> Result<Option<SqlExpr>> {
+    let boxed = |e: &Expr| convert(text, e).map(Box::new);
+    let distinct = |a: &Expr, b: &Expr, negated: bool| -> Result<SqlExpr> {
+        Ok(SqlExpr::IsDistinctFrom {
+            left: boxed(a)?,
+            right: boxed(b)?,
+            negated,
+        })
+    };
+    Ok(Some(match expr {
+        Expr::IsNull(e) => SqlExpr::IsNull {
+            expr: boxed(e)?,
+            negated: false,
+        },
+        Expr::IsNotNull(e) => SqlExpr::IsNull {
+            expr: boxed(e)?,
+            negated: true,
+        },
+        Expr::IsTrue(e) => truth(boxed(e)?, Truth::True, false),
+        Expr::IsNotTrue(e) => truth(boxed(e)?, Truth::True, true),
+        Expr::IsFalse(e) => truth(boxed(e)?, Truth::False, false),
+        Expr::IsNotFalse(e) => truth(boxed(e)?, Truth::False, true),
+        Expr::IsUnknown(e) => truth(boxed(e)?, Truth::Unknown, false),
+        Expr::IsNotUnknown(e) => truth(boxed(e)?, Truth::Unknown, true),
+        Expr::IsDistinctFrom(a, b) => distinct(a, b, false)?,
+        Expr::IsNotDistinctFrom(a, b) => distinct(a, b, true)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// The comparison a binary operator stands for, if it is one.
+fn compare_op(op: &BinaryOperator) -> Option<CompareOp> {
+    Some(match op {
+        BinaryOperator::Eq => CompareOp::Eq,
+        BinaryOperator::NotEq => CompareOp::NotEq,
+        BinaryOperator::Lt => CompareOp::Lt,
+        BinaryOperator::LtEq => CompareOp::LtEq,
+        BinaryOperator::Gt => CompareOp::Gt,
+        BinaryOperator::GtEq => CompareOp::GtEq,
+        _ => return None,
     })
 }
 

@@ -98,19 +98,7 @@ pub(crate) fn describe(encoding: &CompressiveEncoding) -> String {
             p.bits_per_value,
             child_text(&p.values)
         ),
-        Compression::VariablePackedStruct(v) => {
-            let fields: Vec<String> = v
-                .fields
-                .iter()
-                .map(|f| {
-                    f.value
-                        .as_ref()
-                        .map(describe)
-                        .unwrap_or_else(|| "<missing>".into())
-                })
-                .collect();
-            format!("VariablePackedStruct([{}])", fields.join(", "))
-        }
+        Compression::VariablePackedStruct(v) => describe_variable_packed(v),
         Compression::Range(r) => {
             format!(
                 "Range({}, start {}, step {})",
@@ -124,6 +112,20 @@ pub(crate) fn describe(encoding: &CompressiveEncoding) -> String {
             child_text(&d.deltas)
         ),
     }
+}
+
+fn describe_variable_packed(v: &crate::lance::proto::encodings::VariablePackedStruct) -> String {
+    let fields: Vec<String> = v
+        .fields
+        .iter()
+        .map(|f| {
+            f.value
+                .as_ref()
+                .map(describe)
+                .unwrap_or_else(|| "<missing>".into())
+        })
+        .collect();
+    format!("VariablePackedStruct([{}])", fields.join(", "))
 }
 
 /// Names of every codec node of the tree, pre-order ("General(lz4)" for general compression).

@@ -123,18 +123,7 @@ fn build(encoding: &CompressiveEncoding, bits: u64, top: bool) -> Result<Node> {
         }
         Compression::OutOfLineBitpacking(ool) => {
             check_bits(ool.uncompressed_bits_per_value, "OutOfLineBitpacking")?;
-            let values = super::common::child(&ool.values, "OutOfLineBitpacking")?;
-            let Some(Compression::Flat(flat)) = &values.compression else {
-                return Err(Error::corrupt(
-                    "OutOfLineBitpacking values must be plain Flat",
-                ));
-            };
-            let width = flat.bits_per_value;
-            crate::ensure_corrupt!(
-                flat.data.is_none() && width > 0 && width < bits,
-                "OutOfLineBitpacking width {width} is invalid for {bits}-bit values"
-            );
-            Node::OutOfLine { width }
+            build_out_of_line(ool, bits)?
         }
         Compression::Delta(delta) if top => {
             check_bits(delta.uncompressed_bits_per_value, "Delta")?;
@@ -155,61 +144,86 @@ fn build(encoding: &CompressiveEncoding, bits: u64, top: bool) -> Result<Node> {
                 inner: Box::new(Node::Flat),
             }
         }
-        Compression::Rle(rle) if top => {
-            let values_enc = super::common::child(&rle.values, "Rle values")?;
-            let lengths_enc = super::common::child(&rle.run_lengths, "Rle run lengths")?;
-            let run_count = match &lengths_enc.compression {
-                Some(Compression::Constant(c)) => {
-                    let scalar = c
-                        .value
-                        .as_ref()
-                        .ok_or_else(|| Error::corrupt("Rle constant run length has no value"))?;
-                    RunCount::Constant(constant_scalar(scalar, 32)?)
-                }
-                Some(Compression::Range(r)) if r.uncompressed_bits_per_value == 32 => {
-                    RunCount::Range {
-                        start: r.start,
-                        step: r.step,
-                    }
-                }
-                _ if is_plain_flat(values_enc, bits) => RunCount::FlatValues,
-                _ if is_plain_flat(lengths_enc, 32) => RunCount::FlatRunLengths,
-                _ => return Err(Error::corrupt(
-                    "Rle needs metadata run lengths or one plain Flat child to know its run count",
-                )),
-            };
-            Node::Rle {
-                values: Box::new(build(values_enc, bits, false)?),
-                lengths: Box::new(build(lengths_enc, 32, false)?),
-                run_count,
-            }
-        }
-        Compression::Dictionary(dict) if top => {
-            crate::ensure_corrupt!(
-                (1..=MAX_DICTIONARY_ITEMS).contains(&dict.num_dictionary_items),
-                "Dictionary declares {} items, expected 1..={MAX_DICTIONARY_ITEMS}",
-                dict.num_dictionary_items
-            );
-            Node::Dictionary {
-                indices: Box::new(build(
-                    super::common::child(&dict.indices, "Dictionary indices")?,
-                    32,
-                    false,
-                )?),
-                items: Box::new(build(
-                    super::common::child(&dict.items, "Dictionary items")?,
-                    bits,
-                    false,
-                )?),
-                num_items: dict.num_dictionary_items,
-            }
-        }
+        Compression::Rle(rle) if top => build_rle(rle, bits)?,
+        Compression::Dictionary(dict) if top => build_dictionary(dict, bits)?,
         other => {
             return Err(Error::corrupt(format!(
                 "{} is not allowed at this position of a generic block sequence",
                 super::describe::node_name(other)
             )))
         }
+    })
+}
+
+/// `OutOfLineBitpacking` over plain Flat values of a width below `bits`.
+fn build_out_of_line(
+    ool: &crate::lance::proto::encodings::OutOfLineBitpacking,
+    bits: u64,
+) -> Result<Node> {
+    let values = super::common::child(&ool.values, "OutOfLineBitpacking")?;
+    let Some(Compression::Flat(flat)) = &values.compression else {
+        return Err(Error::corrupt(
+            "OutOfLineBitpacking values must be plain Flat",
+        ));
+    };
+    let width = flat.bits_per_value;
+    crate::ensure_corrupt!(
+        flat.data.is_none() && width > 0 && width < bits,
+        "OutOfLineBitpacking width {width} is invalid for {bits}-bit values"
+    );
+    Ok(Node::OutOfLine { width })
+}
+
+/// A top-level `Rle`: its two leaf children and how its run count is recovered.
+fn build_rle(rle: &crate::lance::proto::encodings::Rle, bits: u64) -> Result<Node> {
+    let values_enc = super::common::child(&rle.values, "Rle values")?;
+    let lengths_enc = super::common::child(&rle.run_lengths, "Rle run lengths")?;
+    let run_count = match &lengths_enc.compression {
+        Some(Compression::Constant(c)) => {
+            let scalar = c
+                .value
+                .as_ref()
+                .ok_or_else(|| Error::corrupt("Rle constant run length has no value"))?;
+            RunCount::Constant(constant_scalar(scalar, 32)?)
+        }
+        Some(Compression::Range(r)) if r.uncompressed_bits_per_value == 32 => RunCount::Range {
+            start: r.start,
+            step: r.step,
+        },
+        _ if is_plain_flat(values_enc, bits) => RunCount::FlatValues,
+        _ if is_plain_flat(lengths_enc, 32) => RunCount::FlatRunLengths,
+        _ => {
+            return Err(Error::corrupt(
+                "Rle needs metadata run lengths or one plain Flat child to know its run count",
+            ))
+        }
+    };
+    Ok(Node::Rle {
+        values: Box::new(build(values_enc, bits, false)?),
+        lengths: Box::new(build(lengths_enc, 32, false)?),
+        run_count,
+    })
+}
+
+/// A top-level `Dictionary` of 1..=[`MAX_DICTIONARY_ITEMS`] items with 32-bit indices.
+fn build_dictionary(dict: &crate::lance::proto::encodings::Dictionary, bits: u64) -> Result<Node> {
+    crate::ensure_corrupt!(
+        (1..=MAX_DICTIONARY_ITEMS).contains(&dict.num_dictionary_items),
+        "Dictionary declares {} items, expected 1..={MAX_DICTIONARY_ITEMS}",
+        dict.num_dictionary_items
+    );
+    Ok(Node::Dictionary {
+        indices: Box::new(build(
+            super::common::child(&dict.indices, "Dictionary indices")?,
+            32,
+            false,
+        )?),
+        items: Box::new(build(
+            super::common::child(&dict.items, "Dictionary items")?,
+            bits,
+            false,
+        )?),
+        num_items: dict.num_dictionary_items,
     })
 }
 
@@ -333,17 +347,7 @@ fn decode_node(node: &Node, payload: Option<Bytes>, n: usize, bits: u64) -> Resu
         }
         Node::Constant(value) => {
             require_no_payload(&payload, "Constant")?;
-            crate::ensure_corrupt!(
-                value.is_none() == (n == 0),
-                "Constant scalar must be absent exactly when the sequence is empty"
-            );
-            crate::ensure_corrupt!(
-                bits == 64 || value.is_none_or(|v| v <= u32::MAX as u64),
-                "Constant exceeds u32"
-            );
-            let mut out = vec_with_capacity(n, "Constant")?;
-            out.resize(n, value.unwrap_or(0));
-            Ok(out)
+            decode_constant(*value, n, bits)
         }
         Node::Range { start, step } => {
             require_no_payload(&payload, "Range")?;
@@ -371,24 +375,7 @@ fn decode_node(node: &Node, payload: Option<Bytes>, n: usize, bits: u64) -> Resu
                 "Delta base {base} exceeds u32"
             );
             let deltas = decode_node(deltas, payload, n - 1, bits)?;
-            let max = if bits == 32 {
-                u32::MAX as u64
-            } else {
-                u64::MAX
-            };
-            let mut out = vec_with_capacity(n, "Delta")?;
-            let mut current = *base;
-            out.push(current);
-            for (i, delta) in deltas.iter().enumerate() {
-                current = current
-                    .checked_add(*delta)
-                    .filter(|v| *v <= max)
-                    .ok_or_else(|| {
-                        Error::corrupt(format!("Delta prefix sum overflows at index {}", i + 1))
-                    })?;
-                out.push(current);
-            }
-            Ok(out)
+            prefix_sums(*base, &deltas, n, bits)
         }
         Node::General { scheme, inner } => {
             let payload = require_payload(payload, "General")?;
@@ -407,6 +394,43 @@ fn decode_node(node: &Node, payload: Option<Bytes>, n: usize, bits: u64) -> Resu
             num_items,
         } => decode_dictionary(indices, items, *num_items, payload, n, bits),
     }
+}
+
+/// `n` copies of a Constant's scalar (absent exactly when `n == 0`).
+fn decode_constant(value: Option<u64>, n: usize, bits: u64) -> Result<Vec<u64>> {
+    crate::ensure_corrupt!(
+        value.is_none() == (n == 0),
+        "Constant scalar must be absent exactly when the sequence is empty"
+    );
+    crate::ensure_corrupt!(
+        bits == 64 || value.is_none_or(|v| v <= u32::MAX as u64),
+        "Constant exceeds u32"
+    );
+    let mut out = vec_with_capacity(n, "Constant")?;
+    out.resize(n, value.unwrap_or(0));
+    Ok(out)
+}
+
+/// `base` then its running sums with `deltas` (`n` values), none above the `bits` range.
+fn prefix_sums(base: u64, deltas: &[u64], n: usize, bits: u64) -> Result<Vec<u64>> {
+    let max = if bits == 32 {
+        u32::MAX as u64
+    } else {
+        u64::MAX
+    };
+    let mut out = vec_with_capacity(n, "Delta")?;
+    let mut current = base;
+    out.push(current);
+    for (i, delta) in deltas.iter().enumerate() {
+        current = current
+            .checked_add(*delta)
+            .filter(|v| *v <= max)
+            .ok_or_else(|| {
+                Error::corrupt(format!("Delta prefix sum overflows at index {}", i + 1))
+            })?;
+        out.push(current);
+    }
+    Ok(out)
 }
 
 /// Splits a `[u64 first_size][first][rest]` frame, or checks there is none for metadata-only

@@ -433,24 +433,7 @@ impl FullZipPage {
                 true
             };
             if valid {
-                let raw = span
-                    .get(at..at + len_bytes)
-                    .ok_or_else(|| Error::corrupt("value length past the span"))?;
-                at += len_bytes;
-                let mut word = [0u8; 8];
-                word[..len_bytes].copy_from_slice(raw);
-                let len = u64::from_le_bytes(word);
-                let end = (at as u64)
-                    .checked_add(len)
-                    .filter(|&e| e <= span.len() as u64)
-                    .ok_or_else(|| {
-                        Error::corrupt(format!(
-                            "value of {len} bytes at {at} overruns the {}-byte span",
-                            span.len()
-                        ))
-                    })?;
-                data.extend_from_slice(&span[at..end as usize]);
-                at = end as usize;
+                data.extend_from_slice(length_prefixed(span, &mut at, len_bytes)?);
             }
             offsets.push(data.len() as u64);
             validity.push(valid);
@@ -484,99 +467,127 @@ impl FullZipPage {
         let PlanDetail::FullZipRows(planned) = &plan.detail else {
             return Err(Error::corrupt("full-zip page got a plan of another layout"));
         };
-        let ctrl = self.control_bytes();
-        if ctrl == 0 {
-            // No levels at all (every layer all-valid, no lists): one value per row.
-            crate::ensure_corrupt!(
-                structure.max_rep == 0,
-                "full-zip page with lists has no control words"
-            );
-            let mut out = LeafBuilder::new(leaf_type)?;
-            self.decode_into(rows, plan, bytes, &mut out)?;
-            let values = out.finish()?;
-            let unraveled = structure.unravel(None, None, values.len())?;
-            return Ok(LeafData {
-                layers: unraveled.layers,
-                values,
-            });
+        if self.control_bytes() == 0 {
+            return self.decode_without_levels(rows, plan, bytes, leaf_type, &structure);
         }
-        let (mut rep_out, mut def_out) = (Vec::new(), Vec::new());
-        let (mut fixed_data, mut offsets, mut var_data) = (Vec::new(), vec![0u64], Vec::new());
-        let mut visible = 0usize;
+        let mut gathered = NestedGather::new();
         for (r, span) in planned.iter().zip(bytes) {
-            let mut at = 0usize;
-            let mut row_starts = 0u64;
-            while at < span.len() {
-                let word = span
-                    .get(at..at + ctrl)
-                    .ok_or_else(|| Error::corrupt("control word past the span"))?;
-                at += ctrl;
-                let (rep, def) = self.levels_of(word);
-                if rep == structure.max_rep as u32 {
-                    row_starts += 1;
-                }
-                crate::ensure_corrupt!(row_starts > 0, "span does not begin at a row start");
-                let rep =
-                    u16::try_from(rep).map_err(|_| Error::corrupt("repetition level overflows"))?;
-                let def =
-                    u16::try_from(def).map_err(|_| Error::corrupt("definition level overflows"))?;
-                rep_out.push(rep);
-                def_out.push(def);
-                if !structure.is_visible(def) {
-                    continue;
-                }
-                visible += 1;
-                match self.addressing {
-                    ZipAddressing::Fixed { bits_per_value } => {
-                        let n = (bits_per_value / 8) as usize;
-                        let value = span
-                            .get(at..at + n)
-                            .ok_or_else(|| Error::corrupt("value past the span"))?;
-                        fixed_data.extend_from_slice(value);
-                        at += n;
-                    }
-                    ZipAddressing::Variable { bits_per_offset } => {
-                        if def == 0 {
-                            let width = (bits_per_offset / 8) as usize;
-                            let raw = span
-                                .get(at..at + width)
-                                .ok_or_else(|| Error::corrupt("value length past the span"))?;
-                            at += width;
-                            let mut w = [0u8; 8];
-                            w[..width].copy_from_slice(raw);
-                            let len = u64::from_le_bytes(w);
-                            let end = (at as u64)
-                                .checked_add(len)
-                                .filter(|&e| e <= span.len() as u64)
-                                .ok_or_else(|| {
-                                    Error::corrupt(format!(
-                                        "value of {len} bytes at {at} overruns the {}-byte span",
-                                        span.len()
-                                    ))
-                                })?;
-                            var_data.extend_from_slice(&span[at..end as usize]);
-                            at = end as usize;
-                        }
-                        offsets.push(var_data.len() as u64);
-                    }
-                }
-            }
+            let row_starts = self.gather_span(span, &structure, &mut gathered)?;
             crate::ensure_corrupt!(
                 row_starts == r.end - r.start,
                 "span holds {row_starts} rows, expected {}",
                 r.end - r.start
             );
         }
+        self.finish_nested(gathered, &structure, leaf_type)
+    }
+
+    /// No levels at all (every layer all-valid, no lists): one value per row.
+    fn decode_without_levels(
+        &self,
+        rows: &RowRanges,
+        plan: &PageReadPlan,
+        bytes: &[Bytes],
+        leaf_type: &DataType,
+        structure: &DenseStructure,
+    ) -> Result<LeafData> {
+        crate::ensure_corrupt!(
+            structure.max_rep == 0,
+            "full-zip page with lists has no control words"
+        );
+        let mut out = LeafBuilder::new(leaf_type)?;
+        self.decode_into(rows, plan, bytes, &mut out)?;
+        let values = out.finish()?;
+        let unraveled = structure.unravel(None, None, values.len())?;
+        Ok(LeafData {
+            layers: unraveled.layers,
+            values,
+        })
+    }
+
+    /// Walk the control words of one span: keep its levels, gather the values of visible
+    /// levels. Returns the number of rows that start in it (it must begin at one).
+    fn gather_span(
+        &self,
+        span: &Bytes,
+        structure: &DenseStructure,
+        out: &mut NestedGather,
+    ) -> Result<u64> {
+        let ctrl = self.control_bytes();
+        let mut at = 0usize;
+        let mut row_starts = 0u64;
+        while at < span.len() {
+            let word = span
+                .get(at..at + ctrl)
+                .ok_or_else(|| Error::corrupt("control word past the span"))?;
+            at += ctrl;
+            let (rep, def) = self.levels_of(word);
+            if rep == structure.max_rep as u32 {
+                row_starts += 1;
+            }
+            crate::ensure_corrupt!(row_starts > 0, "span does not begin at a row start");
+            let rep =
+                u16::try_from(rep).map_err(|_| Error::corrupt("repetition level overflows"))?;
+            let def =
+                u16::try_from(def).map_err(|_| Error::corrupt("definition level overflows"))?;
+            out.rep.push(rep);
+            out.def.push(def);
+            if structure.is_visible(def) {
+                out.visible += 1;
+                self.gather_value(span, &mut at, def, out)?;
+            }
+        }
+        Ok(row_starts)
+    }
+
+    /// Gather the value of a visible level at `*at` (a variable-width value has bytes only
+    /// when valid, `def == 0`).
+    fn gather_value(
+        &self,
+        span: &Bytes,
+        at: &mut usize,
+        def: u16,
+        out: &mut NestedGather,
+    ) -> Result<()> {
+        match self.addressing {
+            ZipAddressing::Fixed { bits_per_value } => {
+                let n = (bits_per_value / 8) as usize;
+                let value = span
+                    .get(*at..*at + n)
+                    .ok_or_else(|| Error::corrupt("value past the span"))?;
+                out.fixed_data.extend_from_slice(value);
+                *at += n;
+            }
+            ZipAddressing::Variable { bits_per_offset } => {
+                if def == 0 {
+                    let width = (bits_per_offset / 8) as usize;
+                    out.var_data
+                        .extend_from_slice(length_prefixed(span, at, width)?);
+                }
+                out.offsets.push(out.var_data.len() as u64);
+            }
+        }
+        Ok(())
+    }
+
+    /// Decompress the gathered values and unravel the levels into layers.
+    fn finish_nested(
+        &self,
+        gathered: NestedGather,
+        structure: &DenseStructure,
+        leaf_type: &DataType,
+    ) -> Result<LeafData> {
+        let visible = gathered.visible;
         let values = match self.addressing {
             ZipAddressing::Fixed { .. } => compression::decode_fullzip_fixed(
                 &self.value_compression,
-                Bytes::from(fixed_data),
+                Bytes::from(gathered.fixed_data),
                 visible,
             )?,
             ZipAddressing::Variable { .. } => compression::decode_fullzip_variable(
                 &self.value_compression,
-                offsets,
-                Bytes::from(var_data),
+                gathered.offsets,
+                Bytes::from(gathered.var_data),
             )?,
         };
         let mut out = LeafBuilder::new(leaf_type)?;
@@ -584,10 +595,10 @@ impl FullZipPage {
         let values = out.finish()?;
         let has_rep = self.bits_rep > 0;
         let has_def = self.bits_def > 0;
-        let n = rep_out.len();
+        let n = gathered.rep.len();
         let unraveled = structure.unravel(
-            has_rep.then_some(rep_out.as_slice()),
-            has_def.then_some(def_out.as_slice()),
+            has_rep.then_some(gathered.rep.as_slice()),
+            has_def.then_some(gathered.def.as_slice()),
             n,
         )?;
         crate::ensure_corrupt!(
@@ -670,6 +681,56 @@ fn read_offset(bytes: &[u8], width: usize, i: usize) -> u64 {
         word[..width].copy_from_slice(s);
     }
     u64::from_le_bytes(word)
+}
+
+/// Levels and values gathered from the control words of nested full-zip spans.
+struct NestedGather {
+    rep: Vec<u16>,
+    def: Vec<u16>,
+    /// Fixed-width values of visible levels.
+    fixed_data: Vec<u8>,
+    /// Variable-width values: offsets (one per visible level, after a leading 0) and bytes.
+    offsets: Vec<u64>,
+    var_data: Vec<u8>,
+    /// Number of visible levels.
+    visible: usize,
+}
+
+impl NestedGather {
+    fn new() -> Self {
+        NestedGather {
+            rep: Vec::new(),
+            def: Vec::new(),
+            fixed_data: Vec::new(),
+            offsets: vec![0],
+            var_data: Vec::new(),
+            visible: 0,
+        }
+    }
+}
+
+/// The value at `*at` of `span`, prefixed by its little-endian length of `width` bytes;
+/// moves `*at` past it.
+fn length_prefixed<'a>(span: &'a [u8], at: &mut usize, width: usize) -> Result<&'a [u8]> {
+    let raw = span
+        .get(*at..*at + width)
+        .ok_or_else(|| Error::corrupt("value length past the span"))?;
+    *at += width;
+    let mut word = [0u8; 8];
+    word[..width].copy_from_slice(raw);
+    let len = u64::from_le_bytes(word);
+    let start = *at;
+    let end = (start as u64)
+        .checked_add(len)
+        .filter(|&e| e <= span.len() as u64)
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "value of {len} bytes at {start} overruns the {}-byte span",
+                span.len()
+            ))
+        })?;
+    *at = end as usize;
+    Ok(&span[start..end as usize])
 }
 
 #[cfg(test)]

@@ -236,95 +236,71 @@ impl MiniBlockPage {
                 "mini-block page got a plan of another layout",
             ));
         };
-        let mut rep_out = Vec::new();
-        let mut def_out = Vec::new();
-        let mut values = LeafBuilder::new(leaf_type)?;
+        let mut out = NestedOutput {
+            rep: Vec::new(),
+            def: Vec::new(),
+            values: LeafBuilder::new(leaf_type)?,
+        };
         let mut wanted = rows.iter().filter(|r| r.start < r.end).peekable();
         for (run, run_bytes) in runs.iter().zip(bytes) {
-            let run_start = init
-                .chunks
-                .chunks
-                .get(run.start)
-                .map_or(0, |c| c.byte_start);
-            let mut chunks = Vec::with_capacity(run.len());
-            for index in run.clone() {
-                let info = init
-                    .chunks
-                    .chunks
-                    .get(index)
-                    .ok_or_else(|| Error::corrupt("chunk index out of range"))?;
-                let lo = (info.byte_start - run_start) as usize;
-                let hi = lo + info.bytes as usize;
-                crate::ensure_corrupt!(
-                    hi <= run_bytes.len(),
-                    "chunk {index} extends past the fetched bytes"
-                );
-                let chunk = self
-                    .decode_nested_chunk(&run_bytes.slice(lo..hi), info.items as usize, &structure)
-                    .map_err(|e| e.context(format!("chunk {index}")))?;
-                chunks.push(chunk);
-            }
+            let chunks = self.decode_run(init, run, run_bytes, &structure)?;
             let levels = RunLevels::new(&chunks);
-            // Where the run's rows start: the rows that start in its chunks (with lists), or
-            // one row per level (without).
-            let (first_row, run_end_row, with_lists) = match &init.rows {
-                Some(chunk_rows) if structure.max_rep > 0 => {
-                    let first = chunk_rows
-                        .get(run.start)
-                        .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
-                    let last = chunk_rows
-                        .get(run.end - 1)
-                        .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
-                    (first.first_row, last.first_row + last.starts, true)
-                }
-                _ => {
-                    let first = init.chunks.chunks[run.start].item_start;
-                    (first, first + levels.len as u64, false)
-                }
-            };
+            let run_rows = RunRows::of(init, run, &levels, &structure)?;
             while let Some(r) = wanted.peek() {
-                if r.start >= run_end_row {
+                if r.start >= run_rows.end {
                     break;
                 }
-                crate::ensure_corrupt!(
-                    r.start >= first_row,
-                    "rows {r:?} start before the fetched chunks"
-                );
-                let level_of = |row: u64| -> Result<usize> {
-                    let k = (row - first_row) as usize;
-                    let level = if with_lists {
-                        levels.row_start(&chunks, k)
-                    } else {
-                        (k <= levels.len).then_some(k)
-                    };
-                    level.ok_or_else(|| {
-                        Error::corrupt(format!("row {row} does not start in the fetched chunks"))
-                    })
-                };
-                let (l0, l1) = (level_of(r.start)?, level_of(r.end.min(run_end_row))?);
-                crate::ensure_corrupt!(
-                    r.end <= run_end_row,
-                    "rows {r:?} end past the fetched chunks"
-                );
-                levels.emit(
-                    &chunks,
-                    l0..l1,
-                    init.dictionary.as_ref(),
-                    &mut rep_out,
-                    &mut def_out,
-                    &mut values,
-                )?;
+                run_rows.emit(r, &levels, &chunks, init.dictionary.as_ref(), &mut out)?;
                 wanted.next();
             }
         }
         crate::ensure_corrupt!(wanted.next().is_none(), "rows outside the planned chunks");
-        let values = values.finish()?;
-        let rep = self.rep_compression.is_some().then_some(rep_out.as_slice());
-        let def = self.def_compression.is_some().then_some(def_out.as_slice());
+        self.finish_nested(out, &structure)
+    }
+
+    /// Decode the chunks of one run of consecutive chunks from its fetched bytes.
+    fn decode_run(
+        &self,
+        init: &MiniBlockInit,
+        run: &Range<usize>,
+        run_bytes: &Bytes,
+        structure: &DenseStructure,
+    ) -> Result<Vec<NestedChunk>> {
+        let run_start = init
+            .chunks
+            .chunks
+            .get(run.start)
+            .map_or(0, |c| c.byte_start);
+        let mut chunks = Vec::with_capacity(run.len());
+        for index in run.clone() {
+            let info = init
+                .chunks
+                .chunks
+                .get(index)
+                .ok_or_else(|| Error::corrupt("chunk index out of range"))?;
+            let lo = (info.byte_start - run_start) as usize;
+            let hi = lo + info.bytes as usize;
+            crate::ensure_corrupt!(
+                hi <= run_bytes.len(),
+                "chunk {index} extends past the fetched bytes"
+            );
+            let chunk = self
+                .decode_nested_chunk(&run_bytes.slice(lo..hi), info.items as usize, structure)
+                .map_err(|e| e.context(format!("chunk {index}")))?;
+            chunks.push(chunk);
+        }
+        Ok(chunks)
+    }
+
+    /// Unravel the emitted levels into layers over the emitted values.
+    fn finish_nested(&self, out: NestedOutput, structure: &DenseStructure) -> Result<LeafData> {
+        let values = out.values.finish()?;
+        let rep = self.rep_compression.is_some().then_some(out.rep.as_slice());
+        let def = self.def_compression.is_some().then_some(out.def.as_slice());
         let num_levels = if rep.is_none() && def.is_none() {
             values.len()
         } else {
-            rep_out.len().max(def_out.len())
+            out.rep.len().max(out.def.len())
         };
         let unraveled = structure.unravel(rep, def, num_levels)?;
         crate::ensure_corrupt!(
@@ -337,6 +313,96 @@ impl MiniBlockPage {
             layers: unraveled.layers,
             values,
         })
+    }
+}
+
+/// The levels and values a nested decode emits.
+struct NestedOutput {
+    rep: Vec<u16>,
+    def: Vec<u16>,
+    values: LeafBuilder,
+}
+
+/// Where a run's rows start: the rows that start in its chunks (with lists), or one row
+/// per level (without).
+struct RunRows {
+    /// First row starting in the run.
+    first: u64,
+    /// One past the last row starting in the run.
+    end: u64,
+    /// Rows start at repetition marks (else: one row per level).
+    with_lists: bool,
+}
+
+impl RunRows {
+    fn of(
+        init: &MiniBlockInit,
+        run: &Range<usize>,
+        levels: &RunLevels,
+        structure: &DenseStructure,
+    ) -> Result<Self> {
+        Ok(match &init.rows {
+            Some(chunk_rows) if structure.max_rep > 0 => {
+                let first = chunk_rows
+                    .get(run.start)
+                    .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
+                let last = chunk_rows
+                    .get(run.end - 1)
+                    .ok_or_else(|| Error::corrupt("chunk rows out of range"))?;
+                RunRows {
+                    first: first.first_row,
+                    end: last.first_row + last.starts,
+                    with_lists: true,
+                }
+            }
+            _ => {
+                let first = init.chunks.chunks[run.start].item_start;
+                RunRows {
+                    first,
+                    end: first + levels.len as u64,
+                    with_lists: false,
+                }
+            }
+        })
+    }
+
+    /// Run-relative level where `row` starts.
+    fn level_of(&self, row: u64, levels: &RunLevels, chunks: &[NestedChunk]) -> Result<usize> {
+        let k = (row - self.first) as usize;
+        let level = if self.with_lists {
+            levels.row_start(chunks, k)
+        } else {
+            (k <= levels.len).then_some(k)
+        };
+        level.ok_or_else(|| {
+            Error::corrupt(format!("row {row} does not start in the fetched chunks"))
+        })
+    }
+
+    /// Emit the levels and values of rows `r` (which start in this run).
+    fn emit(
+        &self,
+        r: &Range<u64>,
+        levels: &RunLevels,
+        chunks: &[NestedChunk],
+        dictionary: Option<&DecodedValues>,
+        out: &mut NestedOutput,
+    ) -> Result<()> {
+        crate::ensure_corrupt!(
+            r.start >= self.first,
+            "rows {r:?} start before the fetched chunks"
+        );
+        let l0 = self.level_of(r.start, levels, chunks)?;
+        let l1 = self.level_of(r.end.min(self.end), levels, chunks)?;
+        crate::ensure_corrupt!(r.end <= self.end, "rows {r:?} end past the fetched chunks");
+        levels.emit(
+            chunks,
+            l0..l1,
+            dictionary,
+            &mut out.rep,
+            &mut out.def,
+            &mut out.values,
+        )
     }
 }
 

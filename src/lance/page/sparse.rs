@@ -165,6 +165,101 @@ fn validity(
     })
 }
 
+/// Buffers a value plane takes (they come before the structural ones).
+fn value_buffer_count(values: &pb::value_plane::Codec) -> usize {
+    use pb::value_plane::Codec;
+    match values {
+        Codec::Indexed(_) => 3,
+        Codec::Chunked(v) => 2 + usize::from(v.dictionary.is_some()),
+        Codec::Zipped(v) => {
+            1 + usize::from(matches!(
+                v.addressing,
+                Some(pb::zipped_values::Addressing::BitsPerOffset(_))
+            ))
+        }
+        Codec::Constant(_) | Codec::None(_) => 0,
+    }
+}
+
+/// The layers of a sparse page with their structural payloads located.
+struct LayerWalk {
+    layers: Vec<SparseLayerDesc>,
+    /// The validity of a page with one layer.
+    flat_validity: Option<SparseValidity>,
+    /// Leaf slots per row (product of the fixed-size-list dimensions).
+    row_scale: u64,
+}
+
+/// Walk the layers: locate their structural payloads (which must use every structural
+/// buffer) and compute the row scale.
+fn walk_layers(
+    structure: &pb::SparseStructure,
+    structural_buffers: &[Range<u64>],
+) -> Result<LayerWalk> {
+    let mut next = 0usize;
+    let mut walk = LayerWalk {
+        layers: Vec::with_capacity(structure.layers.len()),
+        flat_validity: None,
+        row_scale: 1,
+    };
+    for (i, layer) in structure.layers.iter().enumerate() {
+        let desc = match &layer.layer {
+            Some(Layer::Validity(set)) => {
+                let v = validity(&Some(set.clone()), structural_buffers, &mut next)?;
+                if structure.layers.len() == 1 && i == 0 {
+                    walk.flat_validity = Some(v.clone());
+                }
+                SparseLayerDesc::Validity(v)
+            }
+            Some(Layer::List(list)) => {
+                let non_empty = sequence(
+                    &list.non_empty_positions,
+                    list.num_non_empty_positions,
+                    structural_buffers,
+                    &mut next,
+                )?;
+                let counts = sequence(
+                    &list.counts,
+                    list.num_non_empty_positions,
+                    structural_buffers,
+                    &mut next,
+                )?;
+                let validity = validity(&list.validity, structural_buffers, &mut next)?;
+                SparseLayerDesc::List {
+                    num_child_slots: list.num_child_slots,
+                    non_empty,
+                    counts,
+                    validity,
+                }
+            }
+            Some(Layer::FixedSizeList(fsl)) => {
+                crate::ensure_corrupt!(
+                    fsl.dimension > 0,
+                    "sparse fixed-size-list layer of dimension 0"
+                );
+                walk.row_scale = walk
+                    .row_scale
+                    .checked_mul(fsl.dimension)
+                    .ok_or_else(|| Error::corrupt("sparse fixed-size-list scale overflows"))?;
+                let validity = validity(&fsl.validity, structural_buffers, &mut next)?;
+                SparseLayerDesc::FixedSizeList {
+                    dimension: fsl.dimension,
+                    validity,
+                }
+            }
+            None => return Err(Error::corrupt(format!("sparse layer {i} has no kind"))),
+        };
+        walk.layers.push(desc);
+    }
+    if next != structural_buffers.len() {
+        return Err(PlanRule::BuffersMatch.broken(format!(
+            "the page has {} structural buffers, its layers use {next}",
+            structural_buffers.len()
+        )));
+    }
+    Ok(walk)
+}
+
 impl SparsePage {
     /// Build from the stored structure and value plane.
     pub fn new(
@@ -172,83 +267,19 @@ impl SparsePage {
         values: pb::value_plane::Codec,
         buffers: &[Range<u64>],
     ) -> Result<Self> {
-        use pb::value_plane::Codec;
         crate::ensure_corrupt!(!structure.layers.is_empty(), "sparse page has no layers");
-        let value_buffer_count = match &values {
-            Codec::Indexed(_) => 3,
-            Codec::Chunked(v) => 2 + usize::from(v.dictionary.is_some()),
-            Codec::Zipped(v) => {
-                1 + usize::from(matches!(
-                    v.addressing,
-                    Some(pb::zipped_values::Addressing::BitsPerOffset(_))
-                ))
-            }
-            Codec::Constant(_) | Codec::None(_) => 0,
-        };
+        let value_buffer_count = value_buffer_count(&values);
         crate::ensure_corrupt!(
             buffers.len() >= value_buffer_count,
             "sparse page has {} buffers, its value plane needs {value_buffer_count}",
             buffers.len()
         );
         let (value_buffers, structural_buffers) = buffers.split_at(value_buffer_count);
-        // Walk the layers: count structural payloads and the row scale.
-        let mut next = 0usize;
-        let mut row_scale = 1u64;
-        let mut flat_validity = None;
-        let mut layers = Vec::with_capacity(structure.layers.len());
-        for (i, layer) in structure.layers.iter().enumerate() {
-            match &layer.layer {
-                Some(Layer::Validity(set)) => {
-                    let v = validity(&Some(set.clone()), structural_buffers, &mut next)?;
-                    if structure.layers.len() == 1 && i == 0 {
-                        flat_validity = Some(v.clone());
-                    }
-                    layers.push(SparseLayerDesc::Validity(v));
-                }
-                Some(Layer::List(list)) => {
-                    let non_empty = sequence(
-                        &list.non_empty_positions,
-                        list.num_non_empty_positions,
-                        structural_buffers,
-                        &mut next,
-                    )?;
-                    let counts = sequence(
-                        &list.counts,
-                        list.num_non_empty_positions,
-                        structural_buffers,
-                        &mut next,
-                    )?;
-                    let validity = validity(&list.validity, structural_buffers, &mut next)?;
-                    layers.push(SparseLayerDesc::List {
-                        num_child_slots: list.num_child_slots,
-                        non_empty,
-                        counts,
-                        validity,
-                    });
-                }
-                Some(Layer::FixedSizeList(fsl)) => {
-                    crate::ensure_corrupt!(
-                        fsl.dimension > 0,
-                        "sparse fixed-size-list layer of dimension 0"
-                    );
-                    row_scale = row_scale
-                        .checked_mul(fsl.dimension)
-                        .ok_or_else(|| Error::corrupt("sparse fixed-size-list scale overflows"))?;
-                    let validity = validity(&fsl.validity, structural_buffers, &mut next)?;
-                    layers.push(SparseLayerDesc::FixedSizeList {
-                        dimension: fsl.dimension,
-                        validity,
-                    });
-                }
-                None => return Err(Error::corrupt(format!("sparse layer {i} has no kind"))),
-            }
-        }
-        if next != structural_buffers.len() {
-            return Err(PlanRule::BuffersMatch.broken(format!(
-                "the page has {} structural buffers, its layers use {next}",
-                structural_buffers.len()
-            )));
-        }
+        let LayerWalk {
+            layers,
+            flat_validity,
+            row_scale,
+        } = walk_layers(&structure, structural_buffers)?;
         let values = Self::value_plane(values, value_buffers)?;
         Ok(Self {
             structure,

@@ -337,6 +337,103 @@ fn and_alive(valid: Vec<bool>, alive: &[bool]) -> Vec<bool> {
     valid.iter().zip(alive).map(|(v, a)| *v && *a).collect()
 }
 
+/// Decode layer `i` over `domain` slots; returns it with the domain of the layer below
+/// (`nested`: the page has more than one layer).
+fn decode_layer(
+    i: usize,
+    layer: &SparseLayerDesc,
+    structural: &[Bytes],
+    domain: u64,
+    nested: bool,
+) -> Result<(PlanLayer, u64)> {
+    match layer {
+        SparseLayerDesc::Validity(set) => Ok((
+            PlanLayer::Validity(decode_validity(
+                set,
+                structural,
+                domain,
+                &format!("layer {i} validity positions"),
+            )?),
+            domain,
+        )),
+        SparseLayerDesc::List {
+            num_child_slots,
+            non_empty,
+            counts,
+            validity,
+        } => {
+            let layer = decode_list_layer(
+                i,
+                non_empty,
+                counts,
+                validity,
+                *num_child_slots,
+                structural,
+                domain,
+            )?;
+            let domain = *num_child_slots;
+            require!(
+                domain <= MAX_SPARSE_ENTRIES,
+                PlanRule::DomainsChain,
+                "layer {i} has {domain} child slots (limit {MAX_SPARSE_ENTRIES})"
+            );
+            Ok((layer, domain))
+        }
+        SparseLayerDesc::FixedSizeList {
+            dimension,
+            validity,
+        } => {
+            let what = format!("layer {i} validity positions");
+            let validity = decode_validity(validity, structural, domain, &what)?;
+            let child_domain = domain
+                .checked_mul(*dimension)
+                .filter(|&d| d <= MAX_SPARSE_ENTRIES || !nested)
+                .ok_or_else(|| {
+                    PlanRule::DomainsChain.broken(format!(
+                        "layer {i}: {domain} slots × {dimension} is too many"
+                    ))
+                })?;
+            let layer = PlanLayer::FixedSizeList {
+                dimension: *dimension,
+                validity,
+            };
+            Ok((layer, child_domain))
+        }
+    }
+}
+
+/// A list layer `i` over `domain` slots: its non-empty positions, the child slots each
+/// starts at (from the counts) and its validity.
+fn decode_list_layer(
+    i: usize,
+    non_empty: &SparseSequence,
+    counts: &SparseSequence,
+    validity: &SparseValidity,
+    num_child_slots: u64,
+    structural: &[Bytes],
+    domain: u64,
+) -> Result<PlanLayer> {
+    let what = format!("layer {i} non-empty positions");
+    let non_empty = decode_sequence(non_empty, structural, &what)?;
+    check_positions(&non_empty, domain, &what)?;
+    let what = format!("layer {i} counts");
+    let child_starts = decode_list_children(counts, structural, num_child_slots, &what)?;
+    require!(
+        child_starts.len() == non_empty.len() + 1,
+        PlanRule::SequenceLength,
+        "layer {i}: {} counts for {} non-empty positions",
+        child_starts.len() - 1,
+        non_empty.len()
+    );
+    let what = format!("layer {i} list validity positions");
+    let validity = decode_validity(validity, structural, domain, &what)?;
+    Ok(PlanLayer::List {
+        non_empty,
+        child_starts,
+        validity,
+    })
+}
+
 impl SparseStructuralPlan {
     /// Decode and validate the structure of `page` from its structural payload buffers
     /// (in the order of [`SparsePage::structural_buffers`]).
@@ -352,67 +449,9 @@ impl SparseStructuralPlan {
         let mut domain = page.rows;
         let mut layers = Vec::with_capacity(page.layers.len());
         for (i, layer) in page.layers.iter().enumerate() {
-            let decoded = match layer {
-                SparseLayerDesc::Validity(set) => PlanLayer::Validity(decode_validity(
-                    set,
-                    structural,
-                    domain,
-                    &format!("layer {i} validity positions"),
-                )?),
-                SparseLayerDesc::List {
-                    num_child_slots,
-                    non_empty,
-                    counts,
-                    validity,
-                } => {
-                    let what = format!("layer {i} non-empty positions");
-                    let non_empty = decode_sequence(non_empty, structural, &what)?;
-                    check_positions(&non_empty, domain, &what)?;
-                    let what = format!("layer {i} counts");
-                    let child_starts =
-                        decode_list_children(counts, structural, *num_child_slots, &what)?;
-                    require!(
-                        child_starts.len() == non_empty.len() + 1,
-                        PlanRule::SequenceLength,
-                        "layer {i}: {} counts for {} non-empty positions",
-                        child_starts.len() - 1,
-                        non_empty.len()
-                    );
-                    let what = format!("layer {i} list validity positions");
-                    let validity = decode_validity(validity, structural, domain, &what)?;
-                    domain = *num_child_slots;
-                    require!(
-                        domain <= MAX_SPARSE_ENTRIES,
-                        PlanRule::DomainsChain,
-                        "layer {i} has {domain} child slots (limit {MAX_SPARSE_ENTRIES})"
-                    );
-                    PlanLayer::List {
-                        non_empty,
-                        child_starts,
-                        validity,
-                    }
-                }
-                SparseLayerDesc::FixedSizeList {
-                    dimension,
-                    validity,
-                } => {
-                    let what = format!("layer {i} validity positions");
-                    let validity = decode_validity(validity, structural, domain, &what)?;
-                    domain = domain
-                        .checked_mul(*dimension)
-                        .filter(|&d| d <= MAX_SPARSE_ENTRIES || !nested)
-                        .ok_or_else(|| {
-                            PlanRule::DomainsChain.broken(format!(
-                                "layer {i}: {domain} slots × {dimension} is too many"
-                            ))
-                        })?;
-                    PlanLayer::FixedSizeList {
-                        dimension: *dimension,
-                        validity,
-                    }
-                }
-            };
+            let (decoded, child_domain) = decode_layer(i, layer, structural, domain, nested)?;
             layers.push(decoded);
+            domain = child_domain;
         }
         require!(
             domain == page.leaf_slots,

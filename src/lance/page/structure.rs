@@ -146,7 +146,6 @@ impl DenseStructure {
                 );
             }
         }
-        let n = self.layers.len();
         let mut slots: Vec<SlotBuilder> = self
             .layers
             .iter()
@@ -156,73 +155,104 @@ impl DenseStructure {
         for i in 0..num_levels {
             let r = rep.map_or(self.max_rep, |r| r[i]);
             let d = def.map_or(0, |d| d[i]);
-            crate::ensure_corrupt!(
-                r <= self.max_rep,
-                "repetition level {r} above the maximum {}",
-                self.max_rep
-            );
-            let start = if r == self.max_rep {
-                0
-            } else {
-                let list = self
-                    .list_index(r + 1)
-                    .ok_or_else(|| Error::corrupt(format!("no list of depth {}", r + 1)))?;
-                let parent = &mut slots[list];
-                crate::ensure_corrupt!(
-                    parent.open,
-                    "repetition level {r} continues a list that is not open (level {i})"
-                );
-                parent.add_child();
-                list + 1
-            };
-            let cut = self.cut(d)?;
-            if let Some((j, _)) = cut {
-                crate::ensure_corrupt!(
-                    j >= start,
-                    "definition level {d} cuts layer {j} above the new slot at layer {start}"
-                );
-            }
-            let mut inside_null_item = false;
-            for j in start..n {
-                let here = cut.filter(|(c, _)| *c == j);
-                match self.layers[j].kind {
-                    LayerKind::Item => {
-                        let valid = !inside_null_item && here.is_none();
-                        slots[j].push_item(valid);
-                        inside_null_item |= here.is_some();
-                        if j == n - 1 {
-                            leaf_slots += 1;
-                        }
-                    }
-                    LayerKind::List => {
-                        if inside_null_item {
-                            slots[j].push_list(false, false);
-                            break;
-                        }
-                        match here {
-                            Some((_, empty)) => {
-                                slots[j].push_list(empty, false);
-                                break;
-                            }
-                            None => {
-                                slots[j].push_list(true, true);
-                                slots[j].add_child();
-                            }
-                        }
-                    }
-                }
-            }
-            // Lists inside the new slots are closed until a later level continues them.
-            for (j, s) in slots.iter_mut().enumerate().skip(start) {
-                if self.layers[j].kind == LayerKind::List && cut.is_some_and(|(c, _)| c <= j) {
-                    s.open = false;
-                }
+            if self.unravel_level(&mut slots, r, d, i)? {
+                leaf_slots += 1;
             }
         }
         Ok(Unraveled {
             layers: slots.into_iter().map(SlotBuilder::finish).collect(),
             leaf_slots,
         })
+    }
+}
+
+impl DenseStructure {
+    /// Place level `i` (repetition `r`, definition `d`): a new slot at the layer `r`
+    /// continues, then slots in the layers below down to the one `d` cuts. Returns whether
+    /// it reached a leaf slot.
+    fn unravel_level(&self, slots: &mut [SlotBuilder], r: u16, d: u16, i: usize) -> Result<bool> {
+        crate::ensure_corrupt!(
+            r <= self.max_rep,
+            "repetition level {r} above the maximum {}",
+            self.max_rep
+        );
+        let start = self.new_slot_layer(slots, r, i)?;
+        let cut = self.cut(d)?;
+        if let Some((j, _)) = cut {
+            crate::ensure_corrupt!(
+                j >= start,
+                "definition level {d} cuts layer {j} above the new slot at layer {start}"
+            );
+        }
+        let leaf = self.push_slots(slots, start, cut);
+        // Lists inside the new slots are closed until a later level continues them.
+        for (j, s) in slots.iter_mut().enumerate().skip(start) {
+            if self.layers[j].kind == LayerKind::List && cut.is_some_and(|(c, _)| c <= j) {
+                s.open = false;
+            }
+        }
+        Ok(leaf)
+    }
+
+    /// The layer where level `i`'s new slot starts: the top for a new row (`r` at its
+    /// maximum), else just under the open list of depth `r + 1` it continues.
+    fn new_slot_layer(&self, slots: &mut [SlotBuilder], r: u16, i: usize) -> Result<usize> {
+        if r == self.max_rep {
+            return Ok(0);
+        }
+        let list = self
+            .list_index(r + 1)
+            .ok_or_else(|| Error::corrupt(format!("no list of depth {}", r + 1)))?;
+        let parent = &mut slots[list];
+        crate::ensure_corrupt!(
+            parent.open,
+            "repetition level {r} continues a list that is not open (level {i})"
+        );
+        parent.add_child();
+        Ok(list + 1)
+    }
+
+    /// Push the slots of layers `start..` for one level, stopping at the layer `cut` makes
+    /// null or empty (or under a null item). Returns whether a leaf slot was pushed.
+    fn push_slots(
+        &self,
+        slots: &mut [SlotBuilder],
+        start: usize,
+        cut: Option<(usize, bool)>,
+    ) -> bool {
+        let n = self.layers.len();
+        let mut leaf = false;
+        let mut inside_null_item = false;
+        for (j, slot) in slots.iter_mut().enumerate().take(n).skip(start) {
+            let here = cut.filter(|(c, _)| *c == j);
+            match self.layers[j].kind {
+                LayerKind::Item => {
+                    let valid = !inside_null_item && here.is_none();
+                    slot.push_item(valid);
+                    inside_null_item |= here.is_some();
+                    if j == n - 1 {
+                        leaf = true;
+                    }
+                }
+                LayerKind::List => {
+                    if inside_null_item {
+                        slot.push_list(false, false);
+                        break;
+                    }
+                    match here {
+                        Some((_, empty)) => {
+                            slot.push_list(empty, false);
+                            break;
+                        }
+                        None => {
+                            slot.push_list(true, true);
+                            slot.add_child();
+                        }
+                    }
+                }
+            }
+        }
+        leaf
     }
 }
 
@@ -342,76 +372,9 @@ pub(crate) fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) ->
         ))
     })?;
     match field.data_type() {
-        DataType::Struct(children) => {
-            let mut arrays = Vec::with_capacity(children.len());
-            let mut used = 0;
-            for child in children.iter() {
-                let count = leaf_count(child.data_type());
-                let part = leaves.get(used..used + count).ok_or_else(|| {
-                    Error::corrupt(format!(
-                        "struct {:?} has too few leaf columns",
-                        field.name()
-                    ))
-                })?;
-                arrays.push(assemble(child, part, depth + 1)?);
-                used += count;
-            }
-            Ok(Arc::new(
-                StructArray::try_new(children.clone(), arrays, layer.nulls()).map_err(corrupt)?,
-            ))
-        }
+        DataType::Struct(children) => assemble_struct(field, children, leaves, depth, layer),
         DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
-            let offsets = layer
-                .offsets
-                .as_ref()
-                .ok_or_else(|| Error::corrupt(format!("list {:?} has no offsets", field.name())))?;
-            let child = assemble(item, leaves, depth + 1)?;
-            let nulls = layer.nulls();
-            Ok(match field.data_type() {
-                DataType::LargeList(_) => Arc::new(
-                    LargeListArray::try_new(
-                        Arc::clone(item),
-                        OffsetBuffer::new(ScalarBuffer::from(offsets.clone())),
-                        child,
-                        nulls,
-                    )
-                    .map_err(corrupt)?,
-                ),
-                other => {
-                    let small: Vec<i32> = offsets
-                        .iter()
-                        .map(|&o| {
-                            i32::try_from(o).map_err(|_| {
-                                Error::unsupported(
-                                    "list with more than 2^31 items; read fewer rows",
-                                )
-                            })
-                        })
-                        .collect::<Result<_>>()?;
-                    let offsets = OffsetBuffer::new(ScalarBuffer::from(small));
-                    if let DataType::Map(_, sorted) = other {
-                        let entries = child
-                            .as_any()
-                            .downcast_ref::<StructArray>()
-                            .ok_or_else(|| Error::corrupt("map entries are not a struct"))?;
-                        Arc::new(
-                            MapArray::try_new(
-                                Arc::clone(item),
-                                offsets,
-                                entries.clone(),
-                                nulls,
-                                *sorted,
-                            )
-                            .map_err(corrupt)?,
-                        )
-                    } else {
-                        Arc::new(
-                            ListArray::try_new(Arc::clone(item), offsets, child, nulls)
-                                .map_err(corrupt)?,
-                        )
-                    }
-                }
-            })
+            assemble_list(field, item, leaves, depth, layer)
         }
         DataType::FixedSizeList(item, size) if matches!(item.data_type(), DataType::Struct(_)) => {
             let child = assemble(item, leaves, depth + 1)?;
@@ -420,29 +383,107 @@ pub(crate) fn assemble(field: &ArrowField, leaves: &[LeafData], depth: usize) ->
                     .map_err(corrupt)?,
             ))
         }
-        _ => {
-            crate::ensure_corrupt!(
-                leaves.len() == 1,
-                "leaf {:?} has {} columns",
-                field.name(),
-                leaves.len()
-            );
-            crate::ensure_corrupt!(
-                first.values.len() == layer.len,
-                "leaf {:?} has {} values for {} slots",
-                field.name(),
-                first.values.len(),
-                layer.len
-            );
-            let data = first.values.to_data();
-            let nulls = match (layer.nulls(), data.nulls()) {
-                (Some(a), Some(b)) => NullBuffer::union(Some(&a), Some(b)),
-                (a, b) => a.or_else(|| b.cloned()),
-            };
-            let data = data.into_builder().nulls(nulls).build().map_err(corrupt)?;
-            Ok(make_array(data))
-        }
+        _ => assemble_leaf(field, leaves, layer),
     }
+}
+
+/// A struct from its children, each assembled from its own leaves.
+fn assemble_struct(
+    field: &ArrowField,
+    children: &arrow_schema::Fields,
+    leaves: &[LeafData],
+    depth: usize,
+    layer: &LayerSlots,
+) -> Result<ArrayRef> {
+    let mut arrays = Vec::with_capacity(children.len());
+    let mut used = 0;
+    for child in children.iter() {
+        let count = leaf_count(child.data_type());
+        let part = leaves.get(used..used + count).ok_or_else(|| {
+            Error::corrupt(format!(
+                "struct {:?} has too few leaf columns",
+                field.name()
+            ))
+        })?;
+        arrays.push(assemble(child, part, depth + 1)?);
+        used += count;
+    }
+    Ok(Arc::new(
+        StructArray::try_new(children.clone(), arrays, layer.nulls()).map_err(corrupt)?,
+    ))
+}
+
+/// A List, LargeList or Map (of `item`) on the layer's offsets.
+fn assemble_list(
+    field: &ArrowField,
+    item: &arrow_schema::FieldRef,
+    leaves: &[LeafData],
+    depth: usize,
+    layer: &LayerSlots,
+) -> Result<ArrayRef> {
+    let offsets = layer
+        .offsets
+        .as_ref()
+        .ok_or_else(|| Error::corrupt(format!("list {:?} has no offsets", field.name())))?;
+    let child = assemble(item, leaves, depth + 1)?;
+    let nulls = layer.nulls();
+    if let DataType::LargeList(_) = field.data_type() {
+        return Ok(Arc::new(
+            LargeListArray::try_new(
+                Arc::clone(item),
+                OffsetBuffer::new(ScalarBuffer::from(offsets.clone())),
+                child,
+                nulls,
+            )
+            .map_err(corrupt)?,
+        ));
+    }
+    let small: Vec<i32> = offsets
+        .iter()
+        .map(|&o| {
+            i32::try_from(o)
+                .map_err(|_| Error::unsupported("list with more than 2^31 items; read fewer rows"))
+        })
+        .collect::<Result<_>>()?;
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(small));
+    if let DataType::Map(_, sorted) = field.data_type() {
+        let entries = child
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| Error::corrupt("map entries are not a struct"))?;
+        return Ok(Arc::new(
+            MapArray::try_new(Arc::clone(item), offsets, entries.clone(), nulls, *sorted)
+                .map_err(corrupt)?,
+        ));
+    }
+    Ok(Arc::new(
+        ListArray::try_new(Arc::clone(item), offsets, child, nulls).map_err(corrupt)?,
+    ))
+}
+
+/// A leaf: its one column's values with the layer's validity added.
+fn assemble_leaf(field: &ArrowField, leaves: &[LeafData], layer: &LayerSlots) -> Result<ArrayRef> {
+    crate::ensure_corrupt!(
+        leaves.len() == 1,
+        "leaf {:?} has {} columns",
+        field.name(),
+        leaves.len()
+    );
+    let first = &leaves[0];
+    crate::ensure_corrupt!(
+        first.values.len() == layer.len,
+        "leaf {:?} has {} values for {} slots",
+        field.name(),
+        first.values.len(),
+        layer.len
+    );
+    let data = first.values.to_data();
+    let nulls = match (layer.nulls(), data.nulls()) {
+        (Some(a), Some(b)) => NullBuffer::union(Some(&a), Some(b)),
+        (a, b) => a.or_else(|| b.cloned()),
+    };
+    let data = data.into_builder().nulls(nulls).build().map_err(corrupt)?;
+    Ok(make_array(data))
 }
 
 /// Physical leaf columns of a (non-blob, non-packed) Arrow type.

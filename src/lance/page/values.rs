@@ -224,32 +224,7 @@ impl LeafBuilder {
                     data: out,
                 },
                 DecodedValues::Variable { offsets, data },
-            ) => {
-                crate::ensure_corrupt!(
-                    range.end < offsets.len(),
-                    "value range {range:?} outside {} variable-width values",
-                    offsets.len().saturating_sub(1)
-                );
-                let start = offsets[range.start];
-                let end = offsets[range.end];
-                crate::ensure_corrupt!(
-                    start <= end && end <= data.len() as u64,
-                    "variable-width offsets {start}..{end} outside {} data bytes",
-                    data.len()
-                );
-                let mut previous = start;
-                let base = out.len() as u64;
-                for &o in &offsets[range.start + 1..=range.end] {
-                    crate::ensure_corrupt!(
-                        o >= previous,
-                        "variable-width offsets decrease ({previous} then {o})"
-                    );
-                    previous = o;
-                    out_offsets.push(base + (o - start));
-                }
-                out.extend_from_slice(&data[start as usize..end as usize]);
-                Ok(())
-            }
+            ) => append_variable(out_offsets, out, offsets, data, range),
             (
                 Storage::List { dimension, items },
                 DecodedValues::FixedSizeList {
@@ -262,25 +237,7 @@ impl LeafBuilder {
                     *d as usize == *dimension,
                     "fixed-size list of {d} items for a list of {dimension}"
                 );
-                let item_range = range.start * *dimension..range.end * *dimension;
-                let validity = match item_validity {
-                    Some(bitmap) => {
-                        let total = item_range.end;
-                        crate::ensure_corrupt!(
-                            bitmap.len() * 8 >= total,
-                            "item validity bitmap of {} bytes for {total} items",
-                            bitmap.len()
-                        );
-                        Some(
-                            item_range
-                                .clone()
-                                .map(|i| bitmap[i / 8] & (1 << (i % 8)) != 0)
-                                .collect::<Vec<_>>(),
-                        )
-                    }
-                    None => None,
-                };
-                items.push_values(inner, item_range, validity.as_deref())
+                push_list_items(items, *dimension, inner, item_validity.as_deref(), range)
             }
             (
                 Storage::List { dimension, items },
@@ -291,21 +248,13 @@ impl LeafBuilder {
                 },
             ) => {
                 // A fixed-size list may also come back flattened as one wide value.
-                let item_bits = items.value_bits().unwrap_or(0);
                 crate::ensure_corrupt!(
                     Some(*bits_per_value) == expected_bits,
-                    "decoded {bits_per_value}-bit values for a list of {dimension} x {item_bits} bits"
+                    "decoded {bits_per_value}-bit values for a list of {dimension} x {} bits",
+                    items.value_bits().unwrap_or(0)
                 );
-                let flattened = DecodedValues::Fixed {
-                    bits_per_value: item_bits,
-                    num_values: num_values.saturating_mul(*dimension),
-                    data: data.clone(),
-                };
-                items.push_values(
-                    &flattened,
-                    range.start * *dimension..range.end * *dimension,
-                    None,
-                )
+                let flattened = unflatten(items, *dimension, *num_values, data);
+                push_list_items(items, *dimension, &flattened, None, range)
             }
             (_, other) => Err(Error::corrupt(format!(
                 "decoded {} values for a column of type {}",
@@ -531,6 +480,84 @@ fn check_fixed(num_values: usize, bits: u64, data_len: usize, range: &Range<usiz
         "{num_values} values of {bits} bits need more than the {data_len} decoded bytes"
     );
     Ok(())
+}
+
+/// Append variable-width values `range` (`offsets`, `data` as decoded) to `out_offsets`
+/// and `out`, checking the offsets stay inside the data and never decrease.
+fn append_variable(
+    out_offsets: &mut Vec<u64>,
+    out: &mut Vec<u8>,
+    offsets: &[u64],
+    data: &[u8],
+    range: Range<usize>,
+) -> Result<()> {
+    crate::ensure_corrupt!(
+        range.end < offsets.len(),
+        "value range {range:?} outside {} variable-width values",
+        offsets.len().saturating_sub(1)
+    );
+    let start = offsets[range.start];
+    let end = offsets[range.end];
+    crate::ensure_corrupt!(
+        start <= end && end <= data.len() as u64,
+        "variable-width offsets {start}..{end} outside {} data bytes",
+        data.len()
+    );
+    let mut previous = start;
+    let base = out.len() as u64;
+    for &o in &offsets[range.start + 1..=range.end] {
+        crate::ensure_corrupt!(
+            o >= previous,
+            "variable-width offsets decrease ({previous} then {o})"
+        );
+        previous = o;
+        out_offsets.push(base + (o - start));
+    }
+    out.extend_from_slice(&data[start as usize..end as usize]);
+    Ok(())
+}
+
+/// Fixed-size lists decoded as one wide value each, seen as their `num_values * dimension`
+/// items of the item builder's width.
+fn unflatten(
+    items: &LeafBuilder,
+    dimension: usize,
+    num_values: usize,
+    data: &bytes::Bytes,
+) -> DecodedValues {
+    DecodedValues::Fixed {
+        bits_per_value: items.value_bits().unwrap_or(0),
+        num_values: num_values.saturating_mul(dimension),
+        data: data.clone(),
+    }
+}
+
+/// Append the items of fixed-size lists `range` (of `dimension` items each) from the
+/// decoded `items`, with their optional LSB-first validity bitmap.
+fn push_list_items(
+    builder: &mut LeafBuilder,
+    dimension: usize,
+    items: &DecodedValues,
+    item_validity: Option<&[u8]>,
+    range: Range<usize>,
+) -> Result<()> {
+    let item_range = range.start * dimension..range.end * dimension;
+    let validity = match item_validity {
+        Some(bitmap) => Some(bits_of(bitmap, item_range.clone())?),
+        None => None,
+    };
+    builder.push_values(items, item_range, validity.as_deref())
+}
+
+/// Bits `range` of an LSB-first `bitmap` (item validity of a fixed-size list).
+fn bits_of(bitmap: &[u8], range: Range<usize>) -> Result<Vec<bool>> {
+    let total = range.end;
+    crate::ensure_corrupt!(
+        bitmap.len() * 8 >= total,
+        "item validity bitmap of {} bytes for {total} items",
+        bitmap.len()
+    );
+    Ok(range.map(|i| bitmap[i / 8] & (1 << (i % 8)) != 0).collect())
 }
 
 #[cfg(test)]
