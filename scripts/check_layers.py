@@ -10,7 +10,10 @@ of `src/` (stdlib only, see `scripts/rust_modules.py`) and checks three rules:
 1. a top-level module imports only modules of a strictly lower layer (see `LAYERS`, and
    docs/architecture.md for the picture);
 2. no import cycle between units (the first two path segments: `index::filter`, `lance::file`);
-3. no index kind imports another kind (`KINDS`).
+3. no index kind imports another kind (`KINDS`);
+4. the clients (`CLIENTS`: the CLI and `lakeseek bench`) use only what a user of the crate
+   can: crate-root re-exports and public modules (`lakeseek::ecp::EcpIndex`, not
+   `crate::ecp::index::EcpIndex`), besides each other.
 
 `EXCEPTIONS` lists the edges still tolerated; `.ci/run` runs this check only with it empty.
 """
@@ -51,13 +54,43 @@ KINDS = {
     "index::list_element",
 }
 
+# Modules that must be clients of the public API, like `lakeseek-datafusion` and Python.
+CLIENTS = {"cli", "bench"}
+
 # Edges still tolerated: (from, to) at either granularity. Empty = the check is strict.
 EXCEPTIONS: set[tuple[str, str]] = set()
 
 
+def private_uses(modules, files, src) -> list[str]:
+    """Paths from a client module to anything a user of the crate cannot name."""
+    by_path = {m.path: m for m in modules}
+    reexported = cm.root_reexports(files, src)
+    out = []
+    for mod in modules:
+        if mod.test_only or mod.path.split("::")[0] not in CLIENTS:
+            continue
+        text, code = files[mod.file]
+        for off, path in rm.crate_paths(mod, code):
+            segs = path.split("::")
+            if segs[0] in CLIENTS or (segs[0] in reexported and segs[0] not in by_path):
+                continue
+            deepest = max(
+                (i for i in range(1, len(segs) + 1) if "::".join(segs[:i]) in by_path),
+                default=0,
+            )
+            if deepest and by_path["::".join(segs[:deepest])].public:
+                continue
+            line = code.count("\n", 0, off) + 1
+            out.append(
+                f"client uses a crate-internal path: {mod.path} -> crate::{path} "
+                f"({os.path.relpath(mod.file, os.path.dirname(src))}:{line})"
+            )
+    return out
+
+
 def violations(src: str) -> list[str]:
     modules, files = rm.load_crate(src)
-    out = []
+    out = private_uses(modules, files, src)
     top = cm.edges(modules, files, src, 1)
     for (a, b), refs in sorted(top.items()):
         if a not in LAYERS or b not in LAYERS:
