@@ -98,19 +98,26 @@ async fn an_indexed_leaf_and_its_scan_return_the_same_rows() {
         .unwrap();
     let options = FilterOptions { allow_scan: true };
     for filter in INDEXED.iter().chain(EVALUATED) {
-        let indexed_plan = plan_filter(&dataset, filter, options, &stats).await.unwrap();
+        let indexed_plan = plan_filter(&dataset, filter, options, &stats)
+            .await
+            .unwrap();
         let answered_by = explained_kinds(&indexed_plan);
         assert_eq!(
             answered_by.iter().any(|k| k == "btree"),
             INDEXED.contains(filter),
             "{filter}: {answered_by:?}"
         );
-        let indexed = execute_filter(&dataset, &indexed_plan, &stats).await.unwrap();
+        let indexed = execute_filter(&dataset, &indexed_plan, &stats)
+            .await
+            .unwrap();
         let scan_plan = engine::plan(&dataset, filter, options, &[], &stats)
             .await
             .unwrap();
         let scanned_by = explained_kinds(&scan_plan);
-        assert!(!scanned_by.iter().any(|k| k == "btree"), "{filter}: {scanned_by:?}");
+        assert!(
+            !scanned_by.iter().any(|k| k == "btree"),
+            "{filter}: {scanned_by:?}"
+        );
         let scanned = engine::execute(&dataset, &scan_plan, &stats)
             .await
             .unwrap()

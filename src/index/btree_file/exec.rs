@@ -541,7 +541,14 @@ pub(crate) fn filter_page(
     let test = predicate.to_sql();
     let columns = [Some(keys)];
     for (row, id) in ids.iter().enumerate() {
-        if eval_predicate(&test, &ColumnsRow { columns: &columns, row }) == Some(true) {
+        if eval_predicate(
+            &test,
+            &ColumnsRow {
+                columns: &columns,
+                row,
+            },
+        ) == Some(true)
+        {
             out.push(*id);
         }
     }

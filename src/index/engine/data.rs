@@ -230,7 +230,15 @@ pub(crate) fn evaluate_column(
     let len = keys.len();
     columns[slot] = Some(keys);
     Ok((0..len)
-        .map(|row| eval_predicate(predicate, &ColumnsRow { columns: &columns, row }))
+        .map(|row| {
+            eval_predicate(
+                predicate,
+                &ColumnsRow {
+                    columns: &columns,
+                    row,
+                },
+            )
+        })
         .collect())
 }
 

@@ -14,10 +14,10 @@ use arrow_schema::DataType;
 
 use super::key_encoding::KeyType;
 use crate::error::{Error, Result};
-use crate::index::sql::bind::{BoundField, BoundPredicate as BoundElementPredicate};
 use crate::index::key::KeyColumn;
-pub(crate) use crate::index::sql::eval::{eval_predicate as eval_element, find_opaque};
+use crate::index::sql::bind::{BoundField, BoundPredicate as BoundElementPredicate};
 use crate::index::sql::eval::ColumnsRow;
+pub(crate) use crate::index::sql::eval::{eval_predicate as eval_element, find_opaque};
 use crate::index::sql::value::scalar_column;
 
 /// `any_element(list, predicate)` for every row of `list` (a `List` or `LargeList` of

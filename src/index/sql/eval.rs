@@ -63,9 +63,7 @@ pub(crate) fn eval_predicate<R: Row + ?Sized>(p: &SqlPredicate, row: &R) -> Opti
             _ => None,
         },
         P::Compare { field, op, value } => compare(*op, row.value(*field), literal(value)),
-        P::CompareFields { left, op, right } => {
-            compare(*op, row.value(*left), row.value(*right))
-        }
+        P::CompareFields { left, op, right } => compare(*op, row.value(*left), row.value(*right)),
         P::InList {
             field,
             values,

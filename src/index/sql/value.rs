@@ -90,7 +90,9 @@ mod tests {
         assert_eq!(value(d, 0), Some(ElementValue::Int(19000)));
         let t: ArrayRef = Arc::new(TimestampMillisecondArray::from(vec![-5]).with_timezone("UTC"));
         assert_eq!(value(t, 0), Some(ElementValue::Int(-5)));
-        let s: ArrayRef = Arc::new(StringViewArray::from(vec!["a long string over twelve bytes"]));
+        let s: ArrayRef = Arc::new(StringViewArray::from(vec![
+            "a long string over twelve bytes",
+        ]));
         assert_eq!(
             value(s, 0),
             Some(ElementValue::Bytes(
