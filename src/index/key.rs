@@ -484,6 +484,34 @@ mod tests {
         assert_eq!(Key::Float(f64::NAN), Key::Float(f64::NAN));
     }
 
+    use proptest::prelude::{any, prop_assert_eq, proptest};
+
+    proptest! {
+        /// Widening keeps f32's total order and bit equality, NaN payloads included, so a
+        /// Float32 literal and a widened f32 column value compare as f32s do.
+        #[test]
+        fn widening_keeps_the_f32_total_order(a in any::<u32>(), b in any::<u32>()) {
+            let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+            prop_assert_eq!(widen_f32(x).total_cmp(&widen_f32(y)), x.total_cmp(&y));
+            prop_assert_eq!(Key::Float32(x).cmp(&Key::Float(widen_f32(y))), x.total_cmp(&y));
+            prop_assert_eq!(widen_f32(x).to_bits() == widen_f32(y).to_bits(), a == b);
+        }
+    }
+
+    #[test]
+    fn classes_that_do_not_compare_are_null_to_the_evaluator() {
+        assert_eq!(Key::Int(-1).compare(&Key::UInt(0)), Some(Ordering::Less));
+        assert_eq!(
+            Key::Float32(0.5).compare(&Key::Float(0.5)),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(Key::Int(1).compare(&Key::Float(1.0)), None);
+        assert_eq!(Key::Bool(true).compare(&Key::Int(1)), None);
+        assert!(Key::Bool(true) < Key::Int(i64::MIN));
+        assert!(Key::UInt(u64::MAX) < Key::Float(f64::NEG_INFINITY));
+        assert!(Key::Float(f64::NAN) < Key::Bytes(Vec::new()));
+    }
+
     #[test]
     fn bytes_order_is_unsigned_with_prefix_first() {
         let k = |b: &'static [u8]| Key::Bytes(b.to_vec());

@@ -82,3 +82,93 @@ fn range(field: usize, lower: Option<SqlPredicate>, upper: Option<SqlPredicate>)
         ]),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::predicate::Leaf;
+    use crate::index::sql::eval::eval_predicate;
+
+    fn leaf(query: LeafQuery) -> Predicate {
+        Predicate::Leaf(Leaf { column: 0, query })
+    }
+
+    fn truth(p: &Predicate, v: Option<Key>) -> Option<bool> {
+        eval_predicate(&p.to_sql(), &[v])
+    }
+
+    #[test]
+    fn a_null_key_makes_every_test_but_is_null_null() {
+        let unbounded = leaf(LeafQuery::Range {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        });
+        assert_eq!(truth(&unbounded, None), None);
+        assert_eq!(truth(&unbounded, Some(Key::Int(1))), Some(true));
+        let lower_only = leaf(LeafQuery::Range {
+            lower: Bound::Excluded(Key::Int(3)),
+            upper: Bound::Unbounded,
+        });
+        assert_eq!(truth(&lower_only, None), None);
+        assert_eq!(truth(&lower_only, Some(Key::Int(3))), Some(false));
+        assert_eq!(truth(&leaf(LeafQuery::IsNull), None), Some(true));
+        assert_eq!(
+            truth(&leaf(LeafQuery::IsNull), Some(Key::Int(0))),
+            Some(false)
+        );
+        assert_eq!(truth(&leaf(LeafQuery::AlwaysNull), Some(Key::Int(0))), None);
+        let not_eq = Predicate::Not(Box::new(leaf(LeafQuery::Equals(Key::Int(1)))));
+        assert_eq!(truth(&not_eq, None), None);
+        assert_eq!(truth(&not_eq, Some(Key::Int(2))), Some(true));
+    }
+
+    #[test]
+    fn in_with_null_is_null_where_not_found() {
+        let q = leaf(LeafQuery::In {
+            values: vec![Key::Int(1), Key::Int(3)],
+            has_null: true,
+        });
+        assert_eq!(truth(&q, Some(Key::Int(3))), Some(true));
+        assert_eq!(truth(&q, Some(Key::Int(2))), None);
+        assert_eq!(truth(&q, None), None);
+        let not = Predicate::Not(Box::new(q.clone()));
+        assert_eq!(truth(&not, Some(Key::Int(2))), None);
+        assert_eq!(truth(&not, Some(Key::Int(1))), Some(false));
+        let is_true = Predicate::IsTrue(Box::new(q));
+        assert_eq!(truth(&is_true, Some(Key::Int(2))), Some(false));
+        assert_eq!(truth(&is_true, None), Some(false));
+    }
+
+    #[test]
+    fn floats_match_by_bits_and_ranges_by_total_order() {
+        let eq = |k: f64| leaf(LeafQuery::Equals(Key::Float(k)));
+        assert_eq!(truth(&eq(-0.0), Some(Key::Float(0.0))), Some(false));
+        assert_eq!(truth(&eq(f64::NAN), Some(Key::Float(f64::NAN))), Some(true));
+        let below_nan = leaf(LeafQuery::Range {
+            lower: Bound::Included(Key::Float(-0.0)),
+            upper: Bound::Excluded(Key::Float(f64::NAN)),
+        });
+        assert_eq!(
+            truth(&below_nan, Some(Key::Float(f64::INFINITY))),
+            Some(true)
+        );
+        assert_eq!(truth(&below_nan, Some(Key::Float(-0.0))), Some(true));
+        assert_eq!(truth(&below_nan, Some(Key::Float(f64::NAN))), Some(false));
+        assert_eq!(truth(&below_nan, Some(Key::Float(-1e-300))), Some(false));
+    }
+
+    #[test]
+    fn and_or_are_three_valued() {
+        let null = leaf(LeafQuery::AlwaysNull);
+        let yes = leaf(LeafQuery::IsNull);
+        let no = Predicate::Not(Box::new(yes.clone()));
+        let and = |ps: Vec<Predicate>| truth(&Predicate::And(ps), None);
+        let or = |ps: Vec<Predicate>| truth(&Predicate::Or(ps), None);
+        assert_eq!(and(vec![null.clone(), no.clone()]), Some(false));
+        assert_eq!(and(vec![null.clone(), yes.clone()]), None);
+        assert_eq!(and(vec![]), Some(true));
+        assert_eq!(or(vec![null.clone(), yes]), Some(true));
+        assert_eq!(or(vec![null, no]), None);
+        assert_eq!(or(vec![]), Some(false));
+    }
+}
