@@ -317,7 +317,7 @@ pub fn btree_lookup(data: &[u8]) {
         Key::UInt(b),
         Key::Float(f64::from_bits(b)),
         Key::Bool(a & 1 == 1),
-        Key::Bytes(Bytes::copy_from_slice(&probe[..(b % 17) as usize])),
+        Key::Bytes(probe[..(b % 17) as usize].to_vec()),
     ];
     for k in &keys {
         let mut out = PageSelection::new();

@@ -78,7 +78,7 @@ fn open(bytes: &[u8]) -> Option<LanceFileReader> {
 fn queries() -> Vec<LeafQuery> {
     vec![
         LeafQuery::Equals(Key::Int(5)),
-        LeafQuery::Equals(Key::Bytes(Bytes::from_static(b"v00370"))),
+        LeafQuery::Equals(Key::Bytes(b"v00370".to_vec())),
         LeafQuery::Equals(Key::Float(f64::NAN)),
         LeafQuery::In {
             values: vec![Key::Int(-1), Key::Int(7)],

@@ -1,12 +1,22 @@
-//! Typed, totally ordered key values — the order a Lance BTree sorts its values in — and
-//! typed access to the values of an Arrow array as keys.
+//! The one value model of the index layer and the filter engine: typed, totally ordered
+//! values ([`Key`], borrowed [`KeyRef`]) and typed access to the values of an Arrow array
+//! ([`KeyColumn`]). BTree pages, bitmap and zone map keys, SQL literals, and the row values
+//! the one three-valued evaluator ([`crate::index::sql::eval`]) reads in rechecks, scans and
+//! `any_element` elements are all this type (`ElementValue` is another name for it).
 //!
-//! * Signed integers, dates, times, durations and timestamps compare as `i64` (their
-//!   stored integers); unsigned integers as `u64`.
-//! * Floats compare in IEEE total order (`-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf <
-//!   +NaN`), and are equal only when their bits are (NaN == NaN, -0.0 != +0.0), exactly
-//!   like lance's index and Arrow's comparison kernels.
-//! * Strings and binaries compare as unsigned bytes, a proper prefix first.
+//! The one order ([`KeyRef::compare`], and [`Ord`] for sorting and searching):
+//! * booleans `false < true`;
+//! * signed integers, dates, times, durations and timestamps as their stored integers
+//!   (`i64`), unsigned integers as `u64`; signed and unsigned compare mathematically;
+//! * floats in IEEE 754 total order (`-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf <
+//!   +NaN`), equal only when their bits are (NaN == NaN, -0.0 != +0.0), exactly like
+//!   lance's index and Arrow's comparison kernels; a `Float32` compares as its exact
+//!   widening to f64 (NaN payloads kept), so f32 values keep their own total order;
+//! * strings and binaries as unsigned bytes, a proper prefix first.
+//!
+//! Values of different classes (a string and an integer) do not compare: `compare` says
+//! `None` (the evaluator's NULL) and [`Ord`] puts them in class order, so that a list of
+//! values of one column always sorts and searches by the order above.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -19,22 +29,24 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
-/// An owned key.
-#[derive(Debug, Clone)]
+/// An owned value: a key of an index, a SQL literal typed for a column, or a row's value.
+#[derive(Clone)]
 pub(crate) enum Key {
     /// Boolean (false < true).
     Bool(bool),
-    /// Signed integer, date, time, duration or timestamp.
+    /// Signed integer, date, time, duration or timestamp (the stored integer in its unit).
     Int(i64),
     /// Unsigned integer.
     UInt(u64),
-    /// Float of any width, widened exactly to f64.
+    /// A literal typed for a Float32 column (kept narrow for its text and its key encoding).
+    Float32(f32),
+    /// Float of any width, widened exactly to f64 (column values and index keys).
     Float(f64),
     /// String (UTF-8 bytes) or binary.
-    Bytes(Bytes),
+    Bytes(Vec<u8>),
 }
 
-/// A borrowed key.
+/// A borrowed value.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum KeyRef<'a> {
     /// Boolean.
@@ -43,10 +55,24 @@ pub(crate) enum KeyRef<'a> {
     Int(i64),
     /// Unsigned integer family.
     UInt(u64),
+    /// Float32 literal.
+    Float32(f32),
     /// Float family.
     Float(f64),
     /// Strings and binaries.
     Bytes(&'a [u8]),
+}
+
+/// `f` widened to f64 exactly, NaN payload and quiet bit included (`as f64` may quiet a
+/// signalling NaN), so widened values keep f32's total order and bit equality.
+pub(crate) fn widen_f32(f: f32) -> f64 {
+    if !f.is_nan() {
+        return f64::from(f);
+    }
+    let bits = f.to_bits();
+    let sign = u64::from(bits >> 31) << 63;
+    let payload = u64::from(bits & 0x007f_ffff) << 29;
+    f64::from_bits(sign | 0x7ff0_0000_0000_0000 | payload)
 }
 
 impl Key {
@@ -56,21 +82,68 @@ impl Key {
             Key::Bool(b) => KeyRef::Bool(*b),
             Key::Int(v) => KeyRef::Int(*v),
             Key::UInt(v) => KeyRef::UInt(*v),
+            Key::Float32(v) => KeyRef::Float32(*v),
             Key::Float(v) => KeyRef::Float(*v),
             Key::Bytes(b) => KeyRef::Bytes(b),
         }
     }
+
+    /// Compare in the one order (module docs); `None` when the two classes do not compare
+    /// (e.g. a string with an integer).
+    pub(crate) fn compare(&self, other: &Key) -> Option<Ordering> {
+        self.as_key_ref().compare(&other.as_key_ref())
+    }
+
+    /// Whether this is a float zero (either sign).
+    pub(crate) fn is_float_zero(&self) -> bool {
+        match self {
+            Key::Float32(v) => *v == 0.0,
+            Key::Float(v) => *v == 0.0,
+            _ => false,
+        }
+    }
+
+    /// The same kind of float zero with the given sign; other values unchanged.
+    pub(crate) fn with_zero_sign(&self, negative: bool) -> Key {
+        match self {
+            Key::Float32(v) if *v == 0.0 => Key::Float32(if negative { -0.0 } else { 0.0 }),
+            Key::Float(v) if *v == 0.0 => Key::Float(if negative { -0.0 } else { 0.0 }),
+            other => other.clone(),
+        }
+    }
 }
 
-impl KeyRef<'_> {
-    fn rank(&self) -> u8 {
+impl<'a> KeyRef<'a> {
+    /// Rank of the value's class: values of one class compare, of two classes do not.
+    fn class(&self) -> u8 {
         match self {
             KeyRef::Bool(_) => 0,
-            KeyRef::Int(_) => 1,
-            KeyRef::UInt(_) => 2,
-            KeyRef::Float(_) => 3,
-            KeyRef::Bytes(_) => 4,
+            KeyRef::Int(_) | KeyRef::UInt(_) => 1,
+            KeyRef::Float32(_) | KeyRef::Float(_) => 2,
+            KeyRef::Bytes(_) => 3,
         }
+    }
+
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            KeyRef::Float32(f) => Some(widen_f32(*f)),
+            KeyRef::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// Compare in the one order (module docs); `None` when the classes differ.
+    pub(crate) fn compare(&self, other: &KeyRef<'_>) -> Option<Ordering> {
+        use KeyRef as K;
+        Some(match (*self, *other) {
+            (K::Bool(a), K::Bool(b)) => a.cmp(&b),
+            (K::Int(a), K::Int(b)) => a.cmp(&b),
+            (K::UInt(a), K::UInt(b)) => a.cmp(&b),
+            (K::Int(a), K::UInt(b)) => i128::from(a).cmp(&i128::from(b)),
+            (K::UInt(a), K::Int(b)) => i128::from(a).cmp(&i128::from(b)),
+            (K::Bytes(a), K::Bytes(b)) => a.cmp(b),
+            (a, b) => a.as_f64()?.total_cmp(&b.as_f64()?),
+        })
     }
 
     /// Owned copy.
@@ -79,23 +152,17 @@ impl KeyRef<'_> {
             KeyRef::Bool(b) => Key::Bool(b),
             KeyRef::Int(v) => Key::Int(v),
             KeyRef::UInt(v) => Key::UInt(v),
+            KeyRef::Float32(v) => Key::Float32(v),
             KeyRef::Float(v) => Key::Float(v),
-            KeyRef::Bytes(b) => Key::Bytes(Bytes::copy_from_slice(b)),
+            KeyRef::Bytes(b) => Key::Bytes(b.to_vec()),
         }
     }
 }
 
 impl Ord for KeyRef<'_> {
     fn cmp(&self, other: &Self) -> Ordering {
-        match (self, other) {
-            (KeyRef::Bool(a), KeyRef::Bool(b)) => a.cmp(b),
-            (KeyRef::Int(a), KeyRef::Int(b)) => a.cmp(b),
-            (KeyRef::UInt(a), KeyRef::UInt(b)) => a.cmp(b),
-            (KeyRef::Float(a), KeyRef::Float(b)) => a.total_cmp(b),
-            (KeyRef::Bytes(a), KeyRef::Bytes(b)) => a.cmp(b),
-            // Keys of one column always share a variant; order mixed ones deterministically.
-            (a, b) => a.rank().cmp(&b.rank()),
-        }
+        self.compare(other)
+            .unwrap_or_else(|| self.class().cmp(&other.class()))
     }
 }
 
@@ -133,20 +200,41 @@ impl PartialEq for Key {
 
 impl Eq for Key {}
 
+/// Bytes print as a byte string (`Bytes(b"abc")`), as explain shows index searches.
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            Key::Int(v) => f.debug_tuple("Int").field(v).finish(),
+            Key::UInt(v) => f.debug_tuple("UInt").field(v).finish(),
+            Key::Float32(v) => f.debug_tuple("Float32").field(v).finish(),
+            Key::Float(v) => f.debug_tuple("Float").field(v).finish(),
+            Key::Bytes(b) => f
+                .debug_tuple("Bytes")
+                .field(&Bytes::copy_from_slice(b))
+                .finish(),
+        }
+    }
+}
+
+/// SQL text: `true`, `7`, `0.5`, `'it''s'`, `X'00FF'`.
 impl std::fmt::Display for Key {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Key::Bool(b) => write!(f, "{b}"),
             Key::Int(v) => write!(f, "{v}"),
             Key::UInt(v) => write!(f, "{v}"),
+            Key::Float32(v) => write!(f, "{v:?}"),
             Key::Float(v) => write!(f, "{v:?}"),
             Key::Bytes(b) => match std::str::from_utf8(b) {
-                Ok(s) => write!(f, "{s:?}"),
-                Err(_) => write!(
-                    f,
-                    "X'{}'",
-                    b.iter().map(|x| format!("{x:02x}")).collect::<String>()
-                ),
+                Ok(s) => write!(f, "'{}'", s.replace('\'', "''")),
+                Err(_) => {
+                    write!(f, "X'")?;
+                    for byte in b {
+                        write!(f, "{byte:02X}")?;
+                    }
+                    write!(f, "'")
+                }
             },
         }
     }
@@ -185,7 +273,8 @@ pub(crate) fn is_key_type(data_type: &DataType) -> bool {
     )
 }
 
-/// Typed access to an Arrow array's values as keys (cheap: shares the array's buffers).
+/// Typed access to an Arrow array's values (cheap: shares the array's buffers). Floats of
+/// every width read as [`KeyRef::Float`].
 #[derive(Debug, Clone)]
 pub(crate) enum KeyColumn {
     /// Booleans.
@@ -312,9 +401,10 @@ impl KeyColumn {
         self.array().null_count()
     }
 
-    /// The key at row `i` (`None` for null). `i` must be `< len()`.
+    /// The value at row `i` (`None` for null, or when `i` is out of bounds).
     pub(crate) fn get(&self, i: usize) -> Option<KeyRef<'_>> {
-        if self.array().is_null(i) {
+        let array = self.array();
+        if i >= array.len() || array.is_null(i) {
             return None;
         }
         Some(match self {
@@ -328,7 +418,7 @@ impl KeyColumn {
             KeyColumn::U32(a) => KeyRef::UInt(a.value(i) as u64),
             KeyColumn::U64(a) => KeyRef::UInt(a.value(i)),
             KeyColumn::F16(a) => KeyRef::Float(a.value(i).to_f64()),
-            KeyColumn::F32(a) => KeyRef::Float(a.value(i) as f64),
+            KeyColumn::F32(a) => KeyRef::Float(widen_f32(a.value(i))),
             KeyColumn::F64(a) => KeyRef::Float(a.value(i)),
             KeyColumn::Bytes(a) => KeyRef::Bytes(bytes_at(a.as_ref(), i)),
         })
@@ -394,9 +484,37 @@ mod tests {
         assert_eq!(Key::Float(f64::NAN), Key::Float(f64::NAN));
     }
 
+    use proptest::prelude::{any, prop_assert_eq, proptest};
+
+    proptest! {
+        /// Widening keeps f32's total order and bit equality, NaN payloads included, so a
+        /// Float32 literal and a widened f32 column value compare as f32s do.
+        #[test]
+        fn widening_keeps_the_f32_total_order(a in any::<u32>(), b in any::<u32>()) {
+            let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+            prop_assert_eq!(widen_f32(x).total_cmp(&widen_f32(y)), x.total_cmp(&y));
+            prop_assert_eq!(Key::Float32(x).cmp(&Key::Float(widen_f32(y))), x.total_cmp(&y));
+            prop_assert_eq!(widen_f32(x).to_bits() == widen_f32(y).to_bits(), a == b);
+        }
+    }
+
+    #[test]
+    fn classes_that_do_not_compare_are_null_to_the_evaluator() {
+        assert_eq!(Key::Int(-1).compare(&Key::UInt(0)), Some(Ordering::Less));
+        assert_eq!(
+            Key::Float32(0.5).compare(&Key::Float(0.5)),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(Key::Int(1).compare(&Key::Float(1.0)), None);
+        assert_eq!(Key::Bool(true).compare(&Key::Int(1)), None);
+        assert!(Key::Bool(true) < Key::Int(i64::MIN));
+        assert!(Key::UInt(u64::MAX) < Key::Float(f64::NEG_INFINITY));
+        assert!(Key::Float(f64::NAN) < Key::Bytes(Vec::new()));
+    }
+
     #[test]
     fn bytes_order_is_unsigned_with_prefix_first() {
-        let k = |b: &'static [u8]| Key::Bytes(Bytes::from_static(b));
+        let k = |b: &'static [u8]| Key::Bytes(b.to_vec());
         assert!(k(b"") < k(b"\x00"));
         assert!(k(b"\x00") < k(b"\x00\x00"));
         assert!(k(b"\x7f") < k(b"\x80"));

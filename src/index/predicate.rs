@@ -1,12 +1,12 @@
 //! Index search queries: what an index is asked (lance's `SargableQuery`): `=`, `IN`,
 //! ranges, `IS NULL` on one column ([`LeafQuery`]) and their `AND` / `OR` / `NOT`
 //! ([`Predicate`]), with typed [`Key`] bounds. The filter engine derives them from a bound
-//! SQL filter ([`crate::index::filter`]); the BTree selects pages with them and keeps the
-//! page rows whose key matches ([`Predicate::eval`], lance's own three-valued semantics of a
-//! sargable query over one key). SQL filters are parsed, typed and evaluated only in
-//! [`crate::index::filter`].
+//! SQL filter ([`crate::index::engine::tree::index_query`]); indices select pages, zones
+//! and bitmaps with them, and the BTree keeps the page rows whose key makes the search
+//! TRUE by lowering it to a bound predicate ([`Predicate::to_sql`]) for the one
+//! three-valued evaluator ([`crate::index::sql::eval`]).
 
-mod eval;
+mod lower;
 
 use std::ops::Bound;
 

@@ -6,10 +6,11 @@
 //! * [`call`]: recognising `any_element(list_col, 'predicate')` / `NOT any_element(...)`;
 //! * [`bind`]: the one binder (columns of a dataset, or fields of list elements; literals
 //!   typed by [`crate::index::sql_literal::coerce_literal`]);
-//! * [`eval`]: the one SQL three-valued evaluator (rechecks, scans, `any_element`
-//!   elements);
+//! * [`eval`]: the one three-valued evaluator (BTree pages, rechecks, scans,
+//!   `any_element` elements);
 //! * [`list_has`]: `array_has_any` / `array_has_all` / `array_contains` on list data;
-//! * [`value`]: the values the evaluator compares, and typed access to Arrow arrays;
+//! * [`value`]: the one value model of [`crate::index::key`] under the name the SQL stack
+//!   uses, and typed access to element field arrays;
 //! * [`parsed`]: a top-level filter parsed once (from text, or built in code), as the engine
 //!   takes it.
 

@@ -66,7 +66,7 @@ fn value_of(v: &Value) -> Option<ElementValue> {
         "f32_bits" => ElementValue::Float32(f32::from_bits(
             u32::from_str_radix(x.as_str().unwrap(), 16).unwrap(),
         )),
-        "f64_bits" => ElementValue::Float64(f64::from_bits(
+        "f64_bits" => ElementValue::Float(f64::from_bits(
             u64::from_str_radix(x.as_str().unwrap(), 16).unwrap(),
         )),
         "bytes_hex" => ElementValue::Bytes(unhex(x.as_str().unwrap())),

@@ -64,7 +64,7 @@ fn spec_encode(key: &KeyType, value: Option<&ElementValue>) -> Vec<u8> {
             };
             out.extend(bits.to_be_bytes());
         }
-        (_, ElementValue::Float64(f)) => {
+        (_, ElementValue::Float(f)) => {
             let bits = f.to_bits();
             let bits = if bits >> 63 == 1 {
                 !bits
@@ -259,17 +259,17 @@ fn fixed_width_goldens() {
         (KeyType::Float32, None, "00 00 00 00 00"),
         (
             KeyType::Float64,
-            Some(Float64(-2.5)),
+            Some(Float(-2.5)),
             "01 3F FB FF FF FF FF FF FF",
         ),
         (
             KeyType::Float64,
-            Some(Float64(f64::NAN)),
+            Some(Float(f64::NAN)),
             "01 FF F8 00 00 00 00 00 00",
         ),
         (
             KeyType::Float64,
-            Some(Float64(f64::from_bits(0xFFF8_0000_0000_0000))),
+            Some(Float(f64::from_bits(0xFFF8_0000_0000_0000))),
             "01 00 07 FF FF FF FF FF FF",
         ),
         // Dates and timestamps encode as Int32 / Int64.

@@ -42,6 +42,7 @@ mod faults_file;
 mod faults_http;
 mod faults_load;
 mod filter_cross_column;
+mod index_and_scan_agree;
 mod inspect_coverage;
 mod inspect_dataset;
 mod io_gcs;

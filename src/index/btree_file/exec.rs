@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::index::caches::{session_cache, sized_session_cache};
 use crate::index::key::KeyColumn;
 use crate::index::predicate::Predicate;
+use crate::index::sql::eval::{eval_predicate, ColumnsRow};
 use crate::io::budget::CacheShare;
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
 use crate::io::{FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource};
@@ -524,7 +525,8 @@ fn ids_of(ids: &ArrayRef) -> Result<Vec<u64>> {
     Ok(ids.as_primitive::<UInt64Type>().values().to_vec())
 }
 
-/// Append the ids of rows whose value makes `predicate` TRUE.
+/// Append the ids of rows whose value makes `predicate` TRUE, evaluated by the one
+/// three-valued evaluator (the code that evaluates the leaf on unindexed data).
 pub(crate) fn filter_page(
     values: &ArrayRef,
     ids: &ArrayRef,
@@ -536,9 +538,17 @@ pub(crate) fn filter_page(
     if keys.len() != ids.len() {
         return Err(Error::corrupt("page data values and ids differ in length"));
     }
+    let test = predicate.to_sql();
+    let columns = [Some(keys)];
     for (row, id) in ids.iter().enumerate() {
-        let value = keys.get(row);
-        if predicate.eval(&|_c| value) == Some(true) {
+        if eval_predicate(
+            &test,
+            &ColumnsRow {
+                columns: &columns,
+                row,
+            },
+        ) == Some(true)
+        {
             out.push(*id);
         }
     }

@@ -5,6 +5,7 @@ use arrow_array::{Int64Array, UInt32Array};
 use proptest::prelude::*;
 
 use crate::index::predicate::Leaf;
+use crate::index::sql::eval::eval_predicate;
 
 /// Build the lookup lance would write for sorted (nulls first) `values` cut into pages of
 /// `batch` rows.
@@ -250,10 +251,11 @@ proptest! {
         let mut sorted = values.clone();
         sorted.sort();
         let selection = lookup.select(&predicate);
+        let test = predicate.to_sql();
         for (page, chunk) in sorted.chunks(batch).enumerate() {
             let truths: Vec<Option<bool>> = chunk
                 .iter()
-                .map(|v| predicate.eval(&|_c| v.map(KeyRef::Int)))
+                .map(|v| eval_predicate(&test, &[v.map(Key::Int)]))
                 .collect();
             let any_true = truths.contains(&Some(true));
             match selection.get(&(page as u32)) {

@@ -1,5 +1,6 @@
 //! Evaluating a leaf on data: read only the leaf's column for only the rows asked (the
-//! reader fetches just the chunks holding them), evaluate with the one SQL evaluator, keep
+//! reader fetches just the chunks holding them), evaluate with the one three-valued
+//! evaluator ([`crate::index::sql::eval`], the code that also filters BTree pages), keep
 //! the rows with the wanted truth value.
 
 use std::collections::BTreeMap;
@@ -8,11 +9,10 @@ use arrow_array::{Array, ArrayRef};
 use roaring::RoaringTreemap;
 
 use crate::error::{Error, Result};
-use crate::index::key::{KeyColumn, KeyRef};
+use crate::index::key::KeyColumn;
 use crate::index::kind::{PlannedLeaf, Want};
 use crate::index::sql::bind::{BoundField, SqlPredicate};
-use crate::index::sql::eval::eval_predicate;
-use crate::index::sql::value::ElementValue;
+use crate::index::sql::eval::{eval_predicate, ColumnsRow};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, Fragment};
 use crate::lance::reader::RowSelection;
@@ -201,18 +201,8 @@ fn struct_child(
     Ok(arrow_array::make_array(data))
 }
 
-/// The value of a key as the evaluator sees it.
-fn value_of(k: KeyRef<'_>) -> ElementValue {
-    match k {
-        KeyRef::Bool(b) => ElementValue::Bool(b),
-        KeyRef::Int(i) => ElementValue::Int(i),
-        KeyRef::UInt(u) => ElementValue::UInt(u),
-        KeyRef::Float(f) => ElementValue::Float64(f),
-        KeyRef::Bytes(b) => ElementValue::Bytes(b.to_vec()),
-    }
-}
-
-/// The truth of a one-column predicate on each value of `array` (`None` = all null).
+/// The truth of a one-column predicate on each value of `array` (`None` = all null),
+/// through the one evaluator.
 pub(crate) fn evaluate_column(
     predicate: &SqlPredicate,
     slot: usize,
@@ -220,9 +210,13 @@ pub(crate) fn evaluate_column(
     array: Option<&ArrayRef>,
     rows: usize,
 ) -> Result<Vec<Option<bool>>> {
-    let mut values: Vec<Option<ElementValue>> = vec![None; slots.max(slot + 1)];
+    let mut columns: Vec<Option<KeyColumn>> = vec![None; slots.max(slot + 1)];
     let Some(array) = array else {
-        return Ok(vec![eval_predicate(predicate, &values); rows]);
+        let nulls = ColumnsRow {
+            columns: &columns,
+            row: 0,
+        };
+        return Ok(vec![eval_predicate(predicate, &nulls); rows]);
     };
     if array.data_type().is_nested() {
         return nested_null_test(predicate, slot, array);
@@ -233,12 +227,19 @@ pub(crate) fn evaluate_column(
         _ => std::sync::Arc::clone(array),
     };
     let keys = KeyColumn::new(&array)?;
-    let mut out = Vec::with_capacity(keys.len());
-    for row in 0..keys.len() {
-        values[slot] = keys.get(row).map(value_of);
-        out.push(eval_predicate(predicate, &values));
-    }
-    Ok(out)
+    let len = keys.len();
+    columns[slot] = Some(keys);
+    Ok((0..len)
+        .map(|row| {
+            eval_predicate(
+                predicate,
+                &ColumnsRow {
+                    columns: &columns,
+                    row,
+                },
+            )
+        })
+        .collect())
 }
 
 /// The truth of `predicate` on a nested column (a list or a struct): the binder allows
@@ -385,7 +386,7 @@ mod tests {
         let compare = SqlPredicate::Compare {
             field: 0,
             op: CompareOp::Eq,
-            value: Some(ElementValue::Int(1)),
+            value: Some(crate::index::key::Key::Int(1)),
         };
         let err = evaluate_column(&compare, 0, 1, Some(&lists()), 3).unwrap_err();
         assert!(matches!(err, Error::Unsupported { .. }), "{err}");

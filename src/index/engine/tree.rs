@@ -11,10 +11,9 @@
 
 use std::ops::Bound;
 
-use bytes::Bytes;
 use roaring::RoaringTreemap;
 
-use crate::index::key::Key;
+use crate::index::key::{widen_f32, Key};
 use crate::index::kind::Want;
 use crate::index::predicate::{Leaf, LeafQuery, Predicate};
 use crate::index::sql::bind::SqlPredicate;
@@ -344,9 +343,9 @@ pub(crate) fn key_of(v: &ElementValue) -> Key {
         ElementValue::Bool(b) => Key::Bool(*b),
         ElementValue::Int(i) => Key::Int(*i),
         ElementValue::UInt(u) => Key::UInt(*u),
-        ElementValue::Float32(f) => Key::Float(f64::from(*f)),
-        ElementValue::Float64(f) => Key::Float(*f),
-        ElementValue::Bytes(b) => Key::Bytes(Bytes::copy_from_slice(b)),
+        ElementValue::Float32(f) => Key::Float(widen_f32(*f)),
+        ElementValue::Float(f) => Key::Float(*f),
+        ElementValue::Bytes(b) => Key::Bytes(b.clone()),
     }
 }
 

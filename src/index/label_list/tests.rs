@@ -24,7 +24,7 @@ fn parse(filter: &str) -> Option<(bool, ListTest, String, Vec<Key>)> {
     let keys = values
         .split(", ")
         .map(|v| match v.strip_prefix('\'') {
-            Some(s) => Key::Bytes(s.trim_end_matches('\'').as_bytes().to_vec().into()),
+            Some(s) => Key::Bytes(s.trim_end_matches('\'').as_bytes().to_vec()),
             None => Key::Int(v.parse().unwrap()),
         })
         .collect();

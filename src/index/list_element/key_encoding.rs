@@ -273,7 +273,7 @@ impl KeyType {
                 _ => return Err(mismatch()),
             },
             KeyType::Float64 => match value {
-                V::Float64(f) => Arc::new(Float64Array::from(vec![*f])),
+                V::Float(f) => Arc::new(Float64Array::from(vec![*f])),
                 _ => return Err(mismatch()),
             },
             KeyType::Utf8 | KeyType::LargeUtf8 => {

@@ -16,7 +16,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 
-use bytes::Bytes;
 use prost_types::Any;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
@@ -200,9 +199,9 @@ fn range_leaf(lower: &[u8], upper: Option<&[u8]>) -> Predicate {
     Predicate::Leaf(Leaf {
         column: 0,
         query: LeafQuery::Range {
-            lower: Bound::Included(Key::Bytes(Bytes::copy_from_slice(lower))),
+            lower: Bound::Included(Key::Bytes(lower.to_vec())),
             upper: upper.map_or(Bound::Unbounded, |u| {
-                Bound::Excluded(Key::Bytes(Bytes::copy_from_slice(u)))
+                Bound::Excluded(Key::Bytes(u.to_vec()))
             }),
         },
     })

@@ -14,9 +14,11 @@ use arrow_schema::DataType;
 
 use super::key_encoding::KeyType;
 use crate::error::{Error, Result};
+use crate::index::key::KeyColumn;
 use crate::index::sql::bind::{BoundField, BoundPredicate as BoundElementPredicate};
+use crate::index::sql::eval::ColumnsRow;
 pub(crate) use crate::index::sql::eval::{eval_predicate as eval_element, find_opaque};
-use crate::index::sql::value::{ElementValue, FieldColumn};
+use crate::index::sql::value::scalar_column;
 
 /// `any_element(list, predicate)` for every row of `list` (a `List` or `LargeList` of
 /// `Struct`): TRUE, FALSE or NULL per the spec.
@@ -52,10 +54,9 @@ fn evaluate_list<O: OffsetSizeTrait>(
     let columns = bound
         .fields
         .iter()
-        .map(|f| field_column(elements, f))
+        .map(|f| field_column(elements, f).map(Some))
         .collect::<Result<Vec<_>>>()?;
     let offsets = list.value_offsets();
-    let mut values: Vec<Option<ElementValue>> = vec![None; columns.len()];
     let mut out = Vec::with_capacity(list.len());
     for row in 0..list.len() {
         if list.is_null(row) {
@@ -65,15 +66,17 @@ fn evaluate_list<O: OffsetSizeTrait>(
         let (start, end) = (offsets[row].as_usize(), offsets[row + 1].as_usize());
         let mut result = Some(false);
         for element in start..end {
-            let element_null = elements.is_null(element);
-            for (slot, column) in values.iter_mut().zip(&columns) {
-                *slot = if element_null {
-                    None
-                } else {
-                    column.value(element)
-                };
-            }
-            match eval_element(&bound.predicate, &values) {
+            // A null element makes every field NULL.
+            let fields: &[Option<KeyColumn>] = if elements.is_null(element) {
+                &[]
+            } else {
+                &columns
+            };
+            let row = ColumnsRow {
+                columns: fields,
+                row: element,
+            };
+            match eval_element(&bound.predicate, &row) {
                 Some(true) => {
                     result = Some(true);
                     break;
@@ -88,7 +91,7 @@ fn evaluate_list<O: OffsetSizeTrait>(
 }
 
 /// The element child named like `field`, checked to hold its type.
-fn field_column<'a>(elements: &'a StructArray, field: &BoundField) -> Result<FieldColumn<'a>> {
+fn field_column(elements: &StructArray, field: &BoundField) -> Result<KeyColumn> {
     let array = elements.column_by_name(&field.name).ok_or_else(|| {
         Error::InvalidArgument(format!("the list elements have no field {:?}", field.name))
     })?;
@@ -102,7 +105,7 @@ fn field_column<'a>(elements: &'a StructArray, field: &BoundField) -> Result<Fie
             field.data_type
         )));
     }
-    FieldColumn::new(array.as_ref())
+    scalar_column(array)
 }
 
 #[cfg(test)]

@@ -782,8 +782,8 @@ fn family(t: &DataType) -> Option<u8> {
 fn narrow(v: f64, t: &DataType) -> ElementValue {
     match t {
         DataType::Float32 => ElementValue::Float32(v as f32),
-        DataType::Float16 => ElementValue::Float64(half::f16::from_f64(v).to_f64()),
-        _ => ElementValue::Float64(v),
+        DataType::Float16 => ElementValue::Float(half::f16::from_f64(v).to_f64()),
+        _ => ElementValue::Float(v),
     }
 }
 

@@ -3,8 +3,6 @@
 
 use std::ops::Bound;
 
-use bytes::Bytes;
-
 use super::*;
 use crate::index::engine::tree::{index_query, shape};
 use crate::index::key::Key;
@@ -120,7 +118,7 @@ fn coerces_literals_like_lance() {
     );
     assert_eq!(
         leaf("b = X'00ff'"),
-        LeafQuery::Equals(Key::Bytes(Bytes::from_static(&[0, 255])))
+        LeafQuery::Equals(Key::Bytes(vec![0, 255]))
     );
     assert_eq!(leaf("bl"), LeafQuery::Equals(Key::Bool(true)));
     assert_eq!(leaf("i = NULL"), LeafQuery::AlwaysNull);

@@ -72,7 +72,7 @@ fn literals_are_typed_like_top_level_filters() {
         pred("confidence > 0.9"),
         cmp(0, CompareOp::Gt, V::Float32(0.9f32))
     );
-    assert_eq!(pred("area > 0.9"), cmp(0, CompareOp::Gt, V::Float64(0.9)));
+    assert_eq!(pred("area > 0.9"), cmp(0, CompareOp::Gt, V::Float(0.9)));
     assert_eq!(pred("n >= -128"), cmp(0, CompareOp::GtEq, V::Int(-128)));
     assert_eq!(pred("u = 65535"), cmp(0, CompareOp::Eq, V::UInt(65535)));
     // Literal on the left: the operator is swapped.
