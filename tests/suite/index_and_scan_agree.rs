@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::index::engine::{self, FilterOptions};
 use crate::index::filter::{execute_filter, plan_filter};
+use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::suite::common::dataset_fixture;
@@ -110,9 +111,15 @@ async fn an_indexed_leaf_and_its_scan_return_the_same_rows() {
         let indexed = execute_filter(&dataset, &indexed_plan, &stats)
             .await
             .unwrap();
-        let scan_plan = engine::plan(&dataset, filter, options, &[], &stats)
-            .await
-            .unwrap();
+        let scan_plan = engine::plan(
+            &dataset,
+            &ParsedFilter::parse(filter).unwrap(),
+            options,
+            &[],
+            &stats,
+        )
+        .await
+        .unwrap();
         let scanned_by = explained_kinds(&scan_plan);
         assert!(
             !scanned_by.iter().any(|k| k == "btree"),
