@@ -188,6 +188,11 @@ pub use api::{
     IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport,
     Query, QueryResult,
 };
+pub use api::{
+    ColumnInspection, FieldInspection, FileInspection, PageInspection, PlanInspection,
+    PlanLayerSummary,
+};
+pub use api::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

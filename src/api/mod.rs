@@ -5,6 +5,8 @@ mod dataset;
 mod describe;
 pub(crate) mod ecp;
 mod file;
+mod inspect;
+mod list_element_index;
 mod open;
 mod prewarm;
 mod query;
@@ -16,6 +18,11 @@ pub use describe::{
     IndexDescription, IndexSegmentDescription,
 };
 pub use file::{LanceFile, LanceFileBuilder};
+pub use inspect::{
+    ColumnInspection, FieldInspection, FileInspection, PageInspection, PlanInspection,
+    PlanLayerSummary,
+};
+pub use list_element_index::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};
