@@ -189,6 +189,11 @@ pub use api::{
     Query, QueryResult,
 };
 pub use api::{FilterExpr, FilterValue};
+pub use api::{
+    ColumnInspection, FieldInspection, FileInspection, PageInspection, PlanInspection,
+    PlanLayerSummary,
+};
+pub use api::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

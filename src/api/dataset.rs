@@ -9,9 +9,6 @@ use object_store::ObjectStore;
 use super::open::OpenParams;
 use crate::error::Result;
 use crate::index::filter::{filter_row_addresses, FilterOptions};
-use crate::index::list_element::build::{
-    build_list_element_index, commit_list_element_index, ListElementIndexOptions,
-};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::Dataset as DatasetVersion;
@@ -215,11 +212,7 @@ impl Dataset {
         keys: &[&str],
         name: &str,
     ) -> Result<u64> {
-        let opened = self.params.open_url()?;
-        let options = ListElementIndexOptions::new(column, keys, name);
-        let built = build_list_element_index(&opened, &self.version, &options, &self.stats).await?;
-        let created =
-            commit_list_element_index(&opened, &self.version, &built, &self.stats).await?;
+        let created = self.list_element_index(column, keys, name).create().await?;
         Ok(created.version)
     }
 

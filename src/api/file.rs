@@ -54,6 +54,16 @@ impl LanceFileBuilder {
         self
     }
 
+    /// Add storage options.
+    pub fn storage_options<K: Into<String>, V: Into<String>>(
+        mut self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let pairs = options.into_iter().map(|(k, v)| (k.into(), v.into()));
+        self.params.storage_options.extend(pairs);
+        self
+    }
+
     /// Read through this object store instead of building one from the URL.
     pub fn object_store(mut self, store: Arc<dyn ObjectStore>) -> Self {
         self.params.object_store = Some(store);
@@ -145,5 +155,25 @@ impl LanceFile {
             .await?;
         let indices = UInt32Array::from(order);
         Ok(arrow_select::take::take_record_batch(&sorted, &indices)?)
+    }
+
+    pub(crate) fn data_file_reader(&self) -> &DataFileReader {
+        &self.reader
+    }
+
+    pub(crate) fn stats_handle(&self) -> &IoStats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_list_reads_sorted_and_comes_back_in_the_order_asked() {
+        let (selection, order) = RowSelection::sorted_with_order(&[42, 3, 17, 3]);
+        assert_eq!(selection, RowSelection::Rows(vec![3, 17, 42]));
+        assert_eq!(order, vec![2, 0, 1, 0]);
     }
 }

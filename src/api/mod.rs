@@ -6,6 +6,8 @@ mod describe;
 pub(crate) mod ecp;
 mod file;
 mod filter_expr;
+mod inspect;
+mod list_element_index;
 mod open;
 mod prewarm;
 mod query;
@@ -18,6 +20,11 @@ pub use describe::{
 };
 pub use file::{LanceFile, LanceFileBuilder};
 pub use filter_expr::{FilterExpr, FilterValue};
+pub use inspect::{
+    ColumnInspection, FieldInspection, FileInspection, PageInspection, PlanInspection,
+    PlanLayerSummary,
+};
+pub use list_element_index::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};

@@ -4,6 +4,7 @@
 use arrow_array::RecordBatch;
 
 use super::dataset::Dataset;
+use super::scan::PlannedFilter;
 use crate::error::{Error, Result};
 use crate::index::filter::{execute_filter, plan_filter, FilterOptions, FilterPlan};
 use crate::io::IoStats;
@@ -99,12 +100,32 @@ impl<'a> Query<'a> {
     /// The plan as JSON — which index answers each part of the filter, the pages and byte
     /// ranges it will read, what is scanned or rechecked — without reading the pages.
     pub async fn explain(&self) -> Result<serde_json::Value> {
-        Ok(self.plan().await?.explain())
+        Ok(self.filter_plan().await?.explain())
+    }
+
+    /// Plan the query's filter (index lookups and metadata, no index page yet), honouring
+    /// [`Query::allow_scan`]; print it with [`PlannedFilter::explain`], run it with
+    /// [`Dataset::execute_planned_filter`]. [`Query::execute`] is plan, then execute.
+    ///
+    /// ```
+    /// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+    /// # use lakeseek::Dataset;
+    /// # let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+    /// #     .object_store(lakeseek::sample::store().await?).open().await?;
+    /// let plan = dataset.query().filter("camera = 3").allow_scan(true).plan().await?;
+    /// assert!(plan.full_scan_notice().is_some()); // no index on `camera`
+    /// let rows = dataset.execute_planned_filter(&plan).await?;
+    /// assert!(!rows.is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub async fn plan(&self) -> Result<PlannedFilter> {
+        let plan = self.filter_plan().await?;
+        Ok(PlannedFilter::new(plan, self.dataset.version()))
     }
 
     /// Run the query.
     pub async fn execute(&self) -> Result<QueryResult> {
-        let plan = self.plan().await?;
+        let plan = self.filter_plan().await?;
         let version = self.dataset.version_handle();
         let rows = execute_filter(version, &plan, self.cost_stats()).await?;
         let row_addresses: Vec<u64> = rows.iter().collect();
@@ -119,7 +140,7 @@ impl<'a> Query<'a> {
         })
     }
 
-    async fn plan(&self) -> Result<FilterPlan> {
+    async fn filter_plan(&self) -> Result<FilterPlan> {
         let filter = self.filter.as_deref().ok_or_else(|| {
             Error::InvalidArgument("a query needs a filter (Query::filter)".into())
         })?;

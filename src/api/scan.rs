@@ -88,6 +88,21 @@ impl PlannedFilter {
     pub fn explain(&self) -> serde_json::Value {
         self.plan.explain()
     }
+
+    /// When no index answers the filter and the plan scans every fragment (a query with
+    /// [`Query::allow_scan`](crate::Query::allow_scan)): why, and how many fragments that is
+    /// (`"<why>; scanning all 4 fragments"`). `None` when indices bound the answer.
+    pub fn full_scan_notice(&self) -> Option<String> {
+        self.plan.full_scan_notice()
+    }
+
+    /// A planned filter of dataset version `version`.
+    pub(crate) fn new(plan: FilterPlan, version: u64) -> Self {
+        Self {
+            plan: Arc::new(plan),
+            version,
+        }
+    }
 }
 
 impl Dataset {
@@ -134,10 +149,7 @@ impl Dataset {
     pub async fn plan_filter(&self, filter: &str) -> Result<PlannedFilter> {
         let options = FilterOptions::default();
         let plan = plan_filter(self.version_handle(), filter, options, self.stats_handle()).await?;
-        Ok(PlannedFilter {
-            plan: Arc::new(plan),
-            version: self.version(),
-        })
+        Ok(PlannedFilter::new(plan, self.version()))
     }
 
     /// Execute a plan made by [`Dataset::plan_filter`] on this version (or a

@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::io::Read;
 
-use crate::error::{Error, Result};
+use crate::{Error, Result};
 
 /// Largest file accepted by either flag (256 MiB): bounds memory for a mistaken path.
 const MAX_ARG_FILE_BYTES: u64 = 256 << 20;

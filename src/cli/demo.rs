@@ -37,10 +37,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions};
-use crate::error::{Error, Result};
-use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
 use crate::sample;
-use crate::{Dataset, IoStats, IoStatsSnapshot, Session};
+use crate::{Dataset, Error, IoStats, IoStatsSnapshot, LanceFile, Result, Session};
 
 /// The demo's queries and pylance's answers to them (`assets/demo/answers.json`).
 const ANSWERS: &str = include_str!(concat!(
@@ -223,7 +221,7 @@ async fn dataset_steps(
     steps: &mut Vec<DemoStep>,
 ) -> Result<()> {
     let dataset = open_step(store, session, steps).await?;
-    let whole = ColumnSizes::of(&dataset).await?;
+    let whole = ColumnSizes::of(&dataset, store).await?;
     filter_steps(answers, &dataset, &whole, steps).await?;
     take_steps(answers, &dataset, &whole, steps).await
 }
@@ -243,7 +241,7 @@ async fn open_step(
             .open()
     })
     .await?;
-    let fragments = dataset.version_handle().manifest().fragments.len();
+    let fragments = dataset.fragments().len();
     steps.push(DemoStep {
         step: "open",
         what: "open dataset (latest version)".into(),
@@ -310,7 +308,7 @@ async fn take_steps(
             .ok_or_else(|| Error::corrupt(format!("bundled answers.json: no {key}.detections")))?;
         let (lists, io, millis) = measured(|stats| {
             let (dataset, addresses) = (dataset.with_stats(&stats), addresses.clone());
-            async move { take_detections(&dataset, &addresses, &stats).await }
+            async move { take_detections(&dataset, &addresses).await }
         })
         .await?;
         let non_empty = lists.as_array().map_or(0, |a| {
@@ -339,13 +337,11 @@ async fn take_steps(
 }
 
 /// The `detections` lists of the rows at `addresses`, in that order, as JSON values.
-async fn take_detections(dataset: &Dataset, addresses: &[u64], stats: &IoStats) -> Result<Value> {
-    let batch = match dataset.take(addresses, &[DETECTIONS]).await {
-        Ok(batch) => batch.project(&[1])?,
-        // Until dataset takes of nested columns land, read the data files directly.
-        Err(Error::Unsupported { .. }) => take_nested(dataset, addresses, stats).await?,
-        Err(e) => return Err(e),
-    };
+async fn take_detections(dataset: &Dataset, addresses: &[u64]) -> Result<Value> {
+    let batch = dataset
+        .take(addresses, &[DETECTIONS])
+        .await?
+        .project(&[1])?;
     let mut writer = arrow_json::ArrayWriter::new(Vec::new());
     writer.write(&batch)?;
     writer.finish()?;
@@ -362,82 +358,6 @@ async fn take_detections(dataset: &Dataset, addresses: &[u64], stats: &IoStats) 
     ))
 }
 
-/// Take `detections` of `addresses` through the file reader (each fragment's data file
-/// opened and read concurrently with the others'), in the order asked. Interim, until
-/// `Dataset::take` reads nested columns. The bundled dataset has no deletions; a fragment
-/// with a deletion file is refused rather than read wrongly.
-async fn take_nested(
-    dataset: &Dataset,
-    addresses: &[u64],
-    stats: &IoStats,
-) -> Result<arrow_array::RecordBatch> {
-    let dataset = dataset.version_handle();
-    let manifest = dataset.manifest();
-    let field = manifest
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.parent_id == -1 && f.name == DETECTIONS)
-        .ok_or_else(|| Error::InvalidArgument(format!("no column named {DETECTIONS:?}")))?;
-    // Data files list the leaf field ids: find the file by any id of the column's subtree.
-    let mut subtree = vec![field.id];
-    for f in &manifest.schema.fields {
-        if subtree.contains(&f.parent_id) {
-            subtree.push(f.id);
-        }
-    }
-    let subtree = &subtree;
-    let mut sorted = addresses.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut groups: Vec<(u64, Vec<u64>)> = Vec::new();
-    for a in &sorted {
-        match groups.last_mut() {
-            Some((f, offsets)) if *f == a >> 32 => offsets.push(a & 0xFFFF_FFFF),
-            _ => groups.push((a >> 32, vec![a & 0xFFFF_FFFF])),
-        }
-    }
-    let reads = groups.iter().map(|(fragment, offsets)| async move {
-        let f = manifest
-            .fragment(*fragment)
-            .ok_or_else(|| Error::InvalidArgument(format!("fragment {fragment} does not exist")))?;
-        if f.deletion.is_some() {
-            return Err(Error::unsupported("demo take of a fragment with deletions"));
-        }
-        let file = f
-            .files
-            .iter()
-            .find(|d| d.fields.iter().any(|id| subtree.contains(id)))
-            .ok_or_else(|| {
-                Error::unsupported(format!("fragment {fragment} has no {DETECTIONS}"))
-            })?;
-        let reader = LanceFileReader::open(
-            dataset.store().fetcher.clone(),
-            dataset.data_file_path(file),
-            file.size_bytes,
-            Arc::clone(&dataset.session().reader_caches),
-            stats,
-        )
-        .await?;
-        let column = reader.field_indices(&[DETECTIONS])?;
-        reader
-            .read_rows(&column, &RowSelection::Rows(offsets.clone()), stats)
-            .await
-    });
-    let batches = futures::future::try_join_all(reads).await?;
-    let schema = batches
-        .first()
-        .map(|b| b.schema())
-        .ok_or_else(|| Error::InvalidArgument("take of no rows".into()))?;
-    let all = arrow_select::concat::concat_batches(&schema, &batches)?;
-    let order: Vec<u32> = addresses
-        .iter()
-        .filter_map(|a| sorted.binary_search(a).ok().map(|i| i as u32))
-        .collect();
-    let indices = arrow_array::UInt32Array::from(order);
-    Ok(arrow_select::take::take_record_batch(&all, &indices)?)
-}
-
 /// Page bytes per top-level column, summed over every data file of the dataset (read from
 /// the file metadata with caches and counters of its own, so no step is warmed by it).
 struct ColumnSizes {
@@ -446,28 +366,29 @@ struct ColumnSizes {
 }
 
 impl ColumnSizes {
-    async fn of(dataset: &Dataset) -> Result<Self> {
-        let dataset = dataset.version_handle();
-        let caches = Arc::new(ReaderCaches::default());
-        let stats = IoStats::new();
-        let files: Vec<_> = dataset
-            .manifest()
+    async fn of(dataset: &Dataset, store: &Arc<dyn ObjectStore>) -> Result<Self> {
+        let description = dataset.describe().await?;
+        let files: Vec<_> = description
             .fragments
             .iter()
             .flat_map(|f| f.files.iter())
             .collect();
+        // A session of their own: the steps' caches stay cold.
+        let (session, stats) = (Session::default(), IoStats::new());
         let opens = files.iter().map(|d| {
-            LanceFileReader::open(
-                dataset.store().fetcher.clone(),
-                dataset.data_file_path(d),
-                d.size_bytes,
-                Arc::clone(&caches),
-                &stats,
-            )
+            let url = format!("{}/data/{}", dataset.url(), d.path);
+            let mut builder = LanceFile::builder(&url)
+                .object_store(Arc::clone(store))
+                .session(&session)
+                .stats(&stats);
+            if let Some(size) = d.size_bytes {
+                builder = builder.size(size);
+            }
+            builder.open()
         });
         let mut columns: Vec<(String, u64, u64)> = Vec::new();
-        for reader in futures::future::try_join_all(opens).await? {
-            let inspection = reader.inspect();
+        for file in futures::future::try_join_all(opens).await? {
+            let inspection = file.inspect(false).await?;
             for field in inspection.fields.iter().filter(|f| f.parent_id == -1) {
                 let physical = inspection.columns.get(field.columns.clone()).unwrap_or(&[]);
                 let bytes: u64 = physical.iter().map(|c| c.bytes).sum();

@@ -1,14 +1,10 @@
 //! `lakeseek ecp info|search` argument structs and runners (wired by `src/bin/lakeseek.rs`).
 
-use crate::error::{Error, Result};
-use crate::io::IoStatsSnapshot;
-
-use crate::ecp::index::{EcpIndex, OpenOptions};
-use crate::ecp::npy::parse_npy;
-use crate::ecp::query::{QueryOptions, SearchResult};
-use crate::ecp::search::SearchParams;
-
 use crate::cli::parse_key_value;
+use crate::ecp::{
+    parse_npy, EcpIndex, EcpStore, OpenOptions, QueryOptions, SearchParams, SearchResult,
+};
+use crate::{Error, IoStatsSnapshot, Result};
 
 /// `lakeseek ecp info URL`: print the index settings as JSON.
 #[derive(Debug, Clone, clap::Args)]
@@ -74,15 +70,18 @@ fn print_stats(enabled: bool, stats: IoStatsSnapshot) -> Result<()> {
     Ok(())
 }
 
-/// Open the index at `url` with its own node cache, its requests bounded by the admission
-/// control of the process's session (`--max-requests`).
+/// Open the index at `url` with the process's session: its node cache, and its admission
+/// control bounding the requests (`--max-requests`).
 async fn open_index(
     url: &str,
     storage_options: &[(String, String)],
     options: OpenOptions,
 ) -> Result<EcpIndex> {
-    let registry = crate::cli::process_session().admission();
-    EcpIndex::open_url_admitted(url, storage_options, options, &registry).await
+    let store = EcpStore {
+        storage_options: storage_options.to_vec(),
+        ..EcpStore::default()
+    };
+    EcpIndex::open(url, store, options, &crate::cli::process_session()).await
 }
 
 /// Run `ecp info`.

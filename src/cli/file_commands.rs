@@ -1,19 +1,12 @@
 //! `lakeseek inspect` and `lakeseek read`: Lance files.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use arrow_array::{RecordBatch, UInt32Array};
-use object_store::path::Path;
 
+use crate::args::RequestedRows;
 use crate::cli::{parse_rows, print_stats, write_json_lines, StoreArgs};
-use crate::error::{Error, Result};
-use crate::io::store::{open_url_with, OpenOptions};
-use crate::io::{FetchOptions, IoStats, RangeFetcher};
-use crate::lance::data_file::DataFileReader;
-use crate::lance::inspect::PlanInspection;
-use crate::lance::page::{PageInit, PageLayout};
-use crate::lance::reader::{FileInspection, LanceFileReader, ReaderCaches};
+use crate::{Error, FileInspection, IoStats, LanceFile, Result};
 
 /// `lakeseek inspect <URL> [--json]`.
 #[derive(Debug, Clone, clap::Args)]
@@ -49,42 +42,22 @@ pub struct ReadArgs {
     pub store: StoreArgs,
 }
 
-/// A fetcher over the store of `url` whose requests wait for slots of the admission
-/// control of the process's session (`--max-requests`), and the object's path.
-fn admitted_fetcher(url: &str, store: &StoreArgs) -> Result<(RangeFetcher, Path)> {
-    let opened = open_url_with(url, &OpenOptions::new(&store.storage_options))?;
-    let admission = crate::cli::process_session()
-        .admission()
-        .for_opened(&opened);
-    let fetcher = RangeFetcher::new(Arc::clone(&opened.source), FetchOptions::default())
-        .with_admission(Some(admission));
-    Ok((fetcher, opened.path))
-}
-
-/// Open a Lance file reader on `url` with fresh caches.
-pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<LanceFileReader> {
-    let (fetcher, path) = admitted_fetcher(url, store)?;
-    LanceFileReader::open(
-        fetcher,
-        path,
-        None,
-        Arc::new(ReaderCaches::default()),
-        stats,
-    )
-    .await
-}
-
-/// Open a Lance file of any version (v2, or legacy v1) on `url` with fresh caches.
-async fn open_any_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<DataFileReader> {
-    let (fetcher, path) = admitted_fetcher(url, store)?;
-    let caches = Arc::new(ReaderCaches::default());
-    DataFileReader::open(fetcher, path, None, caches, None, stats).await
+/// Open the Lance file (of any version: v2, or legacy v1) at `url` with the process's
+/// session (its caches, and its admission control bounding the requests: `--max-requests`),
+/// counting every request into `stats`.
+pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<LanceFile> {
+    LanceFile::builder(url)
+        .storage_options(store.storage_options.iter().cloned())
+        .session(&crate::cli::process_session())
+        .stats(stats)
+        .open()
+        .await
 }
 
 /// Run `inspect`: a Lance file, or (when no file is at the URL) a dataset.
 pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
-    let file = match open_any_file(&args.url, &args.store, &stats).await {
+    let file = match open_file(&args.url, &args.store, &stats).await {
         Err(Error::NotFound { .. }) if !args.plans => {
             return crate::cli::inspect_dataset::run_inspect_dataset(
                 &args.url,
@@ -96,16 +69,7 @@ pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> 
         }
         opened => opened?,
     };
-    let inspection = match file {
-        DataFileReader::V2(reader) => {
-            let mut inspection = reader.inspect();
-            if args.plans {
-                add_structural_plans(&reader, &mut inspection, &stats).await?;
-            }
-            inspection
-        }
-        DataFileReader::Legacy(reader) => crate::lance::legacy::inspect::inspect(&reader),
-    };
+    let inspection = file.inspect(args.plans).await?;
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &inspection)
             .map_err(|e| Error::from(std::io::Error::other(e)))?;
@@ -115,35 +79,6 @@ pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> 
     }
     if args.store.stats {
         print_stats(&stats.snapshot());
-    }
-    Ok(())
-}
-
-/// Decode every sparse page's structural plan (one wave) and attach its size report.
-async fn add_structural_plans(
-    reader: &LanceFileReader,
-    inspection: &mut FileInspection,
-    stats: &IoStats,
-) -> Result<()> {
-    let mut pages = Vec::new();
-    for (column, info) in reader.metadata().columns.iter().enumerate() {
-        for (page, p) in info.pages.iter().enumerate() {
-            if matches!(p.layout, PageLayout::Sparse(_)) {
-                pages.push((column, page));
-            }
-        }
-    }
-    let inits = reader.page_inits(&pages, stats).await?;
-    for ((column, page), init) in pages.iter().zip(inits) {
-        if let (PageInit::Sparse(sparse), Some(target)) = (
-            init.as_ref(),
-            inspection
-                .columns
-                .get_mut(*column)
-                .and_then(|c| c.pages.get_mut(*page)),
-        ) {
-            target.structural_plan = Some(PlanInspection::of(&sparse.plan));
-        }
     }
     Ok(())
 }
@@ -220,19 +155,18 @@ pub fn write_inspection_text(out: &mut dyn Write, i: &FileInspection) -> Result<
 /// Run `read`.
 pub async fn run_read(args: &ReadArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
-    let reader = open_any_file(&args.url, &args.store, &stats).await?;
+    let file = open_file(&args.url, &args.store, &stats).await?;
     let requested = parse_rows(&args.rows)?;
-    let columns: Vec<usize> = if args.columns.is_empty() {
-        (0..reader.schema().fields.len()).collect()
+    let columns: Vec<String> = if args.columns.is_empty() {
+        let schema = file.schema();
+        schema.fields().iter().map(|f| f.name().clone()).collect()
     } else {
-        let names: Vec<&str> = args.columns.iter().map(String::as_str).collect();
-        reader.field_indices(&names)?
+        args.columns.clone()
     };
-    let (selection, order) = requested.to_selection();
-    let batch = reader.read_rows(&columns, &selection, &stats).await?;
-    let batch = match order {
-        Some(order) => reorder(&batch, &order)?,
-        None => batch,
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let batch = match requested {
+        RequestedRows::Range(rows) => file.read_range(&columns, rows).await?,
+        RequestedRows::List(rows) => file.take(&columns, &rows).await?,
     };
     write_json_lines(out, &batch)?;
     if args.store.stats {

@@ -4,8 +4,7 @@
 use std::io::Write;
 
 use crate::cli::{print_stats, StoreArgs};
-use crate::error::{Error, Result};
-use crate::{Dataset, DatasetDescription, IoStats};
+use crate::{Dataset, DatasetDescription, Error, IoStats, Result};
 
 /// Describe the dataset at `url` (latest version) as JSON or text.
 pub(crate) async fn run_inspect_dataset(
@@ -17,6 +16,7 @@ pub(crate) async fn run_inspect_dataset(
     let stats = IoStats::new();
     let dataset = Dataset::builder(url)
         .storage_options(store.storage_options.iter().cloned())
+        .session(&crate::cli::process_session())
         .stats(&stats)
         .open()
         .await?;

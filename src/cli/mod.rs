@@ -23,12 +23,10 @@ use std::io::Write;
 
 use arrow_array::RecordBatch;
 
-use crate::error::Result;
-use crate::io::IoStatsSnapshot;
-use crate::lance::reader::RowSelection;
+use crate::{IoStatsSnapshot, Result};
 
 pub use crate::args::{parse_key_value, parse_rows, CacheArgs, RequestedRows};
-pub use crate::session::{CACHE_DIR_ENV, DEFAULT_CACHE_BYTES};
+pub use crate::{CACHE_DIR_ENV, DEFAULT_CACHE_BYTES};
 
 static PROCESS_SESSION: std::sync::OnceLock<crate::Session> = std::sync::OnceLock::new();
 
@@ -56,21 +54,6 @@ pub struct StoreArgs {
     pub stats: bool,
 }
 
-// `RequestedRows` is parsed in `args` (no reader types there); reading it is the CLI's job.
-impl RequestedRows {
-    /// The selection to read (sorted rows) and, for lists, the output order as indices into
-    /// the sorted read.
-    pub fn to_selection(&self) -> (RowSelection, Option<Vec<u32>>) {
-        match self {
-            RequestedRows::Range(r) => (RowSelection::Range(r.clone()), None),
-            RequestedRows::List(rows) => {
-                let (selection, order) = RowSelection::sorted_with_order(rows);
-                (selection, Some(order))
-            }
-        }
-    }
-}
-
 /// Write a batch as line-delimited JSON objects (one per row) with arrow-json.
 pub fn write_json_lines(out: &mut dyn Write, batch: &RecordBatch) -> Result<()> {
     let mut writer = arrow_json::LineDelimitedWriter::new(out);
@@ -96,9 +79,6 @@ mod tests {
         assert_eq!(parse_rows("0..100").unwrap(), RequestedRows::Range(0..100));
         let list = parse_rows("42,3,17,3").unwrap();
         assert_eq!(list, RequestedRows::List(vec![42, 3, 17, 3]));
-        let (sel, order) = list.to_selection();
-        assert_eq!(sel, RowSelection::Rows(vec![3, 17, 42]));
-        assert_eq!(order, Some(vec![2, 0, 1, 0]));
         assert!(parse_rows("5..2").is_err());
         assert!(parse_rows("a,b").is_err());
         assert!(parse_rows("").is_err());

@@ -10,9 +10,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use crate::cli::StoreArgs;
-use crate::error::Result;
-use crate::io::IoStats;
-use crate::Dataset;
+use crate::{Dataset, IoStats, Result};
 
 /// Flags of `lakeseek prewarm`.
 #[derive(Debug, Clone, clap::Args)]

@@ -10,7 +10,7 @@
 //!   row, in the order given (deleted rows are skipped, as lance does).
 //!
 //! A filter holding `any_element(list_col, '...')` calls (alone, under `NOT`, or combined
-//! with other predicates by `AND`) is answered by `crate::index::list_element::filter`;
+//! with other predicates by `AND`) is answered by the list element index;
 //! `--explain` then shows, per conjunct, whether the list element index answered exactly,
 //! as a superset with recheck, as a complement (NOT), or not at all, and the encoded
 //! ranges searched.
@@ -18,17 +18,11 @@
 //! `--stats` prints `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 
-use crate::error::{Error, Result};
-use crate::index::filter::{execute_filter, plan_filter, FilterOptions};
-use crate::io::IoStats;
-use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::Dataset;
-
 use crate::cli::parse_key_value;
+use crate::{Dataset, Error, IoStats, Result};
 
 /// `lakeseek query`.
 #[derive(Debug, Clone, clap::Args)]
@@ -110,19 +104,12 @@ async fn query_inner(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let session = Arc::clone(crate::cli::process_session().dataset_session());
-    let dataset = Dataset::open_url(
-        &args.dataset,
-        &args.storage_options,
-        args.version,
-        session,
-        stats,
-    )
-    .await?;
-    let options = FilterOptions {
-        allow_scan: args.allow_scan,
-    };
-    let plan = plan_filter(&dataset, &args.filter, options, stats).await?;
+    let dataset = open_dataset(&args.dataset, &args.storage_options, args.version, stats).await?;
+    let query = dataset
+        .query()
+        .filter(&args.filter)
+        .allow_scan(args.allow_scan);
+    let plan = query.plan().await?;
     if let Some(notice) = plan.full_scan_notice() {
         writeln!(err, "lakeseek: {notice} (--allow-scan)")?;
     }
@@ -130,8 +117,27 @@ async fn query_inner(
         let text = serde_json::to_string_pretty(&plan.explain()).map_err(json_error)?;
         writeln!(err, "{text}")?;
     }
-    let addresses = execute_filter(&dataset, &plan, stats).await?;
-    write_answer(args, &dataset, addresses.iter().collect(), stats, out).await
+    let addresses = dataset.execute_planned_filter(&plan).await?;
+    write_answer(args, &dataset, addresses, out).await
+}
+
+/// Open `url` (at `version`, default latest) with the process's session (its caches and
+/// `--max-requests`), counting every request into `stats`.
+async fn open_dataset(
+    url: &str,
+    storage_options: &[(String, String)],
+    version: Option<u64>,
+    stats: &IoStats,
+) -> Result<Dataset> {
+    let session = crate::cli::process_session();
+    let mut builder = Dataset::builder(url)
+        .storage_options(storage_options.iter().cloned())
+        .session(&session)
+        .stats(stats);
+    if let Some(version) = version {
+        builder = builder.version(version);
+    }
+    builder.open().await
 }
 
 /// Print row addresses, or the requested columns of those rows.
@@ -139,14 +145,14 @@ async fn write_answer(
     args: &QueryArgs,
     dataset: &Dataset,
     addresses: Vec<u64>,
-    stats: &IoStats,
     out: &mut dyn Write,
 ) -> Result<()> {
     if args.columns.is_empty() {
         let line = serde_json::json!({ "row_addresses": addresses });
         writeln!(out, "{line}")?;
     } else {
-        let batch = take_rows(dataset, &addresses, &args.columns, stats).await?;
+        let columns: Vec<&str> = args.columns.iter().map(String::as_str).collect();
+        let batch = dataset.take(&addresses, &columns).await?;
         write_json_lines(&batch, out)?;
     }
     Ok(())
@@ -156,16 +162,10 @@ async fn write_answer(
 pub async fn run_take_to(args: &TakeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
     let result = async {
-        let session = Arc::clone(crate::cli::process_session().dataset_session());
-        let dataset = Dataset::open_url(
-            &args.dataset,
-            &args.storage_options,
-            args.version,
-            session,
-            &stats,
-        )
-        .await?;
-        let batch = take_rows(&dataset, &args.rows, &args.columns, &stats).await?;
+        let dataset =
+            open_dataset(&args.dataset, &args.storage_options, args.version, &stats).await?;
+        let columns: Vec<&str> = args.columns.iter().map(String::as_str).collect();
+        let batch = dataset.take(&args.rows, &columns).await?;
         write_json_lines(&batch, out)
     }
     .await;

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::io::source::ObjectVersion;
 
 /// Things that can report their approximate heap size for cache weighing.
-pub trait DeepSize {
+pub(crate) trait DeepSize {
     /// Approximate bytes held by this value.
     fn deep_size(&self) -> usize;
 }
@@ -19,7 +19,7 @@ pub trait DeepSize {
 /// Key of a cached decoded object: path + version + an item discriminator
 /// (e.g. column and page numbers; `()` for whole-file metadata).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct CacheKey<K> {
+pub(crate) struct CacheKey<K> {
     /// Object path.
     pub path: String,
     /// Object size/etag.
@@ -30,7 +30,7 @@ pub struct CacheKey<K> {
 
 /// A size-weighted async cache whose concurrent misses for one key collapse into one load.
 /// Clones share the entries (whatever the key and value types).
-pub struct SizedCache<K, V> {
+pub(crate) struct SizedCache<K, V> {
     inner: Cache<CacheKey<K>, Arc<V>>,
 }
 
@@ -56,7 +56,7 @@ where
     V: DeepSize + Send + Sync + 'static,
 {
     /// A cache holding at most about `capacity_bytes` of decoded values.
-    pub fn new(capacity_bytes: u64) -> Self {
+    pub(crate) fn new(capacity_bytes: u64) -> Self {
         let inner = Cache::builder()
             .max_capacity(capacity_bytes)
             .weigher(|_k: &CacheKey<K>, v: &Arc<V>| v.deep_size().min(u32::MAX as usize) as u32)
@@ -65,12 +65,12 @@ where
     }
 
     /// Cached value, if present.
-    pub async fn get(&self, key: &CacheKey<K>) -> Option<Arc<V>> {
+    pub(crate) async fn get(&self, key: &CacheKey<K>) -> Option<Arc<V>> {
         self.inner.get(key).await
     }
 
     /// Cached value or the result of `load` (run once for concurrent misses).
-    pub async fn get_or_try_load<F>(&self, key: CacheKey<K>, load: F) -> Result<Arc<V>>
+    pub(crate) async fn get_or_try_load<F>(&self, key: CacheKey<K>, load: F) -> Result<Arc<V>>
     where
         F: std::future::Future<Output = Result<V>>,
     {
@@ -81,32 +81,33 @@ where
     }
 
     /// Insert a value.
-    pub async fn insert(&self, key: CacheKey<K>, value: Arc<V>) {
+    pub(crate) async fn insert(&self, key: CacheKey<K>, value: Arc<V>) {
         self.inner.insert(key, value).await;
     }
 
     /// Drop the entry of `key`, if any.
-    pub async fn invalidate(&self, key: &CacheKey<K>) {
+    pub(crate) async fn invalidate(&self, key: &CacheKey<K>) {
         self.inner.invalidate(key).await;
     }
 
     /// Drop everything.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.inner.invalidate_all();
     }
 
     /// Number of entries (approximate until pending maintenance has run).
-    pub fn entry_count(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn entry_count(&self) -> u64 {
         self.inner.entry_count()
     }
 
     /// Sum of the weights (deep sizes) of the entries (approximate, like `entry_count`).
-    pub fn weighted_size(&self) -> u64 {
+    pub(crate) fn weighted_size(&self) -> u64 {
         self.inner.weighted_size()
     }
 
     /// Run moka's pending maintenance (evictions, counters) now; useful in tests.
-    pub async fn run_pending_tasks(&self) {
+    pub(crate) async fn run_pending_tasks(&self) {
         self.inner.run_pending_tasks().await;
     }
 }

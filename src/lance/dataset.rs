@@ -230,6 +230,7 @@ pub(crate) struct Dataset {
 impl Dataset {
     /// Open the dataset at `url` (`s3://bucket/t.lance`, `gs://...`, a local path, ...)
     /// with `key=value` storage options; `version` pins a version, `None` opens the latest.
+    #[cfg_attr(not(test), allow(dead_code))] // the tests'; the API opens through `api`
     pub(crate) async fn open_url(
         url: &str,
         storage_options: &[(String, String)],

@@ -37,7 +37,7 @@ const TABLE_ENTRY_LEN: u64 = 16;
 
 /// The 40-byte footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Footer {
+pub(crate) struct Footer {
     /// Position of column 0's metadata.
     pub column_meta_start: u64,
     /// Position of the column-metadata offset table.
@@ -81,7 +81,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 impl Footer {
     /// Decode and check the footer: magic, version, and that the offset tables lie in
     /// order inside an object of `object_size` bytes.
-    pub fn parse(bytes: &[u8], object_size: u64) -> Result<Self> {
+    pub(crate) fn parse(bytes: &[u8], object_size: u64) -> Result<Self> {
         if bytes.len() as u64 != FOOTER_LEN {
             return Err(Error::corrupt(format!(
                 "footer must be {FOOTER_LEN} bytes, got {}",
@@ -109,17 +109,17 @@ impl Footer {
     }
 
     /// The file version.
-    pub fn version(&self) -> Result<FileVersion> {
+    pub(crate) fn version(&self) -> Result<FileVersion> {
         FileVersion::from_footer(self.major_version, self.minor_version)
     }
 
     /// Byte range of the CMO table.
-    pub fn cmo_range(&self) -> Range<u64> {
+    pub(crate) fn cmo_range(&self) -> Range<u64> {
         self.cmo_start..self.cmo_start + u64::from(self.num_columns) * TABLE_ENTRY_LEN
     }
 
     /// Byte range of the GBO table.
-    pub fn gbo_range(&self) -> Range<u64> {
+    pub(crate) fn gbo_range(&self) -> Range<u64> {
         self.gbo_start..self.gbo_start + u64::from(self.num_global_buffers) * TABLE_ENTRY_LEN
     }
 
@@ -168,23 +168,19 @@ impl Footer {
 
 /// One page of a column.
 #[derive(Debug, Clone)]
-pub struct PageInfo {
+pub(crate) struct PageInfo {
     /// Absolute byte range of each page buffer (validated to lie inside the data region).
     pub buffers: Vec<Range<u64>>,
-    /// `Page.length`: rows in the page (2.3 sparse pages: rows times the FSL scale).
-    pub length: u64,
-    /// `Page.priority`: first top-level row of the page.
-    pub priority: u64,
     /// The decoded page layout.
     pub layout: PageLayout,
     /// Top-level rows of the page, `first_row .. first_row + num_rows` (derived from the
-    /// layout and `length`, checked against `priority`).
+    /// layout and `Page.length`, checked against `Page.priority`).
     pub rows: Range<u64>,
 }
 
 /// Metadata of one physical column.
 #[derive(Debug, Clone)]
-pub struct ColumnInfo {
+pub(crate) struct ColumnInfo {
     /// Byte range of the column's `ColumnMetadata` protobuf.
     pub metadata_range: Range<u64>,
     /// Pages in row order.
@@ -193,7 +189,7 @@ pub struct ColumnInfo {
 
 impl ColumnInfo {
     /// Indices of the pages whose rows intersect `rows`.
-    pub fn pages_for(&self, rows: Range<u64>) -> Range<usize> {
+    pub(crate) fn pages_for(&self, rows: Range<u64>) -> Range<usize> {
         let first = self.pages.partition_point(|p| p.rows.end <= rows.start);
         let end = self.pages.partition_point(|p| p.rows.start < rows.end);
         first..end.max(first)
@@ -202,7 +198,7 @@ impl ColumnInfo {
 
 /// Everything decoded from the end of a Lance file.
 #[derive(Debug, Clone)]
-pub struct FileMetadata {
+pub(crate) struct FileMetadata {
     /// File version.
     pub version: FileVersion,
     /// The footer.
@@ -550,8 +546,6 @@ fn parse_page(
         .ok_or_else(|| Error::corrupt("page row count overflows"))?;
     Ok(PageInfo {
         buffers,
-        length: page.length,
-        priority: page.priority,
         layout,
         rows: first_row..end,
     })
@@ -570,7 +564,7 @@ pub(crate) type FileMetadataCache = SizedCache<(), VersionedMetadata>;
 
 /// File metadata with the etag of the object version it was decoded from.
 #[derive(Debug, Clone)]
-pub struct VersionedMetadata {
+pub(crate) struct VersionedMetadata {
     /// The decoded metadata.
     pub metadata: Arc<FileMetadata>,
     /// ETag of the object it was decoded from, when the store reported one.

@@ -35,7 +35,7 @@ pub(crate) const MAX_ROWS_PER_READ: u64 = u32::MAX as u64;
 
 /// Identifies one page of a file in the page-init cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PageKey {
+pub(crate) struct PageKey {
     /// Physical column.
     pub column: u32,
     /// Page within the column.
@@ -44,7 +44,7 @@ pub struct PageKey {
 
 /// Caches shared by readers: decoded file metadata and decoded page-init data.
 #[derive(Debug, Clone)]
-pub struct ReaderCaches {
+pub(crate) struct ReaderCaches {
     /// File metadata by path + version.
     pub file_metadata: FileMetadataCache,
     /// Page init (chunk tables, dictionaries, row offsets, sparse structure) by
@@ -59,7 +59,7 @@ pub struct ReaderCaches {
 
 impl ReaderCaches {
     /// Caches holding about `metadata_bytes` of file metadata and `page_bytes` of page init.
-    pub fn new(metadata_bytes: u64, page_bytes: u64) -> Self {
+    pub(crate) fn new(metadata_bytes: u64, page_bytes: u64) -> Self {
         Self {
             file_metadata: SizedCache::new(metadata_bytes),
             page_init: SizedCache::new(page_bytes),
@@ -86,7 +86,7 @@ impl Default for ReaderCaches {
 
 /// An open Lance file.
 #[derive(Debug, Clone)]
-pub struct LanceFileReader {
+pub(crate) struct LanceFileReader {
     fetcher: RangeFetcher,
     path: Path,
     version: ObjectVersion,
@@ -111,7 +111,7 @@ struct PageTask {
 impl LanceFileReader {
     /// Open `path`: one suffix read (two when the metadata is larger than 64 KiB), or none
     /// when `size_hint` is given and the metadata is cached.
-    pub async fn open(
+    pub(crate) async fn open(
         fetcher: RangeFetcher,
         path: Path,
         size_hint: Option<u64>,
@@ -167,37 +167,37 @@ impl LanceFileReader {
     }
 
     /// The file schema.
-    pub fn schema(&self) -> &LanceSchema {
+    pub(crate) fn schema(&self) -> &LanceSchema {
         &self.metadata.schema
     }
 
     /// The file schema as Arrow.
-    pub fn arrow_schema(&self) -> SchemaRef {
+    pub(crate) fn arrow_schema(&self) -> SchemaRef {
         Arc::clone(&self.metadata.schema.arrow)
     }
 
     /// Top-level rows.
-    pub fn num_rows(&self) -> u64 {
+    pub(crate) fn num_rows(&self) -> u64 {
         self.metadata.num_rows
     }
 
     /// The decoded metadata.
-    pub fn metadata(&self) -> &Arc<FileMetadata> {
+    pub(crate) fn metadata(&self) -> &Arc<FileMetadata> {
         &self.metadata
     }
 
     /// Object path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Object version (size, etag when known).
-    pub fn version(&self) -> &ObjectVersion {
+    pub(crate) fn version(&self) -> &ObjectVersion {
         &self.version
     }
 
     /// Indices of the top-level fields named `names` (`NotFound` for unknown names).
-    pub fn field_indices(&self, names: &[&str]) -> Result<Vec<usize>> {
+    pub(crate) fn field_indices(&self, names: &[&str]) -> Result<Vec<usize>> {
         names
             .iter()
             .map(|n| {
@@ -216,7 +216,7 @@ impl LanceFileReader {
     /// When the object turned out to have changed since its metadata was read
     /// ([`is_object_changed`]), the cached metadata is dropped as well, so the next open
     /// decodes the new version even with a size hint.
-    pub async fn read_rows(
+    pub(crate) async fn read_rows(
         &self,
         columns: &[usize],
         selection: &RowSelection,
@@ -468,7 +468,7 @@ impl LanceFileReader {
 
     /// Decoded page init of each `(column, page)`: from the cache, the rest read in one wave
     /// (e.g. to report the structural plans of sparse pages).
-    pub async fn page_inits(
+    pub(crate) async fn page_inits(
         &self,
         pages: &[(usize, usize)],
         stats: &IoStats,
@@ -636,7 +636,7 @@ impl LanceFileReader {
     }
 
     /// Everything `lakeseek inspect` shows about the file.
-    pub fn inspect(&self) -> FileInspection {
+    pub(crate) fn inspect(&self) -> FileInspection {
         inspect(&self.path, &self.metadata)
     }
 }

@@ -35,7 +35,7 @@ const MAX_LOGICAL_TYPE_LEN: usize = 256;
 
 /// One field of a Lance schema with its children.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LanceField {
+pub(crate) struct LanceField {
     /// Field id (unique within the file).
     pub id: i32,
     /// Parent field id, -1 for top-level fields.
@@ -61,13 +61,13 @@ pub struct LanceField {
 
 impl LanceField {
     /// The Arrow field (name, type, nullability, metadata).
-    pub fn to_arrow(&self) -> ArrowField {
+    pub(crate) fn to_arrow(&self) -> ArrowField {
         ArrowField::new(&self.name, self.data_type.clone(), self.nullable)
             .with_metadata(self.metadata.clone())
     }
 
     /// True for blob fields (stored as one column of blob descriptions).
-    pub fn is_blob(&self) -> bool {
+    pub(crate) fn is_blob(&self) -> bool {
         self.metadata.contains_key(BLOB_METADATA_KEY)
             || self
                 .metadata
@@ -76,7 +76,7 @@ impl LanceField {
     }
 
     /// True for packed structs (all children stored row-major in one column).
-    pub fn is_packed_struct(&self) -> bool {
+    pub(crate) fn is_packed_struct(&self) -> bool {
         PACKED_STRUCT_KEYS
             .iter()
             .any(|key| self.metadata.get(*key).is_some_and(|v| is_truthy(v)))
@@ -84,7 +84,7 @@ impl LanceField {
 
     /// True when this field owns exactly one physical column and has no structural layers:
     /// a primitive, string/binary or fixed-size-list-of-primitive field.
-    pub fn is_flat_leaf(&self) -> bool {
+    pub(crate) fn is_flat_leaf(&self) -> bool {
         self.children.is_empty() && !self.is_blob()
     }
 }
@@ -97,7 +97,7 @@ fn is_truthy(v: &str) -> bool {
 
 /// The schema of one Lance file.
 #[derive(Debug, Clone)]
-pub struct LanceSchema {
+pub(crate) struct LanceSchema {
     /// Top-level fields in order.
     pub fields: Vec<LanceField>,
     /// Schema metadata (byte values decoded as UTF-8, lossily).
@@ -111,7 +111,7 @@ pub struct LanceSchema {
 impl LanceSchema {
     /// Build the schema from the protobuf field list (depth-first pre-order, children
     /// after their parent, parents referenced by id).
-    pub fn from_proto(schema: &pb::Schema) -> Result<Self> {
+    pub(crate) fn from_proto(schema: &pb::Schema) -> Result<Self> {
         let nodes = build_tree(&schema.fields)?;
         let mut next_column = 0usize;
         let fields = nodes
@@ -132,7 +132,7 @@ impl LanceSchema {
     }
 
     /// Index of the top-level field named `name`.
-    pub fn field_index(&self, name: &str) -> Option<usize> {
+    pub(crate) fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }
 }

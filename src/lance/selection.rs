@@ -7,7 +7,7 @@ use std::ops::Range;
 
 /// Which rows to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RowSelection {
+pub(crate) enum RowSelection {
     /// Rows `start..end`.
     Range(Range<u64>),
     /// These rows, sorted ascending (duplicates allowed and repeated in the output).
@@ -17,7 +17,7 @@ pub enum RowSelection {
 impl RowSelection {
     /// The sorted, unique selection that reads `rows` (any order, repeats allowed), and the
     /// output order: `order[i]` is the index of `rows[i]` in the sorted read.
-    pub fn sorted_with_order(rows: &[u64]) -> (RowSelection, Vec<u32>) {
+    pub(crate) fn sorted_with_order(rows: &[u64]) -> (RowSelection, Vec<u32>) {
         let mut sorted = rows.to_vec();
         sorted.sort_unstable();
         sorted.dedup();

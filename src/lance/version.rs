@@ -11,7 +11,7 @@ pub(crate) const LEGACY_FOOTER_MESSAGE: &str = "legacy Lance v1 file";
 
 /// Version of a Lance v2 file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FileVersion {
+pub(crate) enum FileVersion {
     /// 2.0 (footer `(0,3)` or `(2,0)`): pages use `lance.encodings.ArrayEncoding`.
     V2_0,
     /// 2.1: structural `PageLayout` pages with u16 chunk words.
@@ -24,7 +24,7 @@ pub enum FileVersion {
 
 impl FileVersion {
     /// Map the footer's (major, minor) pair to a version.
-    pub fn from_footer(major: u16, minor: u16) -> Result<Self> {
+    pub(crate) fn from_footer(major: u16, minor: u16) -> Result<Self> {
         match (major, minor) {
             (0, 3) | (2, 0) => Ok(Self::V2_0),
             (2, 1) => Ok(Self::V2_1),
@@ -38,7 +38,7 @@ impl FileVersion {
     }
 
     /// `"2.0"` .. `"2.3"`.
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             Self::V2_0 => "2.0",
             Self::V2_1 => "2.1",

@@ -18,7 +18,7 @@ const MAX_DEPTH: usize = 16;
 
 /// General compression of a whole `Flat` buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlatCompression {
+pub(crate) enum FlatCompression {
     /// zstd (u64 length prefix, or a legacy bare frame).
     Zstd,
     /// LZ4 block with a u32 length prefix.
@@ -28,7 +28,7 @@ pub enum FlatCompression {
 /// Validity of a [`Node::Nullable`] (names as in the protobuf).
 #[allow(clippy::enum_variant_names)]
 #[derive(Debug, Clone, PartialEq)]
-pub enum Nullability {
+pub(crate) enum Nullability {
     /// No nulls: the values.
     NoNull(Box<Node>),
     /// A 1-bit validity and a slot for every value.
@@ -44,7 +44,7 @@ pub enum Nullability {
 
 /// One resolved node of a 2.0 page's encoding tree.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Node {
+pub(crate) enum Node {
     /// Fixed-width values, `bits` each (1 = LSB-first bitmap) in `buffer`.
     Flat {
         /// Bits per value: 1 or a positive multiple of 8.
@@ -106,7 +106,7 @@ pub enum Node {
 impl Node {
     /// Decode and resolve a page's serialized `ArrayEncoding`; `buffers` are the page's
     /// absolute buffer ranges.
-    pub fn from_bytes(value: Bytes, buffers: &[Range<u64>]) -> Result<Node> {
+    pub(crate) fn from_bytes(value: Bytes, buffers: &[Range<u64>]) -> Result<Node> {
         let encoding = pb::ArrayEncoding::decode(value).map_err(|e| {
             Error::corrupt(format!(
                 "page encoding is not an ArrayEncoding protobuf: {e}"
@@ -184,7 +184,7 @@ impl Node {
     }
 
     /// Short name of the node for `inspect`.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Node::Flat { .. } => "flat",
             Node::Nullable(_) => "nullable",
@@ -199,7 +199,7 @@ impl Node {
     }
 
     /// The tree as text, e.g. `nullable(some_null(flat(1),flat(32)))`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Node::Flat {
                 bits, compression, ..
@@ -237,7 +237,7 @@ impl Node {
     }
 
     /// Names of every node kind in the tree (sorted, deduplicated).
-    pub fn codec_names(&self) -> Vec<String> {
+    pub(crate) fn codec_names(&self) -> Vec<String> {
         let mut names = Vec::new();
         self.collect_names(&mut names);
         names.sort();
@@ -273,7 +273,7 @@ impl Node {
     }
 
     /// The first unsupported node of the tree, if any.
-    pub fn unsupported(&self) -> Option<&str> {
+    pub(crate) fn unsupported(&self) -> Option<&str> {
         match self {
             Node::Unsupported(name) => Some(name),
             other => other.children().into_iter().find_map(|c| c.unsupported()),

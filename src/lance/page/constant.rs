@@ -24,7 +24,7 @@ use crate::lance::proto::encodings::{self as pb, CompressiveEncoding, RepDefLaye
 
 /// A constant or all-null page.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConstantPage {
+pub(crate) struct ConstantPage {
     /// Structural layers, inner-most first.
     pub layers: Vec<RepDefLayer>,
     /// Inline scalar bytes.
@@ -45,7 +45,7 @@ pub struct ConstantPage {
 
 impl ConstantPage {
     /// From a 2.1/2.2 `ConstantLayout`.
-    pub fn from_layout(layout: pb::ConstantLayout, buffers: &[Range<u64>]) -> Result<Self> {
+    pub(crate) fn from_layout(layout: pb::ConstantLayout, buffers: &[Range<u64>]) -> Result<Self> {
         let layers = decode_layers(&layout.layers)?;
         if let Some(v) = &layout.inline_value {
             crate::ensure_corrupt!(
@@ -85,7 +85,11 @@ impl ConstantPage {
     }
 
     /// A 2.3 dense constant page (inline scalar, trivial structure).
-    pub fn inline(layers: Vec<RepDefLayer>, scalar: Bytes, buffers: &[Range<u64>]) -> Result<Self> {
+    pub(crate) fn inline(
+        layers: Vec<RepDefLayer>,
+        scalar: Bytes,
+        buffers: &[Range<u64>],
+    ) -> Result<Self> {
         crate::ensure_corrupt!(
             buffers.is_empty(),
             "constant page with {} buffers",
@@ -95,7 +99,7 @@ impl ConstantPage {
     }
 
     /// A 2.3 dense page without values (all null).
-    pub fn all_null(layers: Vec<RepDefLayer>, buffers: &[Range<u64>]) -> Result<Self> {
+    pub(crate) fn all_null(layers: Vec<RepDefLayer>, buffers: &[Range<u64>]) -> Result<Self> {
         crate::ensure_corrupt!(
             buffers.is_empty(),
             "all-null page with {} buffers",
@@ -122,7 +126,7 @@ impl ConstantPage {
     }
 
     /// `"constant"` or `"all-null"`.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         if self.has_scalar() {
             "constant"
         } else {
@@ -131,7 +135,7 @@ impl ConstantPage {
     }
 
     /// Description for `inspect`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = match (&self.inline_value, &self.value_buffer) {
             (Some(v), _) => format!("inline scalar {}", hex(v)),
             (None, Some(r)) => format!("scalar buffer of {} bytes", r.end - r.start),
@@ -150,7 +154,7 @@ impl ConstantPage {
     }
 
     /// Flat reads: no repetition; definition levels (one per row) are allowed.
-    pub fn check_readable(&self) -> Result<()> {
+    pub(crate) fn check_readable(&self) -> Result<()> {
         let nullability = flat_nullability(&self.layers)?;
         if let Some((rep, _)) = &self.level_buffers {
             if rep.end > rep.start {
@@ -182,7 +186,7 @@ impl ConstantPage {
     }
 
     /// Page init: the scalar value buffer and the rep/def levels, if any.
-    pub fn init_ranges(&self) -> Vec<Range<u64>> {
+    pub(crate) fn init_ranges(&self) -> Vec<Range<u64>> {
         self.value_buffer
             .iter()
             .cloned()
@@ -222,7 +226,7 @@ impl ConstantPage {
     }
 
     /// Keep the scalar value buffer; decode the rep/def levels.
-    pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
+    pub(crate) fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
         let mut parts = bytes.iter();
         let mut next = |present: bool, what: &str| -> Result<Option<Bytes>> {
             if !present {
@@ -282,7 +286,7 @@ impl ConstantPage {
     }
 
     /// Decode page-local `rows` of a nested constant / all-null page.
-    pub fn decode_nested(
+    pub(crate) fn decode_nested(
         &self,
         init: &PageInit,
         rows: &RowRanges,
@@ -345,7 +349,7 @@ impl ConstantPage {
     }
 
     /// Append the rows: the scalar repeated (null where the def level says so), or nulls.
-    pub fn decode_into(
+    pub(crate) fn decode_into(
         &self,
         init: &PageInit,
         rows: &RowRanges,

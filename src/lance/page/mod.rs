@@ -60,7 +60,7 @@ pub(crate) use values::LeafBuilder;
 /// How a page's encoding is stored in its column metadata (the container hands it to
 /// [`PageLayout::from_encoding`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum RawPageEncoding {
+pub(crate) enum RawPageEncoding {
     /// An embedded `google.protobuf.Any`.
     Direct {
         /// The `Any` type URL, e.g. `/lance.encodings21.PageLayout`.
@@ -79,7 +79,7 @@ pub enum RawPageEncoding {
 
 /// Layout of one page, decoded from its `Any`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PageLayout {
+pub(crate) enum PageLayout {
     /// Mini-block chunks (2.1/2.2 `MiniBlockLayout`, 2.3 dense + chunked).
     MiniBlock(MiniBlockPage),
     /// Full-zip values (2.1/2.2 `FullZipLayout`, 2.3 dense + zipped).
@@ -251,7 +251,7 @@ fn check_encoding_for_version(encoding: &CompressiveEncoding, version: FileVersi
 impl PageLayout {
     /// Decode a page's stored encoding. `buffers` are the page's absolute buffer ranges.
     /// `length` is the page's stored `length` (rows; rows × FSL scale for 2.3 sparse).
-    pub fn from_encoding(
+    pub(crate) fn from_encoding(
         encoding: &RawPageEncoding,
         version: FileVersion,
         buffers: &[Range<u64>],
@@ -426,7 +426,7 @@ impl PageLayout {
     }
 
     /// Short name of the layout for `inspect`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             PageLayout::MiniBlock(_) => "mini-block".into(),
             PageLayout::FullZip(_) => "full-zip".into(),
@@ -438,7 +438,7 @@ impl PageLayout {
     }
 
     /// Human-readable compression tree(s) of the page for `inspect`.
-    pub fn describe_compression(&self) -> String {
+    pub(crate) fn describe_compression(&self) -> String {
         let with_layers = |text: String, layers: &[RepDefLayer]| {
             if layers.len() > 1 {
                 format!("{text}; {}", describe_layers(layers))
@@ -457,7 +457,7 @@ impl PageLayout {
     }
 
     /// Every compressive encoding of the page (values, dictionary, levels, sequences).
-    pub fn encodings(&self) -> Vec<&CompressiveEncoding> {
+    pub(crate) fn encodings(&self) -> Vec<&CompressiveEncoding> {
         match self {
             PageLayout::MiniBlock(m) => m.encodings(),
             PageLayout::FullZip(f) => vec![&f.value_compression],
@@ -472,7 +472,7 @@ impl PageLayout {
     }
 
     /// Names of the codecs the page uses (deduplicated, sorted), for `inspect` statistics.
-    pub fn codec_names(&self) -> Vec<String> {
+    pub(crate) fn codec_names(&self) -> Vec<String> {
         if let PageLayout::V2_0(node) = self {
             return node.codec_names();
         }
@@ -487,7 +487,7 @@ impl PageLayout {
     }
 
     /// Top-level rows in a page whose stored `length` is `length`.
-    pub fn rows_in_page(&self, length: u64) -> Result<u64> {
+    pub(crate) fn rows_in_page(&self, length: u64) -> Result<u64> {
         match self {
             PageLayout::Sparse(s) => s.rows_in_page(length),
             _ => Ok(length),
@@ -495,7 +495,7 @@ impl PageLayout {
     }
 
     /// Byte ranges the page init needs (empty: none).
-    pub fn init_ranges(&self) -> Vec<Range<u64>> {
+    pub(crate) fn init_ranges(&self) -> Vec<Range<u64>> {
         match self {
             PageLayout::MiniBlock(m) => m.init_ranges(),
             PageLayout::FullZip(f) => f.init_ranges(),
@@ -506,7 +506,7 @@ impl PageLayout {
     }
 
     /// Decode the init data from the bytes of [`Self::init_ranges`] (same order).
-    pub fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
+    pub(crate) fn decode_init(&self, bytes: &[Bytes]) -> Result<PageInit> {
         crate::ensure_corrupt!(
             bytes.len() == self.init_ranges().len(),
             "page init got {} buffers",
@@ -522,7 +522,7 @@ impl PageLayout {
     }
 
     /// Check the page can be read as a flat column; `Unsupported` otherwise.
-    pub fn check_readable(&self) -> Result<()> {
+    pub(crate) fn check_readable(&self) -> Result<()> {
         match self {
             PageLayout::MiniBlock(m) => flat_nullability(&m.layers).map(|_| ()),
             PageLayout::FullZip(f) => flat_nullability(&f.layers).map(|_| ()),
@@ -539,7 +539,7 @@ impl PageLayout {
     }
 
     /// True when the page's leaf sits below lists or structs (more than one layer).
-    pub fn is_nested(&self) -> bool {
+    pub(crate) fn is_nested(&self) -> bool {
         match self {
             PageLayout::MiniBlock(m) => m.layers.len() > 1,
             PageLayout::FullZip(f) => f.layers.len() > 1,
@@ -550,7 +550,7 @@ impl PageLayout {
     }
 
     /// Plan the value read of page-local `rows` (pure).
-    pub fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
+    pub(crate) fn plan(&self, init: &PageInit, rows: &RowRanges) -> Result<PageReadPlan> {
         if let PageLayout::Unsupported { name, reason } = self {
             return Err(Error::unsupported(format!("{name} page: {reason}")));
         }
@@ -580,7 +580,7 @@ impl PageLayout {
 
     /// Decode page-local `rows` of a nested leaf page into its per-layer slots and values
     /// (pure). `leaf_type` is the Arrow type of the leaf.
-    pub fn decode_nested(
+    pub(crate) fn decode_nested(
         &self,
         init: &PageInit,
         rows: &RowRanges,
@@ -615,7 +615,7 @@ impl PageLayout {
 
     /// Decode the planned value bytes (`bytes[i]` holds `plan.ranges[i]`) of page-local
     /// `rows` into an array of `data_type` (pure).
-    pub fn decode(
+    pub(crate) fn decode(
         &self,
         init: &PageInit,
         rows: &RowRanges,

@@ -132,7 +132,7 @@ pub struct FullZipLayout {
 
 /// Constant layout: every visible value is one scalar (or null).
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct ConstantLayout {
+pub(crate) struct ConstantLayout {
     /// Structural layers, inner-most first.
     #[prost(enumeration = "RepDefLayer", repeated, tag = "5")]
     pub layers: Vec<i32>,

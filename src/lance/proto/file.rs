@@ -20,7 +20,7 @@ pub(crate) struct FileDescriptor {
 
 /// `lance.file.Schema`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Schema {
+pub(crate) struct Schema {
     /// All fields, flattened in depth-first pre-order (children after their parent).
     #[prost(message, repeated, tag = "1")]
     pub fields: Vec<Field>,
@@ -31,7 +31,7 @@ pub struct Schema {
 
 /// `lance.file.Field`.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Field {
+pub(crate) struct Field {
     /// Legacy field kind (PARENT=0, REPEATED=1, LEAF=2); pylance leaves it 0. Ignored.
     #[prost(int32, tag = "1")]
     pub r#type: i32,

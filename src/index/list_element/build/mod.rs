@@ -151,6 +151,7 @@ pub(crate) struct CreatedIndex {
 }
 
 /// Build and commit a list element index on the latest version of the dataset at `url`.
+#[cfg_attr(not(test), allow(dead_code))] // the suite's; the API builds through `api`
 pub(crate) async fn create_list_element_index(
     url: &str,
     storage_options: &[(String, String)],
