@@ -188,6 +188,7 @@ pub use api::{
     IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport,
     Query, QueryResult,
 };
+pub use api::{ColumnInfo, OpenedStore};
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

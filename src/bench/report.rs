@@ -6,8 +6,7 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::io::IoStatsSnapshot;
+use crate::{Error, IoStatsSnapshot, Result};
 
 /// Version of the JSON report shape (bumped when a field changes meaning).
 pub(crate) const REPORT_FORMAT_VERSION: u32 = 1;
