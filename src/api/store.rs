@@ -281,3 +281,84 @@ impl ObjectStore for DelayedStore {
         self.inner.copy_opts(from, to, options).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::TryStreamExt;
+    use object_store::memory::InMemory;
+    use object_store::ObjectStoreExt;
+
+    async fn memory_with(names: &[&str]) -> Arc<dyn ObjectStore> {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        for name in names {
+            let payload = PutPayload::from(Bytes::from_static(b"xyz"));
+            store.put(&Path::from(*name), payload).await.unwrap();
+        }
+        store
+    }
+
+    #[tokio::test]
+    async fn probes_for_versions_with_one_counted_list() {
+        let memory = memory_with(&["d/_versions/1.manifest", "e/data/x.lance"]).await;
+        let session = Session::default();
+        let dataset = OpenedStore::with_object_store("memory:///d", Arc::clone(&memory)).unwrap();
+        let stats = IoStats::new();
+        assert!(dataset.is_dataset(&session, &stats).await);
+        assert_eq!(stats.snapshot().requests, 1);
+        let file = OpenedStore::with_object_store("memory:///e", memory).unwrap();
+        assert!(!file.is_dataset(&session, &stats).await);
+        assert_eq!(stats.snapshot().requests, 2);
+        assert_eq!((file.path(), file.url()), ("e".to_string(), "memory:///e"));
+        assert!(!file.is_remote());
+    }
+
+    #[tokio::test]
+    async fn latency_is_named_replaced_and_removed() {
+        let memory = memory_with(&[]).await;
+        let plain = OpenedStore::with_object_store("memory:///d", memory).unwrap();
+        let slow = plain.clone().with_request_latency(Duration::from_millis(3));
+        assert_eq!(
+            slow.describe(),
+            format!("{} (+3 ms/request)", plain.describe())
+        );
+        let slower = slow.clone().with_request_latency(Duration::from_millis(7));
+        assert_eq!(slower.request_latency(), Duration::from_millis(7));
+        assert!(slower.describe().ends_with("(+7 ms/request)"));
+        let none = slower.with_request_latency(Duration::ZERO);
+        assert_eq!(none.describe(), plain.describe());
+        assert!(Arc::ptr_eq(&none.object_store(), &plain.object_store()));
+    }
+
+    /// On tokio's paused clock: every read and listing waits the delay once (virtual time,
+    /// so nothing here depends on the machine's speed).
+    #[cfg(feature = "cli")] // the paused clock needs tokio's test-util, which `cli` enables
+    #[tokio::test(start_paused = true)]
+    async fn reads_and_listings_wait_the_delay_once_each() {
+        let memory = memory_with(&["d/a", "d/b"]).await;
+        let delay = Duration::from_millis(40);
+        let store = OpenedStore::with_object_store("memory:///d", memory)
+            .unwrap()
+            .with_request_latency(delay)
+            .object_store();
+        let started = tokio::time::Instant::now();
+        let bytes = store.get_range(&Path::from("d/a"), 0..2).await.unwrap();
+        assert_eq!((bytes.as_ref(), started.elapsed()), (&b"xy"[..], delay));
+        let listed: Vec<ObjectMeta> = store
+            .list(Some(&Path::from("d")))
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!((listed.len(), started.elapsed()), (2, 2 * delay));
+        store
+            .list_with_delimiter(Some(&Path::from("d")))
+            .await
+            .unwrap();
+        assert_eq!(started.elapsed(), 3 * delay);
+        store
+            .put(&Path::from("d/c"), PutPayload::from_static(b"w"))
+            .await
+            .unwrap();
+        assert_eq!(started.elapsed(), 3 * delay, "writes are not delayed");
+    }
+}

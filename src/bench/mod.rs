@@ -66,43 +66,43 @@ pub(crate) enum BenchCommand {
 pub(crate) struct CommonBenchArgs {
     /// Operations in flight at once.
     #[arg(long, default_value_t = 1)]
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
     /// Seed of operation 0 (operation i uses seed + i).
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Fresh caches and a fresh open per operation (the default).
     #[arg(long, conflicts_with = "warm")]
-    pub cold: bool,
+    pub(crate) cold: bool,
     /// One open target and shared caches for all operations.
     #[arg(long)]
-    pub warm: bool,
+    pub(crate) warm: bool,
     /// Unmeasured operations run before the measured ones (warm: they fill the shared
     /// caches; cold: they only open the HTTP connections the measured ones reuse).
     #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
+    pub(crate) warmup: u64,
     /// Add this many milliseconds to every request (LatencySource), e.g. to mimic S3's
     /// first-byte latency on local disk. Printed in the report.
     #[arg(long = "latency-ms", default_value_t = 0)]
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
     /// Print the report as one JSON object on stdout instead of the table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Draw the latency distribution (CDF and histogram) to this `.svg` or `.png` file.
     #[arg(long)]
-    pub plot: Option<String>,
+    pub(crate) plot: Option<String>,
     /// Overlay a previous run's `--json` report on the plot (repeatable).
     #[arg(long)]
-    pub compare: Vec<String>,
+    pub(crate) compare: Vec<String>,
     /// Legend label of this run (default: command, mode and URL).
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Storage option `key=value` (repeatable), e.g. `aws_endpoint=http://127.0.0.1:4566`.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
-    pub storage_options: Vec<(String, String)>,
+    pub(crate) storage_options: Vec<(String, String)>,
     /// Count failed operations (`errors` in the report, with the first few messages) and
     /// go on, instead of stopping at the first failure (load tests: errors must be 0).
     #[arg(long)]
-    pub keep_going: bool,
+    pub(crate) keep_going: bool,
 }
 
 impl Default for CommonBenchArgs {
@@ -290,16 +290,16 @@ impl BenchStore {
 #[derive(Debug, Clone)]
 pub(crate) struct DrivenOperations {
     /// Records of the operations that finished.
-    pub records: Vec<OperationRecord>,
+    pub(crate) records: Vec<OperationRecord>,
     /// True when Ctrl-C stopped the run.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// Wall time from the first launch to the last completion.
-    pub wall_seconds: f64,
+    pub(crate) wall_seconds: f64,
     /// Operations that failed (only with `keep_going`; otherwise the first one stops the
     /// run).
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// The first [`MAX_ERROR_MESSAGES`] distinct error messages.
-    pub error_messages: Vec<String>,
+    pub(crate) error_messages: Vec<String>,
 }
 
 /// Distinct error messages a run keeps.

@@ -29,34 +29,34 @@ pub(crate) const TEMPLATE_PLACEHOLDER: &str = "{}";
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct QueryBenchArgs {
     /// Dataset URL or path.
-    pub dataset: String,
+    pub(crate) dataset: String,
     /// Filter with `{}` where a value goes, e.g. `key = '{}'` or `id = {}`.
     #[arg(
         long = "filter-template",
         required_unless_present = "filters",
         requires = "values_from"
     )]
-    pub filter_template: Option<String>,
+    pub(crate) filter_template: Option<String>,
     /// Column whose values (of random rows) fill the template.
     #[arg(long = "values-from")]
-    pub values_from: Option<String>,
+    pub(crate) values_from: Option<String>,
     /// Instead of a template: a file of filters, one per line; the first `--warmup` lines
     /// are the warm-ups, then operation `i` runs line `warmup + i` (cycling), e.g. the same
     /// `IN` lists or ranges another reader is measured with.
     #[arg(long, value_name = "FILE", conflicts_with = "filter_template")]
-    pub filters: Option<std::path::PathBuf>,
+    pub(crate) filters: Option<std::path::PathBuf>,
     /// Queries to measure.
     #[arg(long, default_value_t = 200)]
-    pub queries: u64,
+    pub(crate) queries: u64,
     /// Dataset version (default: latest).
     #[arg(long)]
-    pub version: Option<u64>,
+    pub(crate) version: Option<u64>,
     /// Scan the data when the filtered column has no usable index.
     #[arg(long)]
-    pub allow_scan: bool,
+    pub(crate) allow_scan: bool,
     /// Shared benchmark flags.
     #[command(flatten)]
-    pub common: CommonBenchArgs,
+    pub(crate) common: CommonBenchArgs,
 }
 
 /// Run the query benchmark and build its report (nothing printed).

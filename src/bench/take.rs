@@ -20,22 +20,22 @@ use crate::{Dataset, Error, IoStats, IoStatsSnapshot, LanceFile, Result, Session
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct TakeBenchArgs {
     /// A Lance dataset (directory with `_versions/`) or a single `.lance` file: URL or path.
-    pub url: String,
+    pub(crate) url: String,
     /// Columns to read, comma-separated (default: every top-level column).
     #[arg(long, value_delimiter = ',')]
-    pub columns: Vec<String>,
+    pub(crate) columns: Vec<String>,
     /// Random rows per take.
     #[arg(long = "rows-per-take", default_value_t = 100)]
-    pub rows_per_take: u64,
+    pub(crate) rows_per_take: u64,
     /// Takes to measure.
     #[arg(long, default_value_t = 200)]
-    pub takes: u64,
+    pub(crate) takes: u64,
     /// Dataset version (default: latest; datasets only).
     #[arg(long)]
-    pub version: Option<u64>,
+    pub(crate) version: Option<u64>,
     /// Shared benchmark flags.
     #[command(flatten)]
-    pub common: CommonBenchArgs,
+    pub(crate) common: CommonBenchArgs,
 }
 
 /// A single Lance file opened for the benchmark.
@@ -55,8 +55,8 @@ struct DatasetTarget {
 }
 
 enum TakeTarget {
-    File(FileTarget),
-    Dataset(DatasetTarget),
+    File(Box<FileTarget>),
+    Dataset(Box<DatasetTarget>),
 }
 
 impl TakeTarget {
@@ -162,12 +162,12 @@ async fn open_target(
             .iter()
             .map(|f| (f.id, f.physical_rows))
             .collect();
-        return Ok(TakeTarget::Dataset(DatasetTarget {
+        return Ok(TakeTarget::Dataset(Box::new(DatasetTarget {
             store,
             dataset,
             columns,
             fragments,
-        }));
+        })));
     }
     if args.version.is_some() {
         return Err(Error::InvalidArgument(format!(
@@ -177,11 +177,11 @@ async fn open_target(
     }
     let file = open_file(&store, &session, setup).await?;
     let columns = file_columns(&file, &store, &args.columns)?;
-    Ok(TakeTarget::File(FileTarget {
+    Ok(TakeTarget::File(Box::new(FileTarget {
         store,
         file,
         columns,
-    }))
+    })))
 }
 
 /// Open the dataset with `session`, counting the open into `stats`.
