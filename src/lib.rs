@@ -194,6 +194,7 @@ pub use api::{
     PlanLayerSummary,
 };
 pub use api::{CreatedListElementIndex, ListElementIndexBuilder};
+pub use api::{ColumnInfo, OpenedStore};
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

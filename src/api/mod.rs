@@ -1,6 +1,7 @@
 //! The public facade: [`Dataset`], [`LanceFile`] and the builders and results around them.
 //! Each is a thin driver over the crate's planners, fetcher and decoders.
 
+mod columns;
 mod dataset;
 mod describe;
 pub(crate) mod ecp;
@@ -12,7 +13,9 @@ mod open;
 mod prewarm;
 mod query;
 mod scan;
+mod store;
 
+pub use columns::ColumnInfo;
 pub use dataset::{Dataset, DatasetBuilder};
 pub use describe::{
     DataFileDescription, DatasetDescription, FieldDescription, FragmentDescription,
@@ -28,3 +31,4 @@ pub use list_element_index::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};
+pub use store::OpenedStore;

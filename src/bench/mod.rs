@@ -15,13 +15,17 @@
 //! operation `i` uses seed `seed + i` (splitmix64; the same generator as
 //! `benches/peer/take_file_compare.py`), warm-up operation `j` uses `seed - warmup + j`.
 //!
-//! Datasets are read as the library reads them: every GET and LIST goes through the
-//! session's admission control for the store (one bound on requests in flight, fair across
-//! the concurrent operations; [`crate::io::admission`]). `--keep-going` counts failed
-//! operations in the report (`errors`) instead of stopping at the first one.
+//! Datasets and files are read through the public API, as any user of the crate reads them
+//! ([`OpenedStore`], [`Dataset`](crate::Dataset), [`LanceFile`](crate::LanceFile)): a cold
+//! operation opens with a fresh [`Session`], warm ones share one. Every GET and LIST goes
+//! through the session's admission control for the store (one bound on requests in flight,
+//! fair across the concurrent operations;
+//! [`SessionBuilder::max_requests`](crate::SessionBuilder::max_requests)).
+//! `--keep-going` counts failed operations in the report (`errors`) instead of stopping at
+//! the first one.
 //!
 //! Every operation counts its own requests, bytes and round trips in its own
-//! [`IoStats`](crate::io::IoStats). A progress bar is drawn on stderr when it is a
+//! [`IoStats`]. A progress bar is drawn on stderr when it is a
 //! terminal. Ctrl-C stops launching operations, waits for those in flight (a second Ctrl-C
 //! abandons them) and prints the partial report. `--json` prints the [`BenchReport`] as one
 //! JSON object, `--plot out.svg` (or `.png`) draws the latency CDF and histogram (with
@@ -40,17 +44,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use futures::{FutureExt, StreamExt};
-use object_store::path::Path;
 
 use crate::args::parse_key_value;
-use crate::error::{Error, Result};
-use crate::io::admission::registry_of;
-use crate::io::list::{ListControl, ListedObject, ObjectLister, ObjectStoreLister};
-use crate::io::store::{open_url_with, OpenOptions};
-use crate::io::{IoStats, LatencySource, OpenedUrl, RangeSource};
-use crate::lance::dataset::{DatasetSession, DatasetStore};
+use crate::{Error, IoStats, OpenedStore, Result, Session};
 
 #[cfg_attr(not(test), allow(unused_imports))] // used by the tests
 pub(crate) use report::{BenchReport, OperationRecord};
@@ -69,43 +66,43 @@ pub(crate) enum BenchCommand {
 pub(crate) struct CommonBenchArgs {
     /// Operations in flight at once.
     #[arg(long, default_value_t = 1)]
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
     /// Seed of operation 0 (operation i uses seed + i).
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Fresh caches and a fresh open per operation (the default).
     #[arg(long, conflicts_with = "warm")]
-    pub cold: bool,
+    pub(crate) cold: bool,
     /// One open target and shared caches for all operations.
     #[arg(long)]
-    pub warm: bool,
+    pub(crate) warm: bool,
     /// Unmeasured operations run before the measured ones (warm: they fill the shared
     /// caches; cold: they only open the HTTP connections the measured ones reuse).
     #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
+    pub(crate) warmup: u64,
     /// Add this many milliseconds to every request (LatencySource), e.g. to mimic S3's
     /// first-byte latency on local disk. Printed in the report.
     #[arg(long = "latency-ms", default_value_t = 0)]
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
     /// Print the report as one JSON object on stdout instead of the table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Draw the latency distribution (CDF and histogram) to this `.svg` or `.png` file.
     #[arg(long)]
-    pub plot: Option<String>,
+    pub(crate) plot: Option<String>,
     /// Overlay a previous run's `--json` report on the plot (repeatable).
     #[arg(long)]
-    pub compare: Vec<String>,
+    pub(crate) compare: Vec<String>,
     /// Legend label of this run (default: command, mode and URL).
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Storage option `key=value` (repeatable), e.g. `aws_endpoint=http://127.0.0.1:4566`.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
-    pub storage_options: Vec<(String, String)>,
+    pub(crate) storage_options: Vec<(String, String)>,
     /// Count failed operations (`errors` in the report, with the first few messages) and
     /// go on, instead of stopping at the first failure (load tests: errors must be 0).
     #[arg(long)]
-    pub keep_going: bool,
+    pub(crate) keep_going: bool,
 }
 
 impl Default for CommonBenchArgs {
@@ -224,15 +221,11 @@ pub(crate) fn warmup_seed(seed: u64, warmup: u64, j: u64) -> u64 {
 /// A store opened for a benchmark, with the latency layer applied to reads and listings.
 #[derive(Debug, Clone)]
 pub(crate) struct BenchStore {
-    /// The opened URL (its `source` already wrapped by the latency layer).
-    pub opened: OpenedUrl,
-    /// Lister over the same store (also delayed).
-    pub lister: Arc<dyn ObjectLister>,
-    /// The injected delay per request in milliseconds.
-    pub injected_latency_ms: u64,
+    /// The opened URL (every read and listing delayed by `injected_latency_ms`).
+    pub(crate) store: OpenedStore,
     /// Custom endpoint from the storage options or the environment (shown in the report:
     /// `s3://bucket` served by a local emulator is not S3).
-    pub endpoint: Option<String>,
+    pub(crate) endpoint: Option<String>,
 }
 
 /// Storage-option keys (lower case) that name a custom endpoint.
@@ -268,104 +261,28 @@ impl BenchStore {
         storage_options: &[(String, String)],
         latency_ms: u64,
     ) -> Result<Self> {
-        let mut opened = open_url_with(url, &OpenOptions::new(storage_options))?;
-        let plain: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
-            Arc::clone(&opened.store),
-            &opened.scheme,
-        ));
-        let lister: Arc<dyn ObjectLister> = if latency_ms > 0 {
-            let delay = Duration::from_millis(latency_ms);
-            let source: Arc<dyn RangeSource> =
-                Arc::new(LatencySource::new(Arc::clone(&opened.source), delay));
-            opened.source = source;
-            Arc::new(LatencyLister {
-                inner: plain,
-                delay,
-            })
-        } else {
-            plain
-        };
-        let remote = !matches!(
-            opened.scheme,
-            object_store::ObjectStoreScheme::Local | object_store::ObjectStoreScheme::Memory
-        );
+        let store = OpenedStore::open(url, storage_options)?
+            .with_request_latency(Duration::from_millis(latency_ms));
+        let remote = store.is_remote();
         Ok(Self {
-            opened,
-            lister,
-            injected_latency_ms: latency_ms,
+            store,
             endpoint: remote.then(|| custom_endpoint(storage_options)).flatten(),
         })
-    }
-
-    /// The I/O handles of a dataset opened with `session`: every GET and LIST goes through
-    /// the session's admission control for this store (one bound on requests in flight,
-    /// fair across the concurrent operations), as a dataset the library opens does.
-    pub(crate) fn dataset_store(&self, session: &DatasetSession) -> DatasetStore {
-        let admission = registry_of(&session.extensions).for_opened(&self.opened);
-        let plain: Arc<dyn ObjectLister> = Arc::new(
-            ObjectStoreLister::for_scheme(Arc::clone(&self.opened.store), &self.opened.scheme)
-                .with_admission(Some(Arc::clone(&admission))),
-        );
-        let lister: Arc<dyn ObjectLister> = if self.injected_latency_ms > 0 {
-            Arc::new(LatencyLister {
-                inner: plain,
-                delay: Duration::from_millis(self.injected_latency_ms),
-            })
-        } else {
-            plain
-        };
-        let mut handles = DatasetStore::new(Arc::clone(&self.opened.source), lister);
-        handles.fetcher = handles.fetcher.with_admission(Some(admission));
-        handles
     }
 
     /// The store as described in the report.
     pub(crate) fn describe(&self) -> String {
         match &self.endpoint {
-            Some(e) => format!("{} at endpoint {e}", self.opened.source.describe()),
-            None => self.opened.source.describe(),
+            Some(e) => format!("{} at endpoint {e}", self.store.describe()),
+            None => self.store.describe(),
         }
     }
 
     /// True when `path/_versions/` holds at least one object (a Lance dataset). One LIST
-    /// request, counted in `stats`; a listing error counts as "not a dataset" (opening
-    /// the file then reports the real problem).
-    pub(crate) async fn is_dataset(&self, stats: &IoStats) -> bool {
-        let prefix = self.opened.path.clone().join("_versions");
-        let mut found = false;
-        let listed = self
-            .lister
-            .list(&prefix, stats, &mut |_| {
-                found = true;
-                ListControl::Stop
-            })
-            .await;
-        listed.is_ok() && found
-    }
-}
-
-/// An [`ObjectLister`] that sleeps before each listing, like [`LatencySource`] does before
-/// each read (one delay per listing: the first LIST page is what a dataset open waits for).
-#[derive(Debug)]
-struct LatencyLister {
-    inner: Arc<dyn ObjectLister>,
-    delay: Duration,
-}
-
-#[async_trait]
-impl ObjectLister for LatencyLister {
-    async fn list(
-        &self,
-        prefix: &Path,
-        stats: &IoStats,
-        visit: &mut (dyn FnMut(ListedObject) -> ListControl + Send),
-    ) -> Result<()> {
-        tokio::time::sleep(self.delay).await;
-        self.inner.list(prefix, stats, visit).await
-    }
-
-    fn lexically_ordered(&self) -> bool {
-        self.inner.lexically_ordered()
+    /// request, counted in `stats` and admitted by `session`; a listing error counts as
+    /// "not a dataset" (opening the file then reports the real problem).
+    pub(crate) async fn is_dataset(&self, session: &Session, stats: &IoStats) -> bool {
+        self.store.is_dataset(session, stats).await
     }
 }
 
@@ -373,16 +290,16 @@ impl ObjectLister for LatencyLister {
 #[derive(Debug, Clone)]
 pub(crate) struct DrivenOperations {
     /// Records of the operations that finished.
-    pub records: Vec<OperationRecord>,
+    pub(crate) records: Vec<OperationRecord>,
     /// True when Ctrl-C stopped the run.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// Wall time from the first launch to the last completion.
-    pub wall_seconds: f64,
+    pub(crate) wall_seconds: f64,
     /// Operations that failed (only with `keep_going`; otherwise the first one stops the
     /// run).
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// The first [`MAX_ERROR_MESSAGES`] distinct error messages.
-    pub error_messages: Vec<String>,
+    pub(crate) error_messages: Vec<String>,
 }
 
 /// Distinct error messages a run keeps.

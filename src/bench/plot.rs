@@ -12,7 +12,7 @@ use std::ops::Range;
 use plotters::prelude::*;
 
 use crate::bench::report::{cdf_points, histogram_in, BenchReport};
-use crate::error::{Error, Result};
+use crate::{Error, Result};
 
 /// Bins of the histogram panel.
 pub(crate) const HISTOGRAM_BINS: usize = 30;

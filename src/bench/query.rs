@@ -3,11 +3,11 @@
 //! and each query's filter is the `--filter-template` with `{}` replaced by one of those
 //! values (string values have `'` doubled, so `key = '{}'` stays a valid literal).
 //!
-//! A filter is answered as `lakeseek query` answers it: from the BTree index (or, for
-//! `any_element(...)` calls, the list element index; `--allow-scan` permits scans). Cold
-//! operation: fresh session, open (manifest) + query. Warm: one open dataset and session.
+//! A filter is answered as `lakeseek query` answers it, by a [`Query`](crate::Query): from
+//! the BTree index (or, for `any_element(...)` calls, the list element index;
+//! `--allow-scan` permits scans). Cold operation: fresh session, open (manifest) + query.
+//! Warm: one open dataset and session.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::Array;
@@ -15,16 +15,12 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
 
 use crate::bench::report::{BenchReport, BenchSettings, OperationRecord, PhaseRecord};
-use crate::bench::take::add;
+use crate::bench::take::{add, open_dataset, row_addresses};
 use crate::bench::{
     drive_operations, elapsed_ms, operation_seed, random_rows, splitmix64, warmup_seed, BenchStore,
     CommonBenchArgs,
 };
-use crate::error::{Error, Result};
-use crate::index::filter::{filter_row_addresses, FilterOptions};
-use crate::io::{IoStats, IoStatsSnapshot};
-use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::{Dataset, Error, IoStats, IoStatsSnapshot, Result, Session};
 
 /// Placeholder replaced by a value in `--filter-template`.
 pub(crate) const TEMPLATE_PLACEHOLDER: &str = "{}";
@@ -33,34 +29,34 @@ pub(crate) const TEMPLATE_PLACEHOLDER: &str = "{}";
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct QueryBenchArgs {
     /// Dataset URL or path.
-    pub dataset: String,
+    pub(crate) dataset: String,
     /// Filter with `{}` where a value goes, e.g. `key = '{}'` or `id = {}`.
     #[arg(
         long = "filter-template",
         required_unless_present = "filters",
         requires = "values_from"
     )]
-    pub filter_template: Option<String>,
+    pub(crate) filter_template: Option<String>,
     /// Column whose values (of random rows) fill the template.
     #[arg(long = "values-from")]
-    pub values_from: Option<String>,
+    pub(crate) values_from: Option<String>,
     /// Instead of a template: a file of filters, one per line; the first `--warmup` lines
     /// are the warm-ups, then operation `i` runs line `warmup + i` (cycling), e.g. the same
     /// `IN` lists or ranges another reader is measured with.
     #[arg(long, value_name = "FILE", conflicts_with = "filter_template")]
-    pub filters: Option<std::path::PathBuf>,
+    pub(crate) filters: Option<std::path::PathBuf>,
     /// Queries to measure.
     #[arg(long, default_value_t = 200)]
-    pub queries: u64,
+    pub(crate) queries: u64,
     /// Dataset version (default: latest).
     #[arg(long)]
-    pub version: Option<u64>,
+    pub(crate) version: Option<u64>,
     /// Scan the data when the filtered column has no usable index.
     #[arg(long)]
-    pub allow_scan: bool,
+    pub(crate) allow_scan: bool,
     /// Shared benchmark flags.
     #[command(flatten)]
-    pub common: CommonBenchArgs,
+    pub(crate) common: CommonBenchArgs,
 }
 
 /// Run the query benchmark and build its report (nothing printed).
@@ -74,13 +70,13 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
     }
     let store = BenchStore::open(&args.dataset, &common.storage_options, common.latency_ms)?;
     let setup = IoStats::new();
-    if !store.is_dataset(&setup).await {
+    if !store.is_dataset(&Session::default(), &setup).await {
         return Err(Error::InvalidArgument(format!(
             "{} is not a Lance dataset (no objects under _versions/)",
             args.dataset
         )));
     }
-    let shared = open_dataset(&store, args.version, &setup).await?;
+    let shared = open_dataset(&store, args.version, &Session::default(), &setup).await?;
     let filters = QueryFilters::new(&store, args, &setup).await?;
     let mut warmup_cost = IoStatsSnapshot::default();
     for j in 0..common.warmup {
@@ -125,16 +121,6 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
         add(setup.snapshot(), warmup_cost),
     )
     .with_errors(driven.errors, driven.error_messages))
-}
-
-async fn open_dataset(
-    store: &BenchStore,
-    version: Option<u64>,
-    stats: &IoStats,
-) -> Result<Dataset> {
-    let session = Arc::new(DatasetSession::default());
-    let handles = store.dataset_store(&session);
-    Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
 }
 
 /// Where the measured filters come from.
@@ -229,30 +215,22 @@ async fn sample_values(
     setup: &IoStats,
 ) -> Result<Vec<String>> {
     // A session of its own: sampling must not warm the measured operations' caches.
-    let dataset = open_dataset(store, args.version, setup).await?;
-    let field = dataset
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .find(|f| f.parent_id == -1 && f.name == column)
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "--values-from: no column named {column:?} in {}",
-                args.dataset
-            ))
-        })?;
-    let nested = dataset.manifest().schema.has_children(field.id);
-    let mapped = dataset.manifest().schema.arrow_type(field.id);
-    mapped.ok().filter(|_| !nested).ok_or_else(|| {
+    let dataset = open_dataset(store, args.version, &Session::default(), setup).await?;
+    let field = dataset.column_info(column).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "--values-from: no column named {column:?} in {}",
+            args.dataset
+        ))
+    })?;
+    let mapped = dataset.column_arrow_type(column);
+    mapped.ok().filter(|_| !field.has_children).ok_or_else(|| {
         Error::InvalidArgument(format!(
             "--values-from: column {column:?} has type {}, which cannot fill a template",
             field.logical_type
         ))
     })?;
     let fragments: Vec<(u64, u64)> = dataset
-        .manifest()
-        .fragments
+        .fragments()
         .iter()
         .map(|f| (f.id, f.physical_rows))
         .collect();
@@ -264,8 +242,8 @@ async fn sample_values(
         )));
     }
     let rows = random_rows(args.common.seed, args.queries.min(total), total)?;
-    let addresses = crate::bench::take::row_addresses(&rows, &fragments);
-    let batch = take_rows(&dataset, &addresses, &[column.to_string()], setup).await?;
+    let addresses = row_addresses(&rows, &fragments);
+    let batch = dataset.take(&addresses, &[column]).await?;
     let array = batch.column(1);
     let values = format_values(array.as_ref())?;
     if values.is_empty() {
@@ -312,7 +290,7 @@ async fn query_once(
     let dataset = if args.common.warm {
         shared
     } else {
-        fresh = open_dataset(store, args.version, &open_stats).await?;
+        fresh = open_dataset(store, args.version, &Session::default(), &open_stats).await?;
         open = Some(PhaseRecord::new(elapsed_ms(started), open_stats.snapshot()));
         &fresh
     };
@@ -331,10 +309,9 @@ async fn query_once(
 
 /// Number of rows matching `filter`, answered as `lakeseek query` does.
 async fn answer(dataset: &Dataset, filter: &str, allow_scan: bool, stats: &IoStats) -> Result<u64> {
-    let options = FilterOptions { allow_scan };
-    Ok(filter_row_addresses(dataset, filter, options, stats)
-        .await?
-        .len())
+    let query = dataset.query().filter(filter).allow_scan(allow_scan);
+    let result = query.stats(stats).execute().await?;
+    Ok(result.row_addresses.len() as u64)
 }
 
 #[cfg(test)]

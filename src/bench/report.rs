@@ -6,8 +6,7 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::io::IoStatsSnapshot;
+use crate::{Error, IoStatsSnapshot, Result};
 
 /// Version of the JSON report shape (bumped when a field changes meaning).
 pub(crate) const REPORT_FORMAT_VERSION: u32 = 1;
@@ -16,13 +15,13 @@ pub(crate) const REPORT_FORMAT_VERSION: u32 = 1;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct PhaseRecord {
     /// Wall time of the phase in milliseconds.
-    pub latency_ms: f64,
+    pub(crate) latency_ms: f64,
     /// GET/LIST requests of the phase.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Body bytes received in the phase.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Sequential waves of requests in the phase.
-    pub round_trips: u64,
+    pub(crate) round_trips: u64,
 }
 
 impl PhaseRecord {
@@ -41,20 +40,20 @@ impl PhaseRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct OperationRecord {
     /// Operation number (0-based; its seed is `seed + index`).
-    pub index: u64,
+    pub(crate) index: u64,
     /// Wall time in milliseconds, open included for cold operations.
-    pub latency_ms: f64,
+    pub(crate) latency_ms: f64,
     /// Requests, open included.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Body bytes, open included.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Round trips, open included.
-    pub round_trips: u64,
+    pub(crate) round_trips: u64,
     /// Rows the operation returned (a take: rows read; a query: matching rows).
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// The open's share of a cold operation (`None` when warm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open: Option<PhaseRecord>,
+    pub(crate) open: Option<PhaseRecord>,
 }
 
 impl OperationRecord {
@@ -73,17 +72,17 @@ impl OperationRecord {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Distribution {
     /// Smallest value.
-    pub min: f64,
+    pub(crate) min: f64,
     /// Arithmetic mean.
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// Median (nearest rank).
-    pub p50: f64,
+    pub(crate) p50: f64,
     /// 90th percentile (nearest rank).
-    pub p90: f64,
+    pub(crate) p90: f64,
     /// 99th percentile (nearest rank).
-    pub p99: f64,
+    pub(crate) p99: f64,
     /// Largest value.
-    pub max: f64,
+    pub(crate) max: f64,
 }
 
 impl Distribution {
@@ -169,88 +168,88 @@ pub(crate) fn histogram_in(values: &[f64], lo: f64, hi: f64, bins: usize) -> Vec
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct PerOperation {
     /// Requests per operation.
-    pub requests: Distribution,
+    pub(crate) requests: Distribution,
     /// Bytes per operation.
-    pub bytes: Distribution,
+    pub(crate) bytes: Distribution,
     /// Round trips per operation.
-    pub round_trips: Distribution,
+    pub(crate) round_trips: Distribution,
     /// Rows per operation.
-    pub rows: Distribution,
+    pub(crate) rows: Distribution,
 }
 
 /// What was benchmarked and how (echoed in the report so a run is self-describing).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct BenchSettings {
     /// `take` or `query`.
-    pub command: String,
+    pub(crate) command: String,
     /// Legend label for plots (`--label`, default: command, mode and URL).
-    pub label: String,
+    pub(crate) label: String,
     /// The URL as given.
-    pub url: String,
+    pub(crate) url: String,
     /// The store as lakeseek opened it (backend, bucket, injected latency).
-    pub store: String,
+    pub(crate) store: String,
     /// `file` (one Lance file) or `dataset`.
-    pub target: String,
+    pub(crate) target: String,
     /// `cold` (fresh caches and open per operation) or `warm` (shared caches).
-    pub mode: String,
+    pub(crate) mode: String,
     /// Delay added to every request by `--latency-ms` (0: none; the numbers are the
     /// store's own latency).
-    pub injected_latency_ms: u64,
+    pub(crate) injected_latency_ms: u64,
     /// Operations in flight at once.
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
     /// Seed of operation 0 (operation i uses `seed + i`).
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Columns read.
-    pub columns: Vec<String>,
+    pub(crate) columns: Vec<String>,
     /// Rows per take (take only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows_per_take: Option<u64>,
+    pub(crate) rows_per_take: Option<u64>,
     /// Filter template (query only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filter_template: Option<String>,
+    pub(crate) filter_template: Option<String>,
     /// Column the query values were sampled from (query only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub values_from: Option<String>,
+    pub(crate) values_from: Option<String>,
     /// Unmeasured warm-up operations before the measured ones.
-    pub warmup: u64,
+    pub(crate) warmup: u64,
 }
 
 /// The whole report (`--json` prints it as one object).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct BenchReport {
     /// [`REPORT_FORMAT_VERSION`].
-    pub format_version: u32,
+    pub(crate) format_version: u32,
     /// lakeseek version that produced the report.
-    pub lakeseek_version: String,
+    pub(crate) lakeseek_version: String,
     /// What was run.
-    pub settings: BenchSettings,
+    pub(crate) settings: BenchSettings,
     /// Operations asked for.
-    pub operations_requested: u64,
+    pub(crate) operations_requested: u64,
     /// Operations that finished (fewer when interrupted).
-    pub operations_completed: u64,
+    pub(crate) operations_completed: u64,
     /// True when Ctrl-C stopped the run early.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// Wall time of the measured phase in seconds.
-    pub wall_seconds: f64,
+    pub(crate) wall_seconds: f64,
     /// Completed operations per second of wall time.
-    pub throughput_ops_per_sec: f64,
+    pub(crate) throughput_ops_per_sec: f64,
     /// Latency per operation in milliseconds.
-    pub latency_ms: Distribution,
+    pub(crate) latency_ms: Distribution,
     /// I/O per operation.
-    pub per_operation: PerOperation,
+    pub(crate) per_operation: PerOperation,
     /// I/O of all measured operations.
-    pub totals: IoStatsSnapshot,
+    pub(crate) totals: IoStatsSnapshot,
     /// I/O spent outside the measured operations (probing the target, warm open, warm-up
     /// operations, sampling query values).
-    pub setup: IoStatsSnapshot,
+    pub(crate) setup: IoStatsSnapshot,
     /// Every finished operation, by index.
-    pub operations: Vec<OperationRecord>,
+    pub(crate) operations: Vec<OperationRecord>,
     /// Operations that failed (`--keep-going`; without it the first failure stops the run).
     #[serde(default)]
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// The first distinct messages of those failures.
     #[serde(default)]
-    pub error_messages: Vec<String>,
+    pub(crate) error_messages: Vec<String>,
 }
 
 impl BenchReport {

@@ -2,11 +2,11 @@
 //! dataset (rows are picked over all fragments' physical rows, then read by row address;
 //! deleted rows are dropped as lance's take does) or from one `.lance` file.
 //!
-//! Cold operation on a file: fresh caches, open (footer read) + `read_rows`. On a dataset:
-//! fresh session, open (find + read the manifest) + take (data file footers, page init,
-//! chunks). Warm operations reuse the target opened before measuring and its caches.
+//! Cold operation on a file: fresh session, open (footer read) + [`LanceFile::take`]. On a
+//! dataset: fresh session, open (find + read the manifest) + [`Dataset::take`] (data file
+//! footers, page init, chunks). Warm operations reuse the target opened before measuring
+//! and its session.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use crate::bench::report::{BenchReport, BenchSettings, OperationRecord, PhaseRecord};
@@ -14,39 +14,35 @@ use crate::bench::{
     drive_operations, elapsed_ms, operation_seed, random_rows, warmup_seed, BenchStore,
     CommonBenchArgs,
 };
-use crate::error::{Error, Result};
-use crate::io::{FetchOptions, IoStats, IoStatsSnapshot, RangeFetcher};
-use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession};
-use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::{Dataset, Error, IoStats, IoStatsSnapshot, LanceFile, Result, Session};
 
 /// `lakeseek bench take`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct TakeBenchArgs {
     /// A Lance dataset (directory with `_versions/`) or a single `.lance` file: URL or path.
-    pub url: String,
+    pub(crate) url: String,
     /// Columns to read, comma-separated (default: every top-level column).
     #[arg(long, value_delimiter = ',')]
-    pub columns: Vec<String>,
+    pub(crate) columns: Vec<String>,
     /// Random rows per take.
     #[arg(long = "rows-per-take", default_value_t = 100)]
-    pub rows_per_take: u64,
+    pub(crate) rows_per_take: u64,
     /// Takes to measure.
     #[arg(long, default_value_t = 200)]
-    pub takes: u64,
+    pub(crate) takes: u64,
     /// Dataset version (default: latest; datasets only).
     #[arg(long)]
-    pub version: Option<u64>,
+    pub(crate) version: Option<u64>,
     /// Shared benchmark flags.
     #[command(flatten)]
-    pub common: CommonBenchArgs,
+    pub(crate) common: CommonBenchArgs,
 }
 
 /// A single Lance file opened for the benchmark.
 struct FileTarget {
     store: BenchStore,
-    reader: LanceFileReader,
-    columns: Vec<usize>,
+    file: LanceFile,
+    columns: Vec<String>,
 }
 
 /// A dataset opened for the benchmark.
@@ -59,14 +55,14 @@ struct DatasetTarget {
 }
 
 enum TakeTarget {
-    File(FileTarget),
-    Dataset(DatasetTarget),
+    File(Box<FileTarget>),
+    Dataset(Box<DatasetTarget>),
 }
 
 impl TakeTarget {
     fn total_rows(&self) -> u64 {
         match self {
-            TakeTarget::File(f) => f.reader.num_rows(),
+            TakeTarget::File(f) => f.file.num_rows(),
             TakeTarget::Dataset(d) => d.fragments.iter().map(|(_, n)| n).sum(),
         }
     }
@@ -126,14 +122,7 @@ pub(crate) async fn run_take_bench(args: &TakeBenchArgs) -> Result<BenchReport> 
 fn settings(args: &TakeBenchArgs, target: &TakeTarget) -> BenchSettings {
     let common = &args.common;
     let (kind, store, columns) = match target {
-        TakeTarget::File(f) => (
-            "file",
-            &f.store,
-            f.columns
-                .iter()
-                .filter_map(|i| f.reader.schema().fields.get(*i).map(|x| x.name.clone()))
-                .collect(),
-        ),
+        TakeTarget::File(f) => ("file", &f.store, f.columns.clone()),
         TakeTarget::Dataset(d) => ("dataset", &d.store, d.columns.clone()),
     };
     BenchSettings {
@@ -164,22 +153,21 @@ async fn open_target(
     args: &TakeBenchArgs,
     setup: &IoStats,
 ) -> Result<TakeTarget> {
-    if store.is_dataset(setup).await {
-        let session = Arc::new(DatasetSession::default());
-        let dataset = open_dataset(&store, args.version, session, setup).await?;
+    let session = Session::default();
+    if store.is_dataset(&session, setup).await {
+        let dataset = open_dataset(&store, args.version, &session, setup).await?;
         let columns = dataset_columns(&dataset, &args.columns)?;
         let fragments = dataset
-            .manifest()
-            .fragments
+            .fragments()
             .iter()
             .map(|f| (f.id, f.physical_rows))
             .collect();
-        return Ok(TakeTarget::Dataset(DatasetTarget {
+        return Ok(TakeTarget::Dataset(Box::new(DatasetTarget {
             store,
             dataset,
             columns,
             fragments,
-        }));
+        })));
     }
     if args.version.is_some() {
         return Err(Error::InvalidArgument(format!(
@@ -187,95 +175,85 @@ async fn open_target(
             args.url
         )));
     }
-    let reader = open_file(&store, Arc::new(ReaderCaches::default()), setup).await?;
-    let columns = file_columns(&reader, &args.columns)?;
-    Ok(TakeTarget::File(FileTarget {
+    let file = open_file(&store, &session, setup).await?;
+    let columns = file_columns(&file, &store, &args.columns)?;
+    Ok(TakeTarget::File(Box::new(FileTarget {
         store,
-        reader,
+        file,
         columns,
-    }))
+    })))
 }
 
-async fn open_dataset(
+/// Open the dataset with `session`, counting the open into `stats`.
+pub(crate) async fn open_dataset(
     store: &BenchStore,
     version: Option<u64>,
-    session: Arc<DatasetSession>,
+    session: &Session,
     stats: &IoStats,
 ) -> Result<Dataset> {
-    let handles = store.dataset_store(&session);
-    Dataset::open(handles, store.opened.path.clone(), version, session, stats).await
+    let builder = store.store.dataset().session(session).stats(stats);
+    match version {
+        Some(v) => builder.version(v).open().await,
+        None => builder.open().await,
+    }
 }
 
-async fn open_file(
-    store: &BenchStore,
-    caches: Arc<ReaderCaches>,
-    stats: &IoStats,
-) -> Result<LanceFileReader> {
-    let fetcher = RangeFetcher::new(Arc::clone(&store.opened.source), FetchOptions::default());
-    LanceFileReader::open(fetcher, store.opened.path.clone(), None, caches, stats).await
+/// Open the file with `session`, counting the open into `stats`.
+async fn open_file(store: &BenchStore, session: &Session, stats: &IoStats) -> Result<LanceFile> {
+    store
+        .store
+        .file()
+        .session(session)
+        .stats(stats)
+        .open()
+        .await
 }
 
 /// Top-level columns of a dataset by name (all when `requested` is empty), checked readable.
 fn dataset_columns(dataset: &Dataset, requested: &[String]) -> Result<Vec<String>> {
-    let top: Vec<_> = dataset
-        .manifest()
-        .schema
-        .fields
-        .iter()
-        .filter(|f| f.parent_id == -1)
-        .collect();
     let names: Vec<String> = if requested.is_empty() {
-        top.iter().map(|f| f.name.clone()).collect()
+        dataset.column_names()
     } else {
         requested.to_vec()
     };
     for name in &names {
-        let field = top.iter().find(|f| &f.name == name).ok_or_else(|| {
-            let known: Vec<&str> = top.iter().map(|f| f.name.as_str()).collect();
+        let column = dataset.column_info(name).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "no column named {name:?} in the dataset (columns: {})",
-                known.join(", ")
+                dataset.column_names().join(", ")
             ))
         })?;
-        dataset
-            .manifest()
-            .schema
-            .arrow_type(field.id)
-            .map_err(|e| {
-                Error::InvalidArgument(format!(
-                    "column {name:?} has type {}, which lakeseek cannot read: {e}",
-                    field.logical_type
-                ))
-            })?;
+        dataset.column_arrow_type(name).map_err(|e| {
+            Error::InvalidArgument(format!(
+                "column {name:?} has type {}, which lakeseek cannot read: {e}",
+                column.logical_type
+            ))
+        })?;
     }
     Ok(names)
 }
 
-/// Field indices of a file's top-level columns (all when `requested` is empty).
-fn file_columns(reader: &LanceFileReader, requested: &[String]) -> Result<Vec<usize>> {
+/// Names of a file's top-level columns (all when `requested` is empty), checked present.
+fn file_columns(file: &LanceFile, store: &BenchStore, requested: &[String]) -> Result<Vec<String>> {
+    let schema = file.schema();
+    let known: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     if requested.is_empty() {
-        return Ok((0..reader.schema().fields.len()).collect());
+        return Ok(known.iter().map(|n| n.to_string()).collect());
     }
-    let names: Vec<&str> = requested.iter().map(String::as_str).collect();
-    reader.field_indices(&names).map_err(|_| {
-        let known: Vec<&str> = reader
-            .schema()
-            .fields
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect();
-        let unknown: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| !known.contains(n))
-            .collect();
-        Error::InvalidArgument(format!(
-            "no column named {} in {} (columns: {})",
-            unknown.join(", "),
-            reader.path(),
-            known.join(", ")
-        ))
-    })
+    let unknown: Vec<&str> = requested
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !known.contains(n))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(requested.to_vec());
+    }
+    Err(Error::InvalidArgument(format!(
+        "no column named {} in {} (columns: {})",
+        unknown.join(", "),
+        store.store.path(),
+        known.join(", ")
+    )))
 }
 
 /// Row addresses (`fragment << 32 | offset`) of dataset-wide row numbers (ascending), with
@@ -315,32 +293,31 @@ async fn take_once(
     let returned = match target {
         TakeTarget::File(f) => {
             let fresh;
-            let reader = if cold {
-                fresh = open_file(&f.store, Arc::new(ReaderCaches::default()), &open_stats).await?;
+            let file = if cold {
+                fresh = open_file(&f.store, &Session::default(), &open_stats).await?;
                 open = Some(PhaseRecord::new(elapsed_ms(started), open_stats.snapshot()));
                 &fresh
             } else {
-                &f.reader
+                &f.file
             };
-            reader
-                .read_rows(&f.columns, &RowSelection::Rows(rows), &take_stats)
-                .await?
-                .num_rows()
+            let columns: Vec<&str> = f.columns.iter().map(String::as_str).collect();
+            let batch = file.with_stats(&take_stats).take(&columns, &rows).await?;
+            batch.num_rows()
         }
         TakeTarget::Dataset(d) => {
             let fresh;
             let dataset = if cold {
-                let session = Arc::new(DatasetSession::default());
-                fresh = open_dataset(&d.store, args.version, session, &open_stats).await?;
+                let session = Session::default();
+                fresh = open_dataset(&d.store, args.version, &session, &open_stats).await?;
                 open = Some(PhaseRecord::new(elapsed_ms(started), open_stats.snapshot()));
                 &fresh
             } else {
                 &d.dataset
             };
             let addresses = row_addresses(&rows, &d.fragments);
-            take_rows(dataset, &addresses, &d.columns, &take_stats)
-                .await?
-                .num_rows()
+            let columns: Vec<&str> = d.columns.iter().map(String::as_str).collect();
+            let counted = dataset.with_stats(&take_stats);
+            counted.take(&addresses, &columns).await?.num_rows()
         }
     };
     let latency_ms = elapsed_ms(started);

@@ -68,7 +68,7 @@ pub(crate) use retry::{should_retry, RetryPolicy};
 pub(crate) use source::{is_object_changed, ObjectStoreSource, ObjectVersion, RangeSource};
 pub use stats::{IoStats, IoStatsSnapshot};
 pub(crate) use store::{open_url, open_url_with, OpenOptions, OpenedUrl};
-#[cfg(any(test, feature = "cli"))]
+#[cfg(test)]
 pub(crate) use wrappers::LatencySource;
 #[cfg(test)]
 pub(crate) use wrappers::{FaultConfig, FaultCounts, FaultKind, FaultSource, RecordingSource};

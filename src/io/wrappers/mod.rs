@@ -20,6 +20,7 @@
 mod counting;
 #[cfg(test)]
 mod fault;
+#[cfg(test)]
 mod latency;
 #[cfg(test)]
 pub(crate) mod limit;
@@ -32,7 +33,7 @@ pub use counting::{CountingConnector, HttpCounters, HttpCountsSnapshot, HttpRequ
 pub(crate) use counting::{CountingConnector, HttpCountsSnapshot, HttpRequestRecord};
 #[cfg(test)]
 pub(crate) use fault::{FaultConfig, FaultCounts, FaultKind, FaultSource};
-#[cfg(any(test, feature = "cli"))]
+#[cfg(test)]
 pub(crate) use latency::LatencySource;
 #[cfg(test)]
 pub(crate) use recording::{ReadKind, RecordingSource};
