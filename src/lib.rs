@@ -188,13 +188,13 @@ pub use api::{
     IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport,
     Query, QueryResult,
 };
-pub use api::{FilterExpr, FilterValue};
+pub use api::{ColumnInfo, OpenedStore};
 pub use api::{
     ColumnInspection, FieldInspection, FileInspection, PageInspection, PlanInspection,
     PlanLayerSummary,
 };
 pub use api::{CreatedListElementIndex, ListElementIndexBuilder};
-pub use api::{ColumnInfo, OpenedStore};
+pub use api::{FilterExpr, FilterValue};
 pub use error::{Error, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

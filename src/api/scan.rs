@@ -62,13 +62,6 @@ pub struct PlannedFilter {
 }
 
 impl PlannedFilter {
-    pub(super) fn new(plan: FilterPlan, version: u64) -> Self {
-        Self {
-            plan: Arc::new(plan),
-            version,
-        }
-    }
-
     /// How exactly the indices answer the filter.
     pub fn exactness(&self) -> FilterExactness {
         if self.plan.has_candidate_leaves() {
