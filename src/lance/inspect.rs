@@ -85,7 +85,7 @@ pub struct PageInspection {
     pub structural_plan: Option<PlanInspection>,
 }
 
-/// Size report of a sparse page's [`SparseStructuralPlan`].
+/// Size report of a sparse page's `SparseStructuralPlan`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PlanInspection {
     /// Heap bytes of the decoded plan (what the page cache holds for the structure).

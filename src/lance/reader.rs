@@ -197,6 +197,7 @@ impl LanceFileReader {
     }
 
     /// Indices of the top-level fields named `names` (`NotFound` for unknown names).
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // the fuzz targets' reader
     pub(crate) fn field_indices(&self, names: &[&str]) -> Result<Vec<usize>> {
         names
             .iter()
