@@ -16,7 +16,9 @@ use super::scan::PlannedFilter;
 use crate::error::{Error, Result};
 use crate::index::filter::{plan_parsed_filter, FilterOptions};
 use crate::index::sql::call::AnyElementCall;
-use crate::index::sql::expr::{parse_sql, CompareOp, ListFunction, Literal, SqlContext, SqlExpr};
+use crate::index::sql::expr::{
+    flatten, parse_sql, CompareOp, ListFunction, Literal, SqlContext, SqlExpr,
+};
 use crate::index::sql::limits::{check_filter_shape, MAX_FILTER_NESTING};
 use crate::index::sql::parsed::ParsedFilter;
 
@@ -270,14 +272,18 @@ impl FilterExpr {
                 op: *op,
                 right: boxed(b)?,
             },
-            Node::And(a, b) => flatten(vec![a.untyped()?, b.untyped()?], true),
+            Node::And(a, b) => flatten(a.untyped()?, b.untyped()?, true),
             Node::All(es) if es.is_empty() => {
                 return Err(Error::InvalidArgument(
                     "an empty conjunction of filters".into(),
                 ))
             }
-            Node::All(es) => flatten(all(es)?, true),
-            Node::Or(a, b) => flatten(vec![a.untyped()?, b.untyped()?], false),
+            Node::All(es) => {
+                let parts: Vec<SqlExpr> = all(es)?;
+                let both = |a, b| flatten(a, b, true);
+                parts.into_iter().reduce(both).expect("not empty")
+            }
+            Node::Or(a, b) => flatten(a.untyped()?, b.untyped()?, false),
             Node::Not(e) => SqlExpr::Not(boxed(e)?),
             Node::IsNull(e, negated) => SqlExpr::IsNull {
                 expr: boxed(e)?,
@@ -319,22 +325,6 @@ impl std::ops::Not for FilterExpr {
             node: Node::Not(Box::new(self)),
             depth,
         }
-    }
-}
-
-/// `AND`s and `OR`s of the same kind merged into one list, as the SQL parser does.
-fn flatten(parts: Vec<SqlExpr>, and: bool) -> SqlExpr {
-    let mut out = Vec::with_capacity(parts.len());
-    for e in parts {
-        match (e, and) {
-            (SqlExpr::And(v), true) | (SqlExpr::Or(v), false) => out.extend(v),
-            (e, _) => out.push(e),
-        }
-    }
-    if and {
-        SqlExpr::And(out)
-    } else {
-        SqlExpr::Or(out)
     }
 }
 

@@ -386,7 +386,8 @@ fn truth(expr: Box<SqlExpr>, truth: Truth, negated: bool) -> SqlExpr {
     }
 }
 
-fn flatten(a: SqlExpr, b: SqlExpr, and: bool) -> SqlExpr {
+/// `a AND b` (or `a OR b`) with `AND`s (`OR`s) of the same kind merged into one list.
+pub(crate) fn flatten(a: SqlExpr, b: SqlExpr, and: bool) -> SqlExpr {
     let mut parts = Vec::new();
     for e in [a, b] {
         match (e, and) {
