@@ -83,8 +83,7 @@ impl DatasetBuilder {
         mut self,
         options: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        let pairs = options.into_iter().map(|(k, v)| (k.into(), v.into()));
-        self.params.storage_options.extend(pairs);
+        self.params.add_storage_options(options);
         self
     }
 

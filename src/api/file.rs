@@ -59,8 +59,7 @@ impl LanceFileBuilder {
         mut self,
         options: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        let pairs = options.into_iter().map(|(k, v)| (k.into(), v.into()));
-        self.params.storage_options.extend(pairs);
+        self.params.add_storage_options(options);
         self
     }
 

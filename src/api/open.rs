@@ -28,6 +28,15 @@ impl OpenParams {
         }
     }
 
+    /// Add storage options (both builders' `storage_options`).
+    pub(crate) fn add_storage_options<K: Into<String>, V: Into<String>>(
+        &mut self,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) {
+        let pairs = options.into_iter().map(|(k, v)| (k.into(), v.into()));
+        self.storage_options.extend(pairs);
+    }
+
     /// The store and path the URL names (or the given store at the URL's path).
     pub(crate) fn open_url(&self) -> Result<OpenedUrl> {
         let options = OpenOptions {
