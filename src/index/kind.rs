@@ -26,12 +26,12 @@ use arrow_schema::DataType;
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::index::key::Key;
 use crate::index::predicate::Predicate;
 use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
+use crate::lance::dataset::{Dataset, IndexSegment};
 
 /// The truth value of a leaf the engine needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -127,9 +127,8 @@ pub(crate) trait IndexKind: Send + Sync + Debug {
     fn reads(&self, segment: &IndexSegment) -> bool;
 
     /// Whether this kind plans `leaf` itself, whatever indices the column has (it chooses
-    /// among them, or evaluates the leaf on data when none answers, through
-    /// [`PlannedLeaf::evaluate_rows`]): the list element kind and `any_element` calls. The
-    /// engine then calls [`IndexKind::plan`] with no segments.
+    /// among them, and answers nothing when none can): the list element kind and
+    /// `any_element` calls. The engine then calls [`IndexKind::plan`] with no segments.
     fn plans_itself(&self, _leaf: &IndexLeaf) -> bool {
         false
     }
@@ -185,21 +184,6 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
     /// Whether execution evaluates the leaf on the data of every row of a fragment.
     fn evaluates_every_row(&self) -> bool {
         false
-    }
-
-    /// The leaf's truth on `offsets` (sorted, unique) of `fragment`, for a leaf its kind
-    /// plans itself ([`IndexKind::plans_itself`]); the engine evaluates every other leaf on
-    /// its column.
-    async fn evaluate_rows(
-        &self,
-        _dataset: &Dataset,
-        _fragment: &Fragment,
-        _offsets: Vec<u64>,
-        _stats: &IoStats,
-    ) -> Result<Vec<Option<bool>>> {
-        Err(Error::unsupported(
-            "this index kind does not evaluate its leaves on data",
-        ))
     }
 }
 

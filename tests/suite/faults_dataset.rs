@@ -11,9 +11,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::{FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy};
 use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};

@@ -18,9 +18,8 @@ use crate::index::list_element::build::{
     ListElementIndexOptions,
 };
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::io::{open_url, IoStats};
 use crate::lance::dataset::{Dataset, DatasetSession};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};

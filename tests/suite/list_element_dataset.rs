@@ -9,9 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cli::query::{run_query_to, QueryArgs};
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::index::list_element::{parse_any_element_filter, CallStrategy, IndexAnswer};
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, DatasetSession};

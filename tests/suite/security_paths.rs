@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::index::list_element::CallStrategy;
 use crate::io::IoStats;
 use crate::lance::dataset::manifest::reader_flags;

@@ -10,7 +10,8 @@ use roaring::RoaringTreemap;
 
 use crate::error::{Error, Result};
 use crate::index::key::KeyColumn;
-use crate::index::kind::{PlannedLeaf, Want};
+use crate::index::kind::Want;
+use crate::index::list_data::{self, TypedCall};
 use crate::index::sql::bind::{BoundField, SqlPredicate};
 use crate::index::sql::eval::{eval_predicate, ColumnsRow};
 use crate::io::IoStats;
@@ -31,9 +32,8 @@ pub(crate) enum DataLeaf<'a> {
         /// Number of bound fields.
         slots: usize,
     },
-    /// A leaf its index kind evaluates on data itself (an `any_element` call, through its
-    /// plan).
-    Planned(&'a dyn PlannedLeaf),
+    /// An `any_element` call, typed against its list column.
+    AnyElement(TypedCall),
     /// `array_has_any` / `array_has_all` / `array_contains` on a list column.
     ListHas {
         /// Any or all.
@@ -269,10 +269,8 @@ async fn evaluate_fragment(
     stats: &IoStats,
 ) -> Result<Vec<Option<bool>>> {
     match leaf {
-        DataLeaf::Planned(planned) => {
-            planned
-                .evaluate_rows(dataset, fragment, offsets, stats)
-                .await
+        DataLeaf::AnyElement(typed) => {
+            list_data::evaluate_rows(dataset, typed, fragment, offsets, stats).await
         }
         DataLeaf::ListHas {
             test,

@@ -11,6 +11,7 @@ use crate::index::kind::{
     fragment_rows, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer, LeafColumn,
     ListHasMode, PlannedLeaf, Want,
 };
+use crate::index::list_data::type_call;
 use crate::index::sql::bind::{describe, BoundPredicate, SchemaScope, SqlPredicate};
 use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
@@ -558,10 +559,10 @@ async fn answer_leaves(
             let mut uncovered = universe.clone();
             uncovered -= covered;
             let scan = async {
-                if uncovered.is_empty() || !matches!(l.answerer, Answerer::Index(_)) {
+                if uncovered.is_empty() || !scans_uncovered(&l.answerer, covered) {
                     return Ok(None);
                 }
-                let data_leaf = data_leaf(plan, l)?;
+                let data_leaf = data_leaf(dataset, plan, l)?;
                 rows_with_value(dataset, &data_leaf, l.want, &uncovered, stats)
                     .await
                     .map(|found| Some((uncovered.clone(), found)))
@@ -570,6 +571,17 @@ async fn answer_leaves(
             Ok((Some(answer), scanned))
         });
     futures::future::try_join_all(answers).await
+}
+
+/// Whether a leaf's uncovered fragments are evaluated in the same wave as its index reads:
+/// always for a scalar kind; for a kind that plans its leaf itself, when an index answers
+/// it (a call no index answers is evaluated after combining, on the undecided rows only).
+fn scans_uncovered(answerer: &Answerer, covered: &RoaringTreemap) -> bool {
+    match answerer {
+        Answerer::Index(_) => true,
+        Answerer::Itself(_) => !covered.is_empty(),
+        Answerer::None | Answerer::Unreadable(..) => false,
+    }
 }
 
 /// What reading the leaves cost, for the answer's report.
@@ -648,7 +660,7 @@ async fn recheck(
     let checks = plan.leaves.iter().enumerate().filter_map(|(i, leaf)| {
         let m = &rows[i].maybe & todo;
         (!m.is_empty()).then(|| {
-            let data_leaf = data_leaf(plan, leaf);
+            let data_leaf = data_leaf(dataset, plan, leaf);
             async move {
                 let found = rows_with_value(dataset, &data_leaf?, leaf.want, &m, stats).await?;
                 Ok::<_, Error>((i, m, found))
@@ -665,9 +677,16 @@ async fn recheck(
 }
 
 /// How `leaf` is evaluated on data.
-fn data_leaf<'a>(plan: &'a FilterPlan, leaf: &'a FilterLeaf) -> Result<DataLeaf<'a>> {
+fn data_leaf<'a>(
+    dataset: &Dataset,
+    plan: &'a FilterPlan,
+    leaf: &'a FilterLeaf,
+) -> Result<DataLeaf<'a>> {
     match (&leaf.predicate, &leaf.answerer) {
-        (_, Answerer::Itself(p)) => Ok(DataLeaf::Planned(p.as_ref())),
+        (SqlPredicate::AnyElement { call, .. }, _) => Ok(DataLeaf::AnyElement(type_call(
+            &dataset.manifest().schema,
+            call,
+        )?)),
         (
             SqlPredicate::ListHas {
                 mode,

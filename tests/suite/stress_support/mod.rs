@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions, SearchParams};
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{query_any_element, AnyElementOptions};
+use crate::index::list_element::query::AnyElementOptions;
+use crate::suite::common::any_element::query_any_element;
 use crate::io::admission::{Admission, DEFAULT_MAX_IN_FLIGHT_BYTES};
 use crate::io::list::ObjectStoreLister;
 use crate::io::{FetchOptions, IoStats, OpenedUrl, RangeFetcher};

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::index::list_element::key_encoding::KeyType;
-use crate::index::list_element::stitch::WantedField;
+use crate::index::list_data::stitch::WantedField;
 use crate::lance::dataset::Schema;
 
 /// The resolved column and keys of a build.

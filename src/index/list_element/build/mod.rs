@@ -32,8 +32,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::index::list_element::key_encoding::KeyEncoder;
-use crate::index::list_element::query::open_list_files;
-use crate::index::list_element::stitch::{stitch_list_parts, ListPart};
+use crate::index::list_data::open_list_files;
+use crate::index::list_data::stitch::{stitch_list_parts, ListPart};
 use crate::io::write::ObjectWriter;
 use crate::io::{open_url, IoStats, OpenedUrl};
 use crate::lance::dataset::commit::{
