@@ -184,24 +184,33 @@ pub(crate) async fn read_lists(
             fragment.physical_rows as usize,
         ),
     };
+    read_list_files(&files, &typed.wanted, &selection, rows, stats).await
+}
+
+/// The `wanted` element fields of the `rows` rows `selection` picks, read from `files` (all
+/// at once) and stitched into one list array.
+pub(crate) async fn read_list_files(
+    files: &[ListFile],
+    wanted: &[WantedField],
+    selection: &RowSelection,
+    rows: usize,
+    stats: &IoStats,
+) -> Result<arrow_array::ArrayRef> {
     if rows == 0 {
-        return stitch_list_parts(&[], &typed.wanted, 0);
+        return stitch_list_parts(&[], wanted, 0);
     }
-    let reads = files.iter().map(|f| {
-        let selection = selection.clone();
-        async move {
-            let batch = f
-                .reader
-                .read_rows(&[f.field_index], &selection, stats)
-                .await?;
-            Ok::<_, Error>(ListPart {
-                array: std::sync::Arc::clone(batch.column(0)),
-                child_ids: f.child_ids.clone(),
-            })
-        }
+    let reads = files.iter().map(|f| async move {
+        let batch = f
+            .reader
+            .read_rows(&[f.field_index], selection, stats)
+            .await?;
+        Ok::<_, Error>(ListPart {
+            array: std::sync::Arc::clone(batch.column(0)),
+            child_ids: f.child_ids.clone(),
+        })
     });
     let parts = futures::future::try_join_all(reads).await?;
-    stitch_list_parts(&parts, &typed.wanted, rows)
+    stitch_list_parts(&parts, wanted, rows)
 }
 
 /// The truth of the call (not of its `NOT`) on `offsets` (sorted, unique) of `fragment`,

@@ -32,8 +32,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::index::list_element::key_encoding::KeyEncoder;
-use crate::index::list_data::open_list_files;
-use crate::index::list_data::stitch::{stitch_list_parts, ListPart};
+use crate::index::list_data::{open_list_files, read_list_files};
 use crate::io::write::ObjectWriter;
 use crate::io::{open_url, IoStats, OpenedUrl};
 use crate::lance::dataset::commit::{
@@ -343,21 +342,9 @@ async fn index_fragment(
     while start < fragment.physical_rows {
         let end = (start + ROWS_PER_READ).min(fragment.physical_rows);
         let selection = RowSelection::Range(start..end);
-        let reads = files.iter().map(|f| {
-            let selection = selection.clone();
-            async move {
-                let batch = f
-                    .reader
-                    .read_rows(&[f.field_index], &selection, stats)
-                    .await?;
-                Ok::<_, Error>(ListPart {
-                    array: Arc::clone(batch.column(0)),
-                    child_ids: f.child_ids.clone(),
-                })
-            }
-        });
-        let parts = futures::future::try_join_all(reads).await?;
-        let list = stitch_list_parts(&parts, &keys.fields, (end - start) as usize)?;
+        let list =
+            read_list_files(&files, &keys.fields, &selection, (end - start) as usize, stats)
+                .await?;
         let entries = encoder.encode_entries(list.as_ref(), &key_children)?;
         for (i, row) in entries.rows.iter().enumerate() {
             let offset = start + *row as u64;
