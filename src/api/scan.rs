@@ -14,8 +14,8 @@ use super::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::index::filter::{execute_filter, plan_filter, FilterOptions, FilterPlan};
 use crate::index::key_type::KeyType;
-use crate::index::sql::bind::ElementField;
 use crate::index::sql::bind::BoundPredicate;
+use crate::index::sql::bind::ElementField;
 
 /// One fragment of a dataset version: its id (the high 32 bits of its row addresses) and
 /// row counts.

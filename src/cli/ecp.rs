@@ -114,7 +114,9 @@ fn read_query(args: &EcpSearchArgs) -> Result<Vec<f32>> {
 }
 
 /// The pages `ecp search` prints (first page, then `--next` more) and the I/O it took.
-pub(crate) async fn search_pages(args: &EcpSearchArgs) -> Result<(Vec<SearchResult>, IoStatsSnapshot)> {
+pub(crate) async fn search_pages(
+    args: &EcpSearchArgs,
+) -> Result<(Vec<SearchResult>, IoStatsSnapshot)> {
     let query = read_query(args)?;
     let options = OpenOptions {
         prefetch: args.prefetch.max(1),

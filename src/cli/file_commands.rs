@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-
 use crate::args::RequestedRows;
 use crate::cli::{parse_rows, print_stats, write_json_lines, StoreArgs};
 use crate::{Error, FileInspection, IoStats, LanceFile, Result};

@@ -147,7 +147,11 @@ async fn write_answer(
 }
 
 /// Run `lakeseek take`, writing to `out` and `err`.
-pub(crate) async fn run_take_to(args: &TakeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+pub(crate) async fn run_take_to(
+    args: &TakeArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let stats = IoStats::new();
     let result = async {
         let dataset =

@@ -17,8 +17,8 @@ use crate::index::sql::any_element::evaluate_any_element;
 use crate::index::sql::bind::{BoundPredicate, ElementField};
 use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
+use crate::lance::dataset::{DatasetVersion, Fragment};
 use crate::lance::dataset::{Schema, SchemaField};
-use crate::lance::dataset::{Dataset, Fragment};
 use crate::lance::reader::RowSelection;
 use stitch::{stitch_list_parts, ListPart, WantedField};
 
@@ -95,7 +95,7 @@ pub(crate) struct ListFile {
 /// Open the data files of `fragment` needed to read the `wanted` element fields of the
 /// list column (at least one holding the list structure), in one wave.
 pub(crate) async fn open_list_files(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &Fragment,
     column_id: i32,
     wanted: &[WantedField],
@@ -128,7 +128,7 @@ pub(crate) async fn open_list_files(
 /// The data files of `fragment` that hold the `wanted` element fields (one holding the
 /// list structure when none does).
 fn files_to_read<'a>(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &'a Fragment,
     column_id: i32,
     wanted: &[WantedField],
@@ -167,7 +167,7 @@ fn subtree_ids(schema: &Schema, root: i32) -> BTreeSet<i32> {
 /// The wanted element fields of `offsets` (sorted; `None`: every row) of a fragment, as one
 /// list array.
 pub(crate) async fn read_lists(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &Fragment,
     typed: &TypedCall,
     offsets: Option<Vec<u64>>,
@@ -216,7 +216,7 @@ pub(crate) async fn read_list_files(
 /// The truth of the call (not of its `NOT`) on `offsets` (sorted, unique) of `fragment`,
 /// reading only those rows' lists.
 pub(crate) async fn evaluate_rows(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     typed: &TypedCall,
     fragment: &Fragment,
     offsets: Vec<u64>,

@@ -24,6 +24,8 @@ pub(crate) mod resolve;
 pub(crate) mod tuple_range;
 
 #[cfg(test)]
+pub(crate) use crate::index::sql::any_element::{eval_element, evaluate_any_element};
+#[cfg(test)]
 pub(crate) use crate::index::sql::bind::BoundPredicate as BoundElementPredicate;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use crate::index::sql::call::parse_any_element_filter;
@@ -41,7 +43,5 @@ pub(crate) use ranges::{
 pub(crate) use resolve::{
     resolve, ElementField, FlatField, FlatSchema, ResolvedKey, ResolvedListElementIndex, SchemaView,
 };
-#[cfg(test)]
-pub(crate) use crate::index::sql::any_element::{eval_element, evaluate_any_element};
 #[cfg(test)]
 pub(crate) use tuple_range::EncodedRange;

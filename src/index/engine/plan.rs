@@ -15,7 +15,7 @@ use crate::index::list_data::type_call;
 use crate::index::sql::bind::{describe, BoundPredicate, SchemaScope, SqlPredicate};
 use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DeletionVector, Fragment};
+use crate::lance::dataset::{DatasetVersion, DeletionVector, Fragment};
 
 /// Who answers a leaf from an index.
 #[derive(Debug)]
@@ -76,7 +76,7 @@ pub(crate) struct FilterPlan {
 }
 
 /// The indices on one column, grouped by name in manifest order.
-fn indices_on(dataset: &Dataset, field_id: i32) -> Vec<IndexSegments> {
+fn indices_on(dataset: &DatasetVersion, field_id: i32) -> Vec<IndexSegments> {
     let mut out: Vec<IndexSegments> = Vec::new();
     for s in dataset
         .manifest()
@@ -140,7 +140,7 @@ enum Chosen {
 
 /// The first index kind and index that can answer `leaf`, or every reason none can.
 fn choose(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     leaf: &IndexLeaf,
     unreadable: &[(String, String)],
@@ -180,7 +180,7 @@ fn choose(
     Err(reasons)
 }
 
-fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
+fn no_index_error(dataset: &DatasetVersion, column: &str, reason: &str) -> Error {
     let msg = format!(
         "no usable BTree index on column {column:?}: {reason}; pass --allow-scan to scan instead"
     );
@@ -196,7 +196,7 @@ fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
 /// legacy-v1 BTree files) is set aside and the filter planned again without it: its leaves
 /// are then evaluated on data where scans are allowed, and refused with that reason where not.
 pub(crate) async fn plan(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &ParsedFilter,
     options: FilterOptions,
     kinds: &[Box<dyn IndexKind>],
@@ -223,7 +223,7 @@ enum Planned {
 }
 
 async fn plan_once(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &ParsedFilter,
     options: FilterOptions,
     kinds: &[Box<dyn IndexKind>],
@@ -273,7 +273,7 @@ async fn plan_once(
 
 /// For each leaf: its index form (if it has one) and who answers it, or why no index does.
 fn choose_leaves(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     bound: &BoundPredicate,
     shape: &Shape,
@@ -297,7 +297,7 @@ fn choose_leaves(
 /// Why every row is read (`None` when the answered leaves bound the filter); an error
 /// instead when scans are not allowed.
 fn full_scan_reason(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     bound: &BoundPredicate,
     shape: &Shape,
     choices: &[(Option<IndexLeaf>, Choice)],
@@ -327,7 +327,7 @@ fn full_scan_reason(
 
 /// Whether planning reads anything not yet cached (then it counts as one wave).
 async fn is_cold(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     choices: &[(Option<IndexLeaf>, Choice)],
     warm: &[(&Fragment, i32)],
@@ -348,7 +348,7 @@ async fn is_cold(
 
 /// Plan every chosen leaf on its kind and open the `warm` data files, all at once.
 async fn plan_leaves(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     shape: &Shape,
     choices: &[(Option<IndexLeaf>, Choice)],
@@ -427,7 +427,7 @@ type Choice = std::result::Result<Chosen, Vec<String>>;
 /// Data files to open while planning (their metadata is then cached for execution): the
 /// fragments a chosen index does not cover, and every fragment of a scanned leaf.
 fn warm_targets<'a>(
-    dataset: &'a Dataset,
+    dataset: &'a DatasetVersion,
     shape: &Shape,
     choices: &[(Option<IndexLeaf>, Choice)],
     full_scan: bool,
@@ -476,7 +476,7 @@ fn warm_targets<'a>(
 /// combine the leaves, read the deletion files the answer touches when they were not read
 /// eagerly, recheck the rows still in doubt on data, and drop deleted rows.
 pub(crate) async fn execute(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     stats: &IoStats,
 ) -> Result<FilterAnswer> {
@@ -520,7 +520,7 @@ pub(crate) async fn execute(
 }
 
 /// The rows of the fragments each leaf's index covers (none for leaves without an index).
-fn covered_rows(dataset: &Dataset, plan: &FilterPlan) -> Vec<RoaringTreemap> {
+fn covered_rows(dataset: &DatasetVersion, plan: &FilterPlan) -> Vec<RoaringTreemap> {
     plan.leaves
         .iter()
         .map(|l| {
@@ -542,7 +542,7 @@ type AnsweredLeaf = (Option<LeafAnswer>, Option<(RoaringTreemap, RoaringTreemap)
 /// does not cover in the same wave as the index reads (as lance scans them), so a warm repeat
 /// stays one wave.
 async fn answer_leaves(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     universe: &RoaringTreemap,
     covered: &[RoaringTreemap],
@@ -651,7 +651,7 @@ fn deleted_rows(
 /// Evaluate each leaf on data for its maybe rows among `todo` (concurrently), moving them
 /// to sure or out; returns how many rows were rechecked.
 async fn recheck(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     rows: &mut [Rows],
     todo: &RoaringTreemap,
@@ -678,7 +678,7 @@ async fn recheck(
 
 /// How `leaf` is evaluated on data.
 fn data_leaf<'a>(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &'a FilterPlan,
     leaf: &'a FilterLeaf,
 ) -> Result<DataLeaf<'a>> {

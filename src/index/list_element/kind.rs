@@ -18,7 +18,7 @@ use crate::index::list_element::query::{
 };
 use crate::index::list_element::ranges::CallStrategy;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The list element kind.
 #[derive(Debug, Clone, Copy)]
@@ -51,13 +51,13 @@ impl IndexKind for ListElementKind {
         matches!(leaf.query, IndexQuery::AnyElement(_))
     }
 
-    async fn is_cached(&self, _dataset: &Dataset, _index: &IndexSegments) -> bool {
+    async fn is_cached(&self, _dataset: &DatasetVersion, _index: &IndexSegments) -> bool {
         false
     }
 
     fn check(
         &self,
-        _dataset: &Dataset,
+        _dataset: &DatasetVersion,
         _index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
@@ -72,7 +72,7 @@ impl IndexKind for ListElementKind {
 
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         _index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,
@@ -87,7 +87,7 @@ impl ListElementKind {
     /// planner chooses among them, or evaluates on data when none answers).
     async fn plan_call(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         leaf: &IndexLeaf,
         want: Want,
         stats: &IoStats,
@@ -129,7 +129,7 @@ impl PlannedLeaf for PlannedListElement {
         e
     }
 
-    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+    async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer> {
         if self.coverage.is_empty() {
             return Ok(LeafAnswer::default());
         }

@@ -34,7 +34,7 @@ use crate::index::predicate::{Leaf, LeafQuery, Predicate};
 use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
 use crate::lance::dataset::schema::Schema;
-use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, Fragment, IndexSegment};
 
 impl SchemaView for Schema {
     fn field_by_id(&self, id: i32) -> Option<FieldView<'_>> {
@@ -366,7 +366,7 @@ fn scanned_fragments(fragments: &[Fragment], covered: Option<&RoaringBitmap>) ->
 /// One wave: the target segments (only when there is something to `search`) and the data
 /// files of the scanned fragments.
 async fn open_plan_files(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     chosen: Option<&PendingChoice>,
     search: bool,
     scans: &[u64],
@@ -395,7 +395,7 @@ async fn open_plan_files(
 
 /// Plan an `any_element` call on `dataset` (one wave of metadata reads).
 pub(crate) async fn plan_any_element_query(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     call: &AnyElementCall,
     options: AnyElementOptions,
     stats: &IoStats,
@@ -453,7 +453,7 @@ pub(crate) struct IndexRows {
 
 /// Search the targets of `plan` (pages touched only) and answer from their hits.
 pub(crate) async fn answer_from_index(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &AnyElementQueryPlan,
     stats: &IoStats,
 ) -> Result<IndexRows> {

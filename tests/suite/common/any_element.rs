@@ -11,7 +11,7 @@ use crate::index::list_element::query::{
 };
 use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
-use crate::lance::dataset::Dataset;
+use crate::lance::dataset::DatasetVersion;
 use crate::Result;
 
 /// The answer of a call.
@@ -36,7 +36,7 @@ pub(crate) fn call_filter(call: &AnyElementCall) -> String {
 
 /// Answer the call `plan` was made for through the filter engine.
 pub(crate) async fn execute_any_element_query(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &AnyElementQueryPlan,
     stats: &IoStats,
 ) -> Result<AnyElementAnswer> {
@@ -51,7 +51,7 @@ pub(crate) async fn execute_any_element_query(
 
 /// Plan and answer a call.
 pub(crate) async fn query_any_element(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     call: &AnyElementCall,
     options: AnyElementOptions,
     stats: &IoStats,
