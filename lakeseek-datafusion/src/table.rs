@@ -129,27 +129,21 @@ impl LakeseekTable {
             .insert(key, planned.clone());
     }
 
-    /// The cached plan of `filter` (planned now if new), from DataFusion's synchronous
-    /// pushdown question: planning reads index metadata, so it runs on the runtime.
-    fn plan(&self, filter: &FilterExpr) -> PlanOutcome {
-        let key = filter.to_string();
-        if let Some(p) = self.cached_plan(&key) {
-            return p;
-        }
-        let dataset = self.dataset.clone();
-        let planned =
-            block_on(async move { dataset.plan_filter_expr(filter).await }).and_then(|r| r);
-        self.remember_plan(key, &planned);
-        planned
-    }
-
-    /// [`Self::plan`] from async code.
+    /// The cached plan of the filter a scan pushed down (planned now if new). Scans are
+    /// allowed: [`Self::classify`] pushed it because indices bound it; should an index turn
+    /// out unreadable, its part is evaluated on data instead of failing the scan.
     async fn plan_async(&self, filter: &FilterExpr) -> PlanOutcome {
         let key = filter.to_string();
         if let Some(p) = self.cached_plan(&key) {
             return p;
         }
-        let planned = self.dataset.plan_filter_expr(filter).await;
+        let planned = self
+            .dataset
+            .query()
+            .filter_expr(filter)
+            .allow_scan(true)
+            .plan()
+            .await;
         self.remember_plan(key, &planned);
         planned
     }
@@ -163,8 +157,10 @@ impl LakeseekTable {
         let Some(filter) = to_filter_expr(expr, &self.columns) else {
             return Pushed::No;
         };
-        match self.plan(&filter) {
-            Ok(plan) => Pushed::Lakeseek(filter, plan.exactness()),
+        // Decided from the manifest, without reading (DataFusion asks synchronously); the
+        // scan plans what it pushed, once.
+        match self.dataset.query().filter_expr(&filter).check() {
+            Ok(exactness) => Pushed::Lakeseek(filter, exactness),
             Err(_) => Pushed::No,
         }
     }
@@ -380,32 +376,5 @@ impl TableProvider for LakeseekTable {
             spec,
             ScanSource::Open(Box::new(self.dataset.clone())),
         )))
-    }
-}
-
-/// Run a planning future to completion from synchronous code (DataFusion asks for filter
-/// pushdown synchronously): in place on a multi-threaded runtime, else on a helper thread
-/// with its own runtime.
-fn block_on<F>(future: F) -> std::result::Result<F::Output, lakeseek::Error>
-where
-    F: std::future::Future + Send,
-    F::Output: Send,
-{
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            Ok(tokio::task::block_in_place(|| h.block_on(future)))
-        }
-        _ => std::thread::scope(|s| {
-            s.spawn(|| {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map(|rt| rt.block_on(future))
-                    .map_err(lakeseek::Error::from)
-            })
-            .join()
-            .map_err(|_| std::io::Error::other("planning a filter panicked"))?
-        }),
     }
 }

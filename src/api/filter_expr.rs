@@ -246,7 +246,7 @@ impl FilterExpr {
 
     /// The filter as the engine takes it: its SQL rendering (bounded like a filter written
     /// as SQL: size, operators, nesting) and its untyped tree.
-    fn parsed(&self) -> Result<ParsedFilter> {
+    pub(crate) fn parsed(&self) -> Result<ParsedFilter> {
         if let Node::Sql(text) = &self.node {
             return ParsedFilter::parse(text);
         }

@@ -4,9 +4,14 @@
 use arrow_array::RecordBatch;
 
 use super::dataset::Dataset;
-use super::scan::PlannedFilter;
+use super::filter_expr::FilterExpr;
+use super::scan::{FilterExactness, PlannedFilter};
 use crate::error::{Error, Result};
-use crate::index::filter::{execute_filter, plan_filter, FilterOptions, FilterPlan};
+use crate::index::filter::{
+    check_parsed_filter, execute_filter, plan_parsed_filter, FilterOptions, FilterPlan,
+};
+use crate::index::kind::Exactness;
+use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 
@@ -37,10 +42,17 @@ use crate::lance::dataset::take::take_rows;
 #[derive(Debug, Clone)]
 pub struct Query<'a> {
     dataset: &'a Dataset,
-    filter: Option<String>,
+    filter: Option<QueryFilter>,
     columns: Vec<String>,
     allow_scan: bool,
     stats: Option<IoStats>,
+}
+
+/// A query's filter: SQL text, or built in code.
+#[derive(Debug, Clone)]
+enum QueryFilter {
+    Sql(String),
+    Built(FilterExpr),
 }
 
 /// What a [`Query`] returned.
@@ -75,7 +87,13 @@ impl<'a> Query<'a> {
     /// The SQL filter (`key = 'abc'`, `ts >= TIMESTAMP '2024-01-01 00:00:00'`,
     /// `any_element(detections, 'label = ''car''')`, …).
     pub fn filter(mut self, sql: &str) -> Self {
-        self.filter = Some(sql.to_string());
+        self.filter = Some(QueryFilter::Sql(sql.to_string()));
+        self
+    }
+
+    /// The filter built in code (instead of [`Query::filter`]'s SQL text; same answers).
+    pub fn filter_expr(mut self, filter: &FilterExpr) -> Self {
+        self.filter = Some(QueryFilter::Built(filter.clone()));
         self
     }
 
@@ -123,6 +141,34 @@ impl<'a> Query<'a> {
         Ok(PlannedFilter::new(plan, self.dataset.version()))
     }
 
+    /// How the indices would answer the query's filter, decided from the manifest alone —
+    /// no request, no await: the choice [`Query::plan`] makes before it opens an index.
+    /// Errors as [`Query::plan`] does for a filter no index bounds (unless
+    /// [`Query::allow_scan`]) or that names no column of the dataset. An index whose files
+    /// turn out unreadable is found only by planning, which then evaluates its part on data
+    /// where scans are allowed. For engines that decide synchronously what to push down.
+    ///
+    /// ```
+    /// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
+    /// # use lakeseek::Dataset;
+    /// # let dataset = Dataset::builder(lakeseek::sample::DATASET_URL)
+    /// #     .object_store(lakeseek::sample::store().await?).open().await?;
+    /// use lakeseek::FilterExactness;
+    /// let query = dataset.query().filter("key = 'cam06-029417'");
+    /// assert_eq!(query.check()?, FilterExactness::Exact); // the BTree on `key`
+    /// assert!(dataset.query().filter("camera = 3").check().is_err()); // no index, no scan
+    /// # Ok(()) }
+    /// ```
+    pub fn check(&self) -> Result<FilterExactness> {
+        let parsed = self.parsed_filter()?;
+        let exactness =
+            check_parsed_filter(self.dataset.version_handle(), &parsed, self.options())?;
+        Ok(match exactness {
+            Exactness::Exact => FilterExactness::Exact,
+            Exactness::Candidates => FilterExactness::Candidates,
+        })
+    }
+
     /// Run the query.
     pub async fn execute(&self) -> Result<QueryResult> {
         let plan = self.filter_plan().await?;
@@ -141,19 +187,25 @@ impl<'a> Query<'a> {
     }
 
     async fn filter_plan(&self) -> Result<FilterPlan> {
-        let filter = self.filter.as_deref().ok_or_else(|| {
-            Error::InvalidArgument("a query needs a filter (Query::filter)".into())
-        })?;
-        let options = FilterOptions {
+        let parsed = self.parsed_filter()?;
+        let version = self.dataset.version_handle();
+        plan_parsed_filter(version, &parsed, self.options(), self.cost_stats()).await
+    }
+
+    fn parsed_filter(&self) -> Result<ParsedFilter> {
+        match &self.filter {
+            Some(QueryFilter::Sql(sql)) => ParsedFilter::parse(sql),
+            Some(QueryFilter::Built(filter)) => filter.parsed(),
+            None => Err(Error::InvalidArgument(
+                "a query needs a filter (Query::filter)".into(),
+            )),
+        }
+    }
+
+    fn options(&self) -> FilterOptions {
+        FilterOptions {
             allow_scan: self.allow_scan,
-        };
-        plan_filter(
-            self.dataset.version_handle(),
-            filter,
-            options,
-            self.cost_stats(),
-        )
-        .await
+        }
     }
 
     fn cost_stats(&self) -> &IoStats {

@@ -6,7 +6,8 @@
 //!   `any_element` calls, the row-set algebra;
 //! * `data`: evaluating a leaf on only the rows and the column it needs (a leaf its kind
 //!   plans itself, an `any_element` call, through its planned leaf);
-//! * `plan`: choosing a kind and index per leaf, planning, executing, explaining.
+//! * `plan`: choosing a kind and index per leaf, planning, executing, explaining;
+//! * `check`: the same choice without reading: how exactly the indices would answer.
 //!
 //! **Plan** (one wave): bind, shape, choose an index for every leaf, open the chosen
 //! indices (lookups, file metadata). A filter whose TRUE rows no index bounds (a leaf
@@ -19,12 +20,14 @@
 //! by evaluating only the leaves that decide them, on only those rows; deleted rows are
 //! removed.
 
+mod check;
 mod data;
 mod plan;
 pub(crate) mod tree;
 
 use roaring::RoaringTreemap;
 
+pub(crate) use check::check;
 pub(crate) use plan::{execute, plan, FilterPlan};
 
 /// How a filter may be answered.

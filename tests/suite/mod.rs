@@ -41,6 +41,7 @@ mod faults_ecp_source;
 mod faults_file;
 mod faults_http;
 mod faults_load;
+mod filter_check;
 mod filter_cross_column;
 mod index_and_scan_agree;
 mod inspect_coverage;

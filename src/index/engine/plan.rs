@@ -131,7 +131,7 @@ fn index_leaf(bound: &BoundPredicate, predicate: &SqlPredicate, slot: usize) -> 
 
 /// Who plans a leaf.
 #[derive(Debug, Clone)]
-enum Chosen {
+pub(super) enum Chosen {
     /// Kind `k` answers it from this index.
     Index(usize, IndexSegments),
     /// Kind `k` plans it itself, whatever indices the column has.
@@ -272,7 +272,7 @@ async fn plan_once(
 }
 
 /// For each leaf: its index form (if it has one) and who answers it, or why no index does.
-fn choose_leaves(
+pub(super) fn choose_leaves(
     dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     bound: &BoundPredicate,
@@ -296,7 +296,7 @@ fn choose_leaves(
 
 /// Why every row is read (`None` when the answered leaves bound the filter); an error
 /// instead when scans are not allowed.
-fn full_scan_reason(
+pub(super) fn full_scan_reason(
     dataset: &DatasetVersion,
     bound: &BoundPredicate,
     shape: &Shape,
@@ -422,7 +422,7 @@ fn filter_leaves(
         .collect()
 }
 
-type Choice = std::result::Result<Chosen, Vec<String>>;
+pub(super) type Choice = std::result::Result<Chosen, Vec<String>>;
 
 /// Data files to open while planning (their metadata is then cached for execution): the
 /// fragments a chosen index does not cover, and every fragment of a scanned leaf.

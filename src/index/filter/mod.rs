@@ -48,6 +48,15 @@ pub(crate) async fn execute_filter(
     Ok(engine::execute(dataset, plan, stats).await?.row_addresses)
 }
 
+/// How the indices would answer `filter`, from the manifest alone (no request).
+pub(crate) fn check_parsed_filter(
+    dataset: &DatasetVersion,
+    filter: &ParsedFilter,
+    options: FilterOptions,
+) -> Result<crate::index::kind::Exactness> {
+    engine::check(dataset, filter, options, &registry::index_kinds())
+}
+
 /// Execute a plan, with what it cost beyond the row addresses.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) async fn execute_filter_answer(

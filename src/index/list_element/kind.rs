@@ -13,8 +13,8 @@ use crate::index::kind::{
 };
 use crate::index::list_element::details::is_list_element_type_url;
 use crate::index::list_element::query::{
-    answer_from_index, explain_any_element, plan_any_element_query, AnyElementOptions,
-    AnyElementQueryPlan,
+    answer_from_index, call_strategy, explain_any_element, plan_any_element_query,
+    AnyElementOptions, AnyElementQueryPlan,
 };
 use crate::index::list_element::ranges::CallStrategy;
 use crate::io::IoStats;
@@ -57,12 +57,20 @@ impl IndexKind for ListElementKind {
 
     fn check(
         &self,
-        _dataset: &DatasetVersion,
+        dataset: &DatasetVersion,
         _index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
-        match leaf.query {
-            IndexQuery::AnyElement(_) => Ok(Exactness::Exact),
+        let manifest = dataset.manifest();
+        match &leaf.query {
+            // The call's own answer (its NOT is never a superset: complement or data).
+            IndexQuery::AnyElement(call) => {
+                match call_strategy(&manifest.schema, &manifest.indices, call) {
+                    Ok(CallStrategy::IndexThenRecheck) => Ok(Exactness::Candidates),
+                    Ok(_) => Ok(Exactness::Exact),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
             _ => Err(format!(
                 "a list element index does not answer {}",
                 leaf.text

@@ -288,6 +288,46 @@ fn choose_strategy(
     }
 }
 
+/// The call typed, one explain line per list element index on its column, the best usable
+/// one and how the call is answered.
+struct Choice {
+    typed: TypedCall,
+    indices: Vec<String>,
+    best: Option<Candidate>,
+    strategy: CallStrategy,
+}
+
+/// Pure: type the call, plan it on every list element index of its column, choose.
+fn choose_index(
+    schema: &Schema,
+    segments: &[IndexSegment],
+    call: &AnyElementCall,
+    options: &AnyElementOptions,
+) -> Result<Choice> {
+    let typed = type_call(schema, call)?;
+    let (indices, candidates) = plan_on_indices(schema, segments, &typed, options)?;
+    let best = candidates
+        .into_iter()
+        .min_by_key(|c| rank(&c.plan, call.negated));
+    let strategy = choose_strategy(best.as_ref(), &indices, call);
+    Ok(Choice {
+        typed,
+        indices,
+        best,
+        strategy,
+    })
+}
+
+/// How `call` would be answered on a version with this schema and these index segments,
+/// decided without reading anything (what planning then opens and reads).
+pub(crate) fn call_strategy(
+    schema: &Schema,
+    segments: &[IndexSegment],
+    call: &AnyElementCall,
+) -> Result<CallStrategy> {
+    Ok(choose_index(schema, segments, call, &AnyElementOptions::default())?.strategy)
+}
+
 /// The chosen index with the segments that cover current fragments, before they are opened.
 struct PendingChoice {
     name: String,
@@ -401,13 +441,12 @@ pub(crate) async fn plan_any_element_query(
     stats: &IoStats,
 ) -> Result<AnyElementQueryPlan> {
     let manifest = std::sync::Arc::clone(dataset.manifest());
-    let typed = type_call(&manifest.schema, call)?;
-    let (indices, candidates) =
-        plan_on_indices(&manifest.schema, &manifest.indices, &typed, &options)?;
-    let best = candidates
-        .into_iter()
-        .min_by_key(|c| rank(&c.plan, call.negated));
-    let strategy = choose_strategy(best.as_ref(), &indices, call);
+    let Choice {
+        typed,
+        indices,
+        best,
+        strategy,
+    } = choose_index(&manifest.schema, &manifest.indices, call, &options)?;
     let (chosen, target) = match best {
         Some(c) if !matches!(strategy, CallStrategy::EvaluateOnData { .. }) => {
             let target = target_predicate(&c.plan, &strategy);
