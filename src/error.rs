@@ -9,6 +9,10 @@ use std::sync::Arc;
 /// Result alias used throughout lakeseek.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// An upstream error (a protobuf, JSON, zarr, compression or Arrow error, ...) kept as the
+/// [`std::error::Error::source`] of a lakeseek [`Error`]; shared so the error stays `Clone`.
+pub type ErrorSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Everything that can go wrong in lakeseek.
 ///
 /// `Clone` (sources are shared behind `Arc`), so an error that passes through a cache keeps
@@ -41,6 +45,10 @@ pub enum Error {
         range: Option<Range<u64>>,
         /// Which rule was broken.
         what: String,
+        /// The upstream error the rule was found broken by (a protobuf or zarr decoder,
+        /// a decompressor, ...), when there was one.
+        #[source]
+        source: Option<ErrorSource>,
     },
     /// Valid input that uses a feature lakeseek does not implement.
     #[error("unsupported: {path}: {what}")]
@@ -49,6 +57,9 @@ pub enum Error {
         path: String,
         /// What is not supported.
         what: String,
+        /// The upstream error that refused the input, when there was one.
+        #[source]
+        source: Option<ErrorSource>,
     },
     /// The caller passed something invalid (a bad row range, URL, predicate, ...).
     #[error("invalid argument: {0}")]
@@ -119,6 +130,7 @@ impl Error {
             path: String::new(),
             range: None,
             what: what.into(),
+            source: None,
         }
     }
 
@@ -127,7 +139,34 @@ impl Error {
         Error::Unsupported {
             path: String::new(),
             what: what.into(),
+            source: None,
         }
+    }
+
+    /// Keep `upstream` as the [`std::error::Error::source`] of a `Corrupt` or `Unsupported`
+    /// error (one that has none yet); the message is unchanged, so it may still quote the
+    /// upstream error. Other variants are returned as they are.
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    ///
+    /// let upstream = serde_json::from_str::<u32>("x").unwrap_err();
+    /// let err = lakeseek::Error::corrupt(format!("bad details: {upstream}"))
+    ///     .with_source(upstream)
+    ///     .at("data/index.json", None);
+    /// assert!(err.to_string().starts_with("corrupt: data/index.json: bad details: "));
+    /// assert!(err.source().is_some());
+    /// ```
+    pub fn with_source(mut self, upstream: impl std::error::Error + Send + Sync + 'static) -> Self {
+        match &mut self {
+            Error::Corrupt { source, .. } | Error::Unsupported { source, .. }
+                if source.is_none() =>
+            {
+                *source = Some(Arc::new(upstream));
+            }
+            _ => {}
+        }
+        self
     }
 
     /// Fill in the object path and byte range of a `Corrupt`/`Unsupported`/`Store` error

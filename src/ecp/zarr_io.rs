@@ -123,8 +123,11 @@ impl ZarrStore {
             None => (self.get(&meta_key).await?, None),
         };
         let Some(meta) = meta else { return Ok(None) };
-        let metadata: ArrayMetadataV3 = serde_json::from_slice(&meta)
-            .map_err(|e| Error::corrupt(format!("invalid zarr.json: {e}")).at(&label, None))?;
+        let metadata: ArrayMetadataV3 = serde_json::from_slice(&meta).map_err(|e| {
+            Error::corrupt(format!("invalid zarr.json: {e}"))
+                .with_source(e)
+                .at(&label, None)
+        })?;
         if !metadata.storage_transformers.is_empty() {
             return Err(Error::unsupported("arrays with storage transformers").at(&label, None));
         }
@@ -134,7 +137,9 @@ impl ZarrStore {
             ArrayMetadata::V3(metadata),
         )
         .map_err(|e| {
-            Error::unsupported(format!("zarrs cannot open the array: {e}")).at(&label, None)
+            Error::unsupported(format!("zarrs cannot open the array: {e}"))
+                .with_source(e)
+                .at(&label, None)
         })?;
         // Keep the speculative chunk only if it really is chunk 0 of this array.
         let first_chunk = match (guess, chunk) {
@@ -277,7 +282,7 @@ impl FetchedArray {
         let chunk_elements: u64 = self
             .array
             .chunk_shape(&zeros)
-            .map_err(|e| self.corrupt(format!("chunk shape: {e}")))?
+            .map_err(|e| self.corrupt(format!("chunk shape: {e}")).with_source(e))?
             .iter()
             .map(|d| d.get())
             .try_fold(1u64, |acc, d| acc.checked_mul(d))
@@ -326,10 +331,10 @@ impl FetchedArray {
                 self.reader.get_object(key.as_str()).await?
             }
         };
-        let chunk_shape = self
-            .array
-            .chunk_shape(indices)
-            .map_err(|e| self.corrupt(format!("chunk {indices:?}: {e}")))?;
+        let chunk_shape = self.array.chunk_shape(indices).map_err(|e| {
+            self.corrupt(format!("chunk {indices:?}: {e}"))
+                .with_source(e)
+        })?;
         let elements: u64 = chunk_shape.iter().map(|d| d.get()).product();
         let bytes: ArrayBytes<'static> = match encoded {
             Some(raw) => {
@@ -343,10 +348,16 @@ impl FetchedArray {
                         self.array.fill_value(),
                         &CodecOptions::default(),
                     )
-                    .map_err(|e| self.corrupt(format!("chunk {indices:?} does not decode: {e}")))?;
+                    .map_err(|e| {
+                        self.corrupt(format!("chunk {indices:?} does not decode: {e}"))
+                            .with_source(e)
+                    })?;
                 decoded
                     .validate(elements, self.array.data_type())
-                    .map_err(|e| self.corrupt(format!("chunk {indices:?}: {e}")))?;
+                    .map_err(|e| {
+                        self.corrupt(format!("chunk {indices:?}: {e}"))
+                            .with_source(e)
+                    })?;
                 decoded.into_owned()
             }
             None => ArrayBytes::new_fill_value(
@@ -354,10 +365,12 @@ impl FetchedArray {
                 elements,
                 self.array.fill_value(),
             )
-            .map_err(|e| self.corrupt(format!("fill value: {e}")))?,
+            .map_err(|e| self.corrupt(format!("fill value: {e}")).with_source(e))?,
         };
         let shape_u64: Vec<u64> = chunk_shape.iter().map(|d| d.get()).collect();
-        Vec::<T>::from_array_bytes(bytes, &shape_u64, self.array.data_type())
-            .map_err(|e| self.corrupt(format!("chunk {indices:?}: {e}")))
+        Vec::<T>::from_array_bytes(bytes, &shape_u64, self.array.data_type()).map_err(|e| {
+            self.corrupt(format!("chunk {indices:?}: {e}"))
+                .with_source(e)
+        })
     }
 }
