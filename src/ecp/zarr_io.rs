@@ -22,7 +22,7 @@ use bytes::Bytes;
 use futures::future::try_join_all;
 use zarrs::array::{
     Array, ArrayBuilder, ArrayBytes, ArrayMetadata, ArrayMetadataV3, ArrayToBytesCodecTraits,
-    CodecOptions, DataType, ElementOwned, FromArrayBytes,
+    ChunkShape, CodecOptions, DataType, ElementOwned, FromArrayBytes,
 };
 use zarrs::storage::{AsyncReadableWritableStorageTraits, StorageError, StoreKey};
 
@@ -318,6 +318,36 @@ impl FetchedArray {
         Ok(out)
     }
 
+    /// Decode the encoded chunk `indices` with the array's codecs. zarrs 0.23's `vlen-v2`
+    /// decoder slices its input with the lengths it reads, so a corrupt chunk of a string
+    /// array panics it: that panic is caught here and the chunk is `Corrupt`, as it is for
+    /// every other decode failure.
+    fn decode_chunk(
+        &self,
+        raw: Vec<u8>,
+        chunk_shape: &ChunkShape,
+        indices: &[u64],
+    ) -> Result<ArrayBytes<'static>> {
+        let decode = || {
+            self.array.codecs().decode(
+                Cow::Owned(raw),
+                chunk_shape,
+                self.array.data_type(),
+                self.array.fill_value(),
+                &CodecOptions::default(),
+            )
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
+            Ok(decoded) => decoded.map_err(|e| {
+                self.corrupt(format!("chunk {indices:?} does not decode: {e}"))
+                    .with_source(e)
+            }),
+            Err(_) => Err(self.corrupt(format!(
+                "chunk {indices:?} does not decode (the zarr decoder panicked)"
+            ))),
+        }
+    }
+
     async fn read_chunk<T>(&self, indices: &[u64]) -> Result<Vec<T>>
     where
         T: ElementOwned + Clone,
@@ -338,20 +368,7 @@ impl FetchedArray {
         let elements: u64 = chunk_shape.iter().map(|d| d.get()).product();
         let bytes: ArrayBytes<'static> = match encoded {
             Some(raw) => {
-                let decoded = self
-                    .array
-                    .codecs()
-                    .decode(
-                        Cow::Owned(raw.to_vec()),
-                        &chunk_shape,
-                        self.array.data_type(),
-                        self.array.fill_value(),
-                        &CodecOptions::default(),
-                    )
-                    .map_err(|e| {
-                        self.corrupt(format!("chunk {indices:?} does not decode: {e}"))
-                            .with_source(e)
-                    })?;
+                let decoded = self.decode_chunk(raw.to_vec(), &chunk_shape, indices)?;
                 decoded
                     .validate(elements, self.array.data_type())
                     .map_err(|e| {
