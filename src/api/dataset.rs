@@ -12,7 +12,7 @@ use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::store::redact_url;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::Dataset as DatasetVersion;
+use crate::lance::dataset::DatasetVersion;
 use crate::session::Session;
 
 /// A Lance dataset at one version.

@@ -22,7 +22,7 @@ use crate::index::btree_file::exec::{load_all_pages, open_segment};
 use crate::index::btree_file::BTREE_DETAILS_TYPES;
 use crate::index::kind::segments::has_type;
 use crate::io::{IoStats, ObjectVersion};
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// What to prewarm.
 #[derive(Debug, Clone, Default)]
@@ -50,7 +50,7 @@ pub(crate) struct PrewarmDone {
 
 /// Prewarm `dataset` as `plan` says, counting into `stats`.
 pub(crate) async fn prewarm(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &PrewarmPlan,
     stats: &IoStats,
 ) -> Result<PrewarmDone> {
@@ -80,7 +80,7 @@ pub(crate) async fn prewarm(
 }
 
 /// The index names asked for (all when none), each checked against the manifest.
-fn index_names(dataset: &Dataset, asked: &[String]) -> Result<BTreeSet<String>> {
+fn index_names(dataset: &DatasetVersion, asked: &[String]) -> Result<BTreeSet<String>> {
     let present: BTreeSet<String> = dataset
         .manifest()
         .indices
@@ -107,7 +107,7 @@ fn index_names(dataset: &Dataset, asked: &[String]) -> Result<BTreeSet<String>> 
 }
 
 /// Field ids of the named top-level columns.
-fn column_ids(dataset: &Dataset, names: &[String]) -> Result<Vec<i32>> {
+fn column_ids(dataset: &DatasetVersion, names: &[String]) -> Result<Vec<i32>> {
     let schema = &dataset.manifest().schema;
     names
         .iter()
@@ -126,7 +126,7 @@ fn column_ids(dataset: &Dataset, names: &[String]) -> Result<Vec<i32>> {
 
 /// Load one segment; returns the BTree pages cached.
 async fn prewarm_segment(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     all_pages: bool,
     stats: &IoStats,
@@ -171,7 +171,7 @@ fn lance_files(segment: &IndexSegment) -> impl Iterator<Item = &str> {
 
 /// Read every file the segment lists whole (into the disk tier), in one wave.
 async fn whole_index_files(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<()> {
@@ -205,7 +205,11 @@ async fn whole_index_files(
 
 /// Page inits of every page of the fields `columns` in every data file holding them;
 /// returns how many pages.
-async fn prewarm_columns(dataset: &Dataset, columns: &[i32], stats: &IoStats) -> Result<usize> {
+async fn prewarm_columns(
+    dataset: &DatasetVersion,
+    columns: &[i32],
+    stats: &IoStats,
+) -> Result<usize> {
     if columns.is_empty() {
         return Ok(0);
     }
