@@ -32,8 +32,16 @@ pub struct CacheArgs {
 impl CacheArgs {
     /// The session these flags (and `LAKESEEK_CACHE_DIR`) ask for.
     pub fn session(&self) -> Result<crate::Session> {
-        let mut builder =
-            crate::Session::builder().disk_cache_from(self.cache_dir.clone(), self.cache_bytes)?;
+        let mut builder = crate::Session::builder()
+            .disk_cache_from(self.cache_dir.clone(), self.cache_bytes)
+            .map_err(|e| match e {
+                // Its one refusal: a size without a directory, said in terms of the flags.
+                Error::InvalidArgument(_) => Error::InvalidArgument(format!(
+                    "--cache-bytes needs --cache-dir (or {})",
+                    crate::CACHE_DIR_ENV
+                )),
+                other => other,
+            })?;
         if let Some(n) = self.max_requests {
             builder = builder.max_requests(n as usize);
         }

@@ -195,7 +195,7 @@ pub use api::{
 };
 pub use api::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use api::{FilterExpr, FilterValue};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorSource, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{
     Session, SessionBuilder, CACHE_DIR_ENV, DEFAULT_CACHE_BYTES, DEFAULT_MAX_IN_FLIGHT_BYTES,

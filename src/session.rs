@@ -159,7 +159,7 @@ impl SessionBuilder {
         match (dir.or_else(from_env), bytes) {
             (Some(dir), bytes) => Ok(self.disk_cache(dir, bytes.unwrap_or(DEFAULT_CACHE_BYTES))),
             (None, Some(_)) => Err(crate::Error::InvalidArgument(format!(
-                "--cache-bytes needs --cache-dir (or {CACHE_DIR_ENV})"
+                "a disk cache size needs a cache directory (or {CACHE_DIR_ENV})"
             ))),
             (None, None) => Ok(self),
         }

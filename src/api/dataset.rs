@@ -7,8 +7,9 @@ use arrow_array::RecordBatch;
 use object_store::ObjectStore;
 
 use super::open::OpenParams;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::filter::{filter_row_addresses, FilterOptions};
+use crate::io::store::redact_url;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::DatasetVersion;
@@ -115,6 +116,13 @@ impl DatasetBuilder {
     /// Open the dataset: one LIST and one GET for the latest version on an object store,
     /// one GET for a pinned version.
     pub async fn open(self) -> Result<Dataset> {
+        let url = self.params.url.clone();
+        self.open_version()
+            .await
+            .map_err(|e| e.naming(&redact_url(&url)))
+    }
+
+    async fn open_version(self) -> Result<Dataset> {
         let opened = self.params.open_url()?;
         let session = self.params.session();
         let shared = Arc::clone(session.dataset_session());
@@ -186,7 +194,9 @@ impl Dataset {
     /// [`Query::allow_scan`](crate::Query::allow_scan) to scan instead.
     pub async fn filter(&self, filter: &str) -> Result<Vec<u64>> {
         let options = FilterOptions::default();
-        let rows = filter_row_addresses(&self.version, filter, options, &self.stats).await?;
+        let rows = filter_row_addresses(&self.version, filter, options, &self.stats)
+            .await
+            .map_err(|e| self.named(e))?;
         Ok(rows.iter().collect())
     }
 
@@ -195,7 +205,9 @@ impl Dataset {
     /// column.
     pub async fn take(&self, addresses: &[u64], columns: &[&str]) -> Result<RecordBatch> {
         let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
-        take_rows(&self.version, addresses, &names, &self.stats).await
+        take_rows(&self.version, addresses, &names, &self.stats)
+            .await
+            .map_err(|e| self.named(e))
     }
 
     /// Build a list element index (`any_element` filters; spec `list-element-index.md`) on
@@ -220,6 +232,12 @@ impl Dataset {
     /// them; see [`Prewarm`](crate::Prewarm).
     pub fn prewarm(&self) -> crate::Prewarm<'_> {
         crate::Prewarm::new(self)
+    }
+
+    /// `err`, naming this dataset (its URL) if it is a `Corrupt` or `Unsupported` error
+    /// that names no object yet: what every public call on a dataset returns.
+    pub(crate) fn named(&self, err: Error) -> Error {
+        err.naming(&redact_url(&self.params.url))
     }
 
     pub(crate) fn version_handle(&self) -> &DatasetVersion {

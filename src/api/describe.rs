@@ -132,7 +132,9 @@ impl Dataset {
     pub async fn describe(&self) -> Result<DatasetDescription> {
         let version = self.version_handle();
         let manifest = version.manifest();
-        let fragments = describe_fragments(version, self).await?;
+        let fragments = describe_fragments(version, self)
+            .await
+            .map_err(|e| self.named(e))?;
         let num_rows = fragments
             .iter()
             .map(|f| f.physical_rows.saturating_sub(f.deleted_rows))

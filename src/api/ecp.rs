@@ -2,6 +2,7 @@
 
 use crate::ecp::{EcpIndex, EcpStore, OpenOptions};
 use crate::error::Result;
+use crate::io::store::redact_url;
 use crate::io::{open_url_with, FetchOptions, OpenOptions as StoreOptions, RangeFetcher};
 use crate::session::Session;
 
@@ -45,6 +46,8 @@ impl EcpIndex {
             .with_admission(Some(admission));
         let writer = options.writable.then_some(opened.store);
         let cache = Some(session.ecp_node_cache());
-        Self::open_with_cache(fetcher, writer, opened.path, url, options, cache).await
+        Self::open_with_cache(fetcher, writer, opened.path, url, options, cache)
+            .await
+            .map_err(|e| e.naming(&redact_url(url)))
     }
 }

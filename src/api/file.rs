@@ -9,7 +9,8 @@ use arrow_schema::SchemaRef;
 use object_store::ObjectStore;
 
 use super::open::OpenParams;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::io::store::redact_url;
 use crate::io::{FetchOptions, IoStats, RangeFetcher};
 use crate::lance::data_file::DataFileReader;
 use crate::lance::reader::RowSelection;
@@ -90,6 +91,11 @@ impl LanceFileBuilder {
 
     /// Open the file.
     pub async fn open(self) -> Result<LanceFile> {
+        let url = redact_url(&self.params.url);
+        self.open_reader().await.map_err(|e| e.naming(&url))
+    }
+
+    async fn open_reader(self) -> Result<LanceFile> {
         let opened = self.params.open_url()?;
         let session = self.params.session();
         let admission = session.admission().for_opened(&opened);
@@ -142,6 +148,7 @@ impl LanceFile {
         self.reader
             .read_rows(&fields, &selection, &self.stats)
             .await
+            .map_err(|e| self.named(e))
     }
 
     /// The rows `rows` of the named top-level `columns`, in the order asked, repeats kept.
@@ -151,9 +158,16 @@ impl LanceFile {
         let sorted = self
             .reader
             .read_rows(&fields, &selection, &self.stats)
-            .await?;
+            .await
+            .map_err(|e| self.named(e))?;
         let indices = UInt32Array::from(order);
         Ok(arrow_select::take::take_record_batch(&sorted, &indices)?)
+    }
+
+    /// `err`, naming this file (its object path) if it is a `Corrupt` or `Unsupported`
+    /// error that names no object yet: what every public call on a file returns.
+    pub(crate) fn named(&self, err: Error) -> Error {
+        err.naming(self.reader.path().as_ref())
     }
 
     pub(crate) fn data_file_reader(&self) -> &DataFileReader {

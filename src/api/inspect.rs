@@ -42,7 +42,9 @@ impl LanceFile {
             DataFileReader::V2(reader) => {
                 let mut inspection = reader.inspect();
                 if plans {
-                    add_structural_plans(reader, &mut inspection, self.stats_handle()).await?;
+                    add_structural_plans(reader, &mut inspection, self.stats_handle())
+                        .await
+                        .map_err(|e| self.named(e))?;
                 }
                 Ok(inspection)
             }

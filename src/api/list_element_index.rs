@@ -124,6 +124,11 @@ impl ListElementIndexBuilder<'_> {
     /// Refused when an index named as this one exists. Reopen the dataset to query with it.
     pub async fn create(self) -> Result<CreatedListElementIndex> {
         let dataset = self.dataset;
+        self.build_and_commit().await.map_err(|e| dataset.named(e))
+    }
+
+    async fn build_and_commit(self) -> Result<CreatedListElementIndex> {
+        let dataset = self.dataset;
         let opened = dataset.open_params().open_url()?;
         let (version, stats) = (dataset.version_handle(), dataset.stats_handle());
         let built = build_list_element_index(&opened, version, &self.options, stats).await?;

@@ -96,7 +96,9 @@ impl<'a> Prewarm<'a> {
         let stats = self.dataset.stats_handle();
         let before = stats.snapshot();
         let started = Instant::now();
-        let done = prewarm(self.dataset.version_handle(), &self.plan, stats).await?;
+        let done = prewarm(self.dataset.version_handle(), &self.plan, stats)
+            .await
+            .map_err(|e| self.dataset.named(e))?;
         Ok(PrewarmReport {
             indices: done.indices,
             segments: done.segments,

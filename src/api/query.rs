@@ -118,7 +118,11 @@ impl<'a> Query<'a> {
     /// The plan as JSON — which index answers each part of the filter, the pages and byte
     /// ranges it will read, what is scanned or rechecked — without reading the pages.
     pub async fn explain(&self) -> Result<serde_json::Value> {
-        Ok(self.filter_plan().await?.explain())
+        let plan = self
+            .filter_plan()
+            .await
+            .map_err(|e| self.dataset.named(e))?;
+        Ok(plan.explain())
     }
 
     /// Plan the query's filter (index lookups and metadata, no index page yet), honouring
@@ -137,7 +141,10 @@ impl<'a> Query<'a> {
     /// # Ok(()) }
     /// ```
     pub async fn plan(&self) -> Result<PlannedFilter> {
-        let plan = self.filter_plan().await?;
+        let plan = self
+            .filter_plan()
+            .await
+            .map_err(|e| self.dataset.named(e))?;
         Ok(PlannedFilter::new(plan, self.dataset.version()))
     }
 
@@ -171,6 +178,12 @@ impl<'a> Query<'a> {
 
     /// Run the query.
     pub async fn execute(&self) -> Result<QueryResult> {
+        self.plan_and_execute()
+            .await
+            .map_err(|e| self.dataset.named(e))
+    }
+
+    async fn plan_and_execute(&self) -> Result<QueryResult> {
         let plan = self.filter_plan().await?;
         let version = self.dataset.version_handle();
         let rows = execute_filter(version, &plan, self.cost_stats()).await?;

@@ -132,7 +132,8 @@ impl Dataset {
             .iter()
             .filter(|f| f.parent_id == -1)
             .map(|f| schema.arrow_field(f.id))
-            .collect::<Result<_>>()?;
+            .collect::<Result<_>>()
+            .map_err(|e| self.named(e))?;
         Ok(Arc::new(Schema::new(fields)))
     }
 
@@ -141,7 +142,9 @@ impl Dataset {
     /// [`Dataset::filter`] refuses it.
     pub async fn plan_filter(&self, filter: &str) -> Result<PlannedFilter> {
         let options = FilterOptions::default();
-        let plan = plan_filter(self.version_handle(), filter, options, self.stats_handle()).await?;
+        let plan = plan_filter(self.version_handle(), filter, options, self.stats_handle())
+            .await
+            .map_err(|e| self.named(e))?;
         Ok(PlannedFilter::new(plan, self.version()))
     }
 
@@ -156,7 +159,9 @@ impl Dataset {
                 self.version()
             )));
         }
-        let rows = execute_filter(self.version_handle(), &plan.plan, self.stats_handle()).await?;
+        let rows = execute_filter(self.version_handle(), &plan.plan, self.stats_handle())
+            .await
+            .map_err(|e| self.named(e))?;
         Ok(rows.iter().collect())
     }
 

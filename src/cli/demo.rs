@@ -176,7 +176,7 @@ async fn measure_depths() -> Result<Vec<u64>> {
 /// compare the answers.
 async fn run_steps(latency_ms: u64) -> Result<DemoReport> {
     let answers: Value = serde_json::from_str(ANSWERS)
-        .map_err(|e| Error::corrupt(format!("bundled answers.json: {e}")))?;
+        .map_err(|e| Error::corrupt(format!("bundled answers.json: {e}")).with_source(e))?;
     let store = sample::store().await?;
     let store: Arc<dyn ObjectStore> = if latency_ms == 0 {
         store

@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use crate::cli::{print_stats, StoreArgs};
-use crate::{Dataset, IoStats, ListElementIndexBuilder, Result};
+use crate::{Dataset, Error, IoStats, ListElementIndexBuilder, Result};
 
 /// Flags of `lakeseek index create`.
 #[derive(Debug, Clone, clap::Args)]
@@ -36,6 +36,11 @@ pub(crate) struct IndexCreateArgs {
 
 /// Run `lakeseek index create`, writing the result to `out`.
 pub(crate) async fn run_index_create(args: &IndexCreateArgs, out: &mut dyn Write) -> Result<()> {
+    if args.page_rows == 0 {
+        return Err(Error::InvalidArgument(
+            "--page-rows must be at least 1".into(),
+        ));
+    }
     let keys: Vec<&str> = args.keys.iter().map(String::as_str).collect();
     let stats = IoStats::new();
     let dataset = Dataset::builder(&args.dataset)

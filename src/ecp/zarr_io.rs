@@ -22,7 +22,7 @@ use bytes::Bytes;
 use futures::future::try_join_all;
 use zarrs::array::{
     Array, ArrayBuilder, ArrayBytes, ArrayMetadata, ArrayMetadataV3, ArrayToBytesCodecTraits,
-    CodecOptions, DataType, ElementOwned, FromArrayBytes,
+    ChunkShape, CodecOptions, DataType, ElementOwned, FromArrayBytes,
 };
 use zarrs::storage::{AsyncReadableWritableStorageTraits, StorageError, StoreKey};
 
@@ -123,8 +123,11 @@ impl ZarrStore {
             None => (self.get(&meta_key).await?, None),
         };
         let Some(meta) = meta else { return Ok(None) };
-        let metadata: ArrayMetadataV3 = serde_json::from_slice(&meta)
-            .map_err(|e| Error::corrupt(format!("invalid zarr.json: {e}")).at(&label, None))?;
+        let metadata: ArrayMetadataV3 = serde_json::from_slice(&meta).map_err(|e| {
+            Error::corrupt(format!("invalid zarr.json: {e}"))
+                .with_source(e)
+                .at(&label, None)
+        })?;
         if !metadata.storage_transformers.is_empty() {
             return Err(Error::unsupported("arrays with storage transformers").at(&label, None));
         }
@@ -134,7 +137,9 @@ impl ZarrStore {
             ArrayMetadata::V3(metadata),
         )
         .map_err(|e| {
-            Error::unsupported(format!("zarrs cannot open the array: {e}")).at(&label, None)
+            Error::unsupported(format!("zarrs cannot open the array: {e}"))
+                .with_source(e)
+                .at(&label, None)
         })?;
         // Keep the speculative chunk only if it really is chunk 0 of this array.
         let first_chunk = match (guess, chunk) {
@@ -277,7 +282,7 @@ impl FetchedArray {
         let chunk_elements: u64 = self
             .array
             .chunk_shape(&zeros)
-            .map_err(|e| self.corrupt(format!("chunk shape: {e}")))?
+            .map_err(|e| self.corrupt(format!("chunk shape: {e}")).with_source(e))?
             .iter()
             .map(|d| d.get())
             .try_fold(1u64, |acc, d| acc.checked_mul(d))
@@ -313,6 +318,36 @@ impl FetchedArray {
         Ok(out)
     }
 
+    /// Decode the encoded chunk `indices` with the array's codecs. zarrs 0.23's `vlen-v2`
+    /// decoder slices its input with the lengths it reads, so a corrupt chunk of a string
+    /// array panics it: that panic is caught here and the chunk is `Corrupt`, as it is for
+    /// every other decode failure.
+    fn decode_chunk(
+        &self,
+        raw: Vec<u8>,
+        chunk_shape: &ChunkShape,
+        indices: &[u64],
+    ) -> Result<ArrayBytes<'static>> {
+        let decode = || {
+            self.array.codecs().decode(
+                Cow::Owned(raw),
+                chunk_shape,
+                self.array.data_type(),
+                self.array.fill_value(),
+                &CodecOptions::default(),
+            )
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
+            Ok(decoded) => decoded.map_err(|e| {
+                self.corrupt(format!("chunk {indices:?} does not decode: {e}"))
+                    .with_source(e)
+            }),
+            Err(_) => Err(self.corrupt(format!(
+                "chunk {indices:?} does not decode (the zarr decoder panicked)"
+            ))),
+        }
+    }
+
     async fn read_chunk<T>(&self, indices: &[u64]) -> Result<Vec<T>>
     where
         T: ElementOwned + Clone,
@@ -326,27 +361,20 @@ impl FetchedArray {
                 self.reader.get_object(key.as_str()).await?
             }
         };
-        let chunk_shape = self
-            .array
-            .chunk_shape(indices)
-            .map_err(|e| self.corrupt(format!("chunk {indices:?}: {e}")))?;
+        let chunk_shape = self.array.chunk_shape(indices).map_err(|e| {
+            self.corrupt(format!("chunk {indices:?}: {e}"))
+                .with_source(e)
+        })?;
         let elements: u64 = chunk_shape.iter().map(|d| d.get()).product();
         let bytes: ArrayBytes<'static> = match encoded {
             Some(raw) => {
-                let decoded = self
-                    .array
-                    .codecs()
-                    .decode(
-                        Cow::Owned(raw.to_vec()),
-                        &chunk_shape,
-                        self.array.data_type(),
-                        self.array.fill_value(),
-                        &CodecOptions::default(),
-                    )
-                    .map_err(|e| self.corrupt(format!("chunk {indices:?} does not decode: {e}")))?;
+                let decoded = self.decode_chunk(raw.to_vec(), &chunk_shape, indices)?;
                 decoded
                     .validate(elements, self.array.data_type())
-                    .map_err(|e| self.corrupt(format!("chunk {indices:?}: {e}")))?;
+                    .map_err(|e| {
+                        self.corrupt(format!("chunk {indices:?}: {e}"))
+                            .with_source(e)
+                    })?;
                 decoded.into_owned()
             }
             None => ArrayBytes::new_fill_value(
@@ -354,10 +382,12 @@ impl FetchedArray {
                 elements,
                 self.array.fill_value(),
             )
-            .map_err(|e| self.corrupt(format!("fill value: {e}")))?,
+            .map_err(|e| self.corrupt(format!("fill value: {e}")).with_source(e))?,
         };
         let shape_u64: Vec<u64> = chunk_shape.iter().map(|d| d.get()).collect();
-        Vec::<T>::from_array_bytes(bytes, &shape_u64, self.array.data_type())
-            .map_err(|e| self.corrupt(format!("chunk {indices:?}: {e}")))
+        Vec::<T>::from_array_bytes(bytes, &shape_u64, self.array.data_type()).map_err(|e| {
+            self.corrupt(format!("chunk {indices:?}: {e}"))
+                .with_source(e)
+        })
     }
 }

@@ -314,10 +314,16 @@ impl FetcherStorage {
                 what,
             },
             Error::NotFound { what, .. } => Error::NotFound { path: name, what },
-            Error::Corrupt { range, what, .. } => Error::Corrupt {
+            Error::Corrupt {
+                range,
+                what,
+                source,
+                ..
+            } => Error::Corrupt {
                 path: name,
                 range,
                 what,
+                source,
             },
             other => other,
         }
@@ -437,6 +443,7 @@ impl FetcherStorage {
                     path: self.label_of(key),
                     range: None,
                     what: "internal: a requested range was not fetched".into(),
+                    source: None,
                 })
             })
             .collect::<Result<Vec<_>>>()

@@ -394,8 +394,9 @@ fn parse_partitions(json: Option<&String>) -> Result<Vec<(u64, u32)>> {
     let json = json.ok_or_else(|| {
         Error::corrupt("range-partitioned lookup without page_num_per_range_partition")
     })?;
-    let parsed: Vec<(u64, u32)> = serde_json::from_str(json)
-        .map_err(|e| Error::corrupt(format!("page_num_per_range_partition {json:?}: {e}")))?;
+    let parsed: Vec<(u64, u32)> = serde_json::from_str(json).map_err(|e| {
+        Error::corrupt(format!("page_num_per_range_partition {json:?}: {e}")).with_source(e)
+    })?;
     Ok(parsed)
 }
 

@@ -194,6 +194,7 @@ async fn whole_index_files(
                     "file is {} bytes, the manifest says {}",
                     whole.version.size, f.size_bytes
                 ),
+                source: None,
             });
         }
         Ok(())

@@ -143,12 +143,15 @@ async fn failed_loads_are_not_cached_and_keep_their_details() {
                 path: "f".into(),
                 range: Some(3..9),
                 what: "bad footer".into(),
+                source: None,
             })
         })
         .await
         .unwrap_err();
     match err {
-        Error::Corrupt { path, range, what } => assert_eq!(
+        Error::Corrupt {
+            path, range, what, ..
+        } => assert_eq!(
             (path.as_str(), range, what.as_str()),
             ("f", Some(3..9), "bad footer")
         ),

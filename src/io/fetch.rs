@@ -116,6 +116,7 @@ pub(crate) fn check_range(path: &Path, range: &Range<u64>, object_size: Option<u
                 path: path.to_string(),
                 range: Some(range.clone()),
                 what: format!("range ends past the end of the {size}-byte object"),
+                source: None,
             });
         }
     }
@@ -854,6 +855,7 @@ fn slice_results(
                     path: r.path.to_string(),
                     range: Some(r.range.clone()),
                     what: "internal: no fetched range covers this request".into(),
+                    source: None,
                 })?;
             let lo = (r.range.start - merged.range.start) as usize;
             let hi = (r.range.end - merged.range.start) as usize;

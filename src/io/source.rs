@@ -294,6 +294,7 @@ impl RangeSource for ObjectStoreSource {
                     "suffix read of {n} bytes of a {}-byte object returned a range that does not end at the end of the object",
                     version.size
                 ),
+                source: None,
             });
         }
         Ok((bytes, version))

@@ -290,6 +290,7 @@ impl DatasetVersion {
                     "manifest says version {} but its name says {}",
                     manifest.version, location.version
                 ),
+                source: None,
             });
         }
         Ok(Self {
@@ -538,6 +539,7 @@ async fn load_manifest(
                 path: path.to_string(),
                 range: None,
                 what: "manifest framing loops".into(),
+                source: None,
             })
         })
         .await

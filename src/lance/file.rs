@@ -395,6 +395,7 @@ impl<'a> TailView<'a> {
             Error::corrupt(format!(
                 "schema (global buffer 0) is not a FileDescriptor protobuf: {e}"
             ))
+            .with_source(e)
             .at("", Some(schema_range.clone()))
         })?;
         let schema_proto = descriptor.schema.ok_or_else(|| {
@@ -469,6 +470,7 @@ fn parse_column(
         Error::corrupt(format!(
             "column {index}: metadata is not a ColumnMetadata protobuf: {e}"
         ))
+        .with_source(e)
     })?;
     let mut pages = Vec::with_capacity(proto.pages.len());
     let mut next_row = 0u64;
@@ -523,6 +525,7 @@ fn parse_page(
         Some(pb::encoding::Location::Direct(direct)) => {
             let any = prost_types::Any::decode(direct.encoding).map_err(|e| {
                 Error::corrupt(format!("page encoding is not a google.protobuf.Any: {e}"))
+                    .with_source(e)
             })?;
             RawPageEncoding::Direct {
                 type_url: any.type_url,

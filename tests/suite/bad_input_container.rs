@@ -15,7 +15,9 @@ const NAME: &str = "bad.lance";
 /// `Corrupt` naming the path and a byte range, whose message contains `needle`.
 fn assert_corrupt(result: crate::Result<()>, needle: &str) {
     match result {
-        Err(Error::Corrupt { path, range, what }) => {
+        Err(Error::Corrupt {
+            path, range, what, ..
+        }) => {
             assert_eq!(path, NAME, "path in {what}");
             assert!(range.is_some(), "no byte range in {what:?}");
             assert!(
@@ -29,7 +31,7 @@ fn assert_corrupt(result: crate::Result<()>, needle: &str) {
 
 fn assert_unsupported(result: crate::Result<()>, needle: &str) {
     match result {
-        Err(Error::Unsupported { path, what }) => {
+        Err(Error::Unsupported { path, what, .. }) => {
             assert_eq!(path, NAME);
             assert!(
                 what.contains(needle),

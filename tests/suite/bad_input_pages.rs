@@ -22,7 +22,9 @@ const FUZZ_ROUNDS_DEFAULT: usize = 60;
 
 fn assert_corrupt(result: crate::Result<()>, needle: &str) {
     match result {
-        Err(Error::Corrupt { path, range, what }) => {
+        Err(Error::Corrupt {
+            path, range, what, ..
+        }) => {
             assert_eq!(path, NAME, "path in {what}");
             assert!(range.is_some(), "no byte range in {what:?}");
             assert!(

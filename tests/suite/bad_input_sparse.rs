@@ -24,7 +24,9 @@ const LABEL: usize = 1;
 /// Expect `Corrupt` naming the file, column `LABEL`'s page 0 and every needle.
 fn assert_rule(result: crate::Result<()>, needles: &[&str]) {
     match result {
-        Err(Error::Corrupt { path, range, what }) => {
+        Err(Error::Corrupt {
+            path, range, what, ..
+        }) => {
             assert_eq!(path, NAME, "path in {what}");
             assert!(range.is_some(), "no byte range in {what:?}");
             assert!(

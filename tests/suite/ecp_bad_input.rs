@@ -100,7 +100,7 @@ async fn unknown_metric_is_unsupported() {
     std::fs::write(tmp.path().join("info/metric/c"), chunk).unwrap();
     let e = open(tmp.path()).await.unwrap_err();
     assert!(
-        matches!(&e, Error::Unsupported { path, what } if path.ends_with("info/metric") && what.contains("COS")),
+        matches!(&e, Error::Unsupported { path, what, .. } if path.ends_with("info/metric") && what.contains("COS")),
         "{e}"
     );
 }

@@ -124,7 +124,7 @@ pub(super) async fn check_dataset(ds: &Dataset, label: &str, name: &str) {
         let result = match result {
             // pylance 14's legacy datasets keep 2.0 index files: read once the Lance 2.0
             // reader (issue 25) lands; nothing of the legacy data files is involved.
-            Err(crate::Error::Unsupported { path, what })
+            Err(crate::Error::Unsupported { path, what, .. })
                 if path.contains("/_indices/") && what.contains("Lance 2.0 page encodings") =>
             {
                 eprintln!("{what}: {filter}: index file {path} is a 2.0 file, skipped");

@@ -35,6 +35,7 @@ mod ecp_s3;
 mod ecp_saved;
 mod ecp_search;
 mod ecp_search_bench;
+mod errors_name_the_object;
 mod faults_dataset;
 mod faults_ecp;
 mod faults_ecp_source;

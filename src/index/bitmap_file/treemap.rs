@@ -115,7 +115,7 @@ pub(crate) fn decode_row_set(bytes: &[u8], what: &str) -> Result<RowSet> {
         let payload = &body[pos..pos + size];
         pos += size;
         let bitmap = decode_roaring(payload)
-            .map_err(|e| corrupt(format!("fragment {fragment}: invalid roaring bitmap ({e})")))?;
+            .map_err(|e| e.context(format!("{what}: fragment {fragment}")))?;
         fragments.push((fragment, FragmentRows::Partial(bitmap)));
     }
     if pos != body.len() {
@@ -128,12 +128,16 @@ pub(crate) fn decode_row_set(bytes: &[u8], what: &str) -> Result<RowSet> {
 }
 
 /// A portable roaring bitmap of exactly `payload` (checked: containers sorted and valid,
-/// no bytes left over).
-fn decode_roaring(payload: &[u8]) -> std::result::Result<RoaringBitmap, String> {
+/// no bytes left over); a `Corrupt` error keeps the roaring decoder's error as its source.
+fn decode_roaring(payload: &[u8]) -> Result<RoaringBitmap> {
     let mut reader = payload;
-    let bitmap = RoaringBitmap::deserialize_from(&mut reader).map_err(|e| e.to_string())?;
+    let bitmap = RoaringBitmap::deserialize_from(&mut reader)
+        .map_err(|e| Error::corrupt(format!("invalid roaring bitmap ({e})")).with_source(e))?;
     if !reader.is_empty() {
-        return Err(format!("{} bytes after the bitmap", reader.len()));
+        return Err(Error::corrupt(format!(
+            "invalid roaring bitmap ({} bytes after the bitmap)",
+            reader.len()
+        )));
     }
     Ok(bitmap)
 }

@@ -92,7 +92,7 @@ impl BloomIndex {
                     size.unwrap_or_default()
                 )));
             }
-            let filter = Sbbf::new(raw).map_err(|e| Error::corrupt(format!("zone {i}: {e}")))?;
+            let filter = Sbbf::new(raw).map_err(|e| e.context(format!("zone {i}")))?;
             bytes += 64 + raw.len();
             zones.push(BloomZone {
                 bound,

@@ -6,6 +6,8 @@ use std::fmt;
 
 use twox_hash::XxHash64;
 
+use crate::error::Error;
+
 /// The salts of the Parquet SBBF.
 const SALT: [u32; 8] = [
     0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31,
@@ -41,16 +43,17 @@ fn mask(x: u32) -> [u32; 8] {
 }
 
 impl Sbbf {
-    /// Decode a bitset: a positive multiple of 32 bytes, at most 128 MiB.
-    pub(crate) fn new(bitset: &[u8]) -> Result<Self, String> {
+    /// Decode a bitset: a positive multiple of 32 bytes, at most 128 MiB (otherwise
+    /// `Corrupt`, path attached by the caller).
+    pub(crate) fn new(bitset: &[u8]) -> Result<Self, Error> {
         if bitset.is_empty()
             || !bitset.len().is_multiple_of(BLOCK_BYTES)
             || bitset.len() > MAX_BYTES
         {
-            return Err(format!(
+            return Err(Error::corrupt(format!(
                 "bloom filter of {} bytes (must be a positive multiple of 32, at most 128 MiB)",
                 bitset.len()
-            ));
+            )));
         }
         let blocks = bitset
             .chunks_exact(BLOCK_BYTES)

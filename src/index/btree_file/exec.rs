@@ -225,6 +225,7 @@ pub(crate) async fn load_lookup(
                             "file is {} bytes, the manifest says {size}",
                             whole.version.size
                         ),
+                        source: None,
                     });
                 }
             }
@@ -595,6 +596,7 @@ impl RangeSource for InMemoryObject {
                 path: path.to_string(),
                 range: Some(range.clone()),
                 what: format!("range outside the {}-byte object", self.bytes.len()),
+                source: None,
             });
         }
         Ok(self.bytes.slice(range.start as usize..range.end as usize))

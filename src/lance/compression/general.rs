@@ -117,7 +117,7 @@ fn decompress_lz4(input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
         .map_err(|_| Error::corrupt(format!("lz4: cannot allocate {declared} bytes")))?;
     out.resize(declared, 0);
     let written = lz4_flex::block::decompress_into(block, &mut out)
-        .map_err(|e| Error::corrupt(format!("lz4 block is invalid: {e}")))?;
+        .map_err(|e| Error::corrupt(format!("lz4 block is invalid: {e}")).with_source(e))?;
     crate::ensure_corrupt!(
         written == declared,
         "lz4 produced {written} bytes, declared {declared}"
@@ -163,13 +163,13 @@ fn decompress_zstd(input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
         (&input[8..], declared)
     };
     let decoder = zstd::stream::read::Decoder::with_buffer(frame)
-        .map_err(|e| Error::corrupt(format!("zstd decoder could not start: {e}")))?;
+        .map_err(|e| Error::corrupt(format!("zstd decoder could not start: {e}")).with_source(e))?;
     // Read at most one byte beyond the limit: the Vec grows with the real output only.
     let mut out = Vec::new();
     decoder
         .take(limit as u64 + 1)
         .read_to_end(&mut out)
-        .map_err(|e| Error::corrupt(format!("zstd frame is invalid: {e}")))?;
+        .map_err(|e| Error::corrupt(format!("zstd frame is invalid: {e}")).with_source(e))?;
     crate::ensure_corrupt!(out.len() <= limit, "zstd output exceeds {limit} bytes");
     if !is_bare_zstd_frame(input) {
         crate::ensure_corrupt!(

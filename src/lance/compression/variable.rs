@@ -266,7 +266,7 @@ pub(super) fn fsst_expand(table: &[u8], offsets: &[u64], data: &Bytes) -> Result
     let mut out_offsets: Vec<i64> = vec_with_capacity(in_offsets.len(), "FSST offsets")?;
     out_offsets.resize(in_offsets.len(), 0);
     fsst::fsst::decompress(table, data, &in_offsets, &mut out, &mut out_offsets)
-        .map_err(|e| Error::corrupt(format!("FSST data is invalid: {e}")))?;
+        .map_err(|e| Error::corrupt(format!("FSST data is invalid: {e}")).with_source(e))?;
     let offsets: Vec<u64> = out_offsets.iter().map(|o| *o as u64).collect();
     check_offsets(&offsets, out.len(), false)?;
     Ok(DecodedValues::Variable {

@@ -109,7 +109,7 @@ pub(crate) fn split_manifest_file(bytes: &[u8]) -> Result<ManifestParts> {
     );
     let manifest = bytes[position + 4..end].to_vec();
     let proto = pb::Manifest::decode(&manifest[..])
-        .map_err(|e| Error::corrupt(format!("manifest protobuf: {e}")))?;
+        .map_err(|e| Error::corrupt(format!("manifest protobuf: {e}")).with_source(e))?;
     let index_section = match proto.index_section {
         None => None,
         Some(offset) => {
@@ -221,8 +221,11 @@ async fn manifest_parts(dataset: &DatasetVersion, stats: &IoStats) -> Result<(Ma
     let path = &dataset.manifest_location().path;
     let tail = dataset.store().fetcher.whole(path, stats).await?;
     let parts = split_manifest_file(&tail.bytes).map_err(|e| e.at(path.as_ref(), None))?;
-    let proto = pb::Manifest::decode(&parts.manifest[..])
-        .map_err(|e| Error::corrupt(format!("manifest protobuf: {e}")).at(path.as_ref(), None))?;
+    let proto = pb::Manifest::decode(&parts.manifest[..]).map_err(|e| {
+        Error::corrupt(format!("manifest protobuf: {e}"))
+            .with_source(e)
+            .at(path.as_ref(), None)
+    })?;
     let unknown = proto.writer_feature_flags & !SUPPORTED_WRITER_FLAGS;
     if unknown != 0 {
         return Err(Error::Unsupported {
@@ -230,6 +233,7 @@ async fn manifest_parts(dataset: &DatasetVersion, stats: &IoStats) -> Result<(Ma
             what: format!(
                 "the dataset has writer feature flags {unknown:#x} that lakeseek cannot keep valid; not committing"
             ),
+            source: None,
         });
     }
     Ok((parts, proto.writer_feature_flags))

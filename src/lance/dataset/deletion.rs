@@ -28,13 +28,13 @@ pub(crate) fn decode_deletion_file(kind: DeletionKind, bytes: &Bytes) -> Result<
     match kind {
         DeletionKind::Bitmap => RoaringBitmap::deserialize_from(&bytes[..])
             .map(DeletionVector)
-            .map_err(|e| Error::corrupt(format!("deletion bitmap: {e}"))),
+            .map_err(|e| Error::corrupt(format!("deletion bitmap: {e}")).with_source(e)),
         DeletionKind::Arrow => decode_arrow(bytes),
     }
 }
 
 fn decode_arrow(bytes: &Bytes) -> Result<DeletionVector> {
-    let corrupt = |what: String| Error::corrupt(format!("arrow deletion file: {what}"));
+    let corrupt = |e: Error| e.context("arrow deletion file");
     let file = parse_ipc_file(bytes).map_err(corrupt)?;
     let mut deleted = RoaringBitmap::new();
     for batch in &file.batches {
@@ -42,7 +42,10 @@ fn decode_arrow(bytes: &Bytes) -> Result<DeletionVector> {
         for word in values.chunks_exact(4) {
             let raw = u32::from_le_bytes(word.try_into().expect("4 bytes"));
             if file.signed && raw > i32::MAX as u32 {
-                return Err(corrupt(format!("negative row offset {}", raw as i32)));
+                return Err(corrupt(Error::corrupt(format!(
+                    "negative row offset {}",
+                    raw as i32
+                ))));
             }
             deleted.insert(raw);
         }
@@ -68,10 +71,7 @@ struct RowIdBatch {
 
 impl RowIdBatch {
     /// The batch's `rows * 4` value bytes, decompressed when the file is compressed.
-    fn values<'a>(
-        &self,
-        file: &'a [u8],
-    ) -> std::result::Result<std::borrow::Cow<'a, [u8]>, String> {
+    fn values<'a>(&self, file: &'a [u8]) -> Result<std::borrow::Cow<'a, [u8]>> {
         let want = self.rows * 4;
         let buffer = &file[self.buffer.clone()];
         let Some(codec) = self.codec else {
@@ -85,42 +85,56 @@ impl RowIdBatch {
         let declared = buffer
             .get(..8)
             .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
-            .ok_or("compressed buffer shorter than its length prefix")?;
+            .ok_or_else(|| Error::corrupt("compressed buffer shorter than its length prefix"))?;
         let payload = &buffer[8..];
         if declared == -1 {
             return payload
                 .get(..want)
                 .map(std::borrow::Cow::Borrowed)
-                .ok_or_else(|| format!("{} values in a {}-byte buffer", self.rows, payload.len()));
+                .ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "{} values in a {}-byte buffer",
+                        self.rows,
+                        payload.len()
+                    ))
+                });
         }
         if declared != want as i64 {
-            return Err(format!(
+            return Err(Error::corrupt(format!(
                 "buffer declares {declared} bytes, {} values need {want}",
                 self.rows
-            ));
+            )));
         }
         let mut out = Vec::with_capacity(want);
         let mut limited = |reader: &mut dyn std::io::Read| {
             reader
                 .take(want as u64 + 1)
                 .read_to_end(&mut out)
-                .map_err(|e| format!("buffer does not decompress: {e}"))
+                .map_err(|e| {
+                    Error::corrupt(format!("buffer does not decompress: {e}")).with_source(e)
+                })
         };
         match codec {
             arrow_ipc::CompressionType::LZ4_FRAME => {
                 limited(&mut lz4_flex::frame::FrameDecoder::new(payload))?
             }
             arrow_ipc::CompressionType::ZSTD => limited(
-                &mut zstd::stream::read::Decoder::with_buffer(payload)
-                    .map_err(|e| format!("zstd decoder could not start: {e}"))?,
+                &mut zstd::stream::read::Decoder::with_buffer(payload).map_err(|e| {
+                    Error::corrupt(format!("zstd decoder could not start: {e}")).with_source(e)
+                })?,
             )?,
-            other => return Err(format!("unknown compression codec {}", other.0)),
+            other => {
+                return Err(Error::corrupt(format!(
+                    "unknown compression codec {}",
+                    other.0
+                )))
+            }
         };
         if out.len() != want {
-            return Err(format!(
+            return Err(Error::corrupt(format!(
                 "buffer decompresses to {} bytes, declared {want}",
                 out.len()
-            ));
+            )));
         }
         Ok(std::borrow::Cow::Owned(out))
     }
@@ -134,36 +148,47 @@ impl RowIdBatch {
 /// allocates `bodyLength` up front and slices buffers without bounds checks, so a corrupt
 /// file panics it). Every block, message and buffer is checked to lie inside the file.
 /// Deletion files are small and have no dictionaries; anything else is refused.
-fn parse_ipc_file(bytes: &[u8]) -> std::result::Result<RowIdFile, String> {
+fn parse_ipc_file(bytes: &[u8]) -> Result<RowIdFile> {
     let len = bytes.len();
     if len < 18 || &bytes[..6] != b"ARROW1" || &bytes[len - 6..] != b"ARROW1" {
-        return Err("not an Arrow IPC file (magic)".into());
+        return Err(Error::corrupt("not an Arrow IPC file (magic)"));
     }
     let footer_len = i32::from_le_bytes(bytes[len - 10..len - 6].try_into().expect("4 bytes"));
     let footer_len = usize::try_from(footer_len)
         .ok()
         .filter(|n| *n <= len - 18)
-        .ok_or_else(|| format!("footer length {footer_len} does not fit the {len}-byte file"))?;
+        .ok_or_else(|| {
+            Error::corrupt(format!(
+                "footer length {footer_len} does not fit the {len}-byte file"
+            ))
+        })?;
     let footer = arrow_ipc::root_as_footer(&bytes[len - 10 - footer_len..len - 10])
-        .map_err(|e| format!("footer: {e}"))?;
+        .map_err(|e| Error::corrupt(format!("footer: {e}")).with_source(e))?;
     if footer.dictionaries().is_some_and(|d| !d.is_empty()) {
-        return Err("dictionary batches in a deletion file".into());
+        return Err(Error::corrupt("dictionary batches in a deletion file"));
     }
     let signed = check_row_id_schema(footer.schema())?;
     let blocks = footer
         .recordBatches()
-        .ok_or("footer lists no record batches")?;
+        .ok_or_else(|| Error::corrupt("footer lists no record batches"))?;
     let mut batches = Vec::with_capacity(blocks.len().min(1024));
     let mut total_rows = 0usize;
     for block in blocks.iter() {
-        let start = u64::try_from(block.offset()).map_err(|_| "negative block offset")?;
-        let meta = u64::try_from(block.metaDataLength()).map_err(|_| "negative metadata length")?;
-        let body = u64::try_from(block.bodyLength()).map_err(|_| "negative body length")?;
+        let start =
+            u64::try_from(block.offset()).map_err(|_| Error::corrupt("negative block offset"))?;
+        let meta = u64::try_from(block.metaDataLength())
+            .map_err(|_| Error::corrupt("negative metadata length"))?;
+        let body = u64::try_from(block.bodyLength())
+            .map_err(|_| Error::corrupt("negative body length"))?;
         start
             .checked_add(meta)
             .and_then(|e| e.checked_add(body))
             .filter(|e| *e <= len as u64)
-            .ok_or_else(|| format!("record batch block {start}+{meta}+{body} beyond the file"))?;
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "record batch block {start}+{meta}+{body} beyond the file"
+                ))
+            })?;
         let (start, meta, body) = (start as usize, meta as usize, body as usize);
         let message = &bytes[start..start + meta];
         let skip = if message.get(..4) == Some(&[0xff; 4][..]) {
@@ -173,18 +198,19 @@ fn parse_ipc_file(bytes: &[u8]) -> std::result::Result<RowIdFile, String> {
         };
         let message = message
             .get(skip..)
-            .ok_or("record batch message shorter than its prefix")?;
-        let message = arrow_ipc::root_as_message(message).map_err(|e| format!("message: {e}"))?;
+            .ok_or_else(|| Error::corrupt("record batch message shorter than its prefix"))?;
+        let message = arrow_ipc::root_as_message(message)
+            .map_err(|e| Error::corrupt(format!("message: {e}")).with_source(e))?;
         let batch = message
             .header_as_record_batch()
-            .ok_or("a record batch block does not hold a record batch")?;
+            .ok_or_else(|| Error::corrupt("a record batch block does not hold a record batch"))?;
         let mut located = check_row_id_batch(&batch, body)?;
         located.buffer = start + meta + located.buffer.start..start + meta + located.buffer.end;
         total_rows += located.rows;
         if total_rows as i64 > MAX_DELETION_ROWS {
-            return Err(format!(
+            return Err(Error::corrupt(format!(
                 "more than {MAX_DELETION_ROWS} deleted rows in an Arrow deletion file"
-            ));
+            )));
         }
         batches.push(located);
     }
@@ -193,23 +219,28 @@ fn parse_ipc_file(bytes: &[u8]) -> std::result::Result<RowIdFile, String> {
 
 /// The footer schema must be one 32-bit integer field without children or dictionary.
 /// Returns whether it is signed.
-fn check_row_id_schema(schema: Option<arrow_ipc::Schema<'_>>) -> std::result::Result<bool, String> {
-    let schema = schema.ok_or("footer has no schema")?;
+fn check_row_id_schema(schema: Option<arrow_ipc::Schema<'_>>) -> Result<bool> {
+    let schema = schema.ok_or_else(|| Error::corrupt("footer has no schema"))?;
     if !schema.endianness().equals_to_target_endianness() {
-        return Err("big-endian deletion file".into());
+        return Err(Error::corrupt("big-endian deletion file"));
     }
     let fields: Vec<_> = schema.fields().iter().flatten().collect();
     let [field] = fields.as_slice() else {
-        return Err(format!("{} columns, expected 1 (row_id)", fields.len()));
+        return Err(Error::corrupt(format!(
+            "{} columns, expected 1 (row_id)",
+            fields.len()
+        )));
     };
     let int = field
         .type_as_int()
         .filter(|i| field.type_type() == arrow_ipc::Type::Int && i.bitWidth() == 32);
     let Some(int) = int else {
-        return Err("row_id column is not a 32-bit integer".into());
+        return Err(Error::corrupt("row_id column is not a 32-bit integer"));
     };
     if field.dictionary().is_some() || field.children().is_some_and(|c| !c.is_empty()) {
-        return Err("row_id column is not a plain 32-bit integer".into());
+        return Err(Error::corrupt(
+            "row_id column is not a plain 32-bit integer",
+        ));
     }
     Ok(int.is_signed())
 }
@@ -220,53 +251,62 @@ const MAX_DELETION_ROWS: i64 = 4 << 20;
 
 /// One non-null 32-bit column: one field node and two buffers (validity, values) inside the
 /// `body_len`-byte body. Returns the values buffer's range relative to the body.
-fn check_row_id_batch(
-    batch: &arrow_ipc::RecordBatch<'_>,
-    body_len: usize,
-) -> std::result::Result<RowIdBatch, String> {
+fn check_row_id_batch(batch: &arrow_ipc::RecordBatch<'_>, body_len: usize) -> Result<RowIdBatch> {
     let nodes: Vec<_> = batch.nodes().iter().flatten().collect();
     let [node] = nodes.as_slice() else {
-        return Err(format!("{} field nodes, expected 1", nodes.len()));
+        return Err(Error::corrupt(format!(
+            "{} field nodes, expected 1",
+            nodes.len()
+        )));
     };
     if !(0..=MAX_DELETION_ROWS).contains(&node.length()) || node.null_count() != 0 {
-        return Err(format!(
+        return Err(Error::corrupt(format!(
             "row_id column of length {} with {} nulls",
             node.length(),
             node.null_count()
-        ));
+        )));
     }
     if batch.length() != node.length() {
-        return Err(format!(
+        return Err(Error::corrupt(format!(
             "batch of {} rows holds a column of {}",
             batch.length(),
             node.length()
-        ));
+        )));
     }
     if batch.variadicBufferCounts().is_some_and(|v| !v.is_empty()) {
-        return Err("variadic buffers in a deletion file".into());
+        return Err(Error::corrupt("variadic buffers in a deletion file"));
     }
     let buffers: Vec<_> = batch.buffers().iter().flatten().collect();
     let [_validity, values] = buffers.as_slice() else {
-        return Err(format!("{} buffers, expected 2", buffers.len()));
+        return Err(Error::corrupt(format!(
+            "{} buffers, expected 2",
+            buffers.len()
+        )));
     };
     let mut ranges = buffers.iter().map(|buffer| {
-        let offset = u64::try_from(buffer.offset()).map_err(|_| "negative buffer offset")?;
-        let length = u64::try_from(buffer.length()).map_err(|_| "negative buffer length")?;
+        let offset =
+            u64::try_from(buffer.offset()).map_err(|_| Error::corrupt("negative buffer offset"))?;
+        let length =
+            u64::try_from(buffer.length()).map_err(|_| Error::corrupt("negative buffer length"))?;
         offset
             .checked_add(length)
             .filter(|e| *e <= body_len as u64)
             .map(|end| offset as usize..end as usize)
-            .ok_or_else(|| format!("buffer {offset}+{length} outside the {body_len}-byte body"))
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "buffer {offset}+{length} outside the {body_len}-byte body"
+                ))
+            })
     });
     ranges.next().expect("two buffers")?;
     let buffer = ranges.next().expect("two buffers")?;
     let rows = node.length() as usize;
     let codec = batch.compression().map(|c| c.codec());
     if codec.is_none() && buffer.len() < rows * 4 {
-        return Err(format!(
+        return Err(Error::corrupt(format!(
             "{rows} values in a {}-byte buffer",
             values.length()
-        ));
+        )));
     }
     Ok(RowIdBatch {
         rows,

@@ -130,6 +130,7 @@ pub(crate) fn decode_manifest_file(known: &KnownBytes) -> Result<ManifestStep> {
             path: String::new(),
             range: Some(footer_range),
             what: "manifest footer does not end in LANC".into(),
+            source: None,
         });
     }
     let position = i64::from_le_bytes(footer[0..8].try_into().expect("8 bytes"));
@@ -141,6 +142,7 @@ pub(crate) fn decode_manifest_file(known: &KnownBytes) -> Result<ManifestStep> {
             path: String::new(),
             range: Some(footer_range.clone()),
             what: format!("manifest position {position} outside the {size}-byte file"),
+            source: None,
         })?;
     let Some(message) = known.slice(position..message_end) else {
         return Ok(ManifestStep::NeedRange(position..message_end));
@@ -154,12 +156,13 @@ pub(crate) fn decode_manifest_file(known: &KnownBytes) -> Result<ManifestStep> {
                 "manifest length {declared} does not reach the footer ({} bytes before it)",
                 message_end - position - 4
             ),
+            source: None,
         });
     }
-    let proto = pb::Manifest::decode(&message[4..]).map_err(|e| Error::Corrupt {
-        path: String::new(),
-        range: Some(position..message_end),
-        what: format!("manifest protobuf: {e}"),
+    let proto = pb::Manifest::decode(&message[4..]).map_err(|e| {
+        Error::corrupt(format!("manifest protobuf: {e}"))
+            .with_source(e)
+            .at("", Some(position..message_end))
     })?;
     let section = match proto.index_section {
         None => None,
@@ -182,6 +185,7 @@ fn decode_index_section(
         path: String::new(),
         range: Some(offset..limit),
         what,
+        source: None,
     };
     if offset.checked_add(4).is_none_or(|e| e > limit) {
         return Err(bad(format!(
@@ -203,7 +207,7 @@ fn decode_index_section(
     };
     pb::IndexSection::decode(&body[..])
         .map(Ok)
-        .map_err(|e| bad(format!("index section protobuf: {e}")))
+        .map_err(|e| bad(format!("index section protobuf: {e}")).with_source(e))
 }
 
 /// A decoded manifest: one version of a dataset.
@@ -573,8 +577,9 @@ fn segment_from_proto(m: pb::IndexMetadata) -> Result<IndexSegment> {
         None
     } else {
         Some(
-            RoaringBitmap::deserialize_from(&m.fragment_bitmap[..])
-                .map_err(|e| Error::corrupt(format!("index {:?}: fragment bitmap: {e}", m.name)))?,
+            RoaringBitmap::deserialize_from(&m.fragment_bitmap[..]).map_err(|e| {
+                Error::corrupt(format!("index {:?}: fragment bitmap: {e}", m.name)).with_source(e)
+            })?,
         )
     };
     for file in &m.files {

@@ -306,5 +306,6 @@ fn conform(array: ArrayRef, field: &Field) -> Result<ArrayRef> {
             field.name(),
             array.data_type()
         ))
+        .with_source(e)
     })
 }

@@ -96,6 +96,7 @@ impl<T> LatestManifestChooser<T> {
                 path: dir.to_string(),
                 range: None,
                 what: "manifests use both V1 and V2 naming in one directory".into(),
+                source: None,
             });
         }
         self.best.ok_or_else(|| Error::NotFound {

@@ -126,8 +126,9 @@ pub(crate) fn message_range(
 /// Decode the `Metadata` message (its bytes without the length prefix), checking the batch
 /// offsets ascend from 0 and the positions lie inside `0..data_end` (the metadata start).
 pub(crate) fn parse_metadata(bytes: &[u8], data_end: u64) -> Result<LegacyMetadata> {
-    let m = pb::Metadata::decode(bytes)
-        .map_err(|e| Error::corrupt(format!("legacy metadata is not a Metadata protobuf: {e}")))?;
+    let m = pb::Metadata::decode(bytes).map_err(|e| {
+        Error::corrupt(format!("legacy metadata is not a Metadata protobuf: {e}")).with_source(e)
+    })?;
     crate::ensure_corrupt!(
         m.batch_offsets.len() <= MAX_BATCHES + 1,
         "legacy metadata: {} batch offsets",

@@ -111,6 +111,7 @@ impl Node {
             Error::corrupt(format!(
                 "page encoding is not an ArrayEncoding protobuf: {e}"
             ))
+            .with_source(e)
         })?;
         Node::resolve(&encoding, buffers, 0)
     }

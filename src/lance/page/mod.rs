@@ -271,12 +271,14 @@ impl PageLayout {
             (pb::PAGE_LAYOUT_TYPE_URL, FileVersion::V2_1 | FileVersion::V2_2) => {
                 let layout = pb::PageLayout::decode(value).map_err(|e| {
                     Error::corrupt(format!("page encoding is not a PageLayout protobuf: {e}"))
+                        .with_source(e)
                 })?;
                 Self::from_page_layout(layout, version, buffers, length)
             }
             (pb::PLANAR_LAYOUT_TYPE_URL, FileVersion::V2_3) => {
                 let layout = pb::PlanarLayout::decode(value).map_err(|e| {
                     Error::corrupt(format!("page encoding is not a PlanarLayout protobuf: {e}"))
+                        .with_source(e)
                 })?;
                 Self::from_planar_layout(layout, buffers, length)
             }

@@ -439,6 +439,7 @@ impl LeafBuilder {
         };
         let data = builder.nulls(nulls).build().map_err(|e| {
             Error::corrupt(format!("decoded {} data is invalid: {e}", self.data_type))
+                .with_source(e)
         })?;
         Ok(make_array(data))
     }

@@ -77,7 +77,8 @@ pub(crate) fn to_array(decoded: Decoded, data_type: &DataType) -> Result<ArrayRe
                 .build()
         }
     };
-    let data = data.map_err(|e| Error::corrupt(format!("decoded values are invalid: {e}")))?;
+    let data = data
+        .map_err(|e| Error::corrupt(format!("decoded values are invalid: {e}")).with_source(e))?;
     Ok(make_array(data))
 }
 

@@ -243,7 +243,7 @@ impl FieldReader<'_> {
             );
         }
         let array = StructArray::try_new(fields, children, None)
-            .map_err(|e| Error::corrupt(format!("struct {:?}: {e}", field.name)))?;
+            .map_err(|e| Error::corrupt(format!("struct {:?}: {e}", field.name)).with_source(e))?;
         Ok(Some(Arc::new(array)))
     }
 

@@ -183,7 +183,7 @@ pub(crate) async fn build_list_element_index(
     }
     if options.page_rows == 0 {
         return Err(Error::InvalidArgument(
-            "--page-rows must be at least 1".into(),
+            "a list element index needs at least 1 row per page (page_rows)".into(),
         ));
     }
     let keys = resolve_build_keys(&manifest.schema, &options.column, &options.keys)?;
