@@ -7,7 +7,8 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::{answer_bitmap_predicate, BITMAP_DETAILS_TYPES};
 use crate::error::{Error, Result};
 use crate::index::bitmap_file::exec::{
-    is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits, BitmapFile,
+    is_lookup_cached, load_all_keys_and_row_sets, lookups_json, open_bitmap_file,
+    open_bitmap_segments, prefetch_page_inits, BitmapFile,
 };
 use crate::index::bitmap_file::{read_json, ReadSummary};
 use crate::index::kind::segments::{
@@ -15,7 +16,7 @@ use crate::index::kind::segments::{
 };
 use crate::index::kind::{
     fragment_rows, rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments,
-    LeafAnswer, PlannedLeaf, Want,
+    LeafAnswer, PlannedLeaf, PrewarmCounts, Want,
 };
 use crate::index::predicate::leaves;
 use crate::index::predicate::Predicate;
@@ -84,6 +85,23 @@ impl IndexKind for BitmapKind {
             segments,
             coverage,
         }))
+    }
+
+    /// The lookup's metadata and page inits; with `all_pages`, every key and row set into
+    /// the bitmap caches (no BTree page is counted).
+    async fn prewarm(
+        &self,
+        dataset: &Dataset,
+        segment: &IndexSegment,
+        all_pages: bool,
+        stats: &IoStats,
+    ) -> Result<PrewarmCounts> {
+        let file = open_bitmap_file(dataset, segment, stats).await?;
+        prefetch_page_inits(&file, stats).await?;
+        if all_pages {
+            load_all_keys_and_row_sets(dataset, &file, stats).await?;
+        }
+        Ok(PrewarmCounts::default())
     }
 }
 

@@ -8,7 +8,7 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::explain::explain_segment;
 use crate::error::Result;
 use crate::index::btree_file::exec::{
-    answer_segment, open_segment, segment_is_cached, OpenedSegment,
+    answer_segment, load_all_pages, open_segment, segment_is_cached, OpenedSegment,
 };
 use crate::index::btree_file::{PageMatch, PageSelection};
 use crate::index::btree_file::{BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
@@ -17,7 +17,7 @@ use crate::index::kind::segments::{
 };
 use crate::index::kind::{
     fragment_rows, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
-    PlannedLeaf, Want,
+    PlannedLeaf, PrewarmCounts, Want,
 };
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
@@ -197,6 +197,24 @@ impl IndexKind for BTreeKind {
             segments,
             coverage,
         }))
+    }
+
+    /// The page lookup and the page-data file's metadata; with `all_pages`, every page into
+    /// the page cache (counted).
+    async fn prewarm(
+        &self,
+        dataset: &Dataset,
+        segment: &IndexSegment,
+        all_pages: bool,
+        stats: &IoStats,
+    ) -> Result<PrewarmCounts> {
+        let opened = open_segment(dataset, segment, stats).await?;
+        let index_pages = if all_pages {
+            load_all_pages(dataset, &opened, stats).await?
+        } else {
+            0
+        };
+        Ok(PrewarmCounts { index_pages })
     }
 }
 

@@ -7,6 +7,8 @@ use std::future::Future;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::{Exactness, IndexSegments};
+use crate::error::Result;
+use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 
 /// Whether `segment`'s details type is one of `types`.
@@ -104,4 +106,26 @@ pub(crate) fn restrict(rows: RoaringTreemap, fragments: &RoaringBitmap) -> Roari
     rows.iter()
         .filter(|a| fragments.contains((a >> 32) as u32))
         .collect()
+}
+
+/// Open the metadata of every `.lance` file `segment` lists (through the session caches),
+/// in one wave: the default prewarm of a kind ([`super::IndexKind::prewarm`]).
+pub(crate) async fn open_lance_files(
+    dataset: &Dataset,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Result<()> {
+    let names = segment
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".lance"))
+        .map(|f| f.path.as_str());
+    let opens = names.map(|name| async move {
+        dataset
+            .open_index_file(segment, name, stats)
+            .await
+            .map(|_| ())
+    });
+    futures::future::try_join_all(opens).await?;
+    Ok(())
 }
