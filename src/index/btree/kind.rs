@@ -13,11 +13,12 @@ use crate::index::btree_file::exec::{
 use crate::index::btree_file::{PageMatch, PageSelection};
 use crate::index::btree_file::{BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
 use crate::index::kind::segments::{
-    check_segments, covered_all_cached, covered_segments, has_type,
+    check_segments, covered_all_cached, covered_segments, has_type, planned_scalar,
+    scalar_predicate,
 };
 use crate::index::kind::{
-    fragment_rows, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
-    PlannedLeaf, PrewarmCounts, Want,
+    fragment_rows, Exactness, IndexKind, IndexLeaf, IndexSegments, LeafAnswer, PlannedLeaf,
+    PrewarmCounts, Want,
 };
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
@@ -151,9 +152,7 @@ impl IndexKind for BTreeKind {
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
-        if !matches!(leaf.query, IndexQuery::Scalar(_)) {
-            return Err(format!("a BTree index does not answer {}", leaf.text));
-        }
+        scalar_predicate("a BTree index", leaf)?;
         check_segments(dataset, index, Exactness::Exact, refuse_btree_segment)
     }
 
@@ -165,12 +164,7 @@ impl IndexKind for BTreeKind {
         want: Want,
         stats: &IoStats,
     ) -> Result<Box<dyn PlannedLeaf>> {
-        let IndexQuery::Scalar(predicate) = &leaf.query else {
-            return Err(crate::error::Error::InvalidArgument(format!(
-                "a BTree index does not answer {}",
-                leaf.text
-            )));
-        };
+        let predicate = planned_scalar("a BTree index", leaf)?;
         let (predicate, complement) = search_for(predicate, want);
         let (segments, coverage) = covered_segments(dataset, index);
         let opens = segments

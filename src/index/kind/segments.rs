@@ -6,8 +6,9 @@ use std::future::Future;
 
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::{Exactness, IndexSegments};
-use crate::error::Result;
+use super::{Exactness, IndexLeaf, IndexQuery, IndexSegments};
+use crate::error::{Error, Result};
+use crate::index::predicate::Predicate;
 use crate::io::IoStats;
 use crate::lance::dataset::{Dataset, IndexSegment};
 
@@ -128,4 +129,27 @@ pub(crate) async fn open_lance_files(
     });
     futures::future::try_join_all(opens).await?;
     Ok(())
+}
+
+/// Why a kind named `kind` (e.g. `"a bitmap index"`) does not answer `leaf`.
+pub(crate) fn does_not_answer(kind: &str, leaf: &IndexLeaf) -> String {
+    format!("{kind} does not answer {}", leaf.text)
+}
+
+/// The predicate of a scalar `leaf`, for a kind (named `kind`) that answers only those;
+/// `Err(reason)` otherwise (a kind's [`super::IndexKind::check`]).
+pub(crate) fn scalar_predicate<'a>(
+    kind: &str,
+    leaf: &'a IndexLeaf,
+) -> std::result::Result<&'a Predicate, String> {
+    match &leaf.query {
+        IndexQuery::Scalar(predicate) => Ok(predicate),
+        _ => Err(does_not_answer(kind, leaf)),
+    }
+}
+
+/// [`scalar_predicate`] as an error, for a kind's [`super::IndexKind::plan`] (the engine
+/// plans only leaves the kind's check accepted).
+pub(crate) fn planned_scalar<'a>(kind: &str, leaf: &'a IndexLeaf) -> Result<&'a Predicate> {
+    scalar_predicate(kind, leaf).map_err(Error::InvalidArgument)
 }
