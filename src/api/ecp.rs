@@ -51,6 +51,10 @@ pub struct EcpIndexBuilder {
     prefix: Option<Path>,
 }
 
+/// What an open reads through: the fetcher, the store saved queries are written to (when
+/// writable), and the index's prefix.
+type Reader = (RangeFetcher, Option<Arc<dyn ObjectStore>>, Path);
+
 impl EcpIndexBuilder {
     /// Add one storage option (any object_store builder key or lakeseek I/O option).
     pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -133,7 +137,7 @@ impl EcpIndexBuilder {
     }
 
     /// The fetcher to read through, the store to write saved queries to, and the prefix.
-    fn reader(&self) -> Result<(RangeFetcher, Option<Arc<dyn ObjectStore>>, Path)> {
+    fn reader(&self) -> Result<Reader> {
         match &self.prefix {
             None => {
                 let opened = self.params.open_url()?;
