@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::Dataset as DatasetVersion;
+use crate::lance::dataset::DatasetVersion;
 use crate::session::Session;
 
 /// A Lance dataset at one version.

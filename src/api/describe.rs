@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::dataset::Dataset;
 use crate::error::Result;
 use crate::lance::dataset::manifest::{Fragment, IndexSegment, Manifest};
-use crate::lance::dataset::Dataset as DatasetVersion;
+use crate::lance::dataset::DatasetVersion;
 
 /// A description of one dataset version (see [`Dataset::describe`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]

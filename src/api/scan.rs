@@ -13,9 +13,9 @@ use roaring::RoaringBitmap;
 use super::dataset::Dataset;
 use crate::error::{Error, Result};
 use crate::index::filter::{execute_filter, plan_filter, FilterOptions, FilterPlan};
-use crate::index::list_element::key_encoding::KeyType;
-use crate::index::list_element::resolve::ElementField;
+use crate::index::key_type::KeyType;
 use crate::index::sql::bind::BoundPredicate;
+use crate::index::sql::bind::ElementField;
 
 /// One fragment of a dataset version: its id (the high 32 bits of its row addresses) and
 /// row counts.
@@ -223,5 +223,5 @@ pub fn evaluate_any_element(list: &dyn Array, predicate: &str) -> Result<Boolean
         })
         .collect();
     let bound = BoundPredicate::parse(predicate, &fields)?;
-    crate::index::list_element::three_valued::evaluate_any_element(list, &bound)
+    crate::index::sql::any_element::evaluate_any_element(list, &bound)
 }

@@ -6,7 +6,7 @@ use crate::{Error, IoStatsSnapshot, Result};
 
 /// `lakeseek ecp info URL`: print the index settings as JSON.
 #[derive(Debug, Clone, clap::Args)]
-pub struct EcpInfoArgs {
+pub(crate) struct EcpInfoArgs {
     /// Index URL (s3://, gs://, az://, http(s)://, file:// or a local path).
     pub url: String,
     /// Object store option `key=value` (repeatable), e.g. `aws_endpoint=http://127.0.0.1:4566`.
@@ -19,7 +19,7 @@ pub struct EcpInfoArgs {
 
 /// `lakeseek ecp search URL --query ... -k 10`: print one JSON line per page.
 #[derive(Debug, Clone, clap::Args)]
-pub struct EcpSearchArgs {
+pub(crate) struct EcpSearchArgs {
     /// Index URL (s3://, gs://, az://, http(s)://, file:// or a local path).
     pub url: String,
     /// Query vector as comma-separated numbers.
@@ -84,7 +84,7 @@ async fn open_index(
 }
 
 /// Run `ecp info`.
-pub async fn run_info(args: EcpInfoArgs) -> Result<()> {
+pub(crate) async fn run_info(args: EcpInfoArgs) -> Result<()> {
     let index = open_index(&args.url, &args.storage_options, OpenOptions::default()).await?;
     let line =
         serde_json::to_string(index.info()).map_err(|e| Error::InvalidArgument(e.to_string()))?;
@@ -113,7 +113,9 @@ fn read_query(args: &EcpSearchArgs) -> Result<Vec<f32>> {
 }
 
 /// The pages `ecp search` prints (first page, then `--next` more) and the I/O it took.
-pub async fn search_pages(args: &EcpSearchArgs) -> Result<(Vec<SearchResult>, IoStatsSnapshot)> {
+pub(crate) async fn search_pages(
+    args: &EcpSearchArgs,
+) -> Result<(Vec<SearchResult>, IoStatsSnapshot)> {
     let query = read_query(args)?;
     let options = OpenOptions {
         prefetch: args.prefetch.max(1),
@@ -140,7 +142,7 @@ pub async fn search_pages(args: &EcpSearchArgs) -> Result<(Vec<SearchResult>, Io
 }
 
 /// Run `ecp search`: one JSON line `{"ids":[...],"scores":[...]}` per page.
-pub async fn run_search(args: EcpSearchArgs) -> Result<()> {
+pub(crate) async fn run_search(args: EcpSearchArgs) -> Result<()> {
     let (pages, stats) = search_pages(&args).await?;
     for page in pages {
         let line =

@@ -2,15 +2,13 @@
 
 use std::io::Write;
 
-use arrow_array::{RecordBatch, UInt32Array};
-
 use crate::args::RequestedRows;
 use crate::cli::{parse_rows, print_stats, write_json_lines, StoreArgs};
 use crate::{Error, FileInspection, IoStats, LanceFile, Result};
 
 /// `lakeseek inspect <URL> [--json]`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// Lance file URL or local path.
     pub url: String,
     /// Print the inspection as one JSON document instead of text.
@@ -27,7 +25,7 @@ pub struct InspectArgs {
 
 /// `lakeseek read <URL> --column C --rows 0..100 | --rows 3,17,42`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ReadArgs {
+pub(crate) struct ReadArgs {
     /// Lance file URL or local path.
     pub url: String,
     /// Column to read (repeatable, or comma-separated); all columns when omitted.
@@ -45,7 +43,7 @@ pub struct ReadArgs {
 /// Open the Lance file (of any version: v2, or legacy v1) at `url` with the process's
 /// session (its caches, and its admission control bounding the requests: `--max-requests`),
 /// counting every request into `stats`.
-pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<LanceFile> {
+pub(crate) async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<LanceFile> {
     LanceFile::builder(url)
         .storage_options(store.storage_options.iter().cloned())
         .session(&crate::cli::process_session())
@@ -55,7 +53,7 @@ pub async fn open_file(url: &str, store: &StoreArgs, stats: &IoStats) -> Result<
 }
 
 /// Run `inspect`: a Lance file, or (when no file is at the URL) a dataset.
-pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
     let file = match open_file(&args.url, &args.store, &stats).await {
         Err(Error::NotFound { .. }) if !args.plans => {
@@ -84,7 +82,7 @@ pub async fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> 
 }
 
 /// Human-readable inspection.
-pub fn write_inspection_text(out: &mut dyn Write, i: &FileInspection) -> Result<()> {
+pub(crate) fn write_inspection_text(out: &mut dyn Write, i: &FileInspection) -> Result<()> {
     writeln!(
         out,
         "{}  Lance {}  {} rows  {} bytes ({} metadata)",
@@ -153,7 +151,7 @@ pub fn write_inspection_text(out: &mut dyn Write, i: &FileInspection) -> Result<
 }
 
 /// Run `read`.
-pub async fn run_read(args: &ReadArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) async fn run_read(args: &ReadArgs, out: &mut dyn Write) -> Result<()> {
     let stats = IoStats::new();
     let file = open_file(&args.url, &args.store, &stats).await?;
     let requested = parse_rows(&args.rows)?;
@@ -173,10 +171,4 @@ pub async fn run_read(args: &ReadArgs, out: &mut dyn Write) -> Result<()> {
         print_stats(&stats.snapshot());
     }
     Ok(())
-}
-
-/// Rows of `batch` in `order` (indices into the batch).
-pub fn reorder(batch: &RecordBatch, order: &[u32]) -> Result<RecordBatch> {
-    let indices = UInt32Array::from(order.to_vec());
-    Ok(arrow_select::take::take_record_batch(batch, &indices)?)
 }

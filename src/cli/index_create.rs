@@ -11,7 +11,7 @@ use crate::{Dataset, IoStats, ListElementIndexBuilder, Result};
 
 /// Flags of `lakeseek index create`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct IndexCreateArgs {
+pub(crate) struct IndexCreateArgs {
     /// Dataset URL or local path.
     pub dataset: String,
     /// The `list<struct>` column to index.
@@ -35,7 +35,7 @@ pub struct IndexCreateArgs {
 }
 
 /// Run `lakeseek index create`, writing the result to `out`.
-pub async fn run_index_create(args: &IndexCreateArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) async fn run_index_create(args: &IndexCreateArgs, out: &mut dyn Write) -> Result<()> {
     let keys: Vec<&str> = args.keys.iter().map(String::as_str).collect();
     let stats = IoStats::new();
     let dataset = Dataset::builder(&args.dataset)

@@ -1,5 +1,8 @@
-//! Building blocks of the `lakeseek` command line: shared flags, row-selection parsing,
-//! JSON output, and the commands that read Lance files (`inspect`, `read`, `demo`).
+//! The `lakeseek` command line. Its one public item is [`main`], the `lakeseek` binary's
+//! entry point; the commands inside are a client of the library's public API (checked by
+//! `scripts/check_layers.py`) and private to the crate — a program that wants what a command
+//! does calls the library (`lakeseek::Dataset`, `LanceFile`, `ecp::EcpIndex`, ...), and a
+//! command line built on the library shares its flags through [`crate::args`].
 //!
 //! Output shapes are contracts other tools parse: `read` prints one JSON object per row
 //! (arrow-json line-delimited form) on stdout; `--stats` prints
@@ -9,13 +12,13 @@
 mod app;
 mod arg_files;
 mod companion;
-pub mod demo;
-pub mod ecp;
-pub mod file_commands;
-pub mod index_create;
+pub(crate) mod demo;
+pub(crate) mod ecp;
+pub(crate) mod file_commands;
+pub(crate) mod index_create;
 mod inspect_dataset;
-pub mod prewarm;
-pub mod query;
+pub(crate) mod prewarm;
+pub(crate) mod query;
 
 pub use app::main;
 
@@ -25,8 +28,7 @@ use arrow_array::RecordBatch;
 
 use crate::{IoStatsSnapshot, Result};
 
-pub use crate::args::{parse_key_value, parse_rows, CacheArgs, RequestedRows};
-pub use crate::{CACHE_DIR_ENV, DEFAULT_CACHE_BYTES};
+pub(crate) use crate::args::{parse_key_value, parse_rows, CacheArgs};
 
 static PROCESS_SESSION: std::sync::OnceLock<crate::Session> = std::sync::OnceLock::new();
 
@@ -44,7 +46,7 @@ pub(crate) fn process_session() -> crate::Session {
 
 /// Flags every command that opens a store takes.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct StoreArgs {
+pub(crate) struct StoreArgs {
     /// Storage option `key=value` (repeatable), e.g. `aws_endpoint=http://127.0.0.1:4566`,
     /// `allow_http=true`, `max_retries=2`. Environment variables are read as object_store does.
     #[arg(long = "storage-option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
@@ -55,7 +57,7 @@ pub struct StoreArgs {
 }
 
 /// Write a batch as line-delimited JSON objects (one per row) with arrow-json.
-pub fn write_json_lines(out: &mut dyn Write, batch: &RecordBatch) -> Result<()> {
+pub(crate) fn write_json_lines(out: &mut dyn Write, batch: &RecordBatch) -> Result<()> {
     let mut writer = arrow_json::LineDelimitedWriter::new(out);
     writer.write(batch)?;
     writer.finish()?;
@@ -63,7 +65,7 @@ pub fn write_json_lines(out: &mut dyn Write, batch: &RecordBatch) -> Result<()> 
 }
 
 /// Print the `--stats` JSON line on stderr.
-pub fn print_stats(stats: &IoStatsSnapshot) {
+pub(crate) fn print_stats(stats: &IoStatsSnapshot) {
     match serde_json::to_string(stats) {
         Ok(json) => eprintln!("{json}"),
         Err(e) => eprintln!("{{\"error\":\"cannot serialize stats: {e}\"}}"),
@@ -73,6 +75,7 @@ pub fn print_stats(stats: &IoStatsSnapshot) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::RequestedRows;
 
     #[test]
     fn rows_parse_as_range_or_list() {

@@ -14,7 +14,7 @@ use crate::{Dataset, IoStats, Result};
 
 /// Flags of `lakeseek prewarm`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct PrewarmArgs {
+pub(crate) struct PrewarmArgs {
     /// Dataset URL or local path.
     pub dataset: String,
     /// Index to prewarm (repeatable; default: every index).
@@ -35,7 +35,7 @@ pub struct PrewarmArgs {
 }
 
 /// Run `lakeseek prewarm`, writing the report to `out`.
-pub async fn run_prewarm(args: &PrewarmArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) async fn run_prewarm(args: &PrewarmArgs, out: &mut dyn Write) -> Result<()> {
     let started = Instant::now();
     let stats = IoStats::new();
     let session = crate::cli::process_session();

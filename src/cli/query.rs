@@ -26,7 +26,7 @@ use crate::{Dataset, Error, IoStats, Result};
 
 /// `lakeseek query`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     /// Dataset URL (s3://, gs://, az://, http(s)://, file:// or a local path).
     pub dataset: String,
     /// Filter in Lance/DataFusion SQL, e.g. `key = 'abc'` or `ts >= TIMESTAMP '2024-01-01 00:00:00'`.
@@ -54,7 +54,7 @@ pub struct QueryArgs {
 
 /// `lakeseek take`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct TakeArgs {
+pub(crate) struct TakeArgs {
     /// Dataset URL.
     pub dataset: String,
     /// Row addresses (fragment << 32 | offset), comma-separated.
@@ -74,20 +74,8 @@ pub struct TakeArgs {
     pub storage_options: Vec<(String, String)>,
 }
 
-/// Run `lakeseek query`, printing to stdout/stderr.
-pub async fn run_query(args: QueryArgs) -> Result<()> {
-    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-    run_query_to(&args, &mut out, &mut err).await
-}
-
-/// Run `lakeseek take`, printing to stdout/stderr.
-pub async fn run_take(args: TakeArgs) -> Result<()> {
-    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-    run_take_to(&args, &mut out, &mut err).await
-}
-
-/// [`run_query`] with explicit output streams.
-pub async fn run_query_to(
+/// Run `lakeseek query`, writing to `out` and `err`.
+pub(crate) async fn run_query_to(
     args: &QueryArgs,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -158,8 +146,12 @@ async fn write_answer(
     Ok(())
 }
 
-/// [`run_take`] with explicit output streams.
-pub async fn run_take_to(args: &TakeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+/// Run `lakeseek take`, writing to `out` and `err`.
+pub(crate) async fn run_take_to(
+    args: &TakeArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let stats = IoStats::new();
     let result = async {
         let dataset =

@@ -17,7 +17,7 @@ pub(crate) mod treemap;
 
 use roaring::RoaringTreemap;
 
-use crate::lance::dataset::Dataset;
+use crate::lance::dataset::DatasetVersion;
 use treemap::RowSet;
 
 /// An exact answer of one index for one test on its column.
@@ -57,7 +57,7 @@ impl ReadSummary {
 }
 
 /// Row addresses of a row set; `Full` fragments expand to the fragment's current rows.
-pub(crate) fn addresses(dataset: &Dataset, set: &RowSet) -> RoaringTreemap {
+pub(crate) fn addresses(dataset: &DatasetVersion, set: &RowSet) -> RoaringTreemap {
     let manifest = dataset.manifest();
     set.to_addresses(&|f| manifest.fragment(u64::from(f)).map(|fr| fr.physical_rows))
 }

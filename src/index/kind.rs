@@ -26,12 +26,12 @@ use arrow_schema::DataType;
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::index::key::Key;
 use crate::index::predicate::Predicate;
 use crate::index::sql::call::AnyElementCall;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The truth value of a leaf the engine needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -127,22 +127,21 @@ pub(crate) trait IndexKind: Send + Sync + Debug {
     fn reads(&self, segment: &IndexSegment) -> bool;
 
     /// Whether this kind plans `leaf` itself, whatever indices the column has (it chooses
-    /// among them, or evaluates the leaf on data when none answers, through
-    /// [`PlannedLeaf::evaluate_rows`]): the list element kind and `any_element` calls. The
-    /// engine then calls [`IndexKind::plan`] with no segments.
+    /// among them, and answers nothing when none can): the list element kind and
+    /// `any_element` calls. The engine then calls [`IndexKind::plan`] with no segments.
     fn plans_itself(&self, _leaf: &IndexLeaf) -> bool {
         false
     }
 
     /// Whether planning `index` needs no request (its lookups and file metadata are in the
     /// session caches); the engine declares a round trip only when some leaf is cold.
-    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool;
+    async fn is_cached(&self, dataset: &DatasetVersion, index: &IndexSegments) -> bool;
 
     /// Pure: whether this kind can answer `leaf` from `index` on `dataset`; `Err(reason)`
     /// when not (the reason is shown by explain and in errors).
     fn check(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String>;
@@ -151,7 +150,7 @@ pub(crate) trait IndexKind: Send + Sync + Debug {
     /// and choose what will be read; reads no index page yet.
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,
@@ -164,7 +163,7 @@ pub(crate) trait IndexKind: Send + Sync + Debug {
     /// segment lists.
     async fn prewarm(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         segment: &IndexSegment,
         _all_pages: bool,
         stats: &IoStats,
@@ -189,7 +188,7 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
     fn explain(&self) -> serde_json::Value;
 
     /// Read and answer (one page-init wave + one chunk wave at most, all leaves together).
-    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer>;
+    async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer>;
 
     /// Whether execution rechecks some rows of the answer on data (the answer stays exact,
     /// but the index alone does not decide it).
@@ -201,21 +200,6 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
     fn evaluates_every_row(&self) -> bool {
         false
     }
-
-    /// The leaf's truth on `offsets` (sorted, unique) of `fragment`, for a leaf its kind
-    /// plans itself ([`IndexKind::plans_itself`]); the engine evaluates every other leaf on
-    /// its column.
-    async fn evaluate_rows(
-        &self,
-        _dataset: &Dataset,
-        _fragment: &Fragment,
-        _offsets: Vec<u64>,
-        _stats: &IoStats,
-    ) -> Result<Vec<Option<bool>>> {
-        Err(Error::unsupported(
-            "this index kind does not evaluate its leaves on data",
-        ))
-    }
 }
 
 /// The rows of covered fragments where a leaf has the wanted value, from its exact TRUE
@@ -223,7 +207,7 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
 /// row of the covered fragments minus `truth` and `null`.
 #[allow(dead_code)] // for the bitmap and label list kinds (being added)
 pub(crate) fn rows_with_value(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     coverage: &RoaringBitmap,
     want: Want,
     truth: RoaringTreemap,
@@ -241,7 +225,7 @@ pub(crate) fn rows_with_value(
 }
 
 /// Every row address (deleted rows included) of the `fragments` that exist in `dataset`.
-pub(crate) fn fragment_rows(dataset: &Dataset, fragments: &RoaringBitmap) -> RoaringTreemap {
+pub(crate) fn fragment_rows(dataset: &DatasetVersion, fragments: &RoaringBitmap) -> RoaringTreemap {
     let mut out = RoaringTreemap::new();
     for f in &dataset.manifest().fragments {
         if u32::try_from(f.id).is_ok_and(|id| fragments.contains(id)) {

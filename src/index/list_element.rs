@@ -10,8 +10,6 @@
 //!   element scope, by the one SQL stack ([`crate::index::sql`]: `call`, `expr`, `bind`,
 //!   `eval`, the `value` model).
 //! * [`ranges`]: planning: encoded ranges, exact / superset / not used, NULL rows.
-//! * [`three_valued`]: evaluating the call on list data (rechecks, fallbacks).
-//! * [`stitch`]: element fields by id from the data files of a list column.
 //! * [`query`]: answering a call on a dataset (index search, recheck, scans, NOT).
 //! * [`kind`]: the list element index behind the engine's index-kind interface.
 //! * [`build`]: building an index and committing it (`lakeseek index create`).
@@ -23,10 +21,10 @@ pub(crate) mod kind;
 pub(crate) mod query;
 pub(crate) mod ranges;
 pub(crate) mod resolve;
-pub(crate) mod stitch;
-pub(crate) mod three_valued;
 pub(crate) mod tuple_range;
 
+#[cfg(test)]
+pub(crate) use crate::index::sql::any_element::{eval_element, evaluate_any_element};
 #[cfg(test)]
 pub(crate) use crate::index::sql::bind::BoundPredicate as BoundElementPredicate;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -45,7 +43,5 @@ pub(crate) use ranges::{
 pub(crate) use resolve::{
     resolve, ElementField, FlatField, FlatSchema, ResolvedKey, ResolvedListElementIndex, SchemaView,
 };
-#[cfg(test)]
-pub(crate) use three_valued::{eval_element, evaluate_any_element};
 #[cfg(test)]
 pub(crate) use tuple_range::EncodedRange;

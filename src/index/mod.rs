@@ -14,8 +14,12 @@
 //!   leaf).
 //! * [`kind`]: the index-kind interface and the types in its signatures.
 //! * [`sql`]: the one SQL stack (parse, bind, three-valued evaluation, value model).
-//! * [`predicate`], [`key`], [`sql_literal`], [`caches`]: leaf predicates, the total order
-//!   BTree keys sort in, literal typing, the kinds' session caches.
+//! * [`list_data`]: reading a `list<struct>` column for `any_element` (the call typed against
+//!   its element fields, the fields of some rows read and evaluated): the engine's data
+//!   evaluation of `any_element` leaves, and what the list element kind plans and builds with.
+//! * [`predicate`], [`key`], [`key_type`], [`sql_literal`], [`caches`]: leaf predicates, the
+//!   total order BTree keys sort in, the element key types of the list element spec, literal
+//!   typing, the kinds' session caches.
 //! * [`prewarm`]: loading every index page of a dataset ahead of queries.
 
 pub(crate) mod bitmap;
@@ -27,8 +31,10 @@ pub(crate) mod caches;
 pub(crate) mod engine;
 pub(crate) mod filter;
 pub(crate) mod key;
+pub(crate) mod key_type;
 pub(crate) mod kind;
 pub(crate) mod label_list;
+pub(crate) mod list_data;
 pub(crate) mod list_element;
 pub(crate) mod predicate;
 pub(crate) mod prewarm;

@@ -19,7 +19,7 @@ use crate::index::filter::kind_reading;
 use crate::index::kind::segments::open_lance_files;
 use crate::index::kind::PrewarmCounts;
 use crate::io::{IoStats, ObjectVersion};
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// What to prewarm.
 #[derive(Debug, Clone, Default)]
@@ -47,7 +47,7 @@ pub(crate) struct PrewarmDone {
 
 /// Prewarm `dataset` as `plan` says, counting into `stats`.
 pub(crate) async fn prewarm(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &PrewarmPlan,
     stats: &IoStats,
 ) -> Result<PrewarmDone> {
@@ -77,7 +77,7 @@ pub(crate) async fn prewarm(
 }
 
 /// The index names asked for (all when none), each checked against the manifest.
-fn index_names(dataset: &Dataset, asked: &[String]) -> Result<BTreeSet<String>> {
+fn index_names(dataset: &DatasetVersion, asked: &[String]) -> Result<BTreeSet<String>> {
     let present: BTreeSet<String> = dataset
         .manifest()
         .indices
@@ -104,7 +104,7 @@ fn index_names(dataset: &Dataset, asked: &[String]) -> Result<BTreeSet<String>> 
 }
 
 /// Field ids of the named top-level columns.
-fn column_ids(dataset: &Dataset, names: &[String]) -> Result<Vec<i32>> {
+fn column_ids(dataset: &DatasetVersion, names: &[String]) -> Result<Vec<i32>> {
     let schema = &dataset.manifest().schema;
     names
         .iter()
@@ -124,7 +124,7 @@ fn column_ids(dataset: &Dataset, names: &[String]) -> Result<Vec<i32>> {
 /// Load one segment through the kind that reads it (the metadata of its `.lance` files when
 /// no kind does); returns the BTree pages cached.
 async fn prewarm_segment(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     all_pages: bool,
     stats: &IoStats,
@@ -144,7 +144,7 @@ async fn prewarm_segment(
 
 /// Read every file the segment lists whole (into the disk tier), in one wave.
 async fn whole_index_files(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<()> {
@@ -177,7 +177,11 @@ async fn whole_index_files(
 
 /// Page inits of every page of the fields `columns` in every data file holding them;
 /// returns how many pages.
-async fn prewarm_columns(dataset: &Dataset, columns: &[i32], stats: &IoStats) -> Result<usize> {
+async fn prewarm_columns(
+    dataset: &DatasetVersion,
+    columns: &[i32],
+    stats: &IoStats,
+) -> Result<usize> {
     if columns.is_empty() {
         return Ok(0);
     }

@@ -8,12 +8,14 @@
 //!   typed by [`crate::index::sql_literal::coerce_literal`]);
 //! * [`eval`]: the one three-valued evaluator (BTree pages, rechecks, scans,
 //!   `any_element` elements);
+//! * [`any_element`]: `any_element(col, 'predicate')` over list data (rechecks, scans);
 //! * [`list_has`]: `array_has_any` / `array_has_all` / `array_contains` on list data;
 //! * [`value`]: the one value model of [`crate::index::key`] under the name the SQL stack
 //!   uses, and typed access to element field arrays;
 //! * [`parsed`]: a top-level filter parsed once (from text, or built in code), as the engine
 //!   takes it.
 
+pub(crate) mod any_element;
 pub(crate) mod bind;
 pub(crate) mod call;
 pub(crate) mod eval;

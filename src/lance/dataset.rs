@@ -1,7 +1,7 @@
 //! Lance datasets: find a version's manifest, decode it (schema, fragments, data files,
 //! deletion files, index segments) and load deletion vectors.
 //!
-//! Request cost of [`Dataset::open`]:
+//! Request cost of [`DatasetVersion::open`]:
 //! * latest version, V2 manifest names, on S3/GCS/Azure: 1 LIST (first page only) + 1 GET
 //!   (a 64 KiB suffix read brings the whole manifest and its index section) = 2 round
 //!   trips; lance 14 spends the same.
@@ -218,7 +218,7 @@ pub(crate) struct ManifestLocation {
 
 /// One version of an opened dataset.
 #[derive(Debug, Clone)]
-pub(crate) struct Dataset {
+pub(crate) struct DatasetVersion {
     root: Path,
     store: DatasetStore,
     session: Arc<DatasetSession>,
@@ -227,7 +227,7 @@ pub(crate) struct Dataset {
     location: ManifestLocation,
 }
 
-impl Dataset {
+impl DatasetVersion {
     /// Open the dataset at `url` (`s3://bucket/t.lance`, `gs://...`, a local path, ...)
     /// with `key=value` storage options; `version` pins a version, `None` opens the latest.
     #[cfg_attr(not(test), allow(dead_code))] // the tests'; the API opens through `api`

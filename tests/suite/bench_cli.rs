@@ -253,7 +253,7 @@ async fn query_runs_the_listed_filters_after_the_warmups() {
     // Each filter's own answer, from a dataset opened apart from the bench.
     let session = std::sync::Arc::new(crate::lance::dataset::DatasetSession::default());
     let stats = crate::io::IoStats::new();
-    let dataset = crate::lance::dataset::Dataset::open_url(&url, &[], None, session, &stats)
+    let dataset = crate::lance::dataset::DatasetVersion::open_url(&url, &[], None, session, &stats)
         .await
         .unwrap();
     let mut expected = Vec::new();

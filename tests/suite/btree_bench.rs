@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use serde_json::{json, Value};
 
@@ -142,7 +142,7 @@ async fn bench_btree_against_proxy() {
             proxy("/__proxy__/reset");
             let t0 = Instant::now();
             let stats = IoStats::new();
-            let ds = Dataset::open_url(&url, &opts, None, session, &stats)
+            let ds = DatasetVersion::open_url(&url, &opts, None, session, &stats)
                 .await
                 .unwrap();
             let open_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -188,7 +188,7 @@ async fn bench_btree_against_proxy() {
             ),
         ] {
             let stats = IoStats::new();
-            let ds = Dataset::open_url(&url, &opts, None, Arc::new(session), &stats)
+            let ds = DatasetVersion::open_url(&url, &opts, None, Arc::new(session), &stats)
                 .await
                 .unwrap();
             query_row_addresses(&ds, &list[0], QueryOptions::default(), &stats)

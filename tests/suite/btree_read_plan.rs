@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::io::wrappers::ReadKind;
 use crate::io::{open_url, FetchOptions, IoStats, RangeFetcher};
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::lance::reader::{LanceFileReader, ReaderCaches};
 use crate::suite::common::btree_query::{
     execute_plan, plan_query, query_row_addresses, QueryOptions,
@@ -230,7 +230,7 @@ async fn page_cache_answers_repeated_pages_without_requests() {
     }
 }
 
-async fn rec_pages(dataset: &Dataset, filter: &str) -> usize {
+async fn rec_pages(dataset: &DatasetVersion, filter: &str) -> usize {
     let plan = plan_query(dataset, filter, QueryOptions::default(), &IoStats::new())
         .await
         .unwrap();

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::suite::common::{json_fixture, undelta};
 use crate::Error;
@@ -42,15 +42,16 @@ async fn every_recorded_predicate_matches_pylance_locally() {
             let filter = q["filter"].as_str().unwrap();
             let version = q["version"].as_u64();
             let stats = IoStats::new();
-            let dataset = Dataset::open_url(url, &[], version, Arc::clone(&session), &stats)
+            let dataset = DatasetVersion::open_url(url, &[], version, Arc::clone(&session), &stats)
                 .await
                 .unwrap();
             let allow_scan = unindexed.contains(&filter);
             let got =
                 query_row_addresses(&dataset, filter, QueryOptions { allow_scan }, &stats).await;
-            let lazy = Dataset::open_url(url, &[], version, Arc::clone(&lazy_session), &stats)
-                .await
-                .unwrap();
+            let lazy =
+                DatasetVersion::open_url(url, &[], version, Arc::clone(&lazy_session), &stats)
+                    .await
+                    .unwrap();
             let got_lazy =
                 query_row_addresses(&lazy, filter, QueryOptions { allow_scan }, &stats).await;
             if let (Ok(a), Ok(b)) = (&got, &got_lazy) {
@@ -77,7 +78,7 @@ async fn every_recorded_predicate_matches_pylance_locally() {
         for e in ds["errors"].as_array().unwrap() {
             let filter = e["filter"].as_str().unwrap();
             let stats = IoStats::new();
-            let dataset = Dataset::open_url(url, &[], None, Arc::clone(&session), &stats)
+            let dataset = DatasetVersion::open_url(url, &[], None, Arc::clone(&session), &stats)
                 .await
                 .unwrap();
             match query_row_addresses(&dataset, filter, QueryOptions::default(), &stats).await {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::lance::proto::table as pb;
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::{Error, Result};
@@ -47,7 +47,7 @@ fn edit_manifest(root: &Path, edit: impl FnOnce(&mut pb::Manifest, &mut pb::Inde
 
 async fn query(root: &Path, filter: &str, allow_scan: bool) -> Result<Vec<u64>> {
     let stats = IoStats::new();
-    let ds = Dataset::open_url(
+    let ds = DatasetVersion::open_url(
         root.to_str().unwrap(),
         &[],
         None,
@@ -107,7 +107,7 @@ async fn missing_dataset_and_missing_version_are_not_found() {
     assert!(matches!(e, Error::NotFound { .. }), "{e}");
     assert_mentions(&e, "_versions");
     let stats = IoStats::new();
-    let e = Dataset::open_url(
+    let e = DatasetVersion::open_url(
         dataset_fixture("types").to_str().unwrap(),
         &[],
         Some(999),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DatasetSession, ManifestNaming};
+use crate::lance::dataset::{DatasetSession, DatasetVersion, ManifestNaming};
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::suite::common::{json_fixture, undelta};
 use common::S3TestServer;
@@ -45,9 +45,9 @@ async fn open(
     version: Option<u64>,
     session: Arc<DatasetSession>,
     stats: &IoStats,
-) -> Dataset {
+) -> DatasetVersion {
     let opened = s3.open(&format!("ds/{name}.lance"));
-    Dataset::open_opened(&opened, version, session, stats)
+    DatasetVersion::open_opened(&opened, version, session, stats)
         .await
         .unwrap()
 }

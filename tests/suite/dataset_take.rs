@@ -19,7 +19,7 @@ use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::{IoStats, ObjectStoreSource, RangeSource};
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::dataset::{DatasetSession, DatasetStore, DatasetVersion};
 use crate::Error;
 use arrow_array::{Array, RecordBatch, UInt64Array};
 use object_store::memory::InMemory;
@@ -106,7 +106,7 @@ fn check(batch: &RecordBatch, want: &RecordBatch, rows: &[u64], what: &str) {
 }
 
 /// Every row set of every variant equals pylance's take, all columns at once.
-async fn check_all(open: impl AsyncFn(&str) -> Dataset, backend: &str) {
+async fn check_all(open: impl AsyncFn(&str) -> DatasetVersion, backend: &str) {
     let doc = answers();
     let sets = row_sets(&doc);
     for variant in VARIANTS {
@@ -141,12 +141,12 @@ async fn check_all(open: impl AsyncFn(&str) -> Dataset, backend: &str) {
     }
 }
 
-async fn open_local(variant: &str) -> Dataset {
+async fn open_local(variant: &str) -> DatasetVersion {
     open_local_with(variant, DatasetSession::default()).await
 }
 
-async fn open_local_with(variant: &str, session: DatasetSession) -> Dataset {
-    Dataset::open_url(
+async fn open_local_with(variant: &str, session: DatasetSession) -> DatasetVersion {
+    DatasetVersion::open_url(
         dataset_dir(variant).to_str().unwrap(),
         &[],
         None,
@@ -173,7 +173,7 @@ fn files_under(root: &FsPath) -> Vec<PathBuf> {
     out
 }
 
-async fn open_memory(variant: &str) -> Dataset {
+async fn open_memory(variant: &str) -> DatasetVersion {
     let store = Arc::new(InMemory::new());
     let root = dataset_dir(variant);
     for file in files_under(&root) {
@@ -198,7 +198,7 @@ async fn open_memory(variant: &str) -> Dataset {
         "memory",
     ));
     let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::new(store, false));
-    Dataset::open(
+    DatasetVersion::open(
         DatasetStore::new(source, lister),
         Path::from("ds/t.lance"),
         None,
@@ -228,7 +228,7 @@ async fn takes_match_pylance_over_s3() {
     }
     let open = async |variant: &str| {
         let opened = s3.open(&format!("ds/{variant}.lance"));
-        Dataset::open_opened(
+        DatasetVersion::open_opened(
             &opened,
             None,
             Arc::new(DatasetSession::default()),

@@ -11,12 +11,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::{FaultConfig, FaultCounts, FaultKind, FaultSource, IoStats, RetryPolicy};
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::dataset::{DatasetSession, DatasetStore, DatasetVersion};
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::Result;
 use common::S3TestServer;
@@ -92,7 +91,7 @@ fn store(
 }
 
 async fn run_query(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     capability: &str,
     filter: &str,
     stats: &IoStats,
@@ -118,7 +117,7 @@ async fn run_case(
     let (capability, _, name, filters) = CASES[case];
     let (store, root) = store(s3, name, faulty);
     let session = Arc::new(DatasetSession::default());
-    let dataset = Dataset::open(store, root, None, session, stats).await?;
+    let dataset = DatasetVersion::open(store, root, None, session, stats).await?;
     let mut out = Vec::new();
     for filter in filters {
         out.push(run_query(&dataset, capability, filter, stats).await?);
@@ -213,7 +212,7 @@ async fn persistent_faults_name_the_object() {
             let faulty = no_faults(&s3, name);
             let (store, root) = store(&s3, name, &faulty);
             let stats = IoStats::new();
-            let dataset = Dataset::open(
+            let dataset = DatasetVersion::open(
                 store,
                 root,
                 None,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
 use crate::io::wrappers::LatencySource;
 use crate::io::{IoStats, RangeSource};
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::Error;
 use serde_json::Value;
 
@@ -54,7 +54,11 @@ async fn open_with_latency(session: Arc<DatasetSession>, latency: Duration) -> R
         .unwrap()
 }
 
-async fn answer(dataset: &Dataset, filter: &str, allow_scan: bool) -> crate::Result<BTreeSet<u64>> {
+async fn answer(
+    dataset: &DatasetVersion,
+    filter: &str,
+    allow_scan: bool,
+) -> crate::Result<BTreeSet<u64>> {
     let stats = IoStats::new();
     let a = filter_row_addresses(dataset, filter, FilterOptions { allow_scan }, &stats).await?;
     Ok(a.iter().collect())
@@ -241,7 +245,7 @@ async fn not_of_a_point_lookup_reads_one_page_not_every_page() {
     let q = &doc["datasets"]["wide"]["queries"][1];
     let (filter, count) = (q["filter"].as_str().unwrap(), q["count"].as_u64().unwrap());
     let stats = IoStats::new();
-    let dataset = Dataset::open_url(
+    let dataset = DatasetVersion::open_url(
         wide.join("wide.lance").to_str().unwrap(),
         &[],
         None,

@@ -15,7 +15,7 @@ use crate::index::engine::{self, FilterOptions};
 use crate::index::filter::{execute_filter, plan_filter};
 use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::dataset_fixture;
 
 /// Filters whose leaves the BTree answers.
@@ -94,7 +94,7 @@ async fn an_indexed_leaf_and_its_scan_return_the_same_rows() {
     let stats = IoStats::new();
     let path = dataset_fixture("types");
     let session = Arc::new(DatasetSession::default());
-    let dataset = Dataset::open_url(path.to_str().unwrap(), &[], None, session, &stats)
+    let dataset = DatasetVersion::open_url(path.to_str().unwrap(), &[], None, session, &stats)
         .await
         .unwrap();
     let options = FilterOptions { allow_scan: true };

@@ -18,12 +18,11 @@ use crate::index::list_element::build::{
     ListElementIndexOptions,
 };
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
 use crate::io::{open_url, IoStats};
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::Error;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
@@ -84,8 +83,8 @@ fn rebuild_options(d: &Value) -> Vec<ListElementIndexOptions> {
         .collect()
 }
 
-async fn open(url: &str, options: &[(String, String)]) -> Dataset {
-    Dataset::open_url(
+async fn open(url: &str, options: &[(String, String)]) -> DatasetVersion {
+    DatasetVersion::open_url(
         url,
         options,
         None,
@@ -317,7 +316,7 @@ async fn built_from_an_old_version_rebases_over_deletes_and_appends() {
     let stats = IoStats::new();
     // Version 1: three fragments, nothing deleted yet; versions 2..4 follow (index,
     // delete, append).
-    let v1 = Dataset::open_opened(
+    let v1 = DatasetVersion::open_opened(
         &opened,
         Some(1),
         Arc::new(DatasetSession::default()),
@@ -348,7 +347,7 @@ async fn a_build_whose_fragments_changed_meanwhile_is_refused_and_nothing_commit
     let (tmp, url) = copy_of("cast_key");
     let opened = open_url(&url, &[]).unwrap();
     let stats = IoStats::new();
-    let v1 = Dataset::open_opened(
+    let v1 = DatasetVersion::open_opened(
         &opened,
         Some(1),
         Arc::new(DatasetSession::default()),
@@ -462,7 +461,7 @@ async fn on_s3_built_indices_answer_like_the_brute_force() {
 
 /// Names of the index segments in the manifest of `version`.
 async fn index_names_at(url: &str, options: &[(String, String)], version: u64) -> BTreeSet<String> {
-    Dataset::open_url(
+    DatasetVersion::open_url(
         url,
         options,
         Some(version),

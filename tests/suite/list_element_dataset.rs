@@ -9,12 +9,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cli::query::{run_query_to, QueryArgs};
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
 use crate::index::list_element::{parse_any_element_filter, CallStrategy, IndexAnswer};
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::suite::common::{json_fixture, u64_set as set};
 use crate::Error;
 use serde_json::Value;
@@ -36,8 +35,8 @@ fn url(name: &str) -> String {
         .to_string()
 }
 
-async fn open(name: &str, stats: &IoStats) -> Dataset {
-    Dataset::open_url(
+async fn open(name: &str, stats: &IoStats) -> DatasetVersion {
+    DatasetVersion::open_url(
         &url(name),
         &[],
         None,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::{undelta, S3TestServer};
 use serde_json::Value;
 
@@ -36,9 +36,9 @@ fn queries() -> Vec<(String, String, Vec<u64>)> {
     out
 }
 
-async fn open_local(name: &str, session: Arc<DatasetSession>) -> Dataset {
+async fn open_local(name: &str, session: Arc<DatasetSession>) -> DatasetVersion {
     let path = fixtures().join(format!("{name}.lance"));
-    Dataset::open_url(path.to_str().unwrap(), &[], None, session, &IoStats::new())
+    DatasetVersion::open_url(path.to_str().unwrap(), &[], None, session, &IoStats::new())
         .await
         .unwrap()
 }
@@ -47,7 +47,7 @@ async fn open_local(name: &str, session: Arc<DatasetSession>) -> Dataset {
 async fn check_all<F, Fut>(open: F) -> (usize, Vec<String>)
 where
     F: Fn(String) -> Fut,
-    Fut: std::future::Future<Output = Dataset>,
+    Fut: std::future::Future<Output = DatasetVersion>,
 {
     let mut failures = Vec::new();
     let mut checked = 0;
@@ -81,7 +81,7 @@ async fn every_scalar_index_filter_matches_pylance_locally() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-async fn open_local_owned(name: String, session: Arc<DatasetSession>) -> Dataset {
+async fn open_local_owned(name: String, session: Arc<DatasetSession>) -> DatasetVersion {
     open_local(&name, session).await
 }
 
@@ -101,7 +101,7 @@ async fn every_scalar_index_filter_matches_pylance_over_s3() {
         let session = Arc::clone(&session);
         async move {
             let opened = s3.open(&format!("ds/{name}.lance"));
-            Dataset::open_opened(&opened, None, session, &IoStats::new())
+            DatasetVersion::open_opened(&opened, None, session, &IoStats::new())
                 .await
                 .unwrap()
         }

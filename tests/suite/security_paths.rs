@@ -11,14 +11,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{
-    execute_any_element_query, plan_any_element_query, AnyElementOptions,
-};
+use crate::index::list_element::query::{plan_any_element_query, AnyElementOptions};
 use crate::index::list_element::CallStrategy;
 use crate::io::IoStats;
 use crate::lance::dataset::manifest::reader_flags;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::lance::proto::table as pb;
+use crate::suite::common::any_element::execute_any_element_query;
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions};
 use crate::Error;
 use common::S3TestServer;
@@ -67,8 +66,8 @@ fn edit_manifest(root: &Path, edit: impl FnOnce(&mut pb::Manifest, &mut pb::Inde
     std::fs::write(&path, out).unwrap();
 }
 
-async fn open(root: &Path) -> crate::Result<Dataset> {
-    Dataset::open_url(
+async fn open(root: &Path) -> crate::Result<DatasetVersion> {
+    DatasetVersion::open_url(
         root.to_str().unwrap(),
         &[],
         None,
@@ -250,7 +249,7 @@ async fn over_s3_an_escaping_data_file_is_refused_before_any_request_outside_the
     s3.put("secret/x.lance", b"not a lance file".to_vec()).await;
     s3.counting().counters().reset_log_and_peak();
     let opened = s3.open("ds/t.lance");
-    let e = Dataset::open_opened(
+    let e = DatasetVersion::open_opened(
         &opened,
         None,
         Arc::new(DatasetSession::default()),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions};
 use crate::io::{open_url, IoStats, OpenOptions, RangeFetcher};
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use common::{s3, S3TestServer};
 
 /// Every secret below contains this marker (the base64 Azure key is checked separately).
@@ -87,7 +87,7 @@ fn azure_options(extra: &[(&str, &str)]) -> Vec<(String, String)> {
 /// Open a dataset and a plain file read through `url`; both must fail, cleanly.
 async fn provoke(what: &str, url: &str, options: &[(String, String)]) {
     let stats = IoStats::new();
-    let ds = Dataset::open_url(
+    let ds = DatasetVersion::open_url(
         url,
         options,
         None,

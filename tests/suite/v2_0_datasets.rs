@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{Dataset, DatasetSession};
+use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use arrow_array::{Array, UInt64Array};
 use serde_json::Value;
 
@@ -47,9 +47,9 @@ fn v2_0_datasets() -> Vec<Value> {
         .collect()
 }
 
-async fn open(entry: &Value) -> Dataset {
+async fn open(entry: &Value) -> DatasetVersion {
     let path = old_dir().join(entry["path"].as_str().expect("path"));
-    Dataset::open_url(
+    DatasetVersion::open_url(
         path.to_str().expect("utf-8 path"),
         &[],
         None,

@@ -22,7 +22,7 @@ use crate::index::kind::{
 use crate::index::predicate::leaves;
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The BITMAP kind.
 #[derive(Debug, Clone, Copy)]
@@ -48,13 +48,13 @@ impl IndexKind for BitmapKind {
         has_type(segment, &BITMAP_DETAILS_TYPES)
     }
 
-    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
+    async fn is_cached(&self, dataset: &DatasetVersion, index: &IndexSegments) -> bool {
         covered_all_cached(dataset, index, |s| is_lookup_cached(dataset, s)).await
     }
 
     fn check(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
@@ -64,7 +64,7 @@ impl IndexKind for BitmapKind {
 
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,
@@ -85,7 +85,7 @@ impl IndexKind for BitmapKind {
     /// the bitmap caches (no BTree page is counted).
     async fn prewarm(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         segment: &IndexSegment,
         all_pages: bool,
         stats: &IoStats,
@@ -119,7 +119,7 @@ impl PlannedLeaf for PlannedBitmap {
         })
     }
 
-    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+    async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer> {
         let want_nulls = self.want == Want::False;
         let answers = self.segments.iter().map(|(file, covered)| async move {
             prefetch_page_inits(file, stats).await?;

@@ -26,7 +26,7 @@ use crate::index::bitmap_file::search::spans_of;
 use crate::index::bitmap_file::{addresses, ExactAnswer, ReadSummary};
 use crate::index::predicate::{leaves, LeafQuery, Predicate};
 use crate::io::IoStats;
-use crate::lance::dataset::Dataset;
+use crate::lance::dataset::DatasetVersion;
 
 /// Type names (after the last '/') of BITMAP index details.
 pub(crate) const BITMAP_DETAILS_TYPES: [&str; 2] = [
@@ -37,7 +37,7 @@ pub(crate) const BITMAP_DETAILS_TYPES: [&str; 2] = [
 /// Answer `query` (a test on the indexed column) from an open bitmap lookup. `want_nulls`:
 /// also read the null key's rows (needed when the caller negates or keeps NULLs apart).
 pub(crate) async fn answer_bitmap(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     file: &BitmapFile,
     query: &LeafQuery,
     want_nulls: bool,
@@ -134,7 +134,7 @@ pub(crate) fn combine(
 /// lookup: every leaf answered concurrently (their waves overlap), then combined. The NULL
 /// rows of a bare leaf are filled only with `want_nulls`.
 pub(crate) async fn answer_bitmap_predicate(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     file: &BitmapFile,
     predicate: &Predicate,
     universe: &RoaringTreemap,

@@ -23,7 +23,7 @@ fn wide_path() -> String {
     )
 }
 
-async fn open_recorded() -> (Dataset, Arc<RecordingSource>) {
+async fn open_recorded() -> (DatasetVersion, Arc<RecordingSource>) {
     let opened = open_url(&wide_path(), &[]).unwrap();
     let recorder = Arc::new(RecordingSource::new(Arc::clone(&opened.source)));
     let lister: Arc<dyn ObjectLister> = Arc::new(ObjectStoreLister::for_scheme(
@@ -32,7 +32,7 @@ async fn open_recorded() -> (Dataset, Arc<RecordingSource>) {
     ));
     let store = DatasetStore::new(Arc::clone(&recorder) as Arc<dyn RangeSource>, lister);
     let session = Arc::new(DatasetSession::new(64 << 20));
-    let dataset = Dataset::open(store, opened.path.clone(), None, session, &IoStats::new())
+    let dataset = DatasetVersion::open(store, opened.path.clone(), None, session, &IoStats::new())
         .await
         .unwrap();
     (dataset, recorder)

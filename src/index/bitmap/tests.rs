@@ -24,8 +24,8 @@ pub(crate) mod fixture {
     }
 
     /// The fixture opened with a fresh session.
-    pub(crate) async fn open() -> Dataset {
-        Dataset::open_url(
+    pub(crate) async fn open() -> DatasetVersion {
+        DatasetVersion::open_url(
             &path(),
             &[],
             None,
@@ -65,7 +65,7 @@ pub(crate) mod fixture {
     }
 
     /// The one segment of the index on `column`.
-    pub(crate) fn segment(dataset: &Dataset, column: &str) -> IndexSegment {
+    pub(crate) fn segment(dataset: &DatasetVersion, column: &str) -> IndexSegment {
         let field = dataset.manifest().schema.field_by_path(column).unwrap().id;
         dataset
             .manifest()
@@ -77,7 +77,10 @@ pub(crate) mod fixture {
     }
 
     /// Rows of the current fragments `segment` covers, minus deleted rows.
-    pub(crate) async fn live_covered(dataset: &Dataset, segment: &IndexSegment) -> RoaringTreemap {
+    pub(crate) async fn live_covered(
+        dataset: &DatasetVersion,
+        segment: &IndexSegment,
+    ) -> RoaringTreemap {
         let covered = segment.fragment_bitmap.clone().unwrap() & dataset.manifest().fragment_ids();
         let frags: Vec<_> = dataset
             .manifest()

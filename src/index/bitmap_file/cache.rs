@@ -7,17 +7,17 @@ use super::treemap::RowSet;
 use crate::index::caches::session_cache;
 use crate::io::budget::CacheShare;
 use crate::io::cache::{DeepSize, SizedCache};
-use crate::lance::dataset::Dataset;
+use crate::lance::dataset::DatasetVersion;
 
 /// The session's cache of the keys of a bitmap lookup read so far (binary-search samples
 /// and brackets).
-pub(crate) fn key_cache(dataset: &Dataset) -> SizedCache<(), KeySamples> {
+pub(crate) fn key_cache(dataset: &DatasetVersion) -> SizedCache<(), KeySamples> {
     session_cache(dataset.session(), CacheShare::BitmapKeys)
 }
 
 /// The session's cache of decoded row sets of a bitmap lookup, by row (`u64::MAX - n`:
 /// global buffer `n`).
-pub(crate) fn row_set_cache(dataset: &Dataset) -> SizedCache<u64, RowSet> {
+pub(crate) fn row_set_cache(dataset: &DatasetVersion) -> SizedCache<u64, RowSet> {
     session_cache(dataset.session(), CacheShare::BitmapRowSets)
 }
 

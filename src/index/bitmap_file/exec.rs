@@ -25,7 +25,7 @@ use crate::index::kind::IndexSegments;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 use crate::lance::reader::RowSelection;
 
 /// File name of a bitmap (and label-list) index.
@@ -66,7 +66,7 @@ impl BitmapFile {
 
 /// Open the lookup of `segment` (one suffix read, none when its metadata is cached).
 pub(crate) async fn open_bitmap_file(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<BitmapFile> {
@@ -93,7 +93,7 @@ pub(crate) async fn open_bitmap_file(
 /// The bitmap files of the segments of `index` that cover current fragments (opened in one
 /// wave), each with its coverage, and the union of the coverage.
 pub(crate) async fn open_bitmap_segments(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     index: &IndexSegments,
     stats: &IoStats,
 ) -> Result<(Vec<(BitmapFile, RoaringBitmap)>, RoaringBitmap)> {
@@ -119,7 +119,7 @@ pub(crate) fn lookups_json(segments: &[(BitmapFile, RoaringBitmap)]) -> serde_js
 }
 
 /// Whether opening the lookup of `segment` needs no request (its metadata is cached).
-pub(crate) async fn is_lookup_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
+pub(crate) async fn is_lookup_cached(dataset: &DatasetVersion, segment: &IndexSegment) -> bool {
     dataset
         .is_index_file_cached(segment, BITMAP_LOOKUP_FILE)
         .await
@@ -174,7 +174,7 @@ pub(crate) struct KeyRows {
 /// keys turn out not to be sorted (pylance 6.1.0 wrote label lists so) is read whole once
 /// and searched through its sorted view from then on (cached with the keys).
 pub(crate) async fn search_keys(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     file: &BitmapFile,
     spans: &KeySpans,
     stats: &IoStats,
@@ -231,7 +231,7 @@ pub(crate) async fn search_keys(
 /// The probing search over sorted keys, round by round; false as soon as a key read
 /// shows the lookup is not sorted.
 async fn probe_sorted(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     file: &BitmapFile,
     spans: &KeySpans,
     samples: &mut KeySamples,
@@ -287,7 +287,7 @@ async fn read_all_keys(file: &BitmapFile, samples: &mut KeySamples, stats: &IoSt
 /// Every key and every row set of the lookup, into the session caches (prewarm); later
 /// searches and row-set reads of this file then need no request. Returns the keys loaded.
 pub(crate) async fn load_all_keys_and_row_sets(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     file: &BitmapFile,
     stats: &IoStats,
 ) -> Result<u64> {
@@ -313,7 +313,7 @@ pub(crate) async fn load_all_keys_and_row_sets(
 /// The search shape for this file: brackets of about [`READ_WHOLE_BYTES`] are read whole;
 /// probes are spaced wider than the store's coalescing gap (closer ones would be merged
 /// into one read of everything between them).
-fn search_plan(dataset: &Dataset, file: &BitmapFile) -> SearchPlan {
+fn search_plan(dataset: &DatasetVersion, file: &BitmapFile) -> SearchPlan {
     let rows = file.num_keys().max(1);
     let bytes = file.reader.field_bytes(file.keys);
     let per_key = (bytes / rows).max(1);
@@ -362,7 +362,7 @@ fn row_set_key(file: &BitmapFile, item: u64) -> CacheKey<u64> {
 /// The decoded row sets of lookup `rows` (sorted ascending), from the cache or one read
 /// of only those rows of the `bitmaps` column.
 pub(crate) async fn read_row_sets(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     file: &BitmapFile,
     rows: &[u64],
     stats: &IoStats,
@@ -417,7 +417,7 @@ pub(crate) async fn read_row_sets(
 
 /// The decoded row set stored in global buffer `index` (cached like a row).
 pub(crate) async fn read_buffer_row_set(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     reader: &DataFileReader,
     index: usize,
     stats: &IoStats,

@@ -16,7 +16,7 @@ use crate::index::predicate::LeafQuery;
 use crate::index::zones::planned::{zone_files_cached, PlannedZones, ZoneIndex};
 use crate::index::zones::{Possible, ZoneBound};
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The BLOOMFILTER kind.
 #[derive(Debug, Clone, Copy)]
@@ -101,13 +101,13 @@ impl IndexKind for BloomKind {
         has_type(segment, &BLOOM_DETAILS_TYPES)
     }
 
-    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
+    async fn is_cached(&self, dataset: &DatasetVersion, index: &IndexSegments) -> bool {
         zone_files_cached(dataset, index, BLOOM_FILE).await
     }
 
     fn check(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
@@ -126,7 +126,7 @@ impl IndexKind for BloomKind {
 
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,

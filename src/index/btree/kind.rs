@@ -22,7 +22,7 @@ use crate::index::kind::{
 };
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The BTree kind.
 #[derive(Debug, Clone, Copy)]
@@ -57,7 +57,7 @@ pub(crate) struct PlannedBTree {
 }
 
 /// Why a BTree segment cannot answer on `dataset`, if it cannot.
-fn refuse_btree_segment(dataset: &Dataset, s: &IndexSegment) -> Option<String> {
+fn refuse_btree_segment(dataset: &DatasetVersion, s: &IndexSegment) -> Option<String> {
     let type_name = s.type_name().unwrap_or("<no index_details>");
     if !BTREE_DETAILS_TYPES
         .iter()
@@ -142,13 +142,13 @@ impl IndexKind for BTreeKind {
         has_type(segment, &BTREE_DETAILS_TYPES)
     }
 
-    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
+    async fn is_cached(&self, dataset: &DatasetVersion, index: &IndexSegments) -> bool {
         covered_all_cached(dataset, index, |s| segment_is_cached(dataset, s)).await
     }
 
     fn check(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
@@ -158,7 +158,7 @@ impl IndexKind for BTreeKind {
 
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,
@@ -197,7 +197,7 @@ impl IndexKind for BTreeKind {
     /// the page cache (counted).
     async fn prewarm(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         segment: &IndexSegment,
         all_pages: bool,
         stats: &IoStats,
@@ -233,7 +233,7 @@ impl PlannedLeaf for PlannedBTree {
         })
     }
 
-    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+    async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer> {
         let answers = self
             .segments
             .iter()

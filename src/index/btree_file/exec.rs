@@ -28,7 +28,7 @@ use crate::io::budget::CacheShare;
 use crate::io::cache::{CacheKey, DeepSize, SizedCache};
 use crate::io::{FetchOptions, IoStats, ObjectVersion, RangeFetcher, RangeSource};
 use crate::lance::data_file::DataFileReader;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 use crate::lance::reader::{ReaderCaches, RowSelection};
 
 /// Canonical file names of a BTree segment.
@@ -106,7 +106,7 @@ fn lookup_name(segment: &IndexSegment) -> Result<String> {
 }
 
 /// Whether opening `segment` needs no request (lookup and page-data metadata cached).
-pub(crate) async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment) -> bool {
+pub(crate) async fn segment_is_cached(dataset: &DatasetVersion, segment: &IndexSegment) -> bool {
     let Ok(name) = lookup_name(segment) else {
         return false;
     };
@@ -131,7 +131,7 @@ pub(crate) async fn segment_is_cached(dataset: &Dataset, segment: &IndexSegment)
 
 /// Open a segment: lookup (cached) and page-data metadata, in one wave.
 pub(crate) async fn open_segment(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<OpenedSegment> {
@@ -181,13 +181,13 @@ pub(crate) async fn open_segment(
 }
 
 /// The session's cache of decoded page lookups, by `page_lookup.lance` path + size.
-fn lookup_cache(dataset: &Dataset) -> SizedCache<(), BTreePageLookup> {
+fn lookup_cache(dataset: &DatasetVersion) -> SizedCache<(), BTreePageLookup> {
     session_cache(dataset.session(), CacheShare::BTreeLookups)
 }
 
 /// The session's cache of decoded pages (values + ids) by page-data path + size + page
 /// number; `None` only in test sessions built without a page cache.
-fn page_cache(dataset: &Dataset) -> Option<SizedCache<u32, BTreePageData>> {
+fn page_cache(dataset: &DatasetVersion) -> Option<SizedCache<u32, BTreePageData>> {
     let session = dataset.session();
     let bytes = session.index_page_cache_bytes?;
     Some(sized_session_cache(session, CacheShare::BTreePages, bytes))
@@ -195,7 +195,7 @@ fn page_cache(dataset: &Dataset) -> Option<SizedCache<u32, BTreePageData>> {
 
 /// The decoded lookup of `path` (one GET of the whole file; cached by path + size).
 pub(crate) async fn load_lookup(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     path: &Path,
     manifest_size: Option<u64>,
     stats: &IoStats,
@@ -295,7 +295,7 @@ fn rows_of<'a>(pages: impl Iterator<Item = &'a Range<u64>>) -> Vec<u64> {
 /// Read the selected pages of an opened segment and return the ids whose value makes
 /// `predicate` (all leaves on this index's column) TRUE.
 pub(crate) async fn answer_segment(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     opened: &OpenedSegment,
     predicate: &Predicate,
     stats: &IoStats,
@@ -326,7 +326,7 @@ pub(crate) async fn answer_segment(
 /// there are not read again); returns how many pages the segment has. Without a page
 /// cache (test sessions) nothing is read.
 pub(crate) async fn load_all_pages(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     opened: &OpenedSegment,
     stats: &IoStats,
 ) -> Result<usize> {
@@ -380,7 +380,7 @@ fn columns_of(reader: &DataFileReader, lookup: &BTreePageLookup) -> Result<(usiz
 }
 
 async fn read_file_pages(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     reader: &DataFileReader,
     lookup: &BTreePageLookup,
     pages: &FilePages,

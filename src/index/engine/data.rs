@@ -10,11 +10,12 @@ use roaring::RoaringTreemap;
 
 use crate::error::{Error, Result};
 use crate::index::key::KeyColumn;
-use crate::index::kind::{PlannedLeaf, Want};
+use crate::index::kind::Want;
+use crate::index::list_data::{self, TypedCall};
 use crate::index::sql::bind::{BoundField, SqlPredicate};
 use crate::index::sql::eval::{eval_predicate, ColumnsRow};
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, Fragment};
+use crate::lance::dataset::{DatasetVersion, Fragment};
 use crate::lance::reader::RowSelection;
 
 /// How a leaf is evaluated on data.
@@ -31,9 +32,8 @@ pub(crate) enum DataLeaf<'a> {
         /// Number of bound fields.
         slots: usize,
     },
-    /// A leaf its index kind evaluates on data itself (an `any_element` call, through its
-    /// plan).
-    Planned(&'a dyn PlannedLeaf),
+    /// An `any_element` call, typed against its list column.
+    AnyElement(TypedCall),
     /// `array_has_any` / `array_has_all` / `array_contains` on a list column.
     ListHas {
         /// Any or all.
@@ -48,7 +48,7 @@ pub(crate) enum DataLeaf<'a> {
 /// The open data file of `fragment` holding field `field_id`, and the field's index in it;
 /// `None` when no data file holds it (every value is null).
 pub(crate) async fn open_column(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &Fragment,
     field_id: i32,
     stats: &IoStats,
@@ -65,7 +65,7 @@ pub(crate) async fn open_column(
 /// Whether opening the data file of `fragment` holding `field_id` needs no request (its
 /// metadata is cached, or no file holds the field).
 pub(crate) async fn column_is_cached(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &Fragment,
     field_id: i32,
 ) -> bool {
@@ -83,7 +83,7 @@ pub(crate) async fn column_is_cached(
 /// The data file of `fragment` holding field `field_id`. Data files list the leaf field
 /// ids of nested columns (a list column's items), not always the column's own id.
 fn file_holding<'a>(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &'a Fragment,
     field_id: i32,
 ) -> Option<&'a crate::lance::dataset::DataFile> {
@@ -114,7 +114,7 @@ fn descends_from(schema: &crate::lance::dataset::Schema, id: i32, ancestor: i32)
 /// at `offsets` (sorted, unique) of `fragment`; `None` when no data file holds it. A struct
 /// column is read once and its child taken out, null where the struct is null.
 async fn read_field(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &Fragment,
     field_id: i32,
     offsets: Vec<u64>,
@@ -262,17 +262,15 @@ fn nested_null_test(
 
 /// The truth of a leaf on `offsets` (sorted, unique) of `fragment`.
 async fn evaluate_fragment(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     leaf: &DataLeaf<'_>,
     fragment: &Fragment,
     offsets: Vec<u64>,
     stats: &IoStats,
 ) -> Result<Vec<Option<bool>>> {
     match leaf {
-        DataLeaf::Planned(planned) => {
-            planned
-                .evaluate_rows(dataset, fragment, offsets, stats)
-                .await
+        DataLeaf::AnyElement(typed) => {
+            list_data::evaluate_rows(dataset, typed, fragment, offsets, stats).await
         }
         DataLeaf::ListHas {
             test,
@@ -310,7 +308,7 @@ async fn evaluate_fragment(
 /// The rows of `rows` (row addresses of current fragments) where `leaf` has the wanted
 /// truth value; every fragment is read concurrently.
 pub(crate) async fn rows_with_value(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     leaf: &DataLeaf<'_>,
     want: Want,
     rows: &RoaringTreemap,

@@ -11,10 +11,11 @@ use crate::index::kind::{
     fragment_rows, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer, LeafColumn,
     ListHasMode, PlannedLeaf, Want,
 };
+use crate::index::list_data::type_call;
 use crate::index::sql::bind::{describe, BoundPredicate, SchemaScope, SqlPredicate};
 use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, DeletionVector, Fragment};
+use crate::lance::dataset::{DatasetVersion, DeletionVector, Fragment};
 
 /// Who answers a leaf from an index.
 #[derive(Debug)]
@@ -75,7 +76,7 @@ pub(crate) struct FilterPlan {
 }
 
 /// The indices on one column, grouped by name in manifest order.
-fn indices_on(dataset: &Dataset, field_id: i32) -> Vec<IndexSegments> {
+fn indices_on(dataset: &DatasetVersion, field_id: i32) -> Vec<IndexSegments> {
     let mut out: Vec<IndexSegments> = Vec::new();
     for s in dataset
         .manifest()
@@ -139,7 +140,7 @@ enum Chosen {
 
 /// The first index kind and index that can answer `leaf`, or every reason none can.
 fn choose(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     leaf: &IndexLeaf,
     unreadable: &[(String, String)],
@@ -179,7 +180,7 @@ fn choose(
     Err(reasons)
 }
 
-fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
+fn no_index_error(dataset: &DatasetVersion, column: &str, reason: &str) -> Error {
     let msg = format!(
         "no usable BTree index on column {column:?}: {reason}; pass --allow-scan to scan instead"
     );
@@ -195,7 +196,7 @@ fn no_index_error(dataset: &Dataset, column: &str, reason: &str) -> Error {
 /// legacy-v1 BTree files) is set aside and the filter planned again without it: its leaves
 /// are then evaluated on data where scans are allowed, and refused with that reason where not.
 pub(crate) async fn plan(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &ParsedFilter,
     options: FilterOptions,
     kinds: &[Box<dyn IndexKind>],
@@ -222,7 +223,7 @@ enum Planned {
 }
 
 async fn plan_once(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &ParsedFilter,
     options: FilterOptions,
     kinds: &[Box<dyn IndexKind>],
@@ -272,7 +273,7 @@ async fn plan_once(
 
 /// For each leaf: its index form (if it has one) and who answers it, or why no index does.
 fn choose_leaves(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     bound: &BoundPredicate,
     shape: &Shape,
@@ -296,7 +297,7 @@ fn choose_leaves(
 /// Why every row is read (`None` when the answered leaves bound the filter); an error
 /// instead when scans are not allowed.
 fn full_scan_reason(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     bound: &BoundPredicate,
     shape: &Shape,
     choices: &[(Option<IndexLeaf>, Choice)],
@@ -326,7 +327,7 @@ fn full_scan_reason(
 
 /// Whether planning reads anything not yet cached (then it counts as one wave).
 async fn is_cold(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     choices: &[(Option<IndexLeaf>, Choice)],
     warm: &[(&Fragment, i32)],
@@ -347,7 +348,7 @@ async fn is_cold(
 
 /// Plan every chosen leaf on its kind and open the `warm` data files, all at once.
 async fn plan_leaves(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     kinds: &[Box<dyn IndexKind>],
     shape: &Shape,
     choices: &[(Option<IndexLeaf>, Choice)],
@@ -426,7 +427,7 @@ type Choice = std::result::Result<Chosen, Vec<String>>;
 /// Data files to open while planning (their metadata is then cached for execution): the
 /// fragments a chosen index does not cover, and every fragment of a scanned leaf.
 fn warm_targets<'a>(
-    dataset: &'a Dataset,
+    dataset: &'a DatasetVersion,
     shape: &Shape,
     choices: &[(Option<IndexLeaf>, Choice)],
     full_scan: bool,
@@ -475,7 +476,7 @@ fn warm_targets<'a>(
 /// combine the leaves, read the deletion files the answer touches when they were not read
 /// eagerly, recheck the rows still in doubt on data, and drop deleted rows.
 pub(crate) async fn execute(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     stats: &IoStats,
 ) -> Result<FilterAnswer> {
@@ -519,7 +520,7 @@ pub(crate) async fn execute(
 }
 
 /// The rows of the fragments each leaf's index covers (none for leaves without an index).
-fn covered_rows(dataset: &Dataset, plan: &FilterPlan) -> Vec<RoaringTreemap> {
+fn covered_rows(dataset: &DatasetVersion, plan: &FilterPlan) -> Vec<RoaringTreemap> {
     plan.leaves
         .iter()
         .map(|l| {
@@ -541,7 +542,7 @@ type AnsweredLeaf = (Option<LeafAnswer>, Option<(RoaringTreemap, RoaringTreemap)
 /// does not cover in the same wave as the index reads (as lance scans them), so a warm repeat
 /// stays one wave.
 async fn answer_leaves(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     universe: &RoaringTreemap,
     covered: &[RoaringTreemap],
@@ -558,10 +559,10 @@ async fn answer_leaves(
             let mut uncovered = universe.clone();
             uncovered -= covered;
             let scan = async {
-                if uncovered.is_empty() || !matches!(l.answerer, Answerer::Index(_)) {
+                if uncovered.is_empty() || !scans_uncovered(&l.answerer, covered) {
                     return Ok(None);
                 }
-                let data_leaf = data_leaf(plan, l)?;
+                let data_leaf = data_leaf(dataset, plan, l)?;
                 rows_with_value(dataset, &data_leaf, l.want, &uncovered, stats)
                     .await
                     .map(|found| Some((uncovered.clone(), found)))
@@ -570,6 +571,17 @@ async fn answer_leaves(
             Ok((Some(answer), scanned))
         });
     futures::future::try_join_all(answers).await
+}
+
+/// Whether a leaf's uncovered fragments are evaluated in the same wave as its index reads:
+/// always for a scalar kind; for a kind that plans its leaf itself, when an index answers
+/// it (a call no index answers is evaluated after combining, on the undecided rows only).
+fn scans_uncovered(answerer: &Answerer, covered: &RoaringTreemap) -> bool {
+    match answerer {
+        Answerer::Index(_) => true,
+        Answerer::Itself(_) => !covered.is_empty(),
+        Answerer::None | Answerer::Unreadable(..) => false,
+    }
 }
 
 /// What reading the leaves cost, for the answer's report.
@@ -639,7 +651,7 @@ fn deleted_rows(
 /// Evaluate each leaf on data for its maybe rows among `todo` (concurrently), moving them
 /// to sure or out; returns how many rows were rechecked.
 async fn recheck(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     rows: &mut [Rows],
     todo: &RoaringTreemap,
@@ -648,7 +660,7 @@ async fn recheck(
     let checks = plan.leaves.iter().enumerate().filter_map(|(i, leaf)| {
         let m = &rows[i].maybe & todo;
         (!m.is_empty()).then(|| {
-            let data_leaf = data_leaf(plan, leaf);
+            let data_leaf = data_leaf(dataset, plan, leaf);
             async move {
                 let found = rows_with_value(dataset, &data_leaf?, leaf.want, &m, stats).await?;
                 Ok::<_, Error>((i, m, found))
@@ -665,9 +677,16 @@ async fn recheck(
 }
 
 /// How `leaf` is evaluated on data.
-fn data_leaf<'a>(plan: &'a FilterPlan, leaf: &'a FilterLeaf) -> Result<DataLeaf<'a>> {
+fn data_leaf<'a>(
+    dataset: &DatasetVersion,
+    plan: &'a FilterPlan,
+    leaf: &'a FilterLeaf,
+) -> Result<DataLeaf<'a>> {
     match (&leaf.predicate, &leaf.answerer) {
-        (_, Answerer::Itself(p)) => Ok(DataLeaf::Planned(p.as_ref())),
+        (SqlPredicate::AnyElement { call, .. }, _) => Ok(DataLeaf::AnyElement(type_call(
+            &dataset.manifest().schema,
+            call,
+        )?)),
         (
             SqlPredicate::ListHas {
                 mode,

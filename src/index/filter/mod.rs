@@ -1,6 +1,6 @@
 //! The one filter entry point: plan a SQL filter over a dataset's indices, explain the
 //! plan, execute it to row addresses. The CLI, `bench query` and the library's
-//! `Dataset::filter` / query builder call these, and nothing else decides between index
+//! `DatasetVersion::filter` / query builder call these, and nothing else decides between index
 //! kinds.
 //!
 //! This module sits above the index kinds: `registry` lists them, and the engine
@@ -17,12 +17,12 @@ use crate::index::engine;
 pub(crate) use crate::index::engine::{FilterAnswer, FilterOptions, FilterPlan};
 use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
-use crate::lance::dataset::Dataset;
+use crate::lance::dataset::DatasetVersion;
 pub(crate) use registry::kind_reading;
 
 /// Plan SQL `filter` on `dataset` (one wave: index lookups and metadata).
 pub(crate) async fn plan_filter(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &str,
     options: FilterOptions,
     stats: &IoStats,
@@ -32,7 +32,7 @@ pub(crate) async fn plan_filter(
 
 /// Plan a filter already parsed (or built in code) on `dataset`.
 pub(crate) async fn plan_parsed_filter(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &ParsedFilter,
     options: FilterOptions,
     stats: &IoStats,
@@ -42,7 +42,7 @@ pub(crate) async fn plan_parsed_filter(
 
 /// Execute a plan: the row addresses where the filter is TRUE (deleted rows removed).
 pub(crate) async fn execute_filter(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     stats: &IoStats,
 ) -> Result<RoaringTreemap> {
@@ -52,7 +52,7 @@ pub(crate) async fn execute_filter(
 /// Execute a plan, with what it cost beyond the row addresses.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) async fn execute_filter_answer(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &FilterPlan,
     stats: &IoStats,
 ) -> Result<FilterAnswer> {
@@ -61,7 +61,7 @@ pub(crate) async fn execute_filter_answer(
 
 /// Plan and execute in one call.
 pub(crate) async fn filter_row_addresses(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &str,
     options: FilterOptions,
     stats: &IoStats,

@@ -10,7 +10,7 @@ use super::{Exactness, IndexLeaf, IndexQuery, IndexSegments};
 use crate::error::{Error, Result};
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// Whether `segment`'s details type is one of `types`.
 pub(crate) fn has_type(segment: &IndexSegment, types: &[&str]) -> bool {
@@ -19,7 +19,7 @@ pub(crate) fn has_type(segment: &IndexSegment, types: &[&str]) -> bool {
 }
 
 /// The current fragments a segment covers.
-pub(crate) fn coverage_of(dataset: &Dataset, s: &IndexSegment) -> RoaringBitmap {
+pub(crate) fn coverage_of(dataset: &DatasetVersion, s: &IndexSegment) -> RoaringBitmap {
     let current = dataset.manifest().fragment_ids();
     s.fragment_bitmap
         .as_ref()
@@ -29,7 +29,7 @@ pub(crate) fn coverage_of(dataset: &Dataset, s: &IndexSegment) -> RoaringBitmap 
 
 /// Segments of `index` with their coverage (empty ones dropped), and the union.
 pub(crate) fn covered_segments(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     index: &IndexSegments,
 ) -> (Vec<(IndexSegment, RoaringBitmap)>, RoaringBitmap) {
     let segments: Vec<(IndexSegment, RoaringBitmap)> = index
@@ -48,7 +48,7 @@ pub(crate) fn covered_segments(
 /// Whether `is_cached` holds for every segment of `index` that covers a current fragment
 /// (asked concurrently; a kind's [`super::IndexKind::is_cached`]).
 pub(crate) async fn covered_all_cached<'a, F, Fut>(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     index: &'a IndexSegments,
     is_cached: F,
 ) -> bool
@@ -67,10 +67,10 @@ where
 /// `Ok(exactness)` when every segment of `index` can answer on `dataset`, else the
 /// reasons `refuse` gives, joined.
 pub(crate) fn check_segments(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     index: &IndexSegments,
     exactness: Exactness,
-    refuse: impl Fn(&Dataset, &IndexSegment) -> Option<String>,
+    refuse: impl Fn(&DatasetVersion, &IndexSegment) -> Option<String>,
 ) -> std::result::Result<Exactness, String> {
     let reasons: Vec<String> = index
         .segments
@@ -86,7 +86,7 @@ pub(crate) fn check_segments(
 
 /// Why a segment of a kind that answers with row addresses cannot answer on `dataset` (no
 /// fragment bitmap, stable row ids), if it cannot.
-pub(crate) fn refuse_segment(dataset: &Dataset, s: &IndexSegment) -> Option<String> {
+pub(crate) fn refuse_segment(dataset: &DatasetVersion, s: &IndexSegment) -> Option<String> {
     if s.fragment_bitmap.is_none() {
         Some(format!(
             "index {:?} does not record which fragments it covers",
@@ -112,7 +112,7 @@ pub(crate) fn restrict(rows: RoaringTreemap, fragments: &RoaringBitmap) -> Roari
 /// Open the metadata of every `.lance` file `segment` lists (through the session caches),
 /// in one wave: the default prewarm of a kind ([`super::IndexKind::prewarm`]).
 pub(crate) async fn open_lance_files(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<()> {

@@ -19,7 +19,7 @@ use crate::index::kind::{
     ListHasMode, PlannedLeaf, Want,
 };
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The LABEL_LIST kind.
 #[derive(Debug, Clone, Copy)]
@@ -45,13 +45,13 @@ impl IndexKind for LabelListKind {
         has_type(segment, &LABEL_LIST_DETAILS_TYPES)
     }
 
-    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
+    async fn is_cached(&self, dataset: &DatasetVersion, index: &IndexSegments) -> bool {
         covered_all_cached(dataset, index, |s| is_lookup_cached(dataset, s)).await
     }
 
     fn check(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
@@ -72,7 +72,7 @@ impl IndexKind for LabelListKind {
 
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,
@@ -120,7 +120,7 @@ impl PlannedLeaf for PlannedLabelList {
         })
     }
 
-    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+    async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer> {
         let want_nulls = self.want == Want::False;
         let answers = self.segments.iter().map(|(file, covered)| async move {
             prefetch_page_inits(file, stats).await?;

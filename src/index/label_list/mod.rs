@@ -29,7 +29,7 @@ use crate::index::key::Key;
 use crate::index::predicate::LeafQuery;
 pub(crate) use crate::index::sql::list_has::ListTest;
 use crate::io::IoStats;
-use crate::lance::dataset::Dataset;
+use crate::lance::dataset::DatasetVersion;
 
 /// Type names (after the last '/') of LABEL_LIST index details.
 pub(crate) const LABEL_LIST_DETAILS_TYPES: [&str; 2] = [
@@ -40,7 +40,7 @@ pub(crate) const LABEL_LIST_DETAILS_TYPES: [&str; 2] = [
 /// Answer `test` of `values` from an open label-list lookup. The NULL rows are the null
 /// lists (read when the file records them and `want_nulls`).
 pub(crate) async fn answer_label_list(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     file: &BitmapFile,
     test: ListTest,
     values: &[Key],

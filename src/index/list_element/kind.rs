@@ -1,6 +1,8 @@
 //! The list element index behind the [`IndexKind`] interface: `any_element(col, '...')`
-//! answered by [`crate::index::list_element::query`] (index search, recheck of supersets,
-//! complement for `NOT`, fragments the index does not cover evaluated on their lists).
+//! planned by [`crate::index::list_element::query`] (choose among the column's list element
+//! indices, plan the ranges) and answered from the chosen index's pages: exact rows, a
+//! superset the engine rechecks, or the complement for `NOT`. The engine evaluates the
+//! fragments the index does not cover (and calls no index answers) on their lists.
 
 use async_trait::async_trait;
 use roaring::RoaringBitmap;
@@ -11,12 +13,12 @@ use crate::index::kind::{
 };
 use crate::index::list_element::details::is_list_element_type_url;
 use crate::index::list_element::query::{
-    evaluate_call_rows, execute_any_element_query, explain_any_element, plan_any_element_query,
-    AnyElementOptions, AnyElementQueryPlan,
+    answer_from_index, explain_any_element, plan_any_element_query, AnyElementOptions,
+    AnyElementQueryPlan,
 };
 use crate::index::list_element::ranges::CallStrategy;
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, Fragment, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The list element kind.
 #[derive(Debug, Clone, Copy)]
@@ -27,9 +29,8 @@ pub(crate) struct ListElementKind;
 pub(crate) struct PlannedListElement {
     /// The call's plan (for [`Want::False`], the plan of `NOT call`).
     pub(crate) plan: AnyElementQueryPlan,
-    /// Fragments answered: every current fragment when an index is used (fragments it
-    /// does not cover are evaluated on data by the call's own plan), none when the call
-    /// is evaluated on data (the engine then reads only the rows it needs).
+    /// Fragments answered: those the chosen index covers (the engine evaluates the others
+    /// on their lists), none when no index answers the call.
     pub(crate) coverage: RoaringBitmap,
 }
 
@@ -50,13 +51,13 @@ impl IndexKind for ListElementKind {
         matches!(leaf.query, IndexQuery::AnyElement(_))
     }
 
-    async fn is_cached(&self, _dataset: &Dataset, _index: &IndexSegments) -> bool {
+    async fn is_cached(&self, _dataset: &DatasetVersion, _index: &IndexSegments) -> bool {
         false
     }
 
     fn check(
         &self,
-        _dataset: &Dataset,
+        _dataset: &DatasetVersion,
         _index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
@@ -71,7 +72,7 @@ impl IndexKind for ListElementKind {
 
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         _index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,
@@ -86,7 +87,7 @@ impl ListElementKind {
     /// planner chooses among them, or evaluates on data when none answers).
     async fn plan_call(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         leaf: &IndexLeaf,
         want: Want,
         stats: &IoStats,
@@ -101,9 +102,9 @@ impl ListElementKind {
         call.negated = want == Want::False;
         let plan =
             plan_any_element_query(dataset, &call, AnyElementOptions::default(), stats).await?;
-        let coverage = match plan.strategy {
-            CallStrategy::EvaluateOnData { .. } => RoaringBitmap::new(),
-            _ => dataset.manifest().fragment_ids(),
+        let coverage = match (&plan.strategy, &plan.chosen) {
+            (CallStrategy::EvaluateOnData { .. }, _) | (_, None) => RoaringBitmap::new(),
+            (_, Some(chosen)) => chosen.covered.clone(),
         };
         Ok(PlannedListElement { plan, coverage })
     }
@@ -116,7 +117,10 @@ impl PlannedLeaf for PlannedListElement {
     }
 
     fn exactness(&self) -> Exactness {
-        Exactness::Exact
+        match self.plan.strategy {
+            CallStrategy::IndexThenRecheck => Exactness::Candidates,
+            _ => Exactness::Exact,
+        }
     }
 
     fn explain(&self) -> serde_json::Value {
@@ -125,33 +129,19 @@ impl PlannedLeaf for PlannedListElement {
         e
     }
 
-    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+    async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer> {
         if self.coverage.is_empty() {
             return Ok(LeafAnswer::default());
         }
-        let answer = execute_any_element_query(dataset, &self.plan, stats).await?;
+        let rows = answer_from_index(dataset, &self.plan, stats).await?;
         Ok(LeafAnswer {
-            sure: answer.row_addresses,
-            maybe: Default::default(),
-            read: serde_json::json!({"rechecked_rows": answer.rechecked_rows}),
+            sure: rows.sure,
+            maybe: rows.maybe,
+            read: serde_json::Value::Null,
         })
-    }
-
-    fn rechecks(&self) -> bool {
-        matches!(self.plan.strategy, CallStrategy::IndexThenRecheck)
     }
 
     fn evaluates_every_row(&self) -> bool {
         matches!(self.plan.strategy, CallStrategy::EvaluateOnData { .. })
-    }
-
-    async fn evaluate_rows(
-        &self,
-        dataset: &Dataset,
-        fragment: &Fragment,
-        offsets: Vec<u64>,
-        stats: &IoStats,
-    ) -> Result<Vec<Option<bool>>> {
-        evaluate_call_rows(dataset, &self.plan, fragment, offsets, stats).await
     }
 }

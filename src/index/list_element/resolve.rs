@@ -107,18 +107,6 @@ fn view(f: &FlatField) -> FieldView<'_> {
     }
 }
 
-impl ElementField {
-    /// An element field from its logical type.
-    pub(crate) fn new(id: i32, name: &str, logical_type: &str) -> Self {
-        ElementField {
-            id,
-            name: name.to_string(),
-            logical_type: logical_type.to_string(),
-            data_type: KeyType::from_logical_type(logical_type).map(|k| k.arrow_type()),
-        }
-    }
-}
-
 /// One resolved key.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ResolvedKey {

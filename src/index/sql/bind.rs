@@ -63,6 +63,19 @@ pub(crate) struct ElementField {
     pub data_type: Option<DataType>,
 }
 
+impl ElementField {
+    /// An element field from its logical type.
+    pub(crate) fn new(id: i32, name: &str, logical_type: &str) -> Self {
+        ElementField {
+            id,
+            name: name.to_string(),
+            logical_type: logical_type.to_string(),
+            data_type: crate::index::key_type::KeyType::from_logical_type(logical_type)
+                .map(|k| k.arrow_type()),
+        }
+    }
+}
+
 /// The fields of one list's elements.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ElementScope<'a>(pub &'a [ElementField]);

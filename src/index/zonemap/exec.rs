@@ -12,11 +12,11 @@ use crate::io::budget::CacheShare;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The zone map of `segment` (decoded once per session) and its open file.
 pub(crate) async fn load_zone_map(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<(DataFileReader, Arc<ZoneMap>)> {

@@ -15,7 +15,7 @@ use crate::index::kind::{Exactness, IndexKind, IndexLeaf, IndexSegments, Planned
 use crate::index::predicate::LeafQuery;
 use crate::index::zones::planned::{zone_files_cached, PlannedZones, ZoneIndex};
 use crate::io::IoStats;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// The ZONEMAP kind.
 #[derive(Debug, Clone, Copy)]
@@ -47,13 +47,13 @@ impl IndexKind for ZoneMapKind {
         has_type(segment, &ZONEMAP_DETAILS_TYPES)
     }
 
-    async fn is_cached(&self, dataset: &Dataset, index: &IndexSegments) -> bool {
+    async fn is_cached(&self, dataset: &DatasetVersion, index: &IndexSegments) -> bool {
         zone_files_cached(dataset, index, ZONEMAP_FILE).await
     }
 
     fn check(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
@@ -63,7 +63,7 @@ impl IndexKind for ZoneMapKind {
 
     async fn plan(
         &self,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         leaf: &IndexLeaf,
         want: Want,

@@ -21,7 +21,7 @@ use crate::index::kind::{
 use crate::index::predicate::{LeafQuery, Predicate};
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
-use crate::lance::dataset::{Dataset, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// What one segment of a zone-based index holds, as [`PlannedZones`] needs it.
 pub(crate) trait ZoneIndex: Debug + Send + Sync + 'static {
@@ -40,7 +40,7 @@ pub(crate) trait ZoneIndex: Debug + Send + Sync + 'static {
 /// Whether every covered segment's index file `name` is in the session caches (a
 /// zone-based kind's [`IndexKind::is_cached`]).
 pub(crate) async fn zone_files_cached(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     index: &IndexSegments,
     name: &str,
 ) -> bool {
@@ -76,7 +76,7 @@ struct ZoneSegment<'a> {
 /// The answer of a zone-based index: the exact null rows (from the file's null buffer) for an
 /// `IS NULL` test, otherwise the rows of the zones `candidates` keeps, for the engine to recheck.
 async fn answer_zones<'a>(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     segments: Vec<(ZoneSegment<'a>, Vec<(ZoneBound, bool)>)>,
     null_test: bool,
     want: Want,
@@ -122,7 +122,7 @@ impl<Z: ZoneIndex> PlannedZones<Z> {
     /// wave).
     pub(crate) async fn plan<F, Fut>(
         kind: &'static str,
-        dataset: &Dataset,
+        dataset: &DatasetVersion,
         index: &IndexSegments,
         (predicate, data_type): (&Predicate, Option<&DataType>),
         want: Want,
@@ -203,7 +203,7 @@ impl<Z: ZoneIndex> PlannedLeaf for PlannedZones<Z> {
         })
     }
 
-    async fn answer(&self, dataset: &Dataset, stats: &IoStats) -> Result<LeafAnswer> {
+    async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer> {
         let null_test = is_null_test(&self.predicate);
         let segments = self.segments.iter().map(|(reader, zones, covered)| {
             let segment = ZoneSegment {

@@ -29,7 +29,7 @@ use object_store::path::Path;
 use prost::Message;
 
 use super::versions::VERSIONS_DIR;
-use super::{Dataset, Manifest};
+use super::{DatasetVersion, Manifest};
 use crate::error::{Error, Result};
 use crate::io::write::{ObjectWriter, PutOutcome};
 use crate::io::IoStats;
@@ -217,7 +217,7 @@ fn now() -> (i64, u32) {
 
 /// Read and split the manifest file of `dataset`, refusing writer flags this commit path
 /// does not know. Returns the parts and the writer flags.
-async fn manifest_parts(dataset: &Dataset, stats: &IoStats) -> Result<(ManifestParts, u64)> {
+async fn manifest_parts(dataset: &DatasetVersion, stats: &IoStats) -> Result<(ManifestParts, u64)> {
     let path = &dataset.manifest_location().path;
     let tail = dataset.store().fetcher.whole(path, stats).await?;
     let parts = split_manifest_file(&tail.bytes).map_err(|e| e.at(path.as_ref(), None))?;
@@ -240,7 +240,7 @@ async fn manifest_parts(dataset: &Dataset, stats: &IoStats) -> Result<(ManifestP
 /// returns an error when the index no longer fits it).
 pub(crate) async fn commit_index(
     writer: &ObjectWriter,
-    read: &Dataset,
+    read: &DatasetVersion,
     commit: &IndexCommit,
     rebase: impl Fn(&Manifest) -> Result<()>,
     options: CommitOptions,
@@ -290,7 +290,7 @@ pub(crate) async fn commit_index(
                 // Someone else committed `version`: continue on top of the latest one.
                 let session = Arc::clone(base.session());
                 let store = base.store().clone();
-                let mut latest = Dataset::open(
+                let mut latest = DatasetVersion::open(
                     store.clone(),
                     root.clone(),
                     None,
@@ -300,7 +300,8 @@ pub(crate) async fn commit_index(
                 .await?;
                 if latest.version() < version {
                     latest =
-                        Dataset::open(store, root.clone(), Some(version), session, stats).await?;
+                        DatasetVersion::open(store, root.clone(), Some(version), session, stats)
+                            .await?;
                 }
                 base = latest;
             }

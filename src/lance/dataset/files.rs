@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use object_store::path::Path;
 
-use super::{DataFile, Dataset, Fragment, IndexSegment, Schema};
+use super::{DataFile, DatasetVersion, Fragment, IndexSegment, Schema};
 use crate::error::{Error, Result};
 use crate::io::cache::CacheKey;
 use crate::io::{IoStats, ObjectVersion};
@@ -14,7 +14,7 @@ use crate::lance::legacy::open::id_range;
 use crate::lance::legacy::read::LegacySchemaHint;
 use crate::lance::proto::file as file_pb;
 
-impl Dataset {
+impl DatasetVersion {
     /// A reader of data file `file`, v2 or legacy v1 (metadata through the session caches;
     /// the manifest's size, when it records one, saves a HEAD).
     pub(crate) async fn open_data_file(

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{
-    DataFile, Dataset, DeletionVector, Fragment, Manifest, Schema, SchemaField,
+    DataFile, DatasetVersion, DeletionVector, Fragment, Manifest, Schema, SchemaField,
 };
 use crate::lance::reader::RowSelection;
 
@@ -40,7 +40,7 @@ pub(crate) const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
 /// waves: open every file and read the deletion vectors, then read every file's rows;
 /// finally assemble the pieces in the requested order.
 pub(crate) async fn take_rows(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     addresses: &[u64],
     columns: &[String],
     stats: &IoStats,

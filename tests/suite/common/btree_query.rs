@@ -8,7 +8,7 @@ use roaring::RoaringTreemap;
 use crate::error::Result;
 use crate::index::filter::{execute_filter_answer, plan_filter, FilterOptions, FilterPlan};
 use crate::io::IoStats;
-use crate::lance::dataset::Dataset;
+use crate::lance::dataset::DatasetVersion;
 
 /// Options of a query.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,7 +31,7 @@ pub(crate) struct QueryAnswer {
 
 /// Plan `filter` on `dataset` (one wave: lookups, page-data and scan-file metadata).
 pub(crate) async fn plan_query(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &str,
     options: QueryOptions,
     stats: &IoStats,
@@ -45,7 +45,7 @@ pub(crate) async fn plan_query(
 /// Execute a plan: read selected pages and evaluate what no index answers, drop deleted
 /// rows and rows of fragments that no longer exist.
 pub(crate) async fn execute_plan(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     plan: &QueryPlan,
     stats: &IoStats,
 ) -> Result<QueryAnswer> {
@@ -58,7 +58,7 @@ pub(crate) async fn execute_plan(
 
 /// Plan and execute in one call.
 pub(crate) async fn query_row_addresses(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     filter: &str,
     options: QueryOptions,
     stats: &IoStats,

@@ -18,6 +18,7 @@
 //! Nothing here is timed; every server binds 127.0.0.1 on a random port.
 #![allow(dead_code, unused_imports)]
 
+pub(super) mod any_element;
 pub(super) mod btree_query;
 pub(super) mod gcs;
 pub(super) mod recorded;

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use crate::io::list::{ObjectLister, ObjectStoreLister};
 use crate::io::wrappers::RecordingSource;
 use crate::io::{open_url, IoStats, RangeSource};
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::dataset::{DatasetSession, DatasetStore, DatasetVersion};
 
 /// An open dataset and the recorder of its reads.
 pub(crate) struct Recorded {
-    pub(crate) dataset: Dataset,
+    pub(crate) dataset: DatasetVersion,
     pub(crate) recorder: Arc<RecordingSource>,
 }
 
@@ -29,6 +29,6 @@ pub(crate) async fn open_recorded(
         &opened.scheme,
     ));
     let store = DatasetStore::new(Arc::clone(&recorder) as Arc<dyn RangeSource>, lister);
-    let dataset = Dataset::open(store, opened.path.clone(), None, session, stats).await?;
+    let dataset = DatasetVersion::open(store, opened.path.clone(), None, session, stats).await?;
     Ok(Recorded { dataset, recorder })
 }

@@ -19,12 +19,13 @@ use std::sync::Arc;
 
 use crate::ecp::{EcpIndex, OpenOptions as EcpOpenOptions, QueryOptions, SearchParams};
 use crate::index::list_element::parse_any_element_filter;
-use crate::index::list_element::query::{query_any_element, AnyElementOptions};
+use crate::index::list_element::query::AnyElementOptions;
 use crate::io::admission::{Admission, DEFAULT_MAX_IN_FLIGHT_BYTES};
 use crate::io::list::ObjectStoreLister;
 use crate::io::{FetchOptions, IoStats, OpenedUrl, RangeFetcher};
-use crate::lance::dataset::{Dataset, DatasetSession, DatasetStore};
+use crate::lance::dataset::{DatasetSession, DatasetStore, DatasetVersion};
 use crate::lance::reader::{LanceFileReader, ReaderCaches, RowSelection};
+use crate::suite::common::any_element::query_any_element;
 use crate::suite::common::btree_query::{query_row_addresses, QueryOptions as BTreeQueryOptions};
 use arrow_array::RecordBatch;
 use futures::StreamExt;
@@ -316,7 +317,7 @@ impl Handles {
         allow_scan: bool,
         stats: &IoStats,
     ) -> crate::Result<Answer> {
-        let ds = Dataset::open(
+        let ds = DatasetVersion::open(
             self.store.clone(),
             Path::from(format!("ds/{dataset}.lance")),
             version,
@@ -335,7 +336,7 @@ impl Handles {
         negated: bool,
         stats: &IoStats,
     ) -> crate::Result<Answer> {
-        let ds = Dataset::open(
+        let ds = DatasetVersion::open(
             self.store.clone(),
             Path::from(format!("le/{dataset}.lance")),
             None,

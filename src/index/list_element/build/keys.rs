@@ -4,8 +4,8 @@
 //! Pure: schema in, resolved fields or a clear `InvalidArgument` out.
 
 use crate::error::{Error, Result};
+use crate::index::list_data::stitch::WantedField;
 use crate::index::list_element::key_encoding::KeyType;
-use crate::index::list_element::stitch::WantedField;
 use crate::lance::dataset::Schema;
 
 /// The resolved column and keys of a build.

@@ -31,15 +31,14 @@ use roaring::RoaringBitmap;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::index::list_data::{open_list_files, read_list_files};
 use crate::index::list_element::key_encoding::KeyEncoder;
-use crate::index::list_element::query::open_list_files;
-use crate::index::list_element::stitch::{stitch_list_parts, ListPart};
 use crate::io::write::ObjectWriter;
 use crate::io::{open_url, IoStats, OpenedUrl};
 use crate::lance::dataset::commit::{
     commit_index, CommitOptions, IndexCommit, MAX_COMMIT_ATTEMPTS,
 };
-use crate::lance::dataset::{Dataset, DatasetSession, Fragment, Manifest};
+use crate::lance::dataset::{DatasetSession, DatasetVersion, Fragment, Manifest};
 use crate::lance::proto::list_element::{
     ListElementIndexDetails, ListElementKeyEncoding, LIST_ELEMENT_DETAILS_TYPE_URL,
 };
@@ -160,7 +159,8 @@ pub(crate) async fn create_list_element_index(
 ) -> Result<CreatedIndex> {
     let opened = open_url(url, storage_options)?;
     let dataset =
-        Dataset::open_opened(&opened, None, Arc::new(DatasetSession::default()), stats).await?;
+        DatasetVersion::open_opened(&opened, None, Arc::new(DatasetSession::default()), stats)
+            .await?;
     let built = build_list_element_index(&opened, &dataset, options, stats).await?;
     commit_list_element_index(&opened, &dataset, &built, stats).await
 }
@@ -169,7 +169,7 @@ pub(crate) async fn create_list_element_index(
 /// without committing.
 pub(crate) async fn build_list_element_index(
     opened: &OpenedUrl,
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     options: &ListElementIndexOptions,
     stats: &IoStats,
 ) -> Result<BuiltListElementIndex> {
@@ -237,7 +237,7 @@ pub(crate) async fn build_list_element_index(
 /// concurrent commits that keep it valid. On failure the uploaded files are removed.
 pub(crate) async fn commit_list_element_index(
     opened: &OpenedUrl,
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     built: &BuiltListElementIndex,
     stats: &IoStats,
 ) -> Result<CreatedIndex> {
@@ -285,7 +285,11 @@ pub(crate) async fn commit_list_element_index(
 /// Whether `built` still fits the `latest` manifest: its name is free, every fragment it
 /// covers is unchanged (same data files and rows: deletions are fine, the reader applies
 /// them) and its key fields resolve as they did.
-fn rebase_check(latest: &Manifest, built: &BuiltListElementIndex, read: &Dataset) -> Result<()> {
+fn rebase_check(
+    latest: &Manifest,
+    built: &BuiltListElementIndex,
+    read: &DatasetVersion,
+) -> Result<()> {
     let conflict = |what: String| Error::Conflict {
         path: read.root().to_string(),
         what,
@@ -328,7 +332,7 @@ fn rebase_check(latest: &Manifest, built: &BuiltListElementIndex, read: &Dataset
 
 /// Entries of one fragment, read `ROWS_PER_READ` rows at a time.
 async fn index_fragment(
-    dataset: &Dataset,
+    dataset: &DatasetVersion,
     fragment: &Fragment,
     keys: &BuildKeys,
     encoder: &KeyEncoder,
@@ -343,21 +347,14 @@ async fn index_fragment(
     while start < fragment.physical_rows {
         let end = (start + ROWS_PER_READ).min(fragment.physical_rows);
         let selection = RowSelection::Range(start..end);
-        let reads = files.iter().map(|f| {
-            let selection = selection.clone();
-            async move {
-                let batch = f
-                    .reader
-                    .read_rows(&[f.field_index], &selection, stats)
-                    .await?;
-                Ok::<_, Error>(ListPart {
-                    array: Arc::clone(batch.column(0)),
-                    child_ids: f.child_ids.clone(),
-                })
-            }
-        });
-        let parts = futures::future::try_join_all(reads).await?;
-        let list = stitch_list_parts(&parts, &keys.fields, (end - start) as usize)?;
+        let list = read_list_files(
+            &files,
+            &keys.fields,
+            &selection,
+            (end - start) as usize,
+            stats,
+        )
+        .await?;
         let entries = encoder.encode_entries(list.as_ref(), &key_children)?;
         for (i, row) in entries.rows.iter().enumerate() {
             let offset = start + *row as u64;

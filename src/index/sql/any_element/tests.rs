@@ -7,7 +7,7 @@ use arrow_array::{ArrayRef, LargeListArray, ListArray, StringViewArray, StructAr
 use arrow_schema::{Field, Fields};
 
 use super::*;
-use crate::index::list_element::resolve::ElementField;
+use crate::index::sql::bind::ElementField;
 
 fn element_fields() -> Vec<ElementField> {
     vec![

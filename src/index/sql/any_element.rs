@@ -12,9 +12,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, BooleanArray, GenericListArray, OffsetSizeTrait, StructArray};
 use arrow_schema::DataType;
 
-use super::key_encoding::KeyType;
 use crate::error::{Error, Result};
 use crate::index::key::KeyColumn;
+use crate::index::key_type::KeyType;
 use crate::index::sql::bind::{BoundField, BoundPredicate as BoundElementPredicate};
 use crate::index::sql::eval::ColumnsRow;
 pub(crate) use crate::index::sql::eval::{eval_predicate as eval_element, find_opaque};
