@@ -459,5 +459,8 @@ async fn the_builder_needs_a_store_for_a_prefix_and_opens_with_a_session() {
     let index = built.open().await.unwrap();
     let plain = open(tmp.path()).await.unwrap();
     assert_eq!(index.info().dim, plain.info().dim);
-    assert_eq!(search_q0(&index).await.unwrap(), search_q0(&plain).await.unwrap());
+    assert_eq!(
+        search_q0(&index).await.unwrap(),
+        search_q0(&plain).await.unwrap()
+    );
 }
