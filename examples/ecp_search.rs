@@ -5,22 +5,16 @@
 //! cargo run --example ecp_search
 //! ```
 
-use lakeseek::ecp::{EcpIndex, EcpStore, OpenOptions, QueryOptions};
+use lakeseek::ecp::{EcpIndex, QueryOptions};
 use lakeseek::Session;
 
 #[tokio::main]
 async fn main() -> lakeseek::Result<()> {
-    let store = EcpStore {
-        object_store: Some(lakeseek::sample::store().await?),
-        ..Default::default()
-    };
-    let index = EcpIndex::open(
-        lakeseek::sample::ECP_INDEX_URL,
-        store,
-        OpenOptions::default(),
-        &Session::default(),
-    )
-    .await?;
+    let index = EcpIndex::builder(lakeseek::sample::ECP_INDEX_URL)
+        .object_store(lakeseek::sample::store().await?)
+        .session(&Session::default())
+        .open()
+        .await?;
     let info = index.info();
     println!(
         "{} items of dimension {}, {} levels; open: {:?}",

@@ -22,7 +22,7 @@
 //! | answer a SQL filter from the indices | [`Dataset::filter`], [`Dataset::query`] |
 //! | read rows by row address, any column | [`Dataset::take`] |
 //! | read one Lance file by range or row list | [`LanceFile`] |
-//! | k-NN search on an ecpfs index | [`ecp::EcpIndex::open`], [`ecp::EcpIndex::query`] |
+//! | k-NN search on an ecpfs index | [`ecp::EcpIndex::builder`], [`ecp::EcpIndex::open`], [`ecp::EcpIndex::query`] |
 //! | share caches within a byte budget | [`Session`] |
 //! | know what it cost | [`IoStats`] |
 //!
@@ -193,7 +193,7 @@ pub use api::{
     ColumnInspection, FieldInspection, FileInspection, PageInspection, PlanInspection,
     PlanLayerSummary,
 };
-pub use api::{CreatedListElementIndex, ListElementIndexBuilder};
+pub use api::{CreatedListElementIndex, EcpIndexBuilder, ListElementIndexBuilder};
 pub use api::{FilterExpr, FilterValue};
 pub use error::{Error, ErrorSource, Result};
 pub use io::{IoStats, IoStatsSnapshot};

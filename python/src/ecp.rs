@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 use tokio::sync::Mutex;
 
-use lakeseek::ecp::{EcpQuery, EcpStore, OpenOptions, QueryOptions, SearchParams};
+use lakeseek::ecp::{EcpQuery, OpenOptions, QueryOptions, SearchParams};
 
 use crate::arrow_out::Table;
 use crate::input::{extract_f32s, extract_u64s};
@@ -42,12 +42,14 @@ pub(crate) struct EcpSearch {
 
 impl EcpIndex {
     async fn open(args: OpenArgs, options: OpenOptions) -> lakeseek::Result<EcpIndex> {
-        let store = EcpStore {
-            storage_options: args.storage_options,
-            object_store: args.object_store.map(|s| s.store),
-        };
-        let session = args.session.0;
-        let inner = lakeseek::ecp::EcpIndex::open(&args.url, store, options, &session).await?;
+        let mut builder = lakeseek::ecp::EcpIndex::builder(&args.url)
+            .storage_options(args.storage_options)
+            .options(options)
+            .session(&args.session.0);
+        if let Some(object_store) = args.object_store {
+            builder = builder.object_store(object_store.store);
+        }
+        let inner = builder.open().await?;
         Ok(EcpIndex { inner })
     }
 

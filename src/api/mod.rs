@@ -21,6 +21,7 @@ pub use describe::{
     DataFileDescription, DatasetDescription, FieldDescription, FragmentDescription,
     IndexDescription, IndexSegmentDescription,
 };
+pub use ecp::EcpIndexBuilder;
 pub use file::{LanceFile, LanceFileBuilder};
 pub use filter_expr::{FilterExpr, FilterValue};
 pub use inspect::{

@@ -9,8 +9,8 @@ use crate::error::Result;
 use crate::io::{open_url_with, IoStats, OpenOptions, OpenedUrl};
 use crate::session::Session;
 
-/// Builder state shared by [`DatasetBuilder`](super::DatasetBuilder) and
-/// [`LanceFileBuilder`](super::LanceFileBuilder).
+/// Builder state shared by [`DatasetBuilder`](super::DatasetBuilder),
+/// [`LanceFileBuilder`](super::LanceFileBuilder) and [`EcpIndexBuilder`](super::EcpIndexBuilder).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OpenParams {
     pub(crate) url: String,
@@ -28,7 +28,7 @@ impl OpenParams {
         }
     }
 
-    /// Add storage options (both builders' `storage_options`).
+    /// Add storage options (the builders' `storage_options`).
     pub(crate) fn add_storage_options<K: Into<String>, V: Into<String>>(
         &mut self,
         options: impl IntoIterator<Item = (K, V)>,

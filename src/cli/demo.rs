@@ -428,7 +428,8 @@ async fn ecp_steps(
     steps: &mut Vec<DemoStep>,
 ) -> Result<()> {
     let start = Instant::now();
-    // Read through S3's coalescing gap (`open_store` uses lakeseek's remote default).
+    // Read through S3's coalescing gap (an index `prefix` of a store uses lakeseek's remote
+    // default).
     let prefix = object_store::path::Path::from(format!("sample/{ECP_ROOT}"));
     let options = EcpOpenOptions {
         node_cache_bytes: EcpOpenOptions::default()
@@ -436,8 +437,12 @@ async fn ecp_steps(
             .min(session.budget_bytes()),
         ..EcpOpenOptions::default()
     };
-    let index =
-        EcpIndex::open_store(Arc::clone(store), prefix, sample::ECP_INDEX_URL, options).await?;
+    let index = EcpIndex::builder(sample::ECP_INDEX_URL)
+        .object_store(Arc::clone(store))
+        .prefix(prefix)
+        .options(options)
+        .open()
+        .await?;
     let info = index.info().clone();
     steps.push(DemoStep {
         step: "ecp_open",

@@ -1,9 +1,7 @@
 //! `lakeseek ecp info|search` argument structs and runners (wired by `src/bin/lakeseek.rs`).
 
 use crate::cli::parse_key_value;
-use crate::ecp::{
-    parse_npy, EcpIndex, EcpStore, OpenOptions, QueryOptions, SearchParams, SearchResult,
-};
+use crate::ecp::{parse_npy, EcpIndex, OpenOptions, QueryOptions, SearchParams, SearchResult};
 use crate::{Error, IoStatsSnapshot, Result};
 
 /// `lakeseek ecp info URL`: print the index settings as JSON.
@@ -77,11 +75,12 @@ async fn open_index(
     storage_options: &[(String, String)],
     options: OpenOptions,
 ) -> Result<EcpIndex> {
-    let store = EcpStore {
-        storage_options: storage_options.to_vec(),
-        ..EcpStore::default()
-    };
-    EcpIndex::open(url, store, options, &crate::cli::process_session()).await
+    EcpIndex::builder(url)
+        .storage_options(storage_options.iter().cloned())
+        .options(options)
+        .session(&crate::cli::process_session())
+        .open()
+        .await
 }
 
 /// Run `ecp info`.

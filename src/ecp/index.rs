@@ -5,9 +5,10 @@
 //! and no group metadata is read.
 //!
 //! Every read goes through lakeseek's I/O layer: a [`FetcherStorage`] over a
-//! [`RangeFetcher`] over the index's [`RangeSource`] (retries, expected-version checks,
-//! accounting, and whatever wrappers the caller put around the source, see
-//! [`EcpIndex::open_source`]).
+//! [`RangeFetcher`] over the index's [`RangeSource`](crate::io::RangeSource) (retries,
+//! expected-version checks, accounting, and whatever wrappers the caller put around the
+//! source). The public ways to open an index (`EcpIndex::builder` and its shorthands) live in
+//! the api layer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,13 +22,8 @@ use super::node::{load_node, read_embeddings, EmbeddingDtype, Node, NodeLimits};
 use super::zarr_io::{FetchedArray, ZarrStore};
 use crate::ecp::zarr_storage::{with_query_stats, FetcherStorage, StorageProbe};
 use crate::error::{Error, Result};
-use crate::io::admission::{self, AdmissionRegistry};
 use crate::io::cache::{CacheKey, SizedCache};
-use crate::io::store::REMOTE_COALESCE_GAP;
-use crate::io::{
-    open_url, FetchOptions, IoStats, IoStatsSnapshot, ObjectStoreSource, ObjectVersion,
-    RangeFetcher, RangeSource,
-};
+use crate::io::{IoStats, IoStatsSnapshot, ObjectVersion, RangeFetcher};
 
 /// Key prefix of saved query state: rewritten while an index is open, so never pinned.
 const QUERIES_PREFIX: &str = "queries/";
@@ -176,88 +172,12 @@ fn missing(store: &ZarrStore, path: &str) -> Error {
 }
 
 impl EcpIndex {
-    /// Open the index at `url` (`s3://bucket/prefix/index`, `gs://...`, a local path, ...).
-    /// Reads go through the URL's `RangeSource` (with the retry policy of the storage
-    /// options); saved queries are written through its object store when
-    /// [`OpenOptions::writable`]. Requests wait for a slot of the process's default
-    /// admission control of the store (at most [`DEFAULT_MAX_REQUESTS`](crate::DEFAULT_MAX_REQUESTS)
-    /// in flight, shared by everything opened without a [`Session`](crate::Session); open
-    /// with [`EcpIndex::open`] to choose the bound).
-    pub async fn open_url(
-        url: &str,
-        storage_options: &[(String, String)],
-        options: OpenOptions,
-    ) -> Result<Self> {
-        let registry = admission::process_default();
-        Self::open_url_admitted(url, storage_options, options, &registry).await
-    }
-
-    /// [`EcpIndex::open_url`] with the admission control of `registry` (e.g. a session's).
-    pub(crate) async fn open_url_admitted(
-        url: &str,
-        storage_options: &[(String, String)],
-        options: OpenOptions,
-        registry: &AdmissionRegistry,
-    ) -> Result<Self> {
-        let opened = open_url(url, storage_options)?;
-        let admission = registry.for_opened(&opened);
-        let fetcher = RangeFetcher::new(opened.source, FetchOptions::default())
-            .with_admission(Some(admission));
-        let writer = options.writable.then_some(opened.store);
-        Self::open_with(fetcher, writer, opened.path, url, options).await
-    }
-
-    /// Open the index stored under `prefix` of `store`; `label` names it in errors. Reads go
-    /// through an `ObjectStoreSource` over `store` with lakeseek's default retry policy,
-    /// each waiting for a slot of the process's default admission control of `store` (as
-    /// [`EcpIndex::open_url`]).
-    pub async fn open_store(
-        store: Arc<dyn ObjectStore>,
-        prefix: Path,
-        label: &str,
-        options: OpenOptions,
-    ) -> Result<Self> {
-        let source: Arc<dyn RangeSource> = Arc::new(ObjectStoreSource::new(
-            Arc::clone(&store),
-            REMOTE_COALESCE_GAP,
-            label.to_string(),
-        ));
-        let admission = admission::process_default().for_handle(&store);
-        let fetcher =
-            RangeFetcher::new(source, FetchOptions::default()).with_admission(Some(admission));
-        let writer = options.writable.then_some(store);
-        Self::open_with(fetcher, writer, prefix, label, options).await
-    }
-
-    /// Open the index stored under `prefix`, reading through `source` (e.g. a
-    /// `FaultSource`, `LatencySource` or
-    /// `RecordingSource` around a store's source). Read-only: a
-    /// `RangeSource` cannot write, so saving queries needs `EcpIndex::open_with`.
-    pub async fn open_source(
-        source: Arc<dyn RangeSource>,
-        prefix: Path,
-        label: &str,
-        options: OpenOptions,
-    ) -> Result<Self> {
-        let fetcher = RangeFetcher::new(source, FetchOptions::default());
-        Self::open_with(fetcher, None, prefix, label, options).await
-    }
-
     /// Open the index stored under `prefix`, reading through `fetcher` (its source, retry
-    /// policy and fetch options), and writing saved queries to `writer` (under the same
-    /// prefix) when given and [`OpenOptions::writable`].
-    pub async fn open_with(
-        fetcher: RangeFetcher,
-        writer: Option<Arc<dyn ObjectStore>>,
-        prefix: Path,
-        label: &str,
-        options: OpenOptions,
-    ) -> Result<Self> {
-        Self::open_with_cache(fetcher, writer, prefix, label, options, None).await
-    }
-
-    /// [`EcpIndex::open_with`], keeping nodes in `cache` (a session's, shared by the indexes
-    /// opened with it) instead of a cache of [`OpenOptions::node_cache_bytes`] of its own.
+    /// policy and fetch options), writing saved queries to `writer` (under the same prefix)
+    /// when given and [`OpenOptions::writable`], and keeping nodes in `cache` (a session's,
+    /// shared by the indexes opened with it) or else in a cache of
+    /// [`OpenOptions::node_cache_bytes`] of its own. The one constructor under the public
+    /// builder (`EcpIndex::builder`, in the api layer); `label` names the index in errors.
     pub(crate) async fn open_with_cache(
         fetcher: RangeFetcher,
         writer: Option<Arc<dyn ObjectStore>>,

@@ -156,6 +156,21 @@ pub(crate) trait IndexKind: Send + Sync + Debug {
         want: Want,
         stats: &IoStats,
     ) -> Result<Box<dyn PlannedLeaf>>;
+
+    /// Load what later queries will need from `segment` (one this kind
+    /// [`reads`](IndexKind::reads)) into the session caches (`lakeseek prewarm`); with
+    /// `all_pages`, also its pages. By default: the metadata of every `.lance` file the
+    /// segment lists.
+    async fn prewarm(
+        &self,
+        dataset: &DatasetVersion,
+        segment: &IndexSegment,
+        _all_pages: bool,
+        stats: &IoStats,
+    ) -> Result<PrewarmCounts> {
+        segments::open_lance_files(dataset, segment, stats).await?;
+        Ok(PrewarmCounts::default())
+    }
 }
 
 /// A leaf planned on one index.
@@ -220,4 +235,11 @@ pub(crate) fn fragment_rows(dataset: &DatasetVersion, fragments: &RoaringBitmap)
         }
     }
     out
+}
+
+/// What prewarming one segment loaded ([`IndexKind::prewarm`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PrewarmCounts {
+    /// BTree pages now in the page cache.
+    pub(crate) index_pages: usize,
 }

@@ -1,5 +1,6 @@
 //! Prewarm: load what later queries of a dataset will need into the session's caches (and
-//! its disk tier) ahead of time.
+//! its disk tier) ahead of time. This module drives; each index kind prewarms its own
+//! segments ([`IndexKind::prewarm`](crate::index::kind::IndexKind::prewarm)).
 //!
 //! * Index lookups (always): a BTree segment's page lookup and page-data metadata, a
 //!   bitmap lookup's metadata and page inits, the metadata of every other index file the
@@ -14,13 +15,9 @@
 use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
-use crate::index::bitmap::BITMAP_DETAILS_TYPES;
-use crate::index::bitmap_file::exec::{
-    load_all_keys_and_row_sets, open_bitmap_file, prefetch_page_inits,
-};
-use crate::index::btree_file::exec::{load_all_pages, open_segment};
-use crate::index::btree_file::BTREE_DETAILS_TYPES;
-use crate::index::kind::segments::has_type;
+use crate::index::filter::kind_reading;
+use crate::index::kind::segments::open_lance_files;
+use crate::index::kind::PrewarmCounts;
 use crate::io::{IoStats, ObjectVersion};
 use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
@@ -124,7 +121,8 @@ fn column_ids(dataset: &DatasetVersion, names: &[String]) -> Result<Vec<i32>> {
         .collect()
 }
 
-/// Load one segment; returns the BTree pages cached.
+/// Load one segment through the kind that reads it (the metadata of its `.lance` files when
+/// no kind does); returns the BTree pages cached.
 async fn prewarm_segment(
     dataset: &DatasetVersion,
     segment: &IndexSegment,
@@ -134,39 +132,14 @@ async fn prewarm_segment(
     if all_pages && dataset.session().disk.is_some() {
         whole_index_files(dataset, segment, stats).await?;
     }
-    if has_type(segment, &BTREE_DETAILS_TYPES) {
-        let opened = open_segment(dataset, segment, stats).await?;
-        return if all_pages {
-            load_all_pages(dataset, &opened, stats).await
-        } else {
-            Ok(0)
-        };
-    }
-    if has_type(segment, &BITMAP_DETAILS_TYPES) {
-        let file = open_bitmap_file(dataset, segment, stats).await?;
-        prefetch_page_inits(&file, stats).await?;
-        if all_pages {
-            load_all_keys_and_row_sets(dataset, &file, stats).await?;
+    let counts = match kind_reading(segment) {
+        Some(kind) => kind.prewarm(dataset, segment, all_pages, stats).await?,
+        None => {
+            open_lance_files(dataset, segment, stats).await?;
+            PrewarmCounts::default()
         }
-        return Ok(0);
-    }
-    let opens = lance_files(segment).map(|name| async move {
-        dataset
-            .open_index_file(segment, name, stats)
-            .await
-            .map(|_| ())
-    });
-    futures::future::try_join_all(opens).await?;
-    Ok(0)
-}
-
-/// The `.lance` files a segment lists.
-fn lance_files(segment: &IndexSegment) -> impl Iterator<Item = &str> {
-    segment
-        .files
-        .iter()
-        .filter(|f| f.path.ends_with(".lance"))
-        .map(|f| f.path.as_str())
+    };
+    Ok(counts.index_pages)
 }
 
 /// Read every file the segment lists whole (into the disk tier), in one wave.

@@ -45,7 +45,7 @@ const MAX_KNOWN_VERSIONS: usize = 4096;
 
 /// One range to read in a wave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadRequest {
+pub(crate) struct ReadRequest {
     /// Object path.
     pub path: Path,
     /// Byte range wanted (non-empty).
@@ -57,7 +57,7 @@ pub struct ReadRequest {
 
 impl ReadRequest {
     /// A request for `range` of an object of unknown size.
-    pub fn new(path: Path, range: Range<u64>) -> Self {
+    pub(crate) fn new(path: Path, range: Range<u64>) -> Self {
         Self {
             path,
             range,
@@ -66,7 +66,7 @@ impl ReadRequest {
     }
 
     /// A request for `range` of an object known to be `object_size` bytes long.
-    pub fn sized(path: Path, range: Range<u64>, object_size: u64) -> Self {
+    pub(crate) fn sized(path: Path, range: Range<u64>, object_size: u64) -> Self {
         Self {
             path,
             range,
@@ -76,7 +76,8 @@ impl ReadRequest {
 
     /// A request for `range` cut to the end of an `object_size`-byte object (for speculative
     /// reads such as "the next 64 KiB"). Fails when nothing of the range is inside the object.
-    pub fn clamped(path: Path, range: Range<u64>, object_size: u64) -> Result<Self> {
+    #[cfg(test)]
+    pub(crate) fn clamped(path: Path, range: Range<u64>, object_size: u64) -> Result<Self> {
         let clamped = clamp_range(&range, object_size).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "range {}..{} of {path} has no bytes inside the {object_size}-byte object",
@@ -88,12 +89,13 @@ impl ReadRequest {
 
     /// Check the request before anything is sent: the range must be non-empty and, when the
     /// object size is known, end inside the object.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         check_range(&self.path, &self.range, self.object_size)
     }
 }
 
 /// `range` cut to `0..object_size`; `None` when the result would be empty.
+#[cfg(test)]
 pub(crate) fn clamp_range(range: &Range<u64>, object_size: u64) -> Option<Range<u64>> {
     let end = range.end.min(object_size);
     (range.start < end).then_some(range.start..end)
@@ -125,7 +127,7 @@ pub(crate) fn check_range(path: &Path, range: &Range<u64>, object_size: Option<u
 
 /// The result of a suffix ("tail") read.
 #[derive(Debug, Clone)]
-pub struct Tail {
+pub(crate) struct Tail {
     /// The last bytes of the object (the whole object if it is smaller than asked).
     pub bytes: Bytes,
     /// Size and version of the object, from the same response.
@@ -134,18 +136,19 @@ pub struct Tail {
 
 impl Tail {
     /// Absolute offset of `bytes[0]` in the object.
-    pub fn start(&self) -> u64 {
+    pub(crate) fn start(&self) -> u64 {
         self.version.size.saturating_sub(self.bytes.len() as u64)
     }
 
     /// Whether the tail holds the whole object.
-    pub fn is_whole_object(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_whole_object(&self) -> bool {
         self.bytes.len() as u64 == self.version.size
     }
 
     /// Slice the tail by an absolute byte range of the object (zero-copy), if the tail
     /// covers it. An empty range inside the tail gives empty bytes.
-    pub fn slice(&self, range: Range<u64>) -> Option<Bytes> {
+    pub(crate) fn slice(&self, range: Range<u64>) -> Option<Bytes> {
         let start = self.start();
         if range.start < start || range.end > self.version.size || range.start > range.end {
             return None;
@@ -158,7 +161,7 @@ impl Tail {
 
 /// Tuning of a [`RangeFetcher`].
 #[derive(Debug, Clone)]
-pub struct FetchOptions {
+pub(crate) struct FetchOptions {
     /// Merge two ranges when the gap between them is at most this many bytes.
     /// `None` uses the source's per-backend gap.
     pub coalesce_gap: Option<u64>,
@@ -189,7 +192,7 @@ pub(crate) fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_merged: u64) -> 
 
 /// One GET of a planned fetch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedRead {
+pub(crate) struct PlannedRead {
     /// Object path.
     pub path: Path,
     /// Merged byte range to GET.
@@ -266,7 +269,7 @@ impl DiskTier {
 
 /// Executes waves of range reads through a [`RangeSource`].
 #[derive(Debug, Clone)]
-pub struct RangeFetcher {
+pub(crate) struct RangeFetcher {
     source: Arc<dyn RangeSource>,
     options: FetchOptions,
     retry: RetryPolicy,
@@ -310,9 +313,8 @@ impl WaveHedges {
 impl RangeFetcher {
     /// A fetcher over `source`. Transient failures are retried with the source's
     /// [`retry_policy`](RangeSource::retry_policy) (set from the store's options by
-    /// [`open_url`](crate::io::open_url)), else [`RetryPolicy::default`]; see
-    /// [`with_retry_policy`](Self::with_retry_policy).
-    pub fn new(source: Arc<dyn RangeSource>, options: FetchOptions) -> Self {
+    /// [`open_url`](crate::io::open_url)), else [`RetryPolicy::default`].
+    pub(crate) fn new(source: Arc<dyn RangeSource>, options: FetchOptions) -> Self {
         let retry = source.retry_policy().unwrap_or_default();
         let latency = Arc::new(Mutex::new(LatencyTracker::new(source.hedge_config())));
         Self {
@@ -405,21 +407,16 @@ impl RangeFetcher {
             .await;
     }
 
-    /// Retry transient failures with `policy` instead.
-    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
-        self
-    }
-
     /// The retry policy in effect.
-    pub fn retry_policy(&self) -> &RetryPolicy {
+    #[cfg(test)]
+    pub(crate) fn retry_policy(&self) -> &RetryPolicy {
         &self.retry
     }
 
     /// Make later range reads of `path` conditional on `version`'s etag (when it has one), as
     /// if this fetcher had read it: for callers whose metadata came from a cache, not from a
     /// read of this fetcher.
-    pub fn expect_version(&self, path: &Path, version: &ObjectVersion) {
+    pub(crate) fn expect_version(&self, path: &Path, version: &ObjectVersion) {
         self.remember(path, version);
     }
 
@@ -453,17 +450,12 @@ impl RangeFetcher {
     }
 
     /// The underlying source.
-    pub fn source(&self) -> &Arc<dyn RangeSource> {
+    pub(crate) fn source(&self) -> &Arc<dyn RangeSource> {
         &self.source
     }
 
-    /// The fetcher's options.
-    pub fn options(&self) -> &FetchOptions {
-        &self.options
-    }
-
     /// The coalescing gap in effect (the options' or the source's).
-    pub fn coalesce_gap(&self) -> u64 {
+    pub(crate) fn coalesce_gap(&self) -> u64 {
         self.options
             .coalesce_gap
             .unwrap_or_else(|| self.source.coalesce_gap())
@@ -558,7 +550,7 @@ impl RangeFetcher {
 
     /// Suffix read of the last `n` bytes (one request, no HEAD); the object's size comes from
     /// the same response.
-    pub async fn tail(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
+    pub(crate) async fn tail(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
         self.tail_of(path, n, None, stats).await
     }
 
@@ -628,7 +620,7 @@ impl RangeFetcher {
     }
 
     /// Read a whole object (one request).
-    pub async fn whole(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
+    pub(crate) async fn whole(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
         self.whole_of(path, None, stats).await
     }
 
@@ -681,7 +673,7 @@ impl RangeFetcher {
     }
 
     /// The GETs [`fetch`](Self::fetch) would send for `requests` (validated, merged).
-    pub fn plan(&self, requests: &[ReadRequest]) -> Result<Vec<PlannedRead>> {
+    pub(crate) fn plan(&self, requests: &[ReadRequest]) -> Result<Vec<PlannedRead>> {
         plan_fetch_with(requests, &self.coalesce_policy())
     }
 
@@ -694,7 +686,11 @@ impl RangeFetcher {
     /// With a disk tier, every request of an immutable object of known size is looked up
     /// there first (a hit costs no request); the rest are fetched as above and the merged
     /// GETs written to disk.
-    pub async fn fetch(&self, requests: &[ReadRequest], stats: &IoStats) -> Result<Vec<Bytes>> {
+    pub(crate) async fn fetch(
+        &self,
+        requests: &[ReadRequest],
+        stats: &IoStats,
+    ) -> Result<Vec<Bytes>> {
         if self.disk.is_none() {
             return self.fetch_from_store(requests, stats).await.map(|(b, _)| b);
         }

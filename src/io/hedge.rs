@@ -28,7 +28,7 @@ const DEFAULT_THROUGHPUT: f64 = 50e6;
 
 /// When to hedge (from storage options: `hedge_fraction`, `hedge_quantile`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct HedgeConfig {
+pub(crate) struct HedgeConfig {
     /// At most this fraction of a wave's GETs (and of all requests, over time) are hedged;
     /// 0 turns hedging off.
     pub fraction: f64,
@@ -44,7 +44,7 @@ pub struct HedgeConfig {
 
 impl HedgeConfig {
     /// No hedging (local files, in-memory stores).
-    pub fn off() -> Self {
+    pub(crate) fn off() -> Self {
         Self {
             fraction: 0.0,
             ..Self::remote()
@@ -52,7 +52,7 @@ impl HedgeConfig {
     }
 
     /// The default for remote object stores: up to 10% extra requests past the p95.
-    pub fn remote() -> Self {
+    pub(crate) fn remote() -> Self {
         Self {
             fraction: 0.1,
             quantile: 0.95,
@@ -63,7 +63,7 @@ impl HedgeConfig {
     }
 
     /// Whether any GET may be hedged.
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.fraction > 0.0
     }
 }

@@ -48,7 +48,7 @@ use crate::io::stats::IoStats;
 
 /// How [`RangeFetcher`](crate::io::RangeFetcher) retries transient read failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     /// Retries after the first attempt (0 disables lakeseek's retries).
     pub max_retries: usize,
     /// First backoff.
@@ -76,7 +76,8 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// No retries at this layer.
-    pub fn none() -> Self {
+    #[cfg(test)]
+    pub(crate) fn none() -> Self {
         Self {
             max_retries: 0,
             ..Self::default()
@@ -85,7 +86,7 @@ impl RetryPolicy {
 
     /// Backoff before retry number `retry` (1-based): `init * 2^(retry-1)` capped at
     /// `max_backoff`, then jittered into its upper half.
-    pub fn backoff(&self, retry: u32) -> Duration {
+    pub(crate) fn backoff(&self, retry: u32) -> Duration {
         let factor = 1u32
             .checked_shl(retry.saturating_sub(1).min(20))
             .unwrap_or(u32::MAX);

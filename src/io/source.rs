@@ -16,7 +16,7 @@ use crate::io::retry::{RetryPolicy, ShortBody};
 
 /// Identity of one version of an object: caches key decoded metadata by path + this.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ObjectVersion {
+pub(crate) struct ObjectVersion {
     /// Object size in bytes.
     pub size: u64,
     /// ETag when the backend reports one.
@@ -67,7 +67,7 @@ pub(crate) fn is_object_changed(err: &Error) -> bool {
 
 /// Ranged reads of objects. Implementations must not HEAD before a ranged read.
 #[async_trait]
-pub trait RangeSource: Send + Sync + Debug {
+pub(crate) trait RangeSource: Send + Sync + Debug {
     /// Read `range` of `path`. The range must be non-empty and inside the object.
     ///
     /// `expected` is the version the caller's metadata came from (size, and etag when known).

@@ -440,3 +440,27 @@ async fn absurd_shapes_are_corrupt_not_allocated() {
     assert_corrupt(&e, "lvl_1/node_1/embeddings");
     assert!(e.to_string().contains("exceed"), "{e}");
 }
+
+/// The builder: an index prefix without an object store is a clear error (no panic, no
+/// request); the builder with a session opens what `open_url` opens.
+#[tokio::test]
+async fn the_builder_needs_a_store_for_a_prefix_and_opens_with_a_session() {
+    let tmp = temp_copy(NAME);
+    let url = tmp.path().to_string_lossy().to_string();
+    let e = EcpIndex::builder(&url)
+        .prefix(object_store::path::Path::from("idx"))
+        .open()
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert!(e.to_string().contains("object store"), "{e}");
+    let session = crate::Session::default();
+    let built = EcpIndex::builder(&url).session(&session).prefetch(1);
+    let index = built.open().await.unwrap();
+    let plain = open(tmp.path()).await.unwrap();
+    assert_eq!(index.info().dim, plain.info().dim);
+    assert_eq!(
+        search_q0(&index).await.unwrap(),
+        search_q0(&plain).await.unwrap()
+    );
+}

@@ -5,17 +5,19 @@ use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::{answer_bitmap_predicate, BITMAP_DETAILS_TYPES};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::index::bitmap_file::exec::{
-    is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits, BitmapFile,
+    is_lookup_cached, load_all_keys_and_row_sets, lookups_json, open_bitmap_file,
+    open_bitmap_segments, prefetch_page_inits, BitmapFile,
 };
 use crate::index::bitmap_file::{read_json, ReadSummary};
 use crate::index::kind::segments::{
-    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
+    check_segments, covered_all_cached, has_type, planned_scalar, refuse_segment, restrict,
+    scalar_predicate,
 };
 use crate::index::kind::{
-    fragment_rows, rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments,
-    LeafAnswer, PlannedLeaf, Want,
+    fragment_rows, rows_with_value, Exactness, IndexKind, IndexLeaf, IndexSegments, LeafAnswer,
+    PlannedLeaf, PrewarmCounts, Want,
 };
 use crate::index::predicate::leaves;
 use crate::index::predicate::Predicate;
@@ -56,9 +58,7 @@ impl IndexKind for BitmapKind {
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
-        if !matches!(leaf.query, IndexQuery::Scalar(_)) {
-            return Err(format!("a bitmap index does not answer {}", leaf.text));
-        }
+        scalar_predicate("a bitmap index", leaf)?;
         check_segments(dataset, index, Exactness::Exact, refuse_segment)
     }
 
@@ -70,12 +70,7 @@ impl IndexKind for BitmapKind {
         want: Want,
         stats: &IoStats,
     ) -> Result<Box<dyn PlannedLeaf>> {
-        let IndexQuery::Scalar(predicate) = &leaf.query else {
-            return Err(Error::InvalidArgument(format!(
-                "a bitmap index does not answer {}",
-                leaf.text
-            )));
-        };
+        let predicate = planned_scalar("a bitmap index", leaf)?;
         let (segments, coverage) = open_bitmap_segments(dataset, index, stats).await?;
         Ok(Box::new(PlannedBitmap {
             name: index.name.clone(),
@@ -84,6 +79,23 @@ impl IndexKind for BitmapKind {
             segments,
             coverage,
         }))
+    }
+
+    /// The lookup's metadata and page inits; with `all_pages`, every key and row set into
+    /// the bitmap caches (no BTree page is counted).
+    async fn prewarm(
+        &self,
+        dataset: &DatasetVersion,
+        segment: &IndexSegment,
+        all_pages: bool,
+        stats: &IoStats,
+    ) -> Result<PrewarmCounts> {
+        let file = open_bitmap_file(dataset, segment, stats).await?;
+        prefetch_page_inits(&file, stats).await?;
+        if all_pages {
+            load_all_keys_and_row_sets(dataset, &file, stats).await?;
+        }
+        Ok(PrewarmCounts::default())
     }
 }
 

@@ -7,10 +7,10 @@ use async_trait::async_trait;
 use super::exec::load_bloom;
 use super::{sbbf, value_bytes, BloomIndex, BloomZone, BLOOM_DETAILS_TYPES, BLOOM_FILE};
 use crate::error::{Error, Result};
-use crate::index::kind::segments::{check_segments, has_type, refuse_segment};
-use crate::index::kind::{
-    Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, PlannedLeaf, Want,
+use crate::index::kind::segments::{
+    check_segments, does_not_answer, has_type, planned_scalar, refuse_segment, scalar_predicate,
 };
+use crate::index::kind::{Exactness, IndexKind, IndexLeaf, IndexSegments, PlannedLeaf, Want};
 use crate::index::predicate::leaves;
 use crate::index::predicate::LeafQuery;
 use crate::index::zones::planned::{zone_files_cached, PlannedZones, ZoneIndex};
@@ -88,6 +88,9 @@ impl ZoneIndex for BloomIndex {
     }
 }
 
+/// The kind as messages name it.
+const BLOOM: &str = "a bloom filter";
+
 #[async_trait]
 impl IndexKind for BloomKind {
     fn name(&self) -> &'static str {
@@ -108,11 +111,9 @@ impl IndexKind for BloomKind {
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
-        let IndexQuery::Scalar(predicate) = &leaf.query else {
-            return Err(format!("a bloom filter does not answer {}", leaf.text));
-        };
+        let predicate = scalar_predicate(BLOOM, leaf)?;
         let Some(data_type) = &leaf.column.data_type else {
-            return Err(format!("a bloom filter does not answer {}", leaf.text));
+            return Err(does_not_answer(BLOOM, leaf));
         };
         if !leaves(predicate).iter().all(|q| answerable(q, data_type)) {
             return Err(format!(
@@ -131,13 +132,9 @@ impl IndexKind for BloomKind {
         want: Want,
         stats: &IoStats,
     ) -> Result<Box<dyn PlannedLeaf>> {
-        let (IndexQuery::Scalar(predicate), Some(data_type)) =
-            (&leaf.query, &leaf.column.data_type)
-        else {
-            return Err(Error::InvalidArgument(format!(
-                "a bloom filter does not answer {}",
-                leaf.text
-            )));
+        let predicate = planned_scalar(BLOOM, leaf)?;
+        let Some(data_type) = &leaf.column.data_type else {
+            return Err(Error::InvalidArgument(does_not_answer(BLOOM, leaf)));
         };
         let load = |s: IndexSegment| async move { load_bloom(dataset, &s, stats).await };
         let leaf = (predicate, Some(data_type));

@@ -8,16 +8,17 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::explain::explain_segment;
 use crate::error::Result;
 use crate::index::btree_file::exec::{
-    answer_segment, open_segment, segment_is_cached, OpenedSegment,
+    answer_segment, load_all_pages, open_segment, segment_is_cached, OpenedSegment,
 };
 use crate::index::btree_file::{PageMatch, PageSelection};
 use crate::index::btree_file::{BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
 use crate::index::kind::segments::{
-    check_segments, covered_all_cached, covered_segments, has_type,
+    check_segments, covered_all_cached, covered_segments, has_type, planned_scalar,
+    scalar_predicate,
 };
 use crate::index::kind::{
-    fragment_rows, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
-    PlannedLeaf, Want,
+    fragment_rows, Exactness, IndexKind, IndexLeaf, IndexSegments, LeafAnswer, PlannedLeaf,
+    PrewarmCounts, Want,
 };
 use crate::index::predicate::Predicate;
 use crate::io::IoStats;
@@ -151,9 +152,7 @@ impl IndexKind for BTreeKind {
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
-        if !matches!(leaf.query, IndexQuery::Scalar(_)) {
-            return Err(format!("a BTree index does not answer {}", leaf.text));
-        }
+        scalar_predicate("a BTree index", leaf)?;
         check_segments(dataset, index, Exactness::Exact, refuse_btree_segment)
     }
 
@@ -165,12 +164,7 @@ impl IndexKind for BTreeKind {
         want: Want,
         stats: &IoStats,
     ) -> Result<Box<dyn PlannedLeaf>> {
-        let IndexQuery::Scalar(predicate) = &leaf.query else {
-            return Err(crate::error::Error::InvalidArgument(format!(
-                "a BTree index does not answer {}",
-                leaf.text
-            )));
-        };
+        let predicate = planned_scalar("a BTree index", leaf)?;
         let (predicate, complement) = search_for(predicate, want);
         let (segments, coverage) = covered_segments(dataset, index);
         let opens = segments
@@ -197,6 +191,24 @@ impl IndexKind for BTreeKind {
             segments,
             coverage,
         }))
+    }
+
+    /// The page lookup and the page-data file's metadata; with `all_pages`, every page into
+    /// the page cache (counted).
+    async fn prewarm(
+        &self,
+        dataset: &DatasetVersion,
+        segment: &IndexSegment,
+        all_pages: bool,
+        stats: &IoStats,
+    ) -> Result<PrewarmCounts> {
+        let opened = open_segment(dataset, segment, stats).await?;
+        let index_pages = if all_pages {
+            load_all_pages(dataset, &opened, stats).await?
+        } else {
+            0
+        };
+        Ok(PrewarmCounts { index_pages })
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) use crate::index::engine::{FilterAnswer, FilterOptions, FilterPlan};
 use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
 use crate::lance::dataset::DatasetVersion;
+pub(crate) use registry::kind_reading;
 
 /// Plan SQL `filter` on `dataset` (one wave: index lookups and metadata).
 pub(crate) async fn plan_filter(

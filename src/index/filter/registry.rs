@@ -1,6 +1,7 @@
 //! The index kinds lakeseek reads: the one list the engine chooses from.
 
 use crate::index::kind::IndexKind;
+use crate::lance::dataset::IndexSegment;
 
 /// Every index kind lakeseek reads, in order of preference (exact kinds first). Add a new
 /// kind here.
@@ -13,4 +14,10 @@ pub(crate) fn index_kinds() -> Vec<Box<dyn IndexKind>> {
         Box::new(crate::index::zonemap::kind::ZoneMapKind),
         Box::new(crate::index::bloom::kind::BloomKind),
     ]
+}
+
+/// The kind that reads `segment` (the first in order of preference), if any: the one that
+/// prewarms it.
+pub(crate) fn kind_reading(segment: &IndexSegment) -> Option<Box<dyn IndexKind>> {
+    index_kinds().into_iter().find(|kind| kind.reads(segment))
 }

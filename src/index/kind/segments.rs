@@ -6,7 +6,10 @@ use std::future::Future;
 
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::{Exactness, IndexSegments};
+use super::{Exactness, IndexLeaf, IndexQuery, IndexSegments};
+use crate::error::{Error, Result};
+use crate::index::predicate::Predicate;
+use crate::io::IoStats;
 use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// Whether `segment`'s details type is one of `types`.
@@ -104,4 +107,49 @@ pub(crate) fn restrict(rows: RoaringTreemap, fragments: &RoaringBitmap) -> Roari
     rows.iter()
         .filter(|a| fragments.contains((a >> 32) as u32))
         .collect()
+}
+
+/// Open the metadata of every `.lance` file `segment` lists (through the session caches),
+/// in one wave: the default prewarm of a kind ([`super::IndexKind::prewarm`]).
+pub(crate) async fn open_lance_files(
+    dataset: &DatasetVersion,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Result<()> {
+    let names = segment
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".lance"))
+        .map(|f| f.path.as_str());
+    let opens = names.map(|name| async move {
+        dataset
+            .open_index_file(segment, name, stats)
+            .await
+            .map(|_| ())
+    });
+    futures::future::try_join_all(opens).await?;
+    Ok(())
+}
+
+/// Why a kind named `kind` (e.g. `"a bitmap index"`) does not answer `leaf`.
+pub(crate) fn does_not_answer(kind: &str, leaf: &IndexLeaf) -> String {
+    format!("{kind} does not answer {}", leaf.text)
+}
+
+/// The predicate of a scalar `leaf`, for a kind (named `kind`) that answers only those;
+/// `Err(reason)` otherwise (a kind's [`super::IndexKind::check`]).
+pub(crate) fn scalar_predicate<'a>(
+    kind: &str,
+    leaf: &'a IndexLeaf,
+) -> std::result::Result<&'a Predicate, String> {
+    match &leaf.query {
+        IndexQuery::Scalar(predicate) => Ok(predicate),
+        _ => Err(does_not_answer(kind, leaf)),
+    }
+}
+
+/// [`scalar_predicate`] as an error, for a kind's [`super::IndexKind::plan`] (the engine
+/// plans only leaves the kind's check accepted).
+pub(crate) fn planned_scalar<'a>(kind: &str, leaf: &'a IndexLeaf) -> Result<&'a Predicate> {
+    scalar_predicate(kind, leaf).map_err(Error::InvalidArgument)
 }

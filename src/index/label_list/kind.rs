@@ -12,7 +12,7 @@ use crate::index::bitmap_file::exec::{
 use crate::index::bitmap_file::{read_json, ReadSummary};
 use crate::index::key::Key;
 use crate::index::kind::segments::{
-    check_segments, covered_all_cached, has_type, refuse_segment, restrict,
+    check_segments, covered_all_cached, does_not_answer, has_type, refuse_segment, restrict,
 };
 use crate::index::kind::{
     rows_with_value, Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafAnswer,
@@ -65,7 +65,7 @@ impl IndexKind for LabelListKind {
                     leaf.text
                 ))
             }
-            _ => return Err(format!("a label list index does not answer {}", leaf.text)),
+            _ => return Err(does_not_answer("a label list index", leaf)),
         }
         check_segments(dataset, index, Exactness::Exact, refuse_segment)
     }
@@ -79,9 +79,9 @@ impl IndexKind for LabelListKind {
         stats: &IoStats,
     ) -> Result<Box<dyn PlannedLeaf>> {
         let IndexQuery::ListHas { mode, values, .. } = &leaf.query else {
-            return Err(Error::InvalidArgument(format!(
-                "a label list index does not answer {}",
-                leaf.text
+            return Err(Error::InvalidArgument(does_not_answer(
+                "a label list index",
+                leaf,
             )));
         };
         let (segments, coverage) = open_bitmap_segments(dataset, index, stats).await?;

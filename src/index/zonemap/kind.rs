@@ -7,11 +7,11 @@ use async_trait::async_trait;
 
 use super::exec::load_zone_map;
 use super::{zone_possible, Possible, ZoneBound, ZoneMap, ZONEMAP_DETAILS_TYPES, ZONEMAP_FILE};
-use crate::error::{Error, Result};
-use crate::index::kind::segments::{check_segments, has_type, refuse_segment};
-use crate::index::kind::{
-    Exactness, IndexKind, IndexLeaf, IndexQuery, IndexSegments, PlannedLeaf, Want,
+use crate::error::Result;
+use crate::index::kind::segments::{
+    check_segments, has_type, planned_scalar, refuse_segment, scalar_predicate,
 };
+use crate::index::kind::{Exactness, IndexKind, IndexLeaf, IndexSegments, PlannedLeaf, Want};
 use crate::index::predicate::LeafQuery;
 use crate::index::zones::planned::{zone_files_cached, PlannedZones, ZoneIndex};
 use crate::io::IoStats;
@@ -57,9 +57,7 @@ impl IndexKind for ZoneMapKind {
         index: &IndexSegments,
         leaf: &IndexLeaf,
     ) -> std::result::Result<Exactness, String> {
-        if !matches!(leaf.query, IndexQuery::Scalar(_)) {
-            return Err(format!("a zone map does not answer {}", leaf.text));
-        }
+        scalar_predicate("a zone map", leaf)?;
         check_segments(dataset, index, Exactness::Candidates, refuse_segment)
     }
 
@@ -71,12 +69,7 @@ impl IndexKind for ZoneMapKind {
         want: Want,
         stats: &IoStats,
     ) -> Result<Box<dyn PlannedLeaf>> {
-        let IndexQuery::Scalar(predicate) = &leaf.query else {
-            return Err(Error::InvalidArgument(format!(
-                "a zone map does not answer {}",
-                leaf.text
-            )));
-        };
+        let predicate = planned_scalar("a zone map", leaf)?;
         let load = |s: IndexSegment| async move { load_zone_map(dataset, &s, stats).await };
         PlannedZones::plan("zonemap", dataset, index, (predicate, None), want, load).await
     }
