@@ -41,7 +41,7 @@ pub(crate) struct QueryArgs {
     /// Print the plan (segments, pages, byte ranges) on stderr before fetching pages.
     #[arg(long)]
     pub explain: bool,
-    /// Scan the data when the column has no usable BTree index.
+    /// Scan the data when the column has no usable index.
     #[arg(long)]
     pub allow_scan: bool,
     /// Print `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
@@ -97,7 +97,7 @@ async fn query_inner(
         .query()
         .filter(&args.filter)
         .allow_scan(args.allow_scan);
-    let plan = query.plan().await?;
+    let plan = query.plan().await.map_err(name_the_scan_flag)?;
     if let Some(notice) = plan.full_scan_notice() {
         writeln!(err, "lakeseek: {notice} (--allow-scan)")?;
     }
@@ -107,6 +107,17 @@ async fn query_inner(
     }
     let addresses = dataset.execute_planned_filter(&plan).await?;
     write_answer(args, &dataset, addresses, out).await
+}
+
+/// A filter refused for want of a scan: the library names its permission
+/// (`Query::allow_scan`), the command line its flag.
+fn name_the_scan_flag(e: crate::Error) -> crate::Error {
+    match e {
+        crate::Error::InvalidArgument(m) if m.contains("Query::allow_scan") => {
+            crate::Error::InvalidArgument(format!("{m}; pass --allow-scan"))
+        }
+        other => other,
+    }
 }
 
 /// Open `url` (at `version`, default latest) with the process's session (its caches and

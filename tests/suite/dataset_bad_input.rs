@@ -233,12 +233,12 @@ async fn unindexed_columns_need_allow_scan_and_bad_literals_are_invalid() {
     let root = dataset_fixture("types");
     let e = query(&root, "id < 10", false).await.unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
-    assert_mentions(&e, "--allow-scan");
+    assert_mentions(&e, "allow_scan");
     assert_eq!(query(&root, "id < 10", true).await.unwrap().len(), 9);
     for (filter, needle) in [
         ("i = 'x'", "cannot be compared"),
         ("nope = 1", "no column"),
-        ("i = 1 OR id = 5", "--allow-scan"),
+        ("i = 1 OR id = 5", "allow_scan"),
         ("i +", "filter"),
     ] {
         let e = query(&root, filter, false).await.unwrap_err();

@@ -73,7 +73,7 @@ async fn every_filter_matches_pylance() {
     for (filter, bounded, want) in &qs {
         match (answer(&rec.dataset, filter, false).await, bounded) {
             (Ok(got), true) if &got == want => {}
-            (Err(Error::InvalidArgument(m)), false) if m.contains("--allow-scan") => {}
+            (Err(Error::InvalidArgument(m)), false) if m.contains("allow_scan") => {}
             (other, _) => failures.push(format!("{filter} (no scan): {other:?}")),
         }
         match answer(&rec.dataset, filter, true).await {

@@ -180,10 +180,11 @@ fn choose(
     Err(reasons)
 }
 
+/// How a refused filter says it could be answered anyway (the command line adds its flag).
+const SCAN_INSTEAD: &str = "allow a scan (Query::allow_scan) to read the data instead";
+
 fn no_index_error(dataset: &DatasetVersion, column: &str, reason: &str) -> Error {
-    let msg = format!(
-        "no usable BTree index on column {column:?}: {reason}; pass --allow-scan to scan instead"
-    );
+    let msg = format!("no usable index on column {column:?}: {reason}; {SCAN_INSTEAD}");
     if reason.contains("does not read") || reason.contains("cannot be read") {
         Error::unsupported(msg).at(dataset.root().as_ref(), None)
     } else {
@@ -321,7 +322,7 @@ pub(super) fn full_scan_reason(
         return Err(no_index_error(dataset, column, &reason));
     }
     Ok(Some(format!(
-        "no usable BTree index on column {column:?}: {reason}"
+        "no usable index on column {column:?}: {reason}"
     )))
 }
 
