@@ -72,21 +72,7 @@ pub struct DatasetBuilder {
 }
 
 impl DatasetBuilder {
-    /// Add one storage option (`aws_endpoint`, `allow_http`, `coalesce_gap`, …: any
-    /// object_store builder key or lakeseek I/O option).
-    pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.params.storage_options.push((key.into(), value.into()));
-        self
-    }
-
-    /// Add storage options.
-    pub fn storage_options<K: Into<String>, V: Into<String>>(
-        mut self,
-        options: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        self.params.add_storage_options(options);
-        self
-    }
+    super::open::storage_option_setters!();
 
     /// Read through this object store instead of building one from the URL; the URL then
     /// gives only the scheme (which picks the coalescing defaults) and the dataset's path.

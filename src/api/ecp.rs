@@ -56,20 +56,7 @@ pub struct EcpIndexBuilder {
 type Reader = (RangeFetcher, Option<Arc<dyn ObjectStore>>, Path);
 
 impl EcpIndexBuilder {
-    /// Add one storage option (any object_store builder key or lakeseek I/O option).
-    pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.params.storage_options.push((key.into(), value.into()));
-        self
-    }
-
-    /// Add storage options.
-    pub fn storage_options<K: Into<String>, V: Into<String>>(
-        mut self,
-        options: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        self.params.add_storage_options(options);
-        self
-    }
+    super::open::storage_option_setters!();
 
     /// Read (and, when writable, save queries) through this object store instead of
     /// building one from the URL. The index is at the URL's path in it, unless a

@@ -49,20 +49,7 @@ pub struct LanceFileBuilder {
 }
 
 impl LanceFileBuilder {
-    /// Add one storage option (any object_store builder key or lakeseek I/O option).
-    pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.params.storage_options.push((key.into(), value.into()));
-        self
-    }
-
-    /// Add storage options.
-    pub fn storage_options<K: Into<String>, V: Into<String>>(
-        mut self,
-        options: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        self.params.add_storage_options(options);
-        self
-    }
+    super::open::storage_option_setters!();
 
     /// Read through this object store instead of building one from the URL.
     pub fn object_store(mut self, store: Arc<dyn ObjectStore>) -> Self {

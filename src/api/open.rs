@@ -9,6 +9,29 @@ use crate::error::Result;
 use crate::io::{open_url_with, IoStats, OpenOptions, OpenedUrl};
 use crate::session::Session;
 
+/// The storage-option setters every builder over [`OpenParams`] (in a field `params`) has,
+/// written once.
+macro_rules! storage_option_setters {
+    () => {
+        /// Add one storage option (`aws_endpoint`, `allow_http`, `coalesce_gap`, …: any
+        /// object_store builder key or lakeseek I/O option).
+        pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+            self.params.storage_options.push((key.into(), value.into()));
+            self
+        }
+
+        /// Add storage options.
+        pub fn storage_options<K: Into<String>, V: Into<String>>(
+            mut self,
+            options: impl IntoIterator<Item = (K, V)>,
+        ) -> Self {
+            self.params.add_storage_options(options);
+            self
+        }
+    };
+}
+pub(crate) use storage_option_setters;
+
 /// Builder state shared by [`DatasetBuilder`](super::DatasetBuilder),
 /// [`LanceFileBuilder`](super::LanceFileBuilder) and [`EcpIndexBuilder`](super::EcpIndexBuilder).
 #[derive(Debug, Clone, Default)]
