@@ -192,14 +192,6 @@ impl DataFileReader {
         }
     }
 
-    /// Bytes stored for top-level field `field` (its pages, all rows).
-    pub(crate) fn field_bytes(&self, field: usize) -> u64 {
-        self.page_byte_ranges(field, 0..self.num_rows())
-            .iter()
-            .map(|r| r.end - r.start)
-            .sum()
-    }
-
     /// Indices of the top-level fields named `names` (`NotFound` for unknown names).
     pub(crate) fn field_indices(&self, names: &[&str]) -> Result<Vec<usize>> {
         names

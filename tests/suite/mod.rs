@@ -68,6 +68,7 @@ mod old_datasets;
 mod old_datasets_inspect;
 mod old_datasets_s3;
 mod old_datasets_take;
+mod old_null_keys;
 mod old_manifests;
 mod proptest_fuzz_replay;
 mod proptest_untrusted;

@@ -5,8 +5,10 @@
 //! nulls) and column `bitmaps` (Binary: each value a serialized `RowAddrTreeMap`, see
 //! [`crate::index::bitmap_file::treemap`]). Schema metadata `lance:index_stats` = `{"num_bitmaps":N}`.
 //!
-//! A query finds the rows of its keys by a search over `keys` that reads a few probe rows
-//! per round ([`crate::index::bitmap_file::search`]), then reads only those rows of `bitmaps` ([`crate::index::bitmap_file::exec`]). The answer
+//! A query finds the rows of its keys among the `keys` column, read whole on the first
+//! search (pylance <= 0.39 wrote them unsorted, the null key anywhere: see
+//! [`crate::index::bitmap_file::exec::search_keys`]), then reads only those rows of
+//! `bitmaps` ([`crate::index::bitmap_file::exec`]). The answer
 //! is exact: the TRUE row addresses and the NULL ones (the null key's rows), over every
 //! fragment the index was built on — coverage and deletions are the caller's.
 

@@ -207,10 +207,10 @@ fn unsorted_lookups_are_searched_through_their_sorted_view() {
     let keys: Vec<Option<i64>> = vec![Some(10), Some(3), Some(7), Some(11), Some(1), None];
     let mut s = KeySamples::default();
     s.insert(0, keys[0].map(Key::Int)).unwrap();
-    assert!(!s.is_in_order(1, &keys[1].map(Key::Int)));
-    assert!(s.is_in_order(1, &Some(Key::Int(12))));
+    assert!(s.clone().insert(1, keys[1].map(Key::Int)).is_err());
+    assert!(s.clone().insert(1, Some(Key::Int(12))).is_ok());
     assert!(
-        !s.is_in_order(3, &None),
+        s.clone().insert(3, None).is_err(),
         "the null key may only be at row 0"
     );
     s.set_unsorted(keys.iter().map(|k| k.map(Key::Int)).collect());

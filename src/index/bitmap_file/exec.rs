@@ -1,7 +1,7 @@
 //! Bitmap lookup I/O: open `bitmap_page_lookup.lance` with lakeseek's Lance file reader,
-//! find the rows of the matching keys with the [`SearchPlan`] (a few probe rows per round,
-//! then the small bracket; page init of both columns in the first wave), and read only
-//! those rows of the `bitmaps` column. Keys read and row sets decoded are cached in the
+//! read its `keys` column whole on the first search (page init of both columns in the
+//! first wave; the keys of old lookups are not sorted, see [`search_keys`]), find the rows
+//! of the matching keys, and read only those rows of the `bitmaps` column. Keys read and row sets decoded are cached in the
 //! session, so a warm repeat reads nothing but row sets it has not decoded yet.
 
 use std::ops::Range;
@@ -15,7 +15,7 @@ use roaring::RoaringBitmap;
 
 use super::cache::{key_cache, row_set_cache};
 use super::search::{
-    cmp_keys, merge, unsorted_span_rows, KeySamples, KeySpans, SearchPlan, Target,
+    cmp_keys, merge, unsorted_span_rows, KeySamples, KeySpans, SearchPlan,
 };
 use super::treemap::{decode_row_set, RowSet};
 use crate::error::{Error, Result};
@@ -32,10 +32,6 @@ use crate::lance::reader::RowSelection;
 pub(crate) const BITMAP_LOOKUP_FILE: &str = "bitmap_page_lookup.lance";
 /// Schema metadata key naming the global buffer of a label list's null-list rows.
 pub(crate) const LABEL_LIST_NULLS_KEY: &str = "lance:label_list_nulls";
-/// Most probe rows per unresolved target and round.
-const MAX_PROBES: u64 = 16;
-/// A bracket whose keys take about this many bytes is read whole rather than probed.
-const READ_WHOLE_BYTES: u64 = 96 * 1024;
 
 /// An open bitmap lookup file.
 #[derive(Debug, Clone)]
@@ -170,9 +166,13 @@ pub(crate) struct KeyRows {
     pub(crate) rounds: u32,
 }
 
-/// Find the lookup rows of the keys in `spans` (and the null key's row). A lookup whose
-/// keys turn out not to be sorted (pylance 6.1.0 wrote label lists so) is read whole once
-/// and searched through its sorted view from then on (cached with the keys).
+/// Find the lookup rows of the keys in `spans` (and the null key's row). The first search
+/// of a lookup reads its whole `keys` column in one wave (cached with the session, as lance
+/// itself loads every key): only all the keys prove where the null key is and that the keys
+/// are sorted. pylance <= 0.39 wrote BITMAP and LABEL_LIST lookups in hash order, 6.1.0
+/// label lists too, and nothing in their metadata says so; a probe search over such a
+/// lookup can look sorted and miss keys (issue 32: `c IS NULL` lost the null key's rows).
+/// A sorted lookup is searched by its rows, an unsorted one through its sorted view.
 pub(crate) async fn search_keys(
     dataset: &DatasetVersion,
     file: &BitmapFile,
@@ -187,13 +187,10 @@ pub(crate) async fn search_keys(
         .map(|s| (*s).clone())
         .unwrap_or_default();
     let mut found = KeyRows::default();
-    if samples.unsorted.is_none() {
-        let sorted = probe_sorted(dataset, file, spans, &mut samples, &mut found, stats).await?;
-        if !sorted {
-            found.rounds += 1;
-            found.keys_read += file.num_keys();
-            read_all_keys(file, &mut samples, stats).await?;
-        }
+    if samples.unsorted.is_none() && (samples.keys.len() as u64) < file.num_keys() {
+        found.rounds += 1;
+        found.keys_read += file.num_keys();
+        read_all_keys(file, &mut samples, stats).await?;
     }
     match &samples.unsorted {
         Some(view) => {
@@ -205,7 +202,7 @@ pub(crate) async fn search_keys(
             found.null_row = view.first().and_then(|(k, r)| k.is_none().then_some(*r));
         }
         None => {
-            let plan = search_plan(dataset, file);
+            let plan = SearchPlan::new(file.num_keys(), 1, file.num_keys());
             let mut rows = Vec::new();
             for (start, end) in &spans.spans {
                 let (Some(a), Some(b)) =
@@ -226,33 +223,6 @@ pub(crate) async fn search_keys(
         cache.insert(key, Arc::new(samples)).await;
     }
     Ok(found)
-}
-
-/// The probing search over sorted keys, round by round; false as soon as a key read
-/// shows the lookup is not sorted.
-async fn probe_sorted(
-    dataset: &DatasetVersion,
-    file: &BitmapFile,
-    spans: &KeySpans,
-    samples: &mut KeySamples,
-    found: &mut KeyRows,
-    stats: &IoStats,
-) -> Result<bool> {
-    let plan = search_plan(dataset, file);
-    let targets: Vec<&Target> = spans.spans.iter().flat_map(|(a, b)| [a, b]).collect();
-    // Each round at least halves every bracket; the bound guards a logic error.
-    for _ in 0..64 {
-        let reads = plan.next_reads(samples, &targets);
-        if reads.is_empty() {
-            break;
-        }
-        found.rounds += 1;
-        found.keys_read += reads.iter().map(|r| r.end - r.start).sum::<u64>();
-        if !read_keys(file, &reads, samples, stats).await? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 /// Read every key of the lookup (one wave): sorted keys go into `samples` as the search
@@ -308,47 +278,6 @@ pub(crate) async fn load_all_keys_and_row_sets(
     futures::try_join!(keys, sets)?;
     cache.insert(key, Arc::new(samples)).await;
     Ok(n)
-}
-
-/// The search shape for this file: brackets of about [`READ_WHOLE_BYTES`] are read whole;
-/// probes are spaced wider than the store's coalescing gap (closer ones would be merged
-/// into one read of everything between them).
-fn search_plan(dataset: &DatasetVersion, file: &BitmapFile) -> SearchPlan {
-    let rows = file.num_keys().max(1);
-    let bytes = file.reader.field_bytes(file.keys);
-    let per_key = (bytes / rows).max(1);
-    let gap = dataset.store().source.coalesce_gap();
-    let probes = (bytes / (gap + 32 * 1024)).clamp(2, MAX_PROBES);
-    SearchPlan::new(rows, probes, (READ_WHOLE_BYTES / per_key).max(64))
-}
-
-/// Read the keys of `ranges` (one wave) into `samples`; false (and `samples` partly
-/// filled) when they show the lookup's keys are not sorted.
-async fn read_keys(
-    file: &BitmapFile,
-    ranges: &[Range<u64>],
-    samples: &mut KeySamples,
-    stats: &IoStats,
-) -> Result<bool> {
-    let rows: Vec<u64> = ranges.iter().flat_map(|r| r.clone()).collect();
-    let batch = file
-        .reader
-        .read_rows(&[file.keys], &RowSelection::Rows(rows.clone()), stats)
-        .await?;
-    let keys = KeyColumn::new(batch.column(0)).map_err(|e| file.corrupt(e))?;
-    if keys.len() != rows.len() {
-        return Err(file.corrupt(Error::corrupt("reader returned the wrong number of keys")));
-    }
-    for (i, row) in rows.iter().enumerate() {
-        let key = keys.get(i).map(|k| k.to_key());
-        if !samples.is_in_order(*row, &key) {
-            return Ok(false);
-        }
-        samples
-            .insert(*row, key)
-            .map_err(|e| file.corrupt(e.context("bitmap lookup keys")))?;
-    }
-    Ok(true)
 }
 
 fn row_set_key(file: &BitmapFile, item: u64) -> CacheKey<u64> {

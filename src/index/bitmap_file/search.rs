@@ -1,6 +1,8 @@
-//! The pure planner of a bitmap lookup search: which rows of the sorted `keys` column to
-//! read next so that the rows of the keys a query matches are found in few waves and
-//! without reading the whole column.
+//! The pure search of a bitmap lookup: the boundary rows of a query's keys among the
+//! `keys` column, from the keys known ([`KeySamples`]: every key, read in one wave on the
+//! first search; unsorted lookups through their sorted view). [`SearchPlan::next_reads`]
+//! plans a probe search reading few rows per round; it is only sound over keys known to be
+//! sorted, which old writers' lookups are not, so lakeseek reads lookups whole.
 //!
 //! A bitmap lookup file holds one row per distinct key, sorted ascending, the null key
 //! (when the column has nulls) first. A query becomes a set of *targets*, boundary
@@ -40,17 +42,6 @@ pub(crate) fn cmp_keys(a: &Option<Key>, b: &Option<Key>) -> std::cmp::Ordering {
 }
 
 impl KeySamples {
-    /// Whether `key` at `row` keeps the known keys strictly ascending with the null key
-    /// only at row 0 (false: the lookup is not sorted and must be searched whole).
-    pub(crate) fn is_in_order(&self, row: u64, key: &Option<Key>) -> bool {
-        let null_ok = key.is_some() || row == 0;
-        let before = self.keys.range(..row).next_back();
-        let after = self.keys.range(row + 1..).next();
-        null_ok
-            && before.is_none_or(|(_, prev)| cmp_keys(prev, key) == std::cmp::Ordering::Less)
-            && after.is_none_or(|(_, next)| cmp_keys(key, next) == std::cmp::Ordering::Less)
-    }
-
     /// Switch to the unsorted view: `keys[i]` is the key of row `i`.
     pub(crate) fn set_unsorted(&mut self, keys: Vec<Option<Key>>) {
         let mut view: Vec<(Option<Key>, u64)> = keys.into_iter().zip(0u64..).collect();
@@ -225,8 +216,10 @@ pub(crate) fn spans_of(query: &LeafQuery) -> KeySpans {
 pub(crate) struct SearchPlan {
     rows: u64,
     /// Probe rows per unresolved target and round.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
     probes: u64,
     /// A bracket of at most this many rows is read whole.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
     read_whole: u64,
 }
 
@@ -266,7 +259,10 @@ impl SearchPlan {
     }
 
     /// Rows to read next for `targets` (empty when every target is resolved; row 0 is
-    /// read first so the null key is known).
+    /// read first so the null key is known). Only sound over keys known to be sorted:
+    /// lakeseek reads lookups whole (old writers did not sort them), so this probe
+    /// planner serves tests and fuzzing.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn next_reads(&self, samples: &KeySamples, targets: &[&Target]) -> Vec<Range<u64>> {
         let mut out: Vec<Range<u64>> = Vec::new();
         if self.rows > 0 && !samples.keys.contains_key(&0) {
