@@ -260,7 +260,10 @@ impl BTreePageLookup {
                         Bound::Included(k) => max <= k.as_key_ref(),
                         Bound::Excluded(k) => max < k.as_key_ref(),
                     };
-                    if above && below {
+                    // A page holding nulls is never all TRUE: lance 14 sorts nulls first
+                    // (its null pages have no min), but BTrees of pylance <= 0.18 keep
+                    // min/max of the non-null values only, nulls anywhere in the page.
+                    if above && below && self.null_count[i] == 0 {
                         PageMatch::All
                     } else {
                         PageMatch::Some

@@ -13,8 +13,20 @@ use std::future::Future;
 use serde_json::Value;
 
 use super::common::{undelta, S3TestServer};
-use super::old_datasets::{catalog, old_dir, READABLE};
+use super::old_datasets::{catalog, READABLE};
 use crate::{Dataset, Result};
+
+/// A path under this crate's `tests/fixtures/` (this checkout's, not the one
+/// `lakeseek-testing` was built from).
+fn fixture(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+fn old_dir() -> std::path::PathBuf {
+    fixture("datasets/old")
+}
 
 /// The catalog filters of `entry` on the BITMAP / LABEL_LIST columns only.
 fn lookup_filters(entry: &Value) -> Vec<&Value> {

@@ -266,3 +266,26 @@ proptest! {
         }
     }
 }
+
+/// BTrees of pylance <= 0.18 record min/max of a page's non-null values only, nulls
+/// anywhere in the page (issue 32: `key < 'zzz'` returned the 16 NULL keys of
+/// `p0_18_2_legacy`): a page holding nulls is never "all TRUE".
+#[test]
+fn a_page_with_nulls_is_never_all_true() {
+    let md: HashMap<String, String> = [("batch_size".to_string(), "4".to_string())].into();
+    let l = BTreePageLookup::new(
+        &(Arc::new(Int64Array::from(vec![1, 10])) as ArrayRef),
+        &(Arc::new(Int64Array::from(vec![5, 20])) as ArrayRef),
+        &(Arc::new(UInt32Array::from(vec![1, 0])) as ArrayRef),
+        &(Arc::new(UInt32Array::from(vec![0, 1])) as ArrayRef),
+        &md,
+    )
+    .unwrap();
+    let range = LeafQuery::Range {
+        lower: Bound::Unbounded,
+        upper: Bound::Excluded(Key::Int(100)),
+    };
+    let pages = l.select(&leaf(range));
+    assert_eq!(pages.get(&0), Some(&PageMatch::Some), "{pages:?}");
+    assert_eq!(pages.get(&1), Some(&PageMatch::All), "{pages:?}");
+}

@@ -1,5 +1,11 @@
 //! The LABEL_LIST index behind the filter engine's [`IndexKind`] interface:
 //! `array_has_any` / `array_has_all` / `array_contains` exactly, NULL for null lists.
+//!
+//! Lookups written before lance recorded the null lists (no `lance:label_list_nulls`
+//! buffer: pylance <= 0.39) cannot tell a FALSE row from a NULL one (a null list): their
+//! TRUE rows are exact, but under a NOT the rows they do not list are only candidates,
+//! rechecked on data (pylance 14.0.2 itself warns "NOT filters may be incorrect on nullable
+//! lists" and returns the null lists there; its scan does not).
 
 use async_trait::async_trait;
 use roaring::{RoaringBitmap, RoaringTreemap};
@@ -7,7 +13,8 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::{answer_label_list, ListTest, LABEL_LIST_DETAILS_TYPES};
 use crate::error::{Error, Result};
 use crate::index::bitmap_file::exec::{
-    is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits, BitmapFile,
+    buffer_index, is_lookup_cached, lookups_json, open_bitmap_segments, prefetch_page_inits,
+    BitmapFile, LABEL_LIST_NULLS_KEY,
 };
 use crate::index::bitmap_file::{read_json, ReadSummary};
 use crate::index::key::Key;
@@ -33,6 +40,14 @@ struct PlannedLabelList {
     want: Want,
     segments: Vec<(BitmapFile, RoaringBitmap)>,
     coverage: RoaringBitmap,
+    /// The FALSE rows are wanted and some lookup does not record its null lists: those
+    /// segments' non-TRUE rows are candidates.
+    unknown_nulls: bool,
+}
+
+/// Whether `file` records the rows of null lists (label list version 1).
+fn records_null_lists(file: &BitmapFile) -> Result<bool> {
+    Ok(buffer_index(&file.reader, LABEL_LIST_NULLS_KEY)?.is_some())
 }
 
 #[async_trait]
@@ -85,6 +100,12 @@ impl IndexKind for LabelListKind {
             )));
         };
         let (segments, coverage) = open_bitmap_segments(dataset, index, stats).await?;
+        let mut unknown_nulls = false;
+        if want == Want::False {
+            for (file, _) in &segments {
+                unknown_nulls |= !records_null_lists(file)?;
+            }
+        }
         Ok(Box::new(PlannedLabelList {
             name: index.name.clone(),
             test: match mode {
@@ -95,6 +116,7 @@ impl IndexKind for LabelListKind {
             want,
             segments,
             coverage,
+            unknown_nulls,
         }))
     }
 }
@@ -106,18 +128,29 @@ impl PlannedLeaf for PlannedLabelList {
     }
 
     fn exactness(&self) -> Exactness {
-        Exactness::Exact
+        if self.unknown_nulls {
+            Exactness::Candidates
+        } else {
+            Exactness::Exact
+        }
     }
 
     fn explain(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut out = serde_json::json!({
             "kind": "label_list",
             "index": self.name,
-            "answer": "exact",
+            "answer": if self.unknown_nulls { "candidates" } else { "exact" },
             "test": if self.test == ListTest::Any { "any" } else { "all" },
             "values": self.values.len(),
             "lookups": lookups_json(&self.segments),
-        })
+        });
+        if self.unknown_nulls {
+            out["recheck"] = serde_json::json!(
+                "an old label list lookup (no null-list rows: pylance <= 0.39) cannot tell \
+                 FALSE from NULL under NOT: the rows it does not list are rechecked on data"
+            );
+        }
+        out
     }
 
     async fn answer(&self, dataset: &DatasetVersion, stats: &IoStats) -> Result<LeafAnswer> {
@@ -130,16 +163,22 @@ impl PlannedLeaf for PlannedLabelList {
         });
         let answers = futures::future::try_join_all(answers).await?;
         let mut sure = RoaringTreemap::new();
+        let mut maybe = RoaringTreemap::new();
         let mut read = ReadSummary::default();
-        for (a, covered) in answers {
+        for ((a, covered), (file, _)) in answers.into_iter().zip(&self.segments) {
             let t = restrict(a.true_rows, covered);
             let n = restrict(a.null_rows, covered);
-            sure |= rows_with_value(dataset, covered, self.want, t, &n);
+            let rows = rows_with_value(dataset, covered, self.want, t, &n);
+            if self.want == Want::False && !records_null_lists(file)? {
+                maybe |= rows;
+            } else {
+                sure |= rows;
+            }
             read.add(&a.read);
         }
         Ok(LeafAnswer {
             sure,
-            maybe: RoaringTreemap::new(),
+            maybe,
             read: read_json(&read),
         })
     }

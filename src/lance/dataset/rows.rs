@@ -1,6 +1,11 @@
-//! Row counts of fragments whose manifest records none: manifests written by the earliest
-//! pylance releases (0.6.5 here) leave `DataFragment.physical_rows` unset (0), and lance
-//! reads the count from the fragment's first data file. So does lakeseek, once per manifest
+//! Row counts of fragments whose manifest records none, or none to trust: manifests written
+//! by the earliest pylance releases (0.6.5 here) leave `DataFragment.physical_rows` unset
+//! (0); lance 0.8.0 migrated such manifests wrongly, recording the *live* row count as
+//! `physical_rows` (lance's `test_data/v0.8.0/migrated_from_v0.7.5`: fragment 0 holds 100
+//! rows, 10 deleted, its manifest says 90), and those writers recorded no
+//! `writer_version`. lance trusts `physical_rows` only when the manifest has a writer
+//! version (`FileFragment::physical_rows`, lance issue 1531), else it reads the count from
+//! the fragment's first data file. So does lakeseek, once per manifest
 //! (the result is cached with it): one metadata read per such fragment, all in one
 //! concurrent wave, through the session's file caches (a later take or filter on the
 //! fragment opens the file without another request). A manifest that records every count
@@ -24,8 +29,16 @@ pub(crate) fn lacks_row_count(fragment: &Fragment) -> bool {
     fragment.physical_rows == 0 && !fragment.files.is_empty()
 }
 
-/// Give every fragment of `manifest` without a recorded row count the row count of its
-/// first data file (read concurrently, one metadata read per fragment).
+/// Whether the row count the manifest records for `fragment` is not to be trusted: none
+/// recorded, or recorded by a writer that put no `writer_version` in the manifest (lance
+/// 0.8.0's broken migration recorded live rows instead of physical ones).
+pub(crate) fn untrusted_row_count(manifest: &Manifest, fragment: &Fragment) -> bool {
+    !fragment.files.is_empty() && (lacks_row_count(fragment) || manifest.writer.is_none())
+}
+
+/// Give every fragment of `manifest` without a trusted row count ([`untrusted_row_count`])
+/// the row count of its first data file (read concurrently, one metadata read per
+/// fragment).
 pub(crate) async fn fill_missing_physical_rows(
     manifest: &mut Manifest,
     store: &DatasetStore,
@@ -34,7 +47,7 @@ pub(crate) async fn fill_missing_physical_rows(
     stats: &IoStats,
 ) -> Result<()> {
     let missing: Vec<usize> = (0..manifest.fragments.len())
-        .filter(|&i| lacks_row_count(&manifest.fragments[i]))
+        .filter(|&i| untrusted_row_count(manifest, &manifest.fragments[i]))
         .collect();
     if missing.is_empty() {
         return Ok(());
