@@ -59,12 +59,17 @@ async fn mismatches(dataset: &Dataset, want: &Value) -> Vec<String> {
             w["count_rows"].as_u64().unwrap(),
         );
         if got != expect {
-            bad.push(format!("fragment (id, physical, live) {got:?}, pylance {expect:?}"));
+            bad.push(format!(
+                "fragment (id, physical, live) {got:?}, pylance {expect:?}"
+            ));
         }
     }
     match dataset.describe().await {
         Ok(d) if d.num_rows == want["count_rows"].as_u64().unwrap() => {}
-        Ok(d) => bad.push(format!("{} rows, pylance {}", d.num_rows, want["count_rows"])),
+        Ok(d) => bad.push(format!(
+            "{} rows, pylance {}",
+            d.num_rows, want["count_rows"]
+        )),
         Err(e) => bad.push(format!("describe: {e}")),
     }
     let all = u64s(&want["row_addresses"]);
@@ -91,9 +96,18 @@ async fn mismatches(dataset: &Dataset, want: &Value) -> Vec<String> {
     for f in want["filters"].as_array().unwrap() {
         let filter = f["filter"].as_str().unwrap();
         let expect = u64s(&f["row_addresses"]);
-        match dataset.query().filter(filter).allow_scan(true).execute().await {
+        match dataset
+            .query()
+            .filter(filter)
+            .allow_scan(true)
+            .execute()
+            .await
+        {
             Ok(r) if r.row_addresses == expect => {}
-            Ok(r) => bad.push(format!("{filter}: {:?}, pylance {expect:?}", r.row_addresses)),
+            Ok(r) => bad.push(format!(
+                "{filter}: {:?}, pylance {expect:?}",
+                r.row_addresses
+            )),
             Err(e) => bad.push(format!("{filter}: {e}")),
         }
     }
@@ -101,7 +115,11 @@ async fn mismatches(dataset: &Dataset, want: &Value) -> Vec<String> {
     let rows: Vec<u64> = (0..100).collect();
     match dataset.take(&rows, &[]).await {
         Ok(batch) => {
-            let got = batch.column(0).as_primitive::<UInt64Type>().values().to_vec();
+            let got = batch
+                .column(0)
+                .as_primitive::<UInt64Type>()
+                .values()
+                .to_vec();
             let expect: Vec<u64> = all.iter().copied().filter(|a| *a < 100).collect();
             if got != expect {
                 bad.push(format!("fragment 0 rows {got:?}, pylance {expect:?}"));
@@ -129,8 +147,11 @@ async fn migrated_v0_8_0_dataset_reads_as_pylance_over_s3() {
     let want = &oracle["datasets"][MIGRATED];
     let s3 = S3TestServer::start().await;
     let key = format!("lance_test_data/{MIGRATED}");
-    s3.upload_dir(&fixture(&format!("datasets/lance_test_data/{MIGRATED}")), &key)
-        .await;
+    s3.upload_dir(
+        &fixture(&format!("datasets/lance_test_data/{MIGRATED}")),
+        &key,
+    )
+    .await;
     let dataset = Dataset::builder(&s3.url(&key))
         .storage_options(s3.storage_options())
         .open()

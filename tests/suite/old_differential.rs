@@ -116,7 +116,12 @@ async fn check_filter(
     tally: &mut Tally,
 ) {
     let shown = |rows: &[u64]| rows.iter().take(4).copied().collect::<Vec<_>>();
-    let scanned = dataset.query().filter(filter).allow_scan(true).execute().await;
+    let scanned = dataset
+        .query()
+        .filter(filter)
+        .allow_scan(true)
+        .execute()
+        .await;
     match scanned {
         Ok(r) if want.contains(&r.row_addresses) => {}
         Ok(r) => tally.bad.push(format!(
@@ -155,7 +160,9 @@ async fn check_filter(
             shown(&want[0]),
             plan.explain()
         )),
-        Err(e) => tally.bad.push(format!("{name}: {filter} (index only): {e}")),
+        Err(e) => tally
+            .bad
+            .push(format!("{name}: {filter} (index only): {e}")),
     }
 }
 
@@ -183,9 +190,9 @@ async fn check_take(name: &str, dataset: &Dataset, column: &str, take: &Value, t
                 .values()
                 .to_vec();
             if got != want {
-                tally
-                    .bad
-                    .push(format!("{name}: take {addresses:?}: {got:?}, pylance {want:?}"));
+                tally.bad.push(format!(
+                    "{name}: take {addresses:?}: {got:?}, pylance {want:?}"
+                ));
             }
         }
         (Err(e), Some(_)) => tally.bad.push(format!("{name}: take {addresses:?}: {e}")),
@@ -230,7 +237,12 @@ async fn run_dataset(entry: &Value) -> Tally {
         {
             tally.pylance_wrong += 1;
             // lakeseek's answer has the SQL count; pylance's is checked to differ.
-            let got = dataset.query().filter(filter).allow_scan(true).execute().await;
+            let got = dataset
+                .query()
+                .filter(filter)
+                .allow_scan(true)
+                .execute()
+                .await;
             match got {
                 Ok(r) if r.row_addresses.len() == *rows && !want.contains(&r.row_addresses) => {}
                 Ok(r) => tally.bad.push(format!(
@@ -287,10 +299,21 @@ async fn old_lakes_answer_generated_filters_and_takes_as_pylance() {
     for (reason, n) in &total.index_refused {
         println!("  index-only refused {n}x: {reason}");
     }
-    println!("  {} filters where pylance is wrong (PYLANCE_WRONG)", total.pylance_wrong);
-    assert_eq!(total.pylance_wrong, PYLANCE_WRONG.len(), "a PYLANCE_WRONG filter is gone");
+    println!(
+        "  {} filters where pylance is wrong (PYLANCE_WRONG)",
+        total.pylance_wrong
+    );
+    assert_eq!(
+        total.pylance_wrong,
+        PYLANCE_WRONG.len(),
+        "a PYLANCE_WRONG filter is gone"
+    );
     assert!(total.filters >= 5000, "only {} filters", total.filters);
-    assert!(total.index_answered >= 1000, "{} index answers", total.index_answered);
+    assert!(
+        total.index_answered >= 1000,
+        "{} index answers",
+        total.index_answered
+    );
     assert!(total.takes >= 100, "only {} takes", total.takes);
     assert!(
         total.bad.is_empty(),

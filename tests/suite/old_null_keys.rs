@@ -120,9 +120,18 @@ async fn null_keys_of_old_lookups_on_a_fresh_open() {
             .count();
     }
     assert!(datasets.len() >= 17, "only {} datasets", datasets.len());
-    assert_eq!(null_filters, datasets.len(), "every dataset asks `cat IS NULL`");
+    assert_eq!(
+        null_filters,
+        datasets.len(),
+        "every dataset asks `cat IS NULL`"
+    );
     assert!(asked >= 17 * 10, "only {asked} filters");
-    assert!(bad.is_empty(), "{} mismatches:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} mismatches:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,5 +156,10 @@ async fn null_keys_of_old_lookups_on_a_fresh_open_over_s3() {
         bad.extend(b);
     }
     assert!(asked >= 17 * 10, "only {asked} filters");
-    assert!(bad.is_empty(), "{} mismatches over S3:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} mismatches over S3:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }

@@ -14,9 +14,7 @@ use object_store::path::Path;
 use roaring::RoaringBitmap;
 
 use super::cache::{key_cache, row_set_cache};
-use super::search::{
-    cmp_keys, merge, unsorted_span_rows, KeySamples, KeySpans, SearchPlan,
-};
+use super::search::{cmp_keys, merge, unsorted_span_rows, KeySamples, KeySpans, SearchPlan};
 use super::treemap::{decode_row_set, RowSet};
 use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn};
