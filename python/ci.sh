@@ -3,7 +3,12 @@
 # `cargo test`, which built the s3_rig example the S3 tests start).
 #
 #   python/ci.sh            venv: $LAKESEEK_PY_VENV (default ${TMPDIR:-/tmp}/lakeseek-py-ci)
+#   python/ci.sh wheel [OUT_DIR]   instead: build the distributable wheel (build_wheel.sh)
 set -euo pipefail
+if [ "${1:-}" = wheel ]; then
+    shift
+    exec "$(dirname "$0")/build_wheel.sh" "$@"
+fi
 cd "$(dirname "$0")"
 venv="${LAKESEEK_PY_VENV:-${TMPDIR:-/tmp}/lakeseek-py-ci}"
 started=$SECONDS
