@@ -305,3 +305,81 @@ async fn garbled_posting_lists_are_corrupt() {
     assert!(matches!(e, Error::Corrupt { .. }), "{e}");
     assert!(e.to_string().contains("ngram_postings.lance"), "{e}");
 }
+
+/// Cost: the kind reads the token column once per session and only the posting lists of
+/// the pattern's trigrams; a warm repeat reads nothing.
+#[tokio::test]
+async fn the_kind_reads_only_the_posting_lists_of_the_trigrams() {
+    use crate::index::kind::{IndexKind, IndexLeaf, IndexQuery, IndexSegments, LeafColumn, Want};
+    use crate::index::ngram::kind::NgramKind;
+    use crate::index::sql::string_match::{StringMatcher, StringTest};
+
+    let dataset = open_local(
+        &fixture("ngram/datasets/ngram_multi"),
+        Arc::new(DatasetSession::default()),
+    )
+    .await;
+    let segments: Vec<_> = dataset
+        .manifest()
+        .indices
+        .iter()
+        .filter(|s| NgramKind.reads(s))
+        .cloned()
+        .collect();
+    assert_eq!(segments.len(), 1);
+    let index = IndexSegments {
+        name: segments[0].name.clone(),
+        segments,
+    };
+    let leaf = |test, pattern: &str| IndexLeaf {
+        column: LeafColumn {
+            name: "name".into(),
+            field_id: index.segments[0].fields[0],
+            data_type: Some(arrow_schema::DataType::Utf8),
+        },
+        query: IndexQuery::StringMatch(StringMatcher::new("", test, pattern).unwrap()),
+        text: pattern.into(),
+    };
+    for (test, pattern, lists) in [
+        (StringTest::Contains, "olin", 2),
+        (
+            StringTest::Like {
+                case_insensitive: false,
+            },
+            "%vic%ria",
+            2,
+        ),
+        (StringTest::StartsWith, "trenton", 5),
+    ] {
+        let leaf = leaf(test, pattern);
+        NgramKind.check(&dataset, &index, &leaf).unwrap();
+        let planned = NgramKind
+            .plan(&dataset, &index, &leaf, Want::True, &IoStats::new())
+            .await
+            .unwrap();
+        let cold = IoStats::new();
+        let a = planned.answer(&dataset, &cold).await.unwrap();
+        assert_eq!(a.read["posting_lists"], lists, "{pattern}: {}", a.read);
+        assert_eq!(a.read["posting_lists_read"], lists, "{pattern}: {}", a.read);
+        assert!(a.sure.is_empty() && !a.maybe.is_empty(), "{pattern}");
+        let warm = IoStats::new();
+        let b = planned.answer(&dataset, &warm).await.unwrap();
+        assert_eq!(b.read["posting_lists_read"], 0, "{pattern}");
+        assert_eq!(a.maybe, b.maybe);
+        assert_eq!(warm.snapshot().requests, 0, "{pattern}");
+        assert!(
+            cold.snapshot().round_trips <= 2,
+            "{pattern}: {:?}",
+            cold.snapshot()
+        );
+    }
+    // An absent trigram: no candidate, no posting list read.
+    let leaf = leaf(StringTest::Contains, "xyz");
+    let planned = NgramKind
+        .plan(&dataset, &index, &leaf, Want::True, &IoStats::new())
+        .await
+        .unwrap();
+    let a = planned.answer(&dataset, &IoStats::new()).await.unwrap();
+    assert!(a.maybe.is_empty());
+    assert_eq!(a.read["posting_lists_read"], 0);
+}
