@@ -149,7 +149,7 @@ pub(crate) async fn read_postings(
                 return Err(file.corrupt(format!("posting list of row {row} is null")));
             }
             let posting = decode_posting(lists.value(i)).map_err(|e| {
-                e.context(&format!("posting list of row {row}"))
+                e.context(format!("posting list of row {row}"))
                     .at(file.path().as_ref(), None)
             })?;
             let posting = Arc::new(posting);
