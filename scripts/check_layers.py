@@ -52,6 +52,7 @@ KINDS = {
     "index::zonemap",
     "index::label_list",
     "index::list_element",
+    "index::ngram",
 }
 
 # Modules that must be clients of the public API, like `lakeseek-datafusion` and Python.

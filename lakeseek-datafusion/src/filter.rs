@@ -92,8 +92,38 @@ pub(crate) fn to_filter_expr(expr: &Expr, columns: &[String]) -> Option<FilterEx
             list.negated,
         ),
         Expr::ScalarFunction(f) => function(f.func.name(), &f.args, columns)?,
+        Expr::Like(like) => {
+            // DataFusion's LIKE escapes with a backslash unless told otherwise, as lakeseek.
+            if like.escape_char.is_some_and(|c| c != '\\') {
+                return None;
+            }
+            let (column, pattern) = string_test_args(&like.expr, &like.pattern, columns)?;
+            let test = match like.case_insensitive {
+                true => column.ilike(pattern),
+                false => column.like(pattern),
+            };
+            if like.negated {
+                !test
+            } else {
+                test
+            }
+        }
         _ => return None,
     })
+}
+
+/// A string column and a string literal: the operands of LIKE / contains / starts_with.
+fn string_test_args(
+    column: &Expr,
+    pattern: &Expr,
+    columns: &[String],
+) -> Option<(FilterExpr, String)> {
+    let Expr::Column(c) = column else { return None };
+    let Expr::Literal(p, _) = pattern else {
+        return None;
+    };
+    let column = to_filter_expr(&Expr::Column(c.clone()), columns)?;
+    Some((column, string_value(p)?.to_string()))
 }
 
 fn function(name: &str, args: &[Expr], columns: &[String]) -> Option<FilterExpr> {
@@ -115,6 +145,14 @@ fn function(name: &str, args: &[Expr], columns: &[String]) -> Option<FilterExpr>
         }
         ("array_has_all", [list, values]) => {
             FilterExpr::array_has_all(list_column(list)?, array_values(values)?)
+        }
+        ("contains", [column, needle]) => {
+            let (column, needle) = string_test_args(column, needle, columns)?;
+            column.contains(needle)
+        }
+        ("starts_with", [column, prefix]) => {
+            let (column, prefix) = string_test_args(column, prefix, columns)?;
+            column.starts_with(prefix)
         }
         _ => return None,
     })
@@ -209,9 +247,39 @@ mod tests {
     }
 
     #[test]
+    fn string_tests_become_lakeseek_filters() {
+        let e = col("key")
+            .like(lit("a\\%b_"))
+            .and(col("key").not_ilike(lit("%X%")));
+        assert_eq!(
+            to_filter_expr(&e, &columns()).unwrap().to_string(),
+            r#"(("key" LIKE 'a\%b_') AND (NOT ("key" ILIKE '%X%')))"#
+        );
+        let e = datafusion::functions::string::expr_fn::starts_with(col("key"), lit("o'k"));
+        assert_eq!(
+            to_filter_expr(&e, &columns()).unwrap().to_string(),
+            r#"starts_with("key", 'o''k')"#
+        );
+        let e = datafusion::functions::string::expr_fn::contains(col("key"), lit("ab"));
+        assert_eq!(
+            to_filter_expr(&e, &columns()).unwrap().to_string(),
+            r#"contains("key", 'ab')"#
+        );
+        let other_escape = Expr::Like(datafusion::logical_expr::expr::Like::new(
+            false,
+            Box::new(col("key")),
+            Box::new(lit("a!%")),
+            Some('!'),
+            false,
+        ));
+        assert!(to_filter_expr(&other_escape, &columns()).is_none());
+    }
+
+    #[test]
     fn unknown_columns_and_forms_are_not_converted() {
         assert!(to_filter_expr(&col("other").eq(lit(1)), &columns()).is_none());
-        assert!(to_filter_expr(&col("key").like(lit("a%")), &columns()).is_none());
+        assert!(to_filter_expr(&col("other").like(lit("a%")), &columns()).is_none());
+        assert!(to_filter_expr(&col("key").like(col("price")), &columns()).is_none());
         let e = col("_rowaddr").eq(lit(5u64));
         assert!(to_filter_expr(&e, &columns()).is_none());
         assert_eq!(row_address_filter(&e), Some(vec![5]));

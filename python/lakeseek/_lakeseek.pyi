@@ -173,7 +173,9 @@ class Dataset:
     def with_stats(self, stats: IoStats) -> Dataset: ...
     def filter(self, filter: str) -> RowAddresses:
         """Row addresses (ascending) where the SQL ``filter`` is TRUE, answered from the
-        indices (``=``, ``IN``, ranges, ``IS NULL``, ``any_element(list, '...')``, ...). A
+        indices (``=``, ``IN``, ranges, ``IS NULL``, ``any_element(list, '...')``,
+        ``contains(col, 'x')`` / ``col LIKE 'p%'`` / ``starts_with(col, 'x')`` from an NGRAM
+        index, ...). A
         filter no index answers raises :class:`InvalidArgument`: use ``query(...,
         allow_scan=True)``."""
     def filter_async(self, filter: str) -> Awaitable[RowAddresses]: ...

@@ -21,6 +21,7 @@ use crate::index::sql::expr::{
 };
 use crate::index::sql::limits::{check_filter_shape, MAX_FILTER_NESTING};
 use crate::index::sql::parsed::ParsedFilter;
+use crate::index::sql::string_match::StringTest;
 
 /// A literal value of a [`FilterExpr`], coerced to the type of the column it meets exactly
 /// as the same literal written in SQL is (an integer out of the column's range, a string
@@ -82,6 +83,7 @@ enum Node {
     Between(Box<FilterExpr>, Box<FilterExpr>, Box<FilterExpr>, bool),
     AnyElement(String, String),
     ListHas(ListFunction, String, Vec<FilterExpr>),
+    StringMatch(StringTest, Box<FilterExpr>, String),
     All(Vec<FilterExpr>),
     Sql(String),
 }
@@ -227,6 +229,46 @@ impl FilterExpr {
         }
     }
 
+    /// `self LIKE 'pattern'`: `%` matches any characters, `_` one character, a backslash
+    /// escapes the next one (as in lance and DataFusion). `NOT LIKE` is `!expr.like(..)`.
+    pub fn like(self, pattern: impl Into<String>) -> Self {
+        self.string_match(
+            StringTest::Like {
+                case_insensitive: false,
+            },
+            pattern.into(),
+        )
+    }
+
+    /// `self ILIKE 'pattern'`: [`FilterExpr::like`] ignoring case.
+    pub fn ilike(self, pattern: impl Into<String>) -> Self {
+        self.string_match(
+            StringTest::Like {
+                case_insensitive: true,
+            },
+            pattern.into(),
+        )
+    }
+
+    /// `contains(self, 'needle')`: the string holds `needle` (case-sensitive; `%`, `_` and
+    /// backslashes are plain characters). An NGRAM index answers it.
+    pub fn contains(self, needle: impl Into<String>) -> Self {
+        self.string_match(StringTest::Contains, needle.into())
+    }
+
+    /// `starts_with(self, 'prefix')` (case-sensitive).
+    pub fn starts_with(self, prefix: impl Into<String>) -> Self {
+        self.string_match(StringTest::StartsWith, prefix.into())
+    }
+
+    fn string_match(self, test: StringTest, pattern: String) -> Self {
+        let depth = 1 + self.depth;
+        Self {
+            node: Node::StringMatch(test, Box::new(self), pattern),
+            depth,
+        }
+    }
+
     /// A filter written as SQL (parsed when planned, as [`Dataset::plan_filter`] parses
     /// it): how a built filter that went over the wire as its [`fmt::Display`] text comes
     /// back.
@@ -309,6 +351,11 @@ impl FilterExpr {
                 function: *function,
                 column: column.clone(),
                 values: all(values)?,
+            },
+            Node::StringMatch(test, e, pattern) => SqlExpr::StringMatch {
+                expr: boxed(e)?,
+                test: *test,
+                pattern: Box::new(SqlExpr::Literal(Literal::String(pattern.clone()))),
             },
             Node::Sql(text) => parse_sql(text, SqlContext::Filter)?,
         })
@@ -424,6 +471,17 @@ impl fmt::Display for FilterExpr {
                 write!(f, ", '{}')", predicate.replace('\'', "''"))
             }
             Node::ListHas(function, column, values) => write_list_has(f, *function, column, values),
+            Node::StringMatch(test, e, pattern) => {
+                let quoted = pattern.replace('\'', "''");
+                match test {
+                    StringTest::Like { case_insensitive } => {
+                        let op = if *case_insensitive { "ILIKE" } else { "LIKE" };
+                        write!(f, "({e} {op} '{quoted}')")
+                    }
+                    StringTest::Contains => write!(f, "contains({e}, '{quoted}')"),
+                    StringTest::StartsWith => write!(f, "starts_with({e}, '{quoted}')"),
+                }
+            }
             Node::Sql(text) => f.write_str(text),
         }
     }
@@ -548,6 +606,10 @@ mod tests {
             col("we\"ird").eq(FilterExpr::literal(FilterValue::UInt(u64::MAX))),
             FilterExpr::sql("a = 1 OR NOT b"),
             FilterExpr::all(vec![FilterExpr::sql("a = 1 OR b = 2"), col("c").eq(int(3))]),
+            col("name")
+                .contains("it's")
+                .and(!col("name").like("a\\%b_")),
+            col("name").ilike("%ALI%").or(col("name").starts_with("tr")),
         ];
         for e in &forms {
             same_as_its_sql(e);
@@ -555,6 +617,14 @@ mod tests {
         assert_eq!(
             forms[0].to_string(),
             r#"(("key" = 'o''k') AND ("price" > -2))"#
+        );
+        assert_eq!(
+            forms[16].to_string(),
+            r#"(contains("name", 'it''s') AND (NOT ("name" LIKE 'a\%b_')))"#
+        );
+        assert_eq!(
+            forms[17].to_string(),
+            r#"(("name" ILIKE '%ALI%') OR starts_with("name", 'tr'))"#
         );
         assert_eq!(
             forms[12].to_string(),

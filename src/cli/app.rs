@@ -33,7 +33,8 @@ enum Command {
     Inspect(file_commands::InspectArgs),
     /// Read rows of a Lance file as JSON lines.
     Read(file_commands::ReadArgs),
-    /// Answer a filter on a Lance dataset from its BTree / list-element indices.
+    /// Answer a filter on a Lance dataset from its scalar indices (BTree, bitmap, label list,
+    /// zone map, bloom filter, NGRAM, list element).
     Query(index_cli::QueryArgs),
     /// Read rows of a Lance dataset by row address.
     Take(index_cli::TakeArgs),

@@ -29,7 +29,9 @@ use crate::{Dataset, Error, IoStats, Result};
 pub(crate) struct QueryArgs {
     /// Dataset URL (s3://, gs://, az://, http(s)://, file:// or a local path).
     pub dataset: String,
-    /// Filter in Lance/DataFusion SQL, e.g. `key = 'abc'` or `ts >= TIMESTAMP '2024-01-01 00:00:00'`.
+    /// Filter in Lance/DataFusion SQL, e.g. `key = 'abc'`, `ts >= TIMESTAMP '2024-01-01 00:00:00'`,
+    /// `contains(name, 'ali')` or `name LIKE 'tr_nt%'` (an NGRAM index answers `contains`,
+    /// `LIKE` and `starts_with`; `ILIKE` and `NOT LIKE` need `--allow-scan`).
     #[arg(long)]
     pub filter: String,
     /// Print these columns of the matching rows (JSON lines) instead of row addresses.

@@ -74,6 +74,9 @@ pub(crate) enum IndexQuery {
         /// Whether the value list held a NULL.
         has_null: bool,
     },
+    /// `contains(col, 'x')`, `col [I]LIKE 'p'`, `starts_with(col, 'x')` on a string column
+    /// (never negated: the engine asks for [`Want::False`] instead).
+    StringMatch(crate::index::sql::string_match::StringMatcher),
 }
 
 /// One leaf of a filter, handed to an index kind.
@@ -101,8 +104,7 @@ pub(crate) struct IndexSegments {
 pub(crate) enum Exactness {
     /// [`LeafAnswer::maybe`] is always empty.
     Exact,
-    /// Candidate rows (zones) that the engine rechecks on data.
-    #[allow(dead_code)] // answered by the zone map and bloom filter kinds (being added)
+    /// Candidate rows (zones, n-gram postings) that the engine rechecks on data.
     Candidates,
 }
 

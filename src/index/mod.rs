@@ -36,6 +36,7 @@ pub(crate) mod kind;
 pub(crate) mod label_list;
 pub(crate) mod list_data;
 pub(crate) mod list_element;
+pub(crate) mod ngram;
 pub(crate) mod predicate;
 pub(crate) mod prewarm;
 pub(crate) mod sql;

@@ -10,6 +10,8 @@
 //!   `any_element` elements);
 //! * [`any_element`]: `any_element(col, 'predicate')` over list data (rechecks, scans);
 //! * [`list_has`]: `array_has_any` / `array_has_all` / `array_contains` on list data;
+//! * [`string_match`]: `LIKE`, `ILIKE`, `contains`, `starts_with` (parsing, compiled
+//!   patterns);
 //! * [`value`]: the one value model of [`crate::index::key`] under the name the SQL stack
 //!   uses, and typed access to element field arrays;
 //! * [`parsed`]: a top-level filter parsed once (from text, or built in code), as the engine
@@ -23,4 +25,5 @@ pub(crate) mod expr;
 pub(crate) mod limits;
 pub(crate) mod list_has;
 pub(crate) mod parsed;
+pub(crate) mod string_match;
 pub(crate) mod value;

@@ -65,6 +65,7 @@ mod list_element_resolve;
 mod load_admission;
 mod load_admission_opens;
 mod metadata_cache;
+mod ngram_filters;
 mod old_datasets;
 mod old_datasets_inspect;
 mod old_datasets_s3;

@@ -115,6 +115,7 @@ fn index_leaf(bound: &BoundPredicate, predicate: &SqlPredicate, slot: usize) -> 
                 has_null: *has_null,
             }
         }
+        SqlPredicate::StringMatch { matcher, .. } => IndexQuery::StringMatch(matcher.clone()),
         other => IndexQuery::Scalar(index_query(other)?),
     };
     Some(IndexLeaf {

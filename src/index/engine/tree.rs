@@ -78,7 +78,9 @@ pub(crate) fn single_field(p: &SqlPredicate) -> Option<usize> {
                 .then_some(first)
         }
         P::Not(inner) | P::IsTruth { inner, .. } => single_field(inner),
+        // A string test is a leaf of its own (the NGRAM kind answers it).
         P::Constant(_)
+        | P::StringMatch { .. }
         | P::CompareFields { .. }
         | P::DistinctFields { .. }
         | P::Opaque(_)
@@ -141,7 +143,9 @@ fn build(p: &SqlPredicate, want: Want, leaves: &mut Vec<ShapeLeaf>) -> Node {
                 is
             }
         }
-        P::AnyElement { field, .. } | P::ListHas { field, .. } => leaf(p, *field, want, leaves),
+        P::AnyElement { field, .. } | P::ListHas { field, .. } | P::StringMatch { field, .. } => {
+            leaf(p, *field, want, leaves)
+        }
         // Refused by the top-level binder; kept as a leaf evaluated on data.
         P::CompareFields { left: f, .. } | P::DistinctFields { left: f, .. } => {
             leaf(p, *f, want, leaves)

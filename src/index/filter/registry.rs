@@ -13,6 +13,7 @@ pub(crate) fn index_kinds() -> Vec<Box<dyn IndexKind>> {
         Box::new(crate::index::list_element::kind::ListElementKind),
         Box::new(crate::index::zonemap::kind::ZoneMapKind),
         Box::new(crate::index::bloom::kind::BloomKind),
+        Box::new(crate::index::ngram::kind::NgramKind),
     ]
 }
 

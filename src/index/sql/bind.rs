@@ -16,6 +16,7 @@ use arrow_schema::{DataType, TimeUnit};
 
 use super::call::AnyElementCall;
 use super::expr::{CompareOp, ListFunction, Literal, SqlContext, SqlExpr, Truth};
+use super::string_match::{bind_pattern, StringMatcher, StringTest};
 use super::value::ElementValue;
 use crate::error::{Error, Result};
 use crate::index::key::is_key_type;
@@ -310,7 +311,14 @@ pub(crate) enum SqlPredicate {
     Or(Vec<SqlPredicate>),
     /// Negation.
     Not(Box<SqlPredicate>),
-    /// An expression lakeseek keeps as written (function calls, LIKE, arithmetic ...).
+    /// `LIKE` / `ILIKE` / `contains` / `starts_with` on string field `field`.
+    StringMatch {
+        /// The string field.
+        field: usize,
+        /// The compiled test.
+        matcher: StringMatcher,
+    },
+    /// An expression lakeseek keeps as written (function calls, arithmetic ...).
     Opaque(String),
     /// `any_element(list_col, 'predicate')` on list field `field` (top level only).
     AnyElement {
@@ -450,7 +458,7 @@ impl Binder<'_> {
     fn opaque(&self, text: String) -> Result<SqlPredicate> {
         if self.top_level() {
             return Err(self.invalid(format!(
-                "{text} is not supported (use comparisons, IN, BETWEEN, IS NULL, AND, OR, NOT, any_element)"
+                "{text} is not supported (use comparisons, IN, BETWEEN, IS NULL, LIKE, contains, starts_with, AND, OR, NOT, any_element)"
             )));
         }
         Ok(SqlPredicate::Opaque(text))
@@ -549,7 +557,36 @@ impl Binder<'_> {
                 right,
                 negated,
             } => self.distinct_from(e, left, right, *negated)?,
+            SqlExpr::StringMatch {
+                expr,
+                test,
+                pattern,
+            } => self.string_match(expr, *test, pattern)?,
         })
+    }
+
+    /// `LIKE` / `ILIKE` / `contains` / `starts_with` on a string field (NULL pattern: NULL).
+    fn string_match(
+        &mut self,
+        operand: &SqlExpr,
+        test: StringTest,
+        pattern: &SqlExpr,
+    ) -> Result<SqlPredicate> {
+        let Some(field) = self.operand_field(operand) else {
+            return Err(self.invalid(format!(
+                "{} tests a string column, not {}",
+                test.name(),
+                display(operand)
+            )));
+        };
+        let field = field?;
+        let bound = &self.fields[field];
+        Ok(
+            match bind_pattern(self.text, test, &bound.name, &bound.data_type, pattern)? {
+                Some(matcher) => SqlPredicate::StringMatch { field, matcher },
+                None => SqlPredicate::Constant(None),
+            },
+        )
     }
 
     /// A boolean field used as a predicate.
@@ -914,6 +951,7 @@ pub(crate) fn describe(p: &SqlPredicate, fields: &[BoundField]) -> String {
         P::Or(v) => join(v, " OR "),
         P::Not(inner) => format!("NOT ({})", describe(inner, fields)),
         P::Opaque(t) => t.clone(),
+        P::StringMatch { field, matcher } => matcher.describe(&name(field)),
         P::AnyElement { call, .. } => format!(
             "any_element({}, '{}')",
             call.column,

@@ -89,6 +89,10 @@ pub(crate) fn eval_predicate<R: Row + ?Sized>(p: &SqlPredicate, row: &R) -> Opti
         P::And(children) => and(children.iter().map(|c| eval_predicate(c, row))),
         P::Or(children) => or(children.iter().map(|c| eval_predicate(c, row))),
         P::Not(inner) => eval_predicate(inner, row).map(|b| !b),
+        P::StringMatch { field, matcher } => match row.value(*field)? {
+            KeyRef::Bytes(b) => Some(matcher.matches(b)),
+            _ => None,
+        },
         P::Opaque(_) | P::AnyElement { .. } | P::ListHas { .. } => None,
     }
 }

@@ -9,8 +9,9 @@
 //! `'strings'`, `X'hex'`, `TRUE`/`FALSE`/`NULL`, `DATE '...'`, `TIMESTAMP '...'`,
 //! `CAST('NaN' AS DOUBLE)` / `'inf'::real`), `any_element(list_col, 'predicate')` and the
 //! list functions `array_has_any(col, [..])`, `array_has_all(col, [..])`,
-//! `array_contains(col, v)` / `array_has(col, v)`. Other function calls (and `LIKE`,
-//! arithmetic, ...) are kept as opaque [`SqlExpr::Opaque`] nodes: the list element planner
+//! `array_contains(col, v)` / `array_has(col, v)`, the string tests `[NOT] LIKE`,
+//! `[NOT] ILIKE`, `contains(col, 'x')`, `starts_with(col, 'x')` (see
+//! [`super::string_match`]). Other function calls (and arithmetic, ...) are kept as opaque [`SqlExpr::Opaque`] nodes: the list element planner
 //! treats them as conjuncts the keys cannot answer, the evaluator reports them as
 //! unsupported, and top-level filters refuse them.
 
@@ -20,6 +21,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
 use super::call::{any_element_call, AnyElementCall};
+pub(crate) use super::string_match::StringTest;
 use crate::error::{Error, Result};
 use crate::index::sql_literal::try_literal;
 pub(crate) use crate::index::sql_literal::{CompareOp, Literal};
@@ -115,6 +117,16 @@ pub(crate) enum SqlExpr {
     Or(Vec<SqlExpr>),
     /// Negation.
     Not(Box<SqlExpr>),
+    /// `expr [I]LIKE pattern`, `contains(expr, pattern)`, `starts_with(expr, pattern)`
+    /// (`NOT LIKE` is [`SqlExpr::Not`] of it).
+    StringMatch {
+        /// The tested expression.
+        expr: Box<SqlExpr>,
+        /// Which test.
+        test: StringTest,
+        /// The pattern, needle or prefix.
+        pattern: Box<SqlExpr>,
+    },
     /// A function call or other expression kept as written.
     Opaque(String),
 }
@@ -315,8 +327,9 @@ pub(crate) fn convert(text: &str, expr: &Expr) -> Result<SqlExpr> {
     })
 }
 
-/// `any_element(..)` (a negated call as `NOT` of the positive one) and the list
-/// functions; `None` for any other expression.
+/// `any_element(..)` (a negated call as `NOT` of the positive one), the list functions
+/// and the string tests (`LIKE`, `ILIKE`, `contains`, `starts_with`); `None` for any other
+/// expression.
 fn convert_known_call(text: &str, expr: &Expr) -> Result<Option<SqlExpr>> {
     if let Some(call) = any_element_call(expr)? {
         return Ok(Some(if call.negated {
@@ -329,7 +342,7 @@ fn convert_known_call(text: &str, expr: &Expr) -> Result<Option<SqlExpr>> {
     }
     match list_function(expr) {
         Some(function) => convert_list_function(text, function, expr).map(Some),
-        None => Ok(None),
+        None => super::string_match::convert_string_match(text, expr, &|e| convert(text, e)),
     }
 }
 
@@ -516,8 +529,8 @@ mod tests {
             }
         );
         assert!(matches!(
-            parse_element_predicate("label LIKE 'c%'").unwrap(),
-            SqlExpr::Opaque(_)
+            parse_element_predicate("upper(label) LIKE 'c%'").unwrap(),
+            SqlExpr::StringMatch { expr, .. } if matches!(*expr, SqlExpr::Opaque(_))
         ));
         assert!(matches!(
             parse_element_predicate("a + 1 = 2").unwrap(),

@@ -186,7 +186,9 @@ fn refuses_wrong_types_like_lance() {
         "i = 1 garbage",
         "upper(s) = 'A'",
         "i + 1 = 2",
-        "s LIKE 'a%'",
+        "i LIKE 'a%'",
+        "contains(s, 1)",
+        "upper(s) LIKE 'a%'",
         "i = j + 1",
         "X'0'= b",
         "",
@@ -257,4 +259,22 @@ fn binds_calls_and_columns_anywhere_in_the_tree() {
         bind("array_has_any(l, ['x'])"),
         Err(Error::InvalidArgument(_))
     ));
+}
+
+#[test]
+fn binds_string_tests_on_string_columns() {
+    for (text, shown) in [
+        ("s LIKE 'a%'", "s LIKE 'a%'"),
+        ("s ILIKE 'A\\%'", "s ILIKE 'A\\%'"),
+        ("contains(s, 'it''s')", "contains(s, 'it''s')"),
+        ("STARTS_WITH(s, 'x')", "starts_with(s, 'x')"),
+        ("s NOT LIKE 'a_' ESCAPE '\\'", "NOT (s LIKE 'a_')"),
+    ] {
+        let b = bind(text).unwrap();
+        assert_eq!(b.describe(&b.predicate), shown, "{text}");
+    }
+    assert_eq!(
+        bind("contains(s, NULL)").unwrap().predicate,
+        SqlPredicate::Constant(None)
+    );
 }
