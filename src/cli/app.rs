@@ -35,8 +35,11 @@ enum Command {
     Read(file_commands::ReadArgs),
     /// Answer a filter on a Lance dataset from its BTree / list-element indices.
     Query(index_cli::QueryArgs),
-    /// Read rows of a Lance dataset by row address.
+    /// Read rows of a Lance dataset by row address (a blob column prints its descriptors:
+    /// where each blob is and its size, not its bytes).
     Take(index_cli::TakeArgs),
+    /// Write the blobs of a blob column (rows by address) to files, one JSON line per row.
+    Blob(crate::cli::blob::BlobArgs),
     /// Load a dataset's index lookups (and pages, and column page inits) into the caches.
     Prewarm(prewarm::PrewarmArgs),
     /// Build and commit indices on a Lance dataset.
@@ -115,6 +118,9 @@ pub fn main() -> ExitCode {
             }
             Command::Take(args) => {
                 index_cli::run_take_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Blob(args) => {
+                crate::cli::blob::run_blob_to(args, &mut out, &mut std::io::stderr()).await
             }
             Command::Prewarm(args) => prewarm::run_prewarm(args, &mut out).await,
             Command::Index(IndexCommand::Create(args)) => {
