@@ -174,7 +174,12 @@ fn shorter_than_described(e: Error) -> Error {
     if !past_end {
         return e;
     }
-    let Error::Store { path, range, source } = e else {
+    let Error::Store {
+        path,
+        range,
+        source,
+    } = e
+    else {
         return e;
     };
     let source: crate::error::ErrorSource = source;
@@ -189,9 +194,15 @@ fn shorter_than_described(e: Error) -> Error {
 /// Whether an object store error says the range asked lies (partly) past the object's end.
 fn is_range_error(e: &object_store::Error) -> bool {
     let text = e.to_string().to_ascii_lowercase();
-    ["range", "out of bounds", "416", "short read", "body ended early"]
-        .iter()
-        .any(|w| text.contains(w))
+    [
+        "range",
+        "out of bounds",
+        "416",
+        "short read",
+        "body ended early",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
 /// A blob's bytes as tokio `AsyncRead + AsyncSeek`, from [`BlobHandle::reader`]: reads one

@@ -28,7 +28,10 @@ pub fn blob_descriptors(data: &[u8]) {
             Err(_) => return,
         }
     } else {
-        (Arc::new(LargeBinaryArray::from(v2_rows(rows))), BlobFormat::V2)
+        (
+            Arc::new(LargeBinaryArray::from(v2_rows(rows))),
+            BlobFormat::V2,
+        )
     };
     let Ok(descriptors) = descriptors_from_raw(raw.as_ref(), format, mode & 2 != 0) else {
         return;

@@ -344,11 +344,10 @@ impl LanceFileReader {
             return Ok(vec![field.blob_format().raw_type()]);
         }
         if field.is_packed_struct() {
-            return Err(Error::unsupported(format!(
-                "reading packed field {:?}",
-                field.name
-            ))
-            .at(self.path.as_ref(), None));
+            return Err(
+                Error::unsupported(format!("reading packed field {:?}", field.name))
+                    .at(self.path.as_ref(), None),
+            );
         }
         let types = if field.is_flat_leaf() {
             vec![storage_type(&field.data_type).clone()]
@@ -408,7 +407,10 @@ impl LanceFileReader {
                 field.blob_format(),
                 true,
             )
-            .map_err(|e| e.context(format!("field {:?}", field.name)).at(self.path.as_ref(), None));
+            .map_err(|e| {
+                e.context(format!("field {:?}", field.name))
+                    .at(self.path.as_ref(), None)
+            });
         }
         // Dictionary fields are stored as their values; re-encode.
         Ok(if array.data_type() == &field.data_type {

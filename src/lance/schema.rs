@@ -17,9 +17,9 @@ use arrow_schema::{
     DataType, Field as ArrowField, Fields, Schema as ArrowSchema, SchemaRef, TimeUnit,
 };
 
-use crate::lance::blob::BlobFormat;
 use crate::error::{Error, Result};
 use crate::io::cache::DeepSize;
+use crate::lance::blob::BlobFormat;
 use crate::lance::proto::file as pb;
 
 /// Field metadata key marking a blob column (one physical column of descriptions).

@@ -67,15 +67,26 @@ async fn check_dataset(ds: &Dataset, name: &str) {
         let expected = &row["blob"];
         match handle {
             None => {
-                assert!(expected.is_null(), "{name} {address}: null, pylance: {expected}");
+                assert!(
+                    expected.is_null(),
+                    "{name} {address}: null, pylance: {expected}"
+                );
                 assert!(bytes.is_none());
             }
             Some(h) => {
                 non_null += 1;
-                assert_eq!(h.size(), expected["size"].as_u64().unwrap(), "{name} {address}");
+                assert_eq!(
+                    h.size(),
+                    expected["size"].as_u64().unwrap(),
+                    "{name} {address}"
+                );
                 let data = h.read_all().await.unwrap();
                 assert_eq!(sha(&data), expected["sha256"], "{name} {address}");
-                assert_eq!(sha(bytes.as_ref().unwrap()), expected["sha256"], "{name} {address}");
+                assert_eq!(
+                    sha(bytes.as_ref().unwrap()),
+                    expected["sha256"],
+                    "{name} {address}"
+                );
                 let range = &expected["range"];
                 let (lo, hi) = (range[0].as_u64().unwrap(), range[1].as_u64().unwrap());
                 let part = h.read_range(lo..hi).await.unwrap();
@@ -109,13 +120,25 @@ async fn check_descriptors(ds: &Dataset, name: &str, doc: &Value, addresses: &[u
                 arrow_schema::DataType::Utf8 => child.as_string::<i32>().value(i).into(),
                 _ => {
                     let v = arrow_cast::cast(child, &arrow_schema::DataType::UInt64).unwrap();
-                    v.as_primitive::<arrow_array::types::UInt64Type>().value(i).into()
+                    v.as_primitive::<arrow_array::types::UInt64Type>()
+                        .value(i)
+                        .into()
                 }
             };
-            assert_eq!(got, expected[field.name()], "{name} row {i} {}", field.name());
+            assert_eq!(
+                got,
+                expected[field.name()],
+                "{name} row {i} {}",
+                field.name()
+            );
         }
         let names: Vec<&str> = column.fields().iter().map(|f| f.name().as_str()).collect();
-        let keys: Vec<&str> = expected.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let keys: Vec<&str> = expected
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
         assert_eq!(names.len(), keys.len(), "{name}: {names:?} vs {keys:?}");
     }
 }
@@ -215,8 +238,18 @@ async fn small_blobs_of_one_take_share_requests_over_s3() {
         let doc = answers(name);
         let addresses = live_addresses(&doc);
         let (descriptors, total) = (IoStats::new(), IoStats::new());
-        open().await.with_stats(&descriptors).take(&addresses, &["img"]).await.unwrap();
-        let blobs = open().await.with_stats(&total).read_blobs("img", &addresses).await.unwrap();
+        open()
+            .await
+            .with_stats(&descriptors)
+            .take(&addresses, &["img"])
+            .await
+            .unwrap();
+        let blobs = open()
+            .await
+            .with_stats(&total)
+            .read_blobs("img", &addresses)
+            .await
+            .unwrap();
         let blob_bytes: u64 = blobs.iter().flatten().map(|b| b.len() as u64).sum();
         let blobs_read = blobs.iter().flatten().filter(|b| !b.is_empty()).count() as u64;
         let (d, t) = (descriptors.snapshot(), total.snapshot());
@@ -263,7 +296,10 @@ async fn the_blob_reader_streams_and_seeks() {
     }
     assert_eq!(streamed.len() as u64, size);
     assert_eq!(streamed, whole.as_ref());
-    let at = reader.seek(std::io::SeekFrom::Start(size / 2)).await.unwrap();
+    let at = reader
+        .seek(std::io::SeekFrom::Start(size / 2))
+        .await
+        .unwrap();
     assert_eq!(at, size / 2);
     let mut part = vec![0u8; 100];
     reader.read_exact(&mut part).await.unwrap();
@@ -271,7 +307,10 @@ async fn the_blob_reader_streams_and_seeks() {
     let end = reader.seek(std::io::SeekFrom::End(0)).await.unwrap();
     assert_eq!(end, size);
     assert_eq!(reader.read(&mut part).await.unwrap(), 0);
-    assert!(reader.seek(std::io::SeekFrom::Current(-(size as i64) - 1)).await.is_err());
+    assert!(reader
+        .seek(std::io::SeekFrom::Current(-(size as i64) - 1))
+        .await
+        .is_err());
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -303,10 +342,17 @@ async fn a_truncated_blob_file_is_corrupt_naming_it() {
         .unwrap()
         .clone();
     let ds = Dataset::open(root.to_str().unwrap()).await.unwrap();
-    let handle = ds.take_blobs("img", &[row["address"].as_u64().unwrap()]).await.unwrap()[0]
+    let handle = ds
+        .take_blobs("img", &[row["address"].as_u64().unwrap()])
+        .await
+        .unwrap()[0]
         .clone()
         .unwrap();
-    assert!(handle.object_path().ends_with(".blob"), "{}", handle.object_path());
+    assert!(
+        handle.object_path().ends_with(".blob"),
+        "{}",
+        handle.object_path()
+    );
     let file = root.join(handle.object_path().rsplit_once("v22/").unwrap().1);
     let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
     f.set_len(handle.size() / 2).unwrap();
@@ -356,7 +402,9 @@ async fn the_blob_command_writes_pylances_bytes() {
         "--stats",
     ]);
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    crate::cli::blob::run_blob_to(&wrap.args, &mut out, &mut err).await.unwrap();
+    crate::cli::blob::run_blob_to(&wrap.args, &mut out, &mut err)
+        .await
+        .unwrap();
     let lines: Vec<Value> = String::from_utf8(out)
         .unwrap()
         .lines()

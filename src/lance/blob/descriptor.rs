@@ -143,7 +143,9 @@ fn v2_descriptors(raw: &dyn Array) -> Result<ArrayRef> {
 
 fn struct_of(format: BlobFormat, columns: Vec<ArrayRef>, valid: Vec<bool>) -> Result<ArrayRef> {
     let DataType::Struct(fields) = format.descriptor_type() else {
-        return Err(Error::corrupt("internal: blob descriptor type is not a struct"));
+        return Err(Error::corrupt(
+            "internal: blob descriptor type is not a struct",
+        ));
     };
     let nulls = NullBuffer::from(valid);
     let nulls = (nulls.null_count() > 0).then_some(nulls);
@@ -241,11 +243,9 @@ fn v2_location(s: &StructArray, row: usize) -> Result<BlobLocation> {
         3 => BlobSource::External {
             uri: s.column(4).as_string::<i32>().value(row).to_string(),
         },
-        other => {
-            return Err(Error::corrupt(format!(
-                "blob descriptor {row} has kind {other} (0 inline, 1 packed, 2 dedicated, 3 external)"
-            )))
-        }
+        other => return Err(Error::corrupt(format!(
+            "blob descriptor {row} has kind {other} (0 inline, 1 packed, 2 dedicated, 3 external)"
+        ))),
     };
     crate::ensure_corrupt!(
         kind != 2 || position == 0,

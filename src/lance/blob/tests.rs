@@ -1,4 +1,3 @@
-
 use arrow_array::{Array, FixedSizeBinaryArray, LargeBinaryArray};
 
 use super::descriptor::{v2_row_bytes, BlobLocation};
@@ -42,8 +41,16 @@ fn v1_descriptors_and_their_nulls() {
     assert_eq!(
         locs,
         vec![
-            Some(BlobLocation { source: BlobSource::DataFile, position: 0, size: 0 }),
-            Some(BlobLocation { source: BlobSource::DataFile, position: 64, size: 10 }),
+            Some(BlobLocation {
+                source: BlobSource::DataFile,
+                position: 0,
+                size: 0
+            }),
+            Some(BlobLocation {
+                source: BlobSource::DataFile,
+                position: 64,
+                size: 10
+            }),
             None,
             None,
         ]
@@ -69,7 +76,9 @@ fn v2_descriptors_every_kind() {
     assert_eq!(locs[2].as_ref().unwrap().source, sidecar(3, true));
     assert_eq!(
         locs[3].as_ref().unwrap().source,
-        BlobSource::External { uri: "s3://b/x.bin".into() }
+        BlobSource::External {
+            uri: "s3://b/x.bin".into()
+        }
     );
     assert_eq!(locs[4], None);
 }
@@ -80,16 +89,25 @@ fn malformed_v2_rows_are_corrupt() {
     long_uri.pop();
     let mut bad_utf8 = v2_row_bytes(3, 0, 1, 0, "a");
     *bad_utf8.last_mut().unwrap() = 0xff;
-    for row in [vec![0u8; 24], long_uri, bad_utf8, v2_row_bytes(9, 0, 1, 0, "")] {
+    for row in [
+        vec![0u8; 24],
+        long_uri,
+        bad_utf8,
+        v2_row_bytes(9, 0, 1, 0, ""),
+    ] {
         let raw = LargeBinaryArray::from(vec![Some(row.as_slice())]);
         let err = descriptors_from_raw(&raw, BlobFormat::V2, true)
             .and_then(|d| locations(d.as_ref(), BlobFormat::V2).map(|_| ()))
             .unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     }
-    let dedicated_offset = LargeBinaryArray::from(vec![Some(v2_row_bytes(2, 5, 1, 1, "").as_slice())]);
+    let dedicated_offset =
+        LargeBinaryArray::from(vec![Some(v2_row_bytes(2, 5, 1, 1, "").as_slice())]);
     let d = descriptors_from_raw(&dedicated_offset, BlobFormat::V2, true).unwrap();
-    assert!(matches!(locations(d.as_ref(), BlobFormat::V2), Err(Error::Corrupt { .. })));
+    assert!(matches!(
+        locations(d.as_ref(), BlobFormat::V2),
+        Err(Error::Corrupt { .. })
+    ));
     // A raw array of the wrong type is refused, not misread.
     let wrong = descriptors_from_raw(&raw_v1_as_v2(), BlobFormat::V2, true);
     assert!(matches!(wrong, Err(Error::Corrupt { .. })));
@@ -101,7 +119,11 @@ fn raw_v1_as_v2() -> FixedSizeBinaryArray {
 
 #[test]
 fn locations_past_their_object_are_corrupt_naming_it() {
-    let loc = BlobLocation { source: BlobSource::DataFile, position: 90, size: 20 };
+    let loc = BlobLocation {
+        source: BlobSource::DataFile,
+        position: 90,
+        size: 20,
+    };
     loc.check_inside("data/a.lance", 110).unwrap();
     let err = loc.check_inside("data/a.lance", 100).unwrap_err();
     match err {
@@ -111,6 +133,13 @@ fn locations_past_their_object_are_corrupt_naming_it() {
         }
         other => panic!("{other}"),
     }
-    let overflow = BlobLocation { source: BlobSource::DataFile, position: u64::MAX, size: 2 };
-    assert!(matches!(overflow.check_inside("x", u64::MAX), Err(Error::Corrupt { .. })));
+    let overflow = BlobLocation {
+        source: BlobSource::DataFile,
+        position: u64::MAX,
+        size: 2,
+    };
+    assert!(matches!(
+        overflow.check_inside("x", u64::MAX),
+        Err(Error::Corrupt { .. })
+    ));
 }

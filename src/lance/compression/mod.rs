@@ -159,9 +159,7 @@ pub(crate) fn decode_miniblock(
 /// The values encoding of a packed struct read as fixed-width rows: supported when it is
 /// an uncompressed `Flat` as wide as the children together (blob v1 descriptors: two u64s
 /// as one 128-bit value), each row's bytes being the children's bytes in order.
-fn packed_flat(
-    p: &crate::lance::proto::encodings::PackedStruct,
-) -> Result<&CompressiveEncoding> {
+fn packed_flat(p: &crate::lance::proto::encodings::PackedStruct) -> Result<&CompressiveEncoding> {
     let values = common::child(&p.values, "PackedStruct")?;
     let total = p
         .bits_per_value

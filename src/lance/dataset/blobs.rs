@@ -61,7 +61,11 @@ pub(crate) async fn blob_ranges(
                     (data_path, file.size_bytes)
                 }
                 BlobSource::Sidecar { blob_id, .. } => {
-                    let name = format!("data/{}/{}", sidecar_dir(&file.path), sidecar_name(*blob_id));
+                    let name = format!(
+                        "data/{}/{}",
+                        sidecar_dir(&file.path),
+                        sidecar_name(*blob_id)
+                    );
                     (dataset.child(&name), None)
                 }
                 BlobSource::External { uri } => {

@@ -299,10 +299,12 @@ fn resolve_packed(packed: &pb::PackedStruct, buffers: &[Range<u64>]) -> Result<N
         let flat = match &child.array_encoding {
             Some(E::Flat(f)) => f,
             Some(E::Nullable(nullable)) => match &nullable.nullability {
-                Some(pb::nullable::Nullability::NoNulls(n)) => match n.values.as_deref().and_then(|v| v.array_encoding.as_ref()) {
-                    Some(E::Flat(f)) => f,
-                    _ => return Ok(Node::Unsupported("packed_struct".into())),
-                },
+                Some(pb::nullable::Nullability::NoNulls(n)) => {
+                    match n.values.as_deref().and_then(|v| v.array_encoding.as_ref()) {
+                        Some(E::Flat(f)) => f,
+                        _ => return Ok(Node::Unsupported("packed_struct".into())),
+                    }
+                }
                 _ => return Ok(Node::Unsupported("packed_struct".into())),
             },
             _ => return Ok(Node::Unsupported("packed_struct".into())),

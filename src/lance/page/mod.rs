@@ -333,7 +333,9 @@ impl PageLayout {
             Some(Layout::BlobLayout(blob)) => match blob.inner_layout.map(|inner| *inner) {
                 Some(pb::PageLayout {
                     layout: Some(Layout::BlobLayout(_)),
-                }) => Err(Error::corrupt("blob page layout nested in a blob page layout")),
+                }) => Err(Error::corrupt(
+                    "blob page layout nested in a blob page layout",
+                )),
                 Some(inner) => Self::from_page_layout(inner, version, buffers, length),
                 None => Err(Error::corrupt("blob page layout has no inner layout")),
             },
