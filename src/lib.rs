@@ -188,6 +188,7 @@ pub use api::{
     IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport,
     Query, QueryResult,
 };
+pub use api::{BlobHandle, BlobReader, BLOB_READ_CHUNK_BYTES};
 pub use api::{ColumnInfo, OpenedStore};
 pub use api::{
     ColumnInspection, FieldInspection, FileInspection, PageInspection, PlanInspection,

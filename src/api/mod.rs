@@ -1,6 +1,7 @@
 //! The public facade: [`Dataset`], [`LanceFile`] and the builders and results around them.
 //! Each is a thin driver over the crate's planners, fetcher and decoders.
 
+mod blob;
 mod columns;
 mod dataset;
 mod describe;
@@ -15,6 +16,7 @@ mod query;
 mod scan;
 mod store;
 
+pub use blob::{BlobHandle, BlobReader, BLOB_READ_CHUNK_BYTES};
 pub use columns::ColumnInfo;
 pub use dataset::{Dataset, DatasetBuilder};
 pub use describe::{

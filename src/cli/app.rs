@@ -36,8 +36,11 @@ enum Command {
     /// Answer a filter on a Lance dataset from its scalar indices (BTree, bitmap, label list,
     /// zone map, bloom filter, NGRAM, list element).
     Query(index_cli::QueryArgs),
-    /// Read rows of a Lance dataset by row address.
+    /// Read rows of a Lance dataset by row address (a blob column prints its descriptors:
+    /// where each blob is and its size, not its bytes).
     Take(index_cli::TakeArgs),
+    /// Write the blobs of a blob column (rows by address) to files, one JSON line per row.
+    Blob(crate::cli::blob::BlobArgs),
     /// Load a dataset's index lookups (and pages, and column page inits) into the caches.
     Prewarm(prewarm::PrewarmArgs),
     /// Build and commit indices on a Lance dataset.
@@ -116,6 +119,9 @@ pub fn main() -> ExitCode {
             }
             Command::Take(args) => {
                 index_cli::run_take_to(args, &mut out, &mut std::io::stderr()).await
+            }
+            Command::Blob(args) => {
+                crate::cli::blob::run_blob_to(args, &mut out, &mut std::io::stderr()).await
             }
             Command::Prewarm(args) => prewarm::run_prewarm(args, &mut out).await,
             Command::Index(IndexCommand::Create(args)) => {

@@ -11,6 +11,7 @@
 
 mod app;
 mod arg_files;
+pub(crate) mod blob;
 mod companion;
 pub(crate) mod demo;
 pub(crate) mod ecp;

@@ -8,11 +8,13 @@
 //! expected and ignored. Asserted contracts (row counts of successful reads) are checks
 //! of lakeseek's promises, not of the input.
 
+mod blob;
 mod decompress;
 mod inputs;
 mod legacy;
 mod v2_0;
 
+pub use blob::blob_descriptors;
 pub use decompress::decompress;
 pub use inputs::{cli_values, filter_extremes};
 pub use legacy::legacy_file;

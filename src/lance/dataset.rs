@@ -18,6 +18,7 @@
 //! and deletion file names are write-once in lance, so their paths (plus the size/etag the
 //! listing reports, when there was a listing) identify their content.
 
+pub(crate) mod blobs;
 pub(crate) mod commit;
 pub(crate) mod deletion;
 mod files;

@@ -8,6 +8,7 @@
 //! * [`proto`]: the protobuf messages lakeseek needs, defined here with prost derives.
 //! * [`compression`]: pure decoders of the compressive encodings (Flat, Variable,
 //!   bitpacking, RLE, dictionary, FSST, general LZ4/zstd, ...).
+//! * [`blob`]: blob column descriptors (v1, v2) and where their bytes live (pure).
 //! * [`schema`]: the field tree, Arrow types and physical column numbers.
 //! * [`version`]: [`version::FileVersion`], the format version a footer names.
 //! * [`page`]: page layouts (mini-block, full-zip, constant, 2.3 planar, the 2.0
@@ -24,6 +25,7 @@
 //! * [`data_file`]: [`data_file::DataFileReader`] — a file of any version behind one
 //!   reader, the v2 or the legacy one, chosen by the footer.
 
+pub(crate) mod blob;
 pub(crate) mod compression;
 pub(crate) mod data_file;
 pub(crate) mod dataset;

@@ -340,12 +340,14 @@ impl LanceFileReader {
 
     /// Arrow types of a field's leaf columns (the stored value type for dictionaries).
     fn leaf_types(&self, field: &LanceField) -> Result<Vec<DataType>> {
-        if field.is_blob() || field.is_packed_struct() {
-            return Err(Error::unsupported(format!(
-                "reading blob or packed field {:?}",
-                field.name
-            ))
-            .at(self.path.as_ref(), None));
+        if field.is_blob() {
+            return Ok(vec![field.blob_format().raw_type()]);
+        }
+        if field.is_packed_struct() {
+            return Err(
+                Error::unsupported(format!("reading packed field {:?}", field.name))
+                    .at(self.path.as_ref(), None),
+            );
         }
         let types = if field.is_flat_leaf() {
             vec![storage_type(&field.data_type).clone()]
@@ -399,6 +401,17 @@ impl LanceFileReader {
             Some(indices) => arrow_select::take::take(array.as_ref(), indices, None)?,
             None => array,
         };
+        if field.is_blob() && self.metadata.version != FileVersion::V2_0 {
+            return crate::lance::blob::descriptors_from_raw(
+                array.as_ref(),
+                field.blob_format(),
+                true,
+            )
+            .map_err(|e| {
+                e.context(format!("field {:?}", field.name))
+                    .at(self.path.as_ref(), None)
+            });
+        }
         // Dictionary fields are stored as their values; re-encode.
         Ok(if array.data_type() == &field.data_type {
             array
@@ -706,7 +719,7 @@ enum FieldParts {
 
 impl FieldParts {
     fn new(field: &LanceField) -> Self {
-        if field.is_flat_leaf() {
+        if field.is_flat_leaf() || field.is_blob() {
             FieldParts::Flat(Vec::new())
         } else {
             FieldParts::Nested(vec![Vec::new(); field.num_columns])

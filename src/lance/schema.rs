@@ -19,6 +19,7 @@ use arrow_schema::{
 
 use crate::error::{Error, Result};
 use crate::io::cache::DeepSize;
+use crate::lance::blob::BlobFormat;
 use crate::lance::proto::file as pb;
 
 /// Field metadata key marking a blob column (one physical column of descriptions).
@@ -73,6 +74,21 @@ impl LanceField {
                 .metadata
                 .get(ARROW_EXTENSION_NAME_KEY)
                 .is_some_and(|n| n == BLOB_V2_EXTENSION_NAME)
+    }
+
+    /// The descriptor format of a blob field: v2 for the `lance.blob.v2` extension type (a
+    /// struct in the file schema), v1 otherwise. Meaningful only when [`Self::is_blob`].
+    pub(crate) fn blob_format(&self) -> BlobFormat {
+        let v2 = self.logical_type == "struct"
+            || self
+                .metadata
+                .get(ARROW_EXTENSION_NAME_KEY)
+                .is_some_and(|n| n == BLOB_V2_EXTENSION_NAME);
+        if v2 {
+            BlobFormat::V2
+        } else {
+            BlobFormat::V1
+        }
     }
 
     /// True for packed structs (all children stored row-major in one column).
@@ -172,6 +188,7 @@ struct FieldNode {
 }
 
 fn build_tree(fields: &[pb::Field]) -> Result<Vec<FieldNode>> {
+    let fields = &without_blob_descriptor_fields(fields)[..];
     let mut seen_ids = HashSet::with_capacity(fields.len());
     for f in fields {
         if f.id < 0 {
@@ -193,7 +210,7 @@ fn build_tree(fields: &[pb::Field]) -> Result<Vec<FieldNode>> {
     let mut stack: Vec<FieldNode> = Vec::new();
     for f in fields {
         while let Some(top) = stack.last() {
-            if f.parent_id == top.proto.id {
+            if f.parent_id == top.proto.id && top.proto.id >= 0 {
                 break;
             }
             let done = stack
@@ -221,6 +238,23 @@ fn build_tree(fields: &[pb::Field]) -> Result<Vec<FieldNode>> {
         attach(&mut stack, &mut roots, done);
     }
     Ok(roots)
+}
+
+/// The fields without the descriptor fields a blob v2 file lists after its blob field
+/// (`kind`, `position`, `size`, `blob_id`, `blob_uri`, with id -1 and parent -1): they own
+/// no column (the blob field's one column holds them packed) and no id.
+fn without_blob_descriptor_fields(fields: &[pb::Field]) -> Vec<pb::Field> {
+    let mut out: Vec<pb::Field> = Vec::with_capacity(fields.len());
+    let mut after_blob = false;
+    for f in fields {
+        if f.id < 0 && after_blob {
+            continue;
+        }
+        after_blob = f.metadata.contains_key(BLOB_METADATA_KEY)
+            || f.extension_name == BLOB_V2_EXTENSION_NAME;
+        out.push(f.clone());
+    }
+    out
 }
 
 fn attach(stack: &mut [FieldNode], roots: &mut Vec<FieldNode>, node: FieldNode) {
@@ -279,8 +313,12 @@ fn finish_field(node: FieldNode, next_column: &mut usize, depth: usize) -> Resul
         *next_column += 1;
     }
     field.num_columns = *next_column - first_column;
-    field.data_type =
-        arrow_type(&field).map_err(|e| e.context(format!("schema: field {:?}", field.name)))?;
+    field.data_type = if field.is_blob() {
+        // A blob column reads as its descriptors (what pylance's `to_table` returns).
+        field.blob_format().descriptor_type()
+    } else {
+        arrow_type(&field).map_err(|e| e.context(format!("schema: field {:?}", field.name)))?
+    };
     if field.logical_type == "json" {
         field.metadata.insert(
             ARROW_EXTENSION_NAME_KEY.to_string(),

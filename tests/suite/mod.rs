@@ -20,6 +20,7 @@ mod bad_input_container;
 mod bad_input_pages;
 mod bad_input_sparse;
 mod bench_cli;
+mod blobs;
 mod btree_bench;
 mod btree_read_plan;
 mod dataset_answers;

@@ -145,13 +145,35 @@ pub(crate) fn decode_miniblock(
             buffers.extend(rest.iter().cloned());
             decode_miniblock(inner, &buffers, num_values)
         }
-        Compression::PackedStruct(_) | Compression::VariablePackedStruct(_) => {
-            Err(Error::unsupported("packed struct mini-blocks"))
+        Compression::PackedStruct(p) => decode_miniblock(packed_flat(p)?, buffers, num_values),
+        Compression::VariablePackedStruct(_) => {
+            Err(Error::unsupported("variable packed struct mini-blocks"))
         }
         other => Err(Error::corrupt(format!(
             "{} is not a mini-block encoding",
             describe::node_name(other)
         ))),
+    }
+}
+
+/// The values encoding of a packed struct read as fixed-width rows: supported when it is
+/// an uncompressed `Flat` as wide as the children together (blob v1 descriptors: two u64s
+/// as one 128-bit value), each row's bytes being the children's bytes in order.
+fn packed_flat(p: &crate::lance::proto::encodings::PackedStruct) -> Result<&CompressiveEncoding> {
+    let values = common::child(&p.values, "PackedStruct")?;
+    let total = p
+        .bits_per_value
+        .iter()
+        .try_fold(0u64, |sum, b| sum.checked_add(*b).filter(|_| b % 8 == 0));
+    match (&values.compression, total) {
+        (Some(Compression::Flat(f)), Some(total))
+            if f.data.is_none() && f.bits_per_value == total =>
+        {
+            Ok(values)
+        }
+        _ => Err(Error::unsupported(
+            "packed struct mini-blocks other than uncompressed byte-aligned Flat rows",
+        )),
     }
 }
 
@@ -166,8 +188,9 @@ pub(crate) fn miniblock_buffer_count(encoding: &CompressiveEncoding) -> Result<u
         Compression::FixedSizeList(fsl) => fixed::fsl_buffer_count(fsl),
         Compression::Rle(_) => Ok(2),
         Compression::General(g) => miniblock_buffer_count(common::child(&g.values, "General")?),
-        Compression::PackedStruct(_) | Compression::VariablePackedStruct(_) => {
-            Err(Error::unsupported("packed struct mini-blocks"))
+        Compression::PackedStruct(p) => miniblock_buffer_count(packed_flat(p)?),
+        Compression::VariablePackedStruct(_) => {
+            Err(Error::unsupported("variable packed struct mini-blocks"))
         }
         other => Err(Error::corrupt(format!(
             "{} is not a mini-block encoding",
@@ -414,9 +437,8 @@ pub(crate) fn decode_fullzip_variable(
             let scheme = general::scheme_of(g.compression.as_ref())?;
             variable::fullzip_general(scheme, &offsets, &data)
         }
-        Compression::VariablePackedStruct(_) => {
-            Err(Error::unsupported("variable packed struct full-zip values"))
-        }
+        // Each row's packed bytes as one value (blob v2 descriptors; `lance::blob`).
+        Compression::VariablePackedStruct(_) => variable::fullzip_passthrough(offsets, data),
         other => Err(Error::corrupt(format!(
             "{} is not a variable full-zip encoding",
             describe::node_name(other)

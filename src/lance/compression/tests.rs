@@ -378,14 +378,32 @@ fn constant_without_value_is_all_null() {
 
 #[test]
 fn unsupported_and_missing_codecs() {
+    // Packed structs are read only as uncompressed byte-aligned rows of the children's total
+    // width (blob v1 descriptors); any other packing stays unsupported.
     let packed = enc(Compression::PackedStruct(PackedStruct {
         bits_per_value: vec![32],
-        values: boxed(flat(32)),
+        values: boxed(flat(64)),
     }));
     assert!(matches!(
         decode_miniblock(&packed, &[], 1),
         Err(Error::Unsupported { .. })
     ));
+    let rows = enc(Compression::PackedStruct(PackedStruct {
+        bits_per_value: vec![64, 64],
+        values: boxed(flat(128)),
+    }));
+    let bytes = Bytes::from((0u8..32).collect::<Vec<u8>>());
+    match decode_miniblock(&rows, &[bytes.clone()], 2).unwrap() {
+        DecodedValues::Fixed {
+            bits_per_value,
+            num_values,
+            data,
+        } => {
+            assert_eq!((bits_per_value, num_values), (128, 2));
+            assert_eq!(data, bytes);
+        }
+        other => panic!("{other:?}"),
+    }
     let unset = CompressiveEncoding { compression: None };
     assert!(matches!(
         decode_block(&unset, None, 1),

@@ -180,6 +180,7 @@ impl Node {
                 symbols: f.symbol_table.clone(),
             },
             E::Struct(_) => Node::Struct,
+            E::PackedStruct(p) => resolve_packed(p, buffers)?,
             other => Node::Unsupported(unsupported_name(other).to_string()),
         })
     }
@@ -287,6 +288,46 @@ fn compression_name(c: FlatCompression) -> &'static str {
         FlatCompression::Zstd => "zstd",
         FlatCompression::Lz4 => "lz4",
     }
+}
+
+/// A packed struct of fixed-width, never-null children (2.0 blob descriptors: two u64s) as
+/// one `Flat` of the children's total width over the packed buffer: each row's bytes are the
+/// children's bytes in order. Other packed structs stay unsupported.
+fn resolve_packed(packed: &pb::PackedStruct, buffers: &[Range<u64>]) -> Result<Node> {
+    let mut bits = 0u64;
+    for child in &packed.inner {
+        let flat = match &child.array_encoding {
+            Some(E::Flat(f)) => f,
+            Some(E::Nullable(nullable)) => match &nullable.nullability {
+                Some(pb::nullable::Nullability::NoNulls(n)) => {
+                    match n.values.as_deref().and_then(|v| v.array_encoding.as_ref()) {
+                        Some(E::Flat(f)) => f,
+                        _ => return Ok(Node::Unsupported("packed_struct".into())),
+                    }
+                }
+                _ => return Ok(Node::Unsupported("packed_struct".into())),
+            },
+            _ => return Ok(Node::Unsupported("packed_struct".into())),
+        };
+        if flat.compression.is_some() || flat.bits_per_value % 8 != 0 {
+            return Ok(Node::Unsupported("packed_struct".into()));
+        }
+        bits = bits
+            .checked_add(flat.bits_per_value)
+            .ok_or_else(|| Error::corrupt("packed struct width overflows"))?;
+    }
+    let buffer = packed
+        .buffer
+        .clone()
+        .ok_or_else(|| Error::corrupt("packed struct has no buffer"))?;
+    resolve_flat(
+        &pb::Flat {
+            bits_per_value: bits,
+            buffer: Some(buffer),
+            compression: None,
+        },
+        buffers,
+    )
 }
 
 fn resolve_flat(flat: &pb::Flat, buffers: &[Range<u64>]) -> Result<Node> {

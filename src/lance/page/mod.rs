@@ -327,7 +327,18 @@ impl PageLayout {
             Some(Layout::ConstantLayout(c)) => {
                 Ok(PageLayout::Constant(ConstantPage::from_layout(c, buffers)?))
             }
-            Some(Layout::BlobLayout(_)) => Ok(unsupported("blob", "blob pages")),
+            // Blob v1 (2.1+): the (position, size) descriptors are the inner layout's
+            // values; `lance::blob` reads them (the layers only repeat the nullability the
+            // descriptors encode).
+            Some(Layout::BlobLayout(blob)) => match blob.inner_layout.map(|inner| *inner) {
+                Some(pb::PageLayout {
+                    layout: Some(Layout::BlobLayout(_)),
+                }) => Err(Error::corrupt(
+                    "blob page layout nested in a blob page layout",
+                )),
+                Some(inner) => Self::from_page_layout(inner, version, buffers, length),
+                None => Err(Error::corrupt("blob page layout has no inner layout")),
+            },
             None => Err(Error::corrupt("PageLayout has no layout")),
         }
     }

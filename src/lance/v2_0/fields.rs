@@ -110,9 +110,12 @@ impl FieldReader<'_> {
                 last.end
             );
         }
-        if field.is_blob() || field.is_packed_struct() {
+        if field.is_blob() {
+            return self.read_blob(field, column, rows, w);
+        }
+        if field.is_packed_struct() {
             return Err(Error::unsupported(format!(
-                "reading blob or packed field {:?} of a 2.0 file",
+                "reading packed field {:?} of a 2.0 file",
                 field.name
             )));
         }
@@ -186,11 +189,37 @@ impl FieldReader<'_> {
         rows: &[Range<u64>],
         w: &mut Walk<'_>,
     ) -> Result<Option<ArrayRef>> {
+        let shifted = !matches!(field.data_type, DataType::Dictionary(..));
+        self.read_values(storage_type(&field.data_type), shifted, column, rows, w)
+    }
+
+    /// A blob field: its raw descriptors (a packed struct of two u64s per row) as the
+    /// descriptor struct (a `(1, 0)` null kept, as pylance reads 2.0 pages).
+    fn read_blob(
+        &self,
+        field: &LanceField,
+        column: usize,
+        rows: &[Range<u64>],
+        w: &mut Walk<'_>,
+    ) -> Result<Option<ArrayRef>> {
+        let format = field.blob_format();
+        let raw = self.read_values(&format.raw_type(), true, column, rows, w)?;
+        raw.map(|raw| crate::lance::blob::descriptors_from_raw(raw.as_ref(), format, false))
+            .transpose()
+    }
+
+    fn read_values(
+        &self,
+        value_type: &DataType,
+        shifted: bool,
+        column: usize,
+        rows: &[Range<u64>],
+        w: &mut Walk<'_>,
+    ) -> Result<Option<ArrayRef>> {
         let info = self.column(column)?;
-        let value_type = storage_type(&field.data_type);
         let items = ItemsType {
             value_type,
-            shifted: !matches!(field.data_type, DataType::Dictionary(..)),
+            shifted,
         };
         let mut arrays = Vec::new();
         for (page, local) in Self::page_rows(info, rows) {
