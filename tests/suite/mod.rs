@@ -72,6 +72,7 @@ mod old_manifests;
 mod proptest_fuzz_replay;
 mod proptest_untrusted;
 mod read_fixtures;
+mod rowids_filters;
 mod scalar_indices;
 mod security_paths;
 mod security_secrets;

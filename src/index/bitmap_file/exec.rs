@@ -20,7 +20,8 @@ use super::search::{
 use super::treemap::{decode_row_set, RowSet};
 use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn};
-use crate::index::kind::segments::covered_segments;
+use crate::index::kind::row_ids::holds_row_ids;
+use crate::index::kind::segments::{coverage_of, covered_segments};
 use crate::index::kind::IndexSegments;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
@@ -46,6 +47,10 @@ pub(crate) struct BitmapFile {
     keys: usize,
     /// Field index of `bitmaps`.
     bitmaps: usize,
+    /// The segment's covered fragments when its bitmaps hold stable row ids (resolved to
+    /// row addresses through those fragments' sequences), `None` when they hold row
+    /// addresses.
+    pub(crate) row_ids: Option<RoaringBitmap>,
 }
 
 impl BitmapFile {
@@ -87,6 +92,7 @@ pub(crate) async fn open_bitmap_file(
         reader,
         keys: idx[0],
         bitmaps: idx[1],
+        row_ids: holds_row_ids(dataset, segment).then(|| coverage_of(dataset, segment)),
     })
 }
 
