@@ -90,7 +90,11 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("manifest", with_prefix(&[0], bytes.clone())));
         out.push(("manifest", with_prefix(&[1], bytes)));
     }
-    out.extend(row_id_sequence_seeds().into_iter().map(|s| ("row_id_sequence", s)));
+    out.extend(
+        row_id_sequence_seeds()
+            .into_iter()
+            .map(|s| ("row_id_sequence", s)),
+    );
     let mut deletions = Vec::new();
     files_under(
         &root().join("tests/fixtures/datasets/bitmap_del.lance/_deletions"),

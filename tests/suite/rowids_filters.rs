@@ -144,6 +144,9 @@ async fn every_kind_answers_on_a_stable_row_id_dataset() {
             .unwrap();
         let mut found = Vec::new();
         kinds(&plan.explain(), &mut found);
-        assert!(found.iter().any(|k| k == kind), "{name}@{version} {filter}: {found:?}");
+        assert!(
+            found.iter().any(|k| k == kind),
+            "{name}@{version} {filter}: {found:?}"
+        );
     }
 }

@@ -34,7 +34,11 @@ const BTREE_ROW_ADDRESS_VERSION: i32 = 1;
 /// Whether `segment`'s answers are row addresses by its details type and version alone.
 pub(crate) fn answers_row_addresses(segment: &IndexSegment) -> bool {
     let name = segment.type_name().unwrap_or("");
-    let name = name.rsplit(['.', '/']).next().unwrap_or("").to_ascii_lowercase();
+    let name = name
+        .rsplit(['.', '/'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     if name == BTREE_TYPE {
         return segment.index_version >= BTREE_ROW_ADDRESS_VERSION;
     }

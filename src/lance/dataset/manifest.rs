@@ -636,11 +636,10 @@ impl DeepSize for Manifest {
             .iter()
             .map(|f| {
                 96 + f.row_ids.as_ref().map_or(0, |r| r.approx_bytes())
-                    + f
-                    .files
-                    .iter()
-                    .map(|d| 64 + d.path.len() + 8 * d.fields.len())
-                    .sum::<usize>()
+                    + f.files
+                        .iter()
+                        .map(|d| 64 + d.path.len() + 8 * d.fields.len())
+                        .sum::<usize>()
             })
             .sum();
         let indices: usize = self

@@ -40,9 +40,8 @@ impl RowIdSequence {
     /// Decode and validate a serialized `RowIdSequence` (errors are `Corrupt`, naming
     /// neither object nor fragment: the caller adds them).
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
-        let message = proto::RowIdSequence::decode(bytes).map_err(|e| {
-            Error::corrupt(format!("row id sequence protobuf: {e}")).with_source(e)
-        })?;
+        let message = proto::RowIdSequence::decode(bytes)
+            .map_err(|e| Error::corrupt(format!("row id sequence protobuf: {e}")).with_source(e))?;
         let segments = message
             .segments
             .into_iter()
@@ -90,6 +89,7 @@ impl RowIdSequence {
     }
 
     /// The segments.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
     pub(crate) fn segments(&self) -> &[IdSegment] {
         &self.segments
     }
@@ -104,6 +104,7 @@ impl RowIdSequence {
     }
 
     /// Every row id, in row order.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
     pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.segments.iter().flat_map(IdSegment::iter)
     }

@@ -44,6 +44,7 @@ impl U64Array {
     }
 
     /// Offset width in bytes (2, 4 or 8).
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
     pub(crate) fn width(&self) -> usize {
         self.width
     }
@@ -160,7 +161,9 @@ impl IdSegment {
             Some(S::SortedArray(a)) => {
                 let array = U64Array::from_proto(Some(a), "SortedArray")?;
                 if !array.strictly_increasing() {
-                    return Err(Error::corrupt("SortedArray values are not strictly increasing"));
+                    return Err(Error::corrupt(
+                        "SortedArray values are not strictly increasing",
+                    ));
                 }
                 Ok(Self::SortedArray(array))
             }
@@ -206,6 +209,7 @@ impl IdSegment {
     }
 
     /// The encoding's name, e.g. `"range_with_bitmap"`, `"sorted_array/u16"`.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
     pub(crate) fn encoding(&self) -> String {
         let width = |a: &U64Array| format!("u{}", a.width() * 8);
         match self {
@@ -265,15 +269,16 @@ impl IdSegment {
     }
 
     /// The ids in order.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
     pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = u64> + '_> {
         match self {
             Self::Range { start, end } => Box::new(*start..*end),
             Self::RangeWithHoles { start, end, holes } => {
                 Box::new((*start..*end).filter(move |v| holes.search(*v).is_err()))
             }
-            Self::RangeWithBitmap { start, end, bitmap, .. } => Box::new(
-                (*start..*end).filter(move |v| bit(bitmap, v - start)),
-            ),
+            Self::RangeWithBitmap {
+                start, end, bitmap, ..
+            } => Box::new((*start..*end).filter(move |v| bit(bitmap, v - start))),
             Self::SortedArray(a) | Self::Array(a) => Box::new(a.iter()),
         }
     }
@@ -301,7 +306,10 @@ impl IdSegment {
                     }
                     let mask = 1u8 << (b % 8);
                     if bitmap[target] & mask != 0 {
-                        found(*id, before + u64::from((bitmap[target] & (mask - 1)).count_ones()));
+                        found(
+                            *id,
+                            before + u64::from((bitmap[target] & (mask - 1)).count_ones()),
+                        );
                     }
                 }
             }
@@ -323,6 +331,7 @@ impl IdSegment {
     }
 }
 
+#[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
 fn bit(bitmap: &[u8], i: u64) -> bool {
     bitmap[(i / 8) as usize] & (1 << (i % 8)) != 0
 }

@@ -71,7 +71,10 @@ fn every_encoding() -> (Vec<pb::U64Segment>, Vec<u64>) {
     ids.extend([1000, 1005, 66535]);
     segments.push(seg(pb::Segment::SortedArray(u32s(1 << 20, &[3, 70000]))));
     ids.extend([(1 << 20) + 3, (1 << 20) + 70000]);
-    segments.push(seg(pb::Segment::SortedArray(u64s(&[1 << 40, (1 << 40) + 9]))));
+    segments.push(seg(pb::Segment::SortedArray(u64s(&[
+        1 << 40,
+        (1 << 40) + 9,
+    ]))));
     ids.extend([1 << 40, (1 << 40) + 9]);
     // Unsorted arrays in each width.
     segments.push(seg(pb::Segment::Array(u16s(500, &[9, 1, 4]))));
@@ -122,7 +125,11 @@ fn positions_of_finds_each_id_where_it_sits() {
     let mut found = Vec::new();
     s.positions_of(&wanted, &mut |id, p| found.push((p, id)));
     found.sort_unstable();
-    let expected: Vec<(u64, u64)> = ids.iter().enumerate().map(|(p, id)| (p as u64, *id)).collect();
+    let expected: Vec<(u64, u64)> = ids
+        .iter()
+        .enumerate()
+        .map(|(p, id)| (p as u64, *id))
+        .collect();
     assert_eq!(found, expected);
 }
 
@@ -130,10 +137,16 @@ fn positions_of_finds_each_id_where_it_sits() {
 fn bad_sequences_are_corrupt_not_panics() {
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("garbage", vec![0xff, 0xff, 0xff]),
-        ("no encoding", encode(vec![pb::U64Segment { segment: None }])),
+        (
+            "no encoding",
+            encode(vec![pb::U64Segment { segment: None }]),
+        ),
         (
             "reversed range",
-            encode(vec![seg(pb::Segment::Range(pb::Range { start: 5, end: 2 }))]),
+            encode(vec![seg(pb::Segment::Range(pb::Range {
+                start: 5,
+                end: 2,
+            }))]),
         ),
         (
             "hole outside",
@@ -161,19 +174,23 @@ fn bad_sequences_are_corrupt_not_panics() {
         ),
         (
             "short bitmap",
-            encode(vec![seg(pb::Segment::RangeWithBitmap(pb::RangeWithBitmap {
-                start: 0,
-                end: 20,
-                bitmap: vec![1, 1],
-            }))]),
+            encode(vec![seg(pb::Segment::RangeWithBitmap(
+                pb::RangeWithBitmap {
+                    start: 0,
+                    end: 20,
+                    bitmap: vec![1, 1],
+                },
+            ))]),
         ),
         (
             "padding bits",
-            encode(vec![seg(pb::Segment::RangeWithBitmap(pb::RangeWithBitmap {
-                start: 0,
-                end: 4,
-                bitmap: vec![0x10],
-            }))]),
+            encode(vec![seg(pb::Segment::RangeWithBitmap(
+                pb::RangeWithBitmap {
+                    start: 0,
+                    end: 4,
+                    bitmap: vec![0x10],
+                },
+            ))]),
         ),
         (
             "odd u16 bytes",
@@ -214,26 +231,42 @@ fn bad_sequences_are_corrupt_not_panics() {
 #[test]
 fn a_sequence_must_match_the_fragments_rows() {
     use crate::lance::proto::table::DataFragment;
-    let bytes = encode(vec![seg(pb::Segment::Range(pb::Range { start: 0, end: 3 }))]);
+    let bytes = encode(vec![seg(pb::Segment::Range(pb::Range {
+        start: 0,
+        end: 3,
+    }))]);
     let fragment = |rows: u64| DataFragment {
         id: 4,
         physical_rows: rows,
         inline_row_ids: Some(bytes.clone()),
         ..Default::default()
     };
-    assert_eq!(super::fragment_row_ids(&fragment(3)).unwrap().unwrap().len(), 3);
-    let err = super::fragment_row_ids(&fragment(5)).unwrap_err().to_string();
-    assert!(err.contains("fragment 4") && err.contains("3 ids for 5"), "{err}");
+    assert_eq!(
+        super::fragment_row_ids(&fragment(3))
+            .unwrap()
+            .unwrap()
+            .len(),
+        3
+    );
+    let err = super::fragment_row_ids(&fragment(5))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("fragment 4") && err.contains("3 ids for 5"),
+        "{err}"
+    );
     let spilled = DataFragment {
         column_row_ids: Some(Vec::new()),
         ..fragment(3)
     };
     let err = super::fragment_row_ids(&spilled).unwrap_err();
     assert!(matches!(err, Error::Unsupported { .. }), "{err:?}");
-    assert!(super::check_every_fragment_has_row_ids(true, [(1, true), (2, false)].into_iter())
-        .unwrap_err()
-        .to_string()
-        .contains("fragment 2"));
+    assert!(
+        super::check_every_fragment_has_row_ids(true, [(1, true), (2, false)].into_iter())
+            .unwrap_err()
+            .to_string()
+            .contains("fragment 2")
+    );
 }
 
 /// Every fragment sequence of every fixture version pylance 14.0.2 wrote, against
@@ -264,7 +297,11 @@ fn fixture_sequences_give_pylances_row_ids() {
                 let (addr, id) = (row[0].as_u64().unwrap(), row[1].as_u64().unwrap());
                 let f = m.fragment(addr >> 32).unwrap();
                 let seq = f.row_ids.as_ref().unwrap();
-                assert_eq!(seq.get(addr & 0xffff_ffff), Some(id), "{name} {label} {addr}");
+                assert_eq!(
+                    seq.get(addr & 0xffff_ffff),
+                    Some(id),
+                    "{name} {label} {addr}"
+                );
                 assert!(id < m.next_row_id);
             }
             for f in &m.fragments {
