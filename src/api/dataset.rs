@@ -13,7 +13,7 @@ use crate::index::filter::{filter_row_addresses, FilterOptions};
 use crate::io::store::redact_url;
 use crate::io::IoStats;
 use crate::lance::dataset::blobs::blob_ranges;
-use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::take_row_ids::{take_row_ids, take_with_row_ids};
 use crate::lance::dataset::DatasetVersion;
 use crate::session::Session;
 
@@ -190,10 +190,11 @@ impl Dataset {
 
     /// The `columns` of the rows at `addresses` (`fragment << 32 | offset`), in the order
     /// asked, repeats kept, deleted rows left out; the batch starts with a `_rowaddr`
-    /// column.
+    /// column. `_rowid` may be asked for as a column: each row's stable row id (its
+    /// address on a dataset without stable row ids).
     pub async fn take(&self, addresses: &[u64], columns: &[&str]) -> Result<RecordBatch> {
         let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
-        take_rows(&self.version, addresses, &names, &self.stats)
+        take_with_row_ids(&self.version, addresses, &names, &self.stats)
             .await
             .map_err(|e| self.named(e))
     }
@@ -252,6 +253,25 @@ impl Dataset {
             .iter()
             .map(|r| r.as_ref().and_then(|_| bytes.next()))
             .collect())
+    /// The `columns` of the rows whose stable row id (`_rowid`) is in `ids`, in the order
+    /// asked, repeats kept, like pylance's `_take_rows`: an id whose rows are deleted is
+    /// left out, an id the version never assigned is
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument). The ids are found in the
+    /// fragments' row id sequences (held in the manifest: no request), and the rows are read
+    /// in the same waves as [`Dataset::take`]. The batch starts with `_rowaddr`; ask for
+    /// `_rowid` to get the ids back. On a dataset without stable row ids, a row id is the
+    /// row address.
+    pub async fn take_row_ids(&self, ids: &[u64], columns: &[&str]) -> Result<RecordBatch> {
+        let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+        take_row_ids(&self.version, ids, &names, &self.stats)
+            .await
+            .map_err(|e| self.named(e))
+    }
+
+    /// Whether the dataset has stable row ids (`_rowid` values that survive updates and
+    /// compactions; row-id takes then look them up in the fragments' sequences).
+    pub fn has_stable_row_ids(&self) -> bool {
+        self.version.manifest().uses_stable_row_ids()
     }
 
     /// Build a list element index (`any_element` filters; spec `list-element-index.md`) on

@@ -13,7 +13,7 @@ use crate::index::filter::{
 use crate::index::kind::Exactness;
 use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
-use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::take_row_ids::take_with_row_ids;
 
 /// A query on a [`Dataset`], built with [`Dataset::query`].
 ///
@@ -191,7 +191,10 @@ impl<'a> Query<'a> {
         let batch = if self.columns.is_empty() {
             None
         } else {
-            Some(take_rows(version, &row_addresses, &self.columns, self.cost_stats()).await?)
+            Some(
+                take_with_row_ids(version, &row_addresses, &self.columns, self.cost_stats())
+                    .await?,
+            )
         };
         Ok(QueryResult {
             row_addresses,

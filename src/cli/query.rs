@@ -60,8 +60,17 @@ pub(crate) struct TakeArgs {
     /// Dataset URL.
     pub dataset: String,
     /// Row addresses (fragment << 32 | offset), comma-separated.
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        required_unless_present = "row_ids",
+        conflicts_with = "row_ids"
+    )]
     pub rows: Vec<u64>,
+    /// Stable row ids (`_rowid`), comma-separated, instead of `--rows`: the rows with these
+    /// ids in the order given (an id whose rows are deleted is left out).
+    #[arg(long = "row-ids", value_delimiter = ',')]
+    pub row_ids: Vec<u64>,
     /// Columns to read, comma-separated.
     #[arg(long, value_delimiter = ',', required = true)]
     pub columns: Vec<String>,
@@ -170,7 +179,11 @@ pub(crate) async fn run_take_to(
         let dataset =
             open_dataset(&args.dataset, &args.storage_options, args.version, &stats).await?;
         let columns: Vec<&str> = args.columns.iter().map(String::as_str).collect();
-        let batch = dataset.take(&args.rows, &columns).await?;
+        let batch = if args.row_ids.is_empty() {
+            dataset.take(&args.rows, &columns).await?
+        } else {
+            dataset.take_row_ids(&args.row_ids, &columns).await?
+        };
         write_json_lines(&batch, out)
     }
     .await;

@@ -12,12 +12,14 @@ mod blob;
 mod decompress;
 mod inputs;
 mod legacy;
+mod rowids;
 mod v2_0;
 
 pub use blob::blob_descriptors;
 pub use decompress::decompress;
 pub use inputs::{cli_values, filter_extremes};
 pub use legacy::legacy_file;
+pub use rowids::row_id_sequence;
 pub use v2_0::v2_0_page;
 
 use std::collections::HashMap;
@@ -532,6 +534,7 @@ pub fn run(name: &str, data: &[u8]) {
         "filter_extremes" => filter_extremes(data),
         "cli_values" => cli_values(data),
         "legacy_file" => legacy_file(data),
+        "row_id_sequence" => row_id_sequence(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -548,6 +551,7 @@ pub const TARGETS: &[&str] = &[
     "filter_extremes",
     "cli_values",
     "legacy_file",
+    "row_id_sequence",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

@@ -17,6 +17,7 @@ pub(crate) mod treemap;
 
 use roaring::RoaringTreemap;
 
+use crate::index::kind::row_ids::row_id_addresses;
 use crate::lance::dataset::DatasetVersion;
 use treemap::RowSet;
 
@@ -60,6 +61,19 @@ impl ReadSummary {
 pub(crate) fn addresses(dataset: &DatasetVersion, set: &RowSet) -> RoaringTreemap {
     let manifest = dataset.manifest();
     set.to_addresses(&|f| manifest.fragment(u64::from(f)).map(|fr| fr.physical_rows))
+}
+
+/// The row addresses of a row set read from `file`: [`addresses`], or, when the file's
+/// sets hold stable row ids, the rows of its covered fragments with those ids.
+pub(crate) fn file_addresses(
+    dataset: &DatasetVersion,
+    file: &exec::BitmapFile,
+    set: &RowSet,
+) -> RoaringTreemap {
+    match &file.row_ids {
+        None => addresses(dataset, set),
+        Some(fragments) => row_id_addresses(dataset, fragments, &set.to_row_ids()),
+    }
 }
 
 /// A read summary as explain JSON.

@@ -18,6 +18,7 @@
 //! The engine handles fragments an index does not cover (it evaluates the leaf on their
 //! data), deleted rows and deleted fragments; kinds need not remove them (but may).
 
+pub(crate) mod row_ids;
 pub(crate) mod segments;
 
 use std::fmt::Debug;

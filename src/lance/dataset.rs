@@ -28,6 +28,7 @@ pub(crate) mod paths;
 pub(crate) mod rows;
 pub(crate) mod schema;
 pub(crate) mod take;
+pub(crate) mod take_row_ids;
 pub(crate) mod versions;
 
 use std::collections::HashMap;

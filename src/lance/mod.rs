@@ -22,6 +22,7 @@
 //! * [`legacy`]: legacy v1 files and their reader.
 //! * [`reader`]: [`reader::LanceFileReader`] — open a v2 file, read rows, inspect it; the
 //!   caches of every reader ([`reader::ReaderCaches`]).
+//! * [`rowids`]: stable row ids, a fragment's `RowIdSequence` (pure decoder).
 //! * [`data_file`]: [`data_file::DataFileReader`] — a file of any version behind one
 //!   reader, the v2 or the legacy one, chosen by the footer.
 
@@ -35,6 +36,7 @@ pub(crate) mod legacy;
 pub(crate) mod page;
 pub(crate) mod proto;
 pub(crate) mod reader;
+pub(crate) mod rowids;
 pub(crate) mod schema;
 pub(crate) mod selection;
 pub(crate) mod v2_0;

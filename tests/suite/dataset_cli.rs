@@ -148,6 +148,7 @@ async fn take_matches_pylance_take_rows() {
                 .iter()
                 .map(|x| x.as_u64().unwrap())
                 .collect(),
+            row_ids: vec![],
             columns: t["columns"]
                 .as_array()
                 .unwrap()
@@ -179,6 +180,7 @@ async fn take_matches_pylance_take_rows() {
     let args = TakeArgs {
         dataset: dataset_fixture("types").display().to_string(),
         rows: vec![1 << 32],
+        row_ids: vec![],
         columns: vec!["id".into()],
         version: None,
         stats: false,

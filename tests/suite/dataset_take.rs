@@ -370,6 +370,7 @@ fn take_args(variant: &str, rows: Vec<u64>, columns: Vec<String>) -> TakeArgs {
     TakeArgs {
         dataset: dataset_dir(variant).to_str().unwrap().to_string(),
         rows,
+        row_ids: vec![],
         columns,
         version: None,
         stats: false,

@@ -77,6 +77,8 @@ mod old_null_keys;
 mod proptest_fuzz_replay;
 mod proptest_untrusted;
 mod read_fixtures;
+mod rowids_filters;
+mod rowids_take;
 mod scalar_indices;
 mod security_paths;
 mod security_secrets;

@@ -90,6 +90,11 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("manifest", with_prefix(&[0], bytes.clone())));
         out.push(("manifest", with_prefix(&[1], bytes)));
     }
+    out.extend(
+        row_id_sequence_seeds()
+            .into_iter()
+            .map(|s| ("row_id_sequence", s)),
+    );
     let mut deletions = Vec::new();
     files_under(
         &root().join("tests/fixtures/datasets/bitmap_del.lance/_deletions"),
@@ -215,6 +220,51 @@ fn input_seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("cli_values", values.join("\0").into_bytes()));
     }
     out
+}
+
+/// Serialized row id sequences: a range, and the shapes pylance writes after deletes and
+/// compactions (a bitmap, an unsorted u16 array), plus holes and a sorted u32 array.
+fn row_id_sequence_seeds() -> Vec<Vec<u8>> {
+    use crate::lance::rowids::proto as pb;
+    use prost::Message;
+    let seg = |s: pb::Segment| pb::U64Segment { segment: Some(s) };
+    let u16s = |base: u64, v: &[u16]| pb::EncodedU64Array {
+        array: Some(pb::Array::U16(pb::OffsetArray {
+            base,
+            offsets: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        })),
+    };
+    let sequences = vec![
+        vec![seg(pb::Segment::Range(pb::Range { start: 0, end: 300 }))],
+        vec![
+            seg(pb::Segment::RangeWithBitmap(pb::RangeWithBitmap {
+                start: 7,
+                end: 27,
+                bitmap: vec![0b1011_0101, 0xff, 0x0c],
+            })),
+            seg(pb::Segment::Array(u16s(40, &[9, 2, 300]))),
+        ],
+        vec![
+            seg(pb::Segment::RangeWithHoles(pb::RangeWithHoles {
+                start: 100,
+                end: 120,
+                holes: Some(u16s(100, &[3, 4, 19])),
+            })),
+            seg(pb::Segment::SortedArray(pb::EncodedU64Array {
+                array: Some(pb::Array::U32(pb::OffsetArray {
+                    base: 1 << 33,
+                    offsets: [1u32, 5, 1 << 20]
+                        .iter()
+                        .flat_map(|x| x.to_le_bytes())
+                        .collect(),
+                })),
+            })),
+        ],
+    ];
+    sequences
+        .into_iter()
+        .map(|segments| pb::RowIdSequence { segments }.encode_to_vec())
+        .collect()
 }
 
 fn regressions() -> Vec<(String, PathBuf)> {

@@ -25,7 +25,7 @@ use roaring::RoaringTreemap;
 use crate::error::Result;
 use crate::index::bitmap_file::exec::{read_row_sets, search_keys, BitmapFile};
 use crate::index::bitmap_file::search::spans_of;
-use crate::index::bitmap_file::{addresses, ExactAnswer, ReadSummary};
+use crate::index::bitmap_file::{file_addresses, ExactAnswer, ReadSummary};
 use crate::index::predicate::{leaves, LeafQuery, Predicate};
 use crate::io::IoStats;
 use crate::lance::dataset::DatasetVersion;
@@ -69,7 +69,7 @@ pub(crate) async fn answer_bitmap(
         ..Default::default()
     };
     for (row, set) in rows.iter().zip(&sets) {
-        let addrs = addresses(dataset, set);
+        let addrs = file_addresses(dataset, file, set);
         if Some(*row) == null_row && !found.rows.iter().any(|r| r.contains(row)) {
             if spans.null_key {
                 answer.true_rows |= addrs;

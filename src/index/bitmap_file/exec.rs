@@ -18,7 +18,8 @@ use super::search::{cmp_keys, merge, unsorted_span_rows, KeySamples, KeySpans, S
 use super::treemap::{decode_row_set, RowSet};
 use crate::error::{Error, Result};
 use crate::index::key::{Key, KeyColumn};
-use crate::index::kind::segments::covered_segments;
+use crate::index::kind::row_ids::holds_row_ids;
+use crate::index::kind::segments::{coverage_of, covered_segments};
 use crate::index::kind::IndexSegments;
 use crate::io::cache::CacheKey;
 use crate::io::IoStats;
@@ -40,6 +41,10 @@ pub(crate) struct BitmapFile {
     keys: usize,
     /// Field index of `bitmaps`.
     bitmaps: usize,
+    /// The segment's covered fragments when its bitmaps hold stable row ids (resolved to
+    /// row addresses through those fragments' sequences), `None` when they hold row
+    /// addresses.
+    pub(crate) row_ids: Option<RoaringBitmap>,
 }
 
 impl BitmapFile {
@@ -81,6 +86,7 @@ pub(crate) async fn open_bitmap_file(
         reader,
         keys: idx[0],
         bitmaps: idx[1],
+        row_ids: holds_row_ids(dataset, segment).then(|| coverage_of(dataset, segment)),
     })
 }
 

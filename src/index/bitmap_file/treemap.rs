@@ -66,6 +66,24 @@ impl RowSet {
     }
 }
 
+impl RowSet {
+    /// The values as stable row ids (a set written by an index that holds row ids): the
+    /// high 32 bits are the entry's key; a `Full` entry is all 2^32 values under it.
+    pub(crate) fn to_row_ids(&self) -> RoaringTreemap {
+        let mut out = RoaringTreemap::new();
+        for (high, rows) in &self.fragments {
+            let base = u64::from(*high) << 32;
+            match rows {
+                FragmentRows::Partial(b) => out.extend(b.iter().map(|o| base | u64::from(o))),
+                FragmentRows::Full => {
+                    out.insert_range(base..base + (1 << 32));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Decode one serialized `RowAddrTreeMap`. `what` names the value in errors (e.g.
 /// "bitmap of row 17"); the caller attaches the file path.
 pub(crate) fn decode_row_set(bytes: &[u8], what: &str) -> Result<RowSet> {

@@ -12,6 +12,7 @@ use crate::index::btree_file::exec::{
 };
 use crate::index::btree_file::{PageMatch, PageSelection};
 use crate::index::btree_file::{BTREE_DETAILS_TYPES, MAX_BTREE_VERSION};
+use crate::index::kind::row_ids::to_row_addresses;
 use crate::index::kind::segments::{
     check_segments, covered_all_cached, covered_segments, has_type, planned_scalar,
     scalar_predicate,
@@ -57,7 +58,7 @@ pub(crate) struct PlannedBTree {
 }
 
 /// Why a BTree segment cannot answer on `dataset`, if it cannot.
-fn refuse_btree_segment(dataset: &DatasetVersion, s: &IndexSegment) -> Option<String> {
+fn refuse_btree_segment(_dataset: &DatasetVersion, s: &IndexSegment) -> Option<String> {
     let type_name = s.type_name().unwrap_or("<no index_details>");
     if !BTREE_DETAILS_TYPES
         .iter()
@@ -72,12 +73,6 @@ fn refuse_btree_segment(dataset: &DatasetVersion, s: &IndexSegment) -> Option<St
         return Some(format!(
             "index {:?} has BTree version {} (newest known: {MAX_BTREE_VERSION})",
             s.name, s.index_version
-        ));
-    }
-    if s.index_version == 0 && dataset.manifest().uses_stable_row_ids() {
-        return Some(format!(
-            "index {:?} (version 0) holds stable row ids, not row addresses",
-            s.name
         ));
     }
     if s.fragment_bitmap.is_none() {
@@ -245,10 +240,10 @@ impl PlannedLeaf for PlannedBTree {
         for (planned, answer) in self.segments.iter().zip(answers) {
             cached_pages += answer.cached_pages;
             pages += answer.pages.len();
+            let rows = answer.ids.into_iter().collect();
+            let rows = to_row_addresses(dataset, &planned.segment, &planned.coverage, rows);
             sure.extend(
-                answer
-                    .ids
-                    .into_iter()
+                rows.into_iter()
                     .filter(|id| planned.coverage.contains((id >> 32) as u32)),
             );
         }

@@ -84,22 +84,16 @@ pub(crate) fn check_segments(
     }
 }
 
-/// Why a segment of a kind that answers with row addresses cannot answer on `dataset` (no
-/// fragment bitmap, stable row ids), if it cannot.
-pub(crate) fn refuse_segment(dataset: &DatasetVersion, s: &IndexSegment) -> Option<String> {
-    if s.fragment_bitmap.is_none() {
-        Some(format!(
+/// Why a segment cannot answer on `dataset` (no fragment bitmap), if it cannot. Segments
+/// that hold stable row ids answer: the kinds resolve them to row addresses
+/// ([`super::row_ids`]).
+pub(crate) fn refuse_segment(_dataset: &DatasetVersion, s: &IndexSegment) -> Option<String> {
+    s.fragment_bitmap.is_none().then(|| {
+        format!(
             "index {:?} does not record which fragments it covers",
             s.name
-        ))
-    } else if dataset.manifest().uses_stable_row_ids() {
-        Some(format!(
-            "index {:?} holds stable row ids, not row addresses",
-            s.name
-        ))
-    } else {
-        None
-    }
+        )
+    })
 }
 
 /// Keep only rows of `fragments`.

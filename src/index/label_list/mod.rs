@@ -24,7 +24,7 @@ use crate::index::bitmap_file::exec::{
     buffer_index, read_buffer_row_set, read_row_sets, search_keys, BitmapFile, LABEL_LIST_NULLS_KEY,
 };
 use crate::index::bitmap_file::search::{spans_of, KeySpans};
-use crate::index::bitmap_file::{addresses, ExactAnswer, ReadSummary};
+use crate::index::bitmap_file::{file_addresses, ExactAnswer, ReadSummary};
 use crate::index::key::Key;
 use crate::index::predicate::LeafQuery;
 pub(crate) use crate::index::sql::list_has::ListTest;
@@ -66,7 +66,7 @@ pub(crate) async fn answer_label_list(
         match nulls_buffer {
             Some(b) if want_nulls => read_buffer_row_set(dataset, &file.reader, b, stats)
                 .await
-                .map(|s| addresses(dataset, &s)),
+                .map(|s| file_addresses(dataset, file, &s)),
             _ => Ok(RoaringTreemap::new()),
         }
     };
@@ -76,7 +76,7 @@ pub(crate) async fn answer_label_list(
             .iter()
             .filter_map(|row| rows.binary_search(row).ok())
             .fold(RoaringTreemap::new(), |acc, i| {
-                acc | addresses(dataset, &sets[i])
+                acc | file_addresses(dataset, file, &sets[i])
             })
     };
     let true_rows = match test {

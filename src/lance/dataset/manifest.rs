@@ -229,6 +229,8 @@ pub(crate) struct Manifest {
     pub writer: Option<String>,
     /// Commit time (RFC 3339, UTC), when the manifest records it.
     pub timestamp: Option<String>,
+    /// Next unused stable row id: every id of the version is below it.
+    pub next_row_id: u64,
 }
 
 /// One fragment.
@@ -242,6 +244,8 @@ pub(crate) struct Fragment {
     pub files: Vec<DataFile>,
     /// Deleted rows, if any.
     pub deletion: Option<DeletionFileRef>,
+    /// Stable row id of each physical row (datasets with stable row ids only).
+    pub row_ids: Option<std::sync::Arc<crate::lance::rowids::RowIdSequence>>,
 }
 
 /// One data file of a fragment.
@@ -422,6 +426,10 @@ impl Manifest {
             })
             .transpose()?
             .unwrap_or_default();
+        crate::lance::rowids::check_every_fragment_has_row_ids(
+            proto.reader_feature_flags & reader_flags::STABLE_ROW_IDS != 0,
+            fragments.iter().map(|f| (f.id, f.row_ids.is_some())),
+        )?;
         let data_storage_version = storage_version_name(proto.data_format, &fragments);
         Ok(Self {
             version: proto.version,
@@ -434,6 +442,7 @@ impl Manifest {
                 .writer_version
                 .map(|w| format!("{} {}", w.library, w.version)),
             timestamp: proto.timestamp.and_then(rfc3339),
+            next_row_id: proto.next_row_id,
         })
     }
 
@@ -477,6 +486,7 @@ fn fragment_from_proto(f: pb::DataFragment) -> Result<Fragment> {
             f.id, f.physical_rows
         )));
     }
+    let row_ids = crate::lance::rowids::fragment_row_ids(&f)?;
     let mut files = Vec::with_capacity(f.files.len());
     for d in f.files {
         if d.base_id.is_some() {
@@ -534,6 +544,7 @@ fn fragment_from_proto(f: pb::DataFragment) -> Result<Fragment> {
         physical_rows: f.physical_rows,
         files,
         deletion,
+        row_ids,
     })
 }
 
@@ -624,11 +635,11 @@ impl DeepSize for Manifest {
             .fragments
             .iter()
             .map(|f| {
-                96 + f
-                    .files
-                    .iter()
-                    .map(|d| 64 + d.path.len() + 8 * d.fields.len())
-                    .sum::<usize>()
+                96 + f.row_ids.as_ref().map_or(0, |r| r.approx_bytes())
+                    + f.files
+                        .iter()
+                        .map(|d| 64 + d.path.len() + 8 * d.fields.len())
+                        .sum::<usize>()
             })
             .sum();
         let indices: usize = self

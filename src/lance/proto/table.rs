@@ -137,6 +137,15 @@ pub(crate) struct DataFragment {
     /// Number of rows ever written to the fragment (deleted rows included).
     #[prost(uint64, tag = "4")]
     pub physical_rows: u64,
+    /// Serialized `RowIdSequence` (stable row ids, `oneof row_id_sequence`).
+    #[prost(bytes = "vec", optional, tag = "5")]
+    pub inline_row_ids: Option<Vec<u8>>,
+    /// `ExternalFile` row ids (never written by a release; reserved in 14.x), kept raw.
+    #[prost(bytes = "vec", optional, tag = "6")]
+    pub external_row_ids: Option<Vec<u8>>,
+    /// `RowLineageColumn` marker: the row ids are a data-file column (reader flag 2048).
+    #[prost(bytes = "vec", optional, tag = "12")]
+    pub column_row_ids: Option<Vec<u8>>,
     /// Data overlay files (reader flag 1 << 6), kept raw: lakeseek refuses them.
     #[prost(bytes = "vec", repeated, tag = "11")]
     pub overlays: Vec<Vec<u8>>,

@@ -50,6 +50,7 @@ fn sample() -> (pb::Manifest, pb::IndexSection) {
             }),
             physical_rows: 10,
             overlays: vec![],
+            ..Default::default()
         }],
         version: 5,
         ..Default::default()
