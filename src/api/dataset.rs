@@ -253,6 +253,8 @@ impl Dataset {
             .iter()
             .map(|r| r.as_ref().and_then(|_| bytes.next()))
             .collect())
+    }
+
     /// The `columns` of the rows whose stable row id (`_rowid`) is in `ids`, in the order
     /// asked, repeats kept, like pylance's `_take_rows`: an id whose rows are deleted is
     /// left out, an id the version never assigned is
