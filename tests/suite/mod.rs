@@ -80,3 +80,5 @@ mod stress_mixed;
 mod stress_rss;
 mod v2_0_datasets;
 mod v2_0_pages;
+mod vector_catalog;
+mod vector_s3;
