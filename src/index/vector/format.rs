@@ -493,7 +493,12 @@ pub(crate) fn decode_storage_spec(
         "__pq_code" => pq_spec(serde_json::from_str(inner).map_err(bad)?)?,
         "__sq_code" => {
             let m: SqMetadataJson = serde_json::from_str(inner).map_err(bad)?;
-            if m.num_bits != 8 || m.bounds.start.partial_cmp(&m.bounds.end).is_none_or(|o| o.is_gt()) {
+            if m.num_bits != 8
+                || m.bounds
+                    .start
+                    .partial_cmp(&m.bounds.end)
+                    .is_none_or(|o| o.is_gt())
+            {
                 return Err(Error::corrupt(format!(
                     "SQ metadata: {} bits, bounds {}..{} (8 bits, ordered bounds expected)",
                     m.num_bits, m.bounds.start, m.bounds.end
@@ -522,7 +527,8 @@ fn pq_spec(m: PqMetadataJson) -> Result<StorageSpec> {
             m.nbits
         )));
     }
-    if m.num_sub_vectors == 0 || m.dimension == 0 || !m.dimension.is_multiple_of(m.num_sub_vectors) {
+    if m.num_sub_vectors == 0 || m.dimension == 0 || !m.dimension.is_multiple_of(m.num_sub_vectors)
+    {
         return Err(Error::corrupt(format!(
             "PQ metadata: {} sub-vectors do not divide dimension {}",
             m.num_sub_vectors, m.dimension
