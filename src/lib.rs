@@ -196,6 +196,7 @@ pub use api::{
 };
 pub use api::{CreatedListElementIndex, EcpIndexBuilder, ListElementIndexBuilder};
 pub use api::{FilterExpr, FilterValue};
+pub use api::{Nearest, DISTANCE_COLUMN};
 pub use error::{Error, ErrorSource, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

@@ -52,6 +52,18 @@ async fn fill(session: &Session) {
     for filter in scalar_filters() {
         scalar.filter(&filter).await.expect(&filter);
     }
+    // Vector indices: nearest queries on the vector fixtures (segments and partitions).
+    for name in ["ivf_pq_l2", "ivf_flat_l2", "ivf_sq_l2"] {
+        let url = fixture(&format!("tests/fixtures/vector/datasets/{name}"));
+        let dataset = Dataset::builder(&url)
+            .session(session)
+            .open()
+            .await
+            .expect(name);
+        let query = vec![0.5_f32; 16];
+        let nearest = dataset.nearest("vec", &query).k(10).nprobes(4);
+        nearest.execute().await.expect(name);
+    }
     for name in ["l1_ip_f32", "l2_l2_f32", "l3_l2_i8"] {
         let url = fixture(&format!("tests/fixtures/ecp/{name}"));
         let index = EcpIndex::open(&url, EcpStore::default(), OpenOptions::default(), session)

@@ -10,6 +10,7 @@ mod file;
 mod filter_expr;
 mod inspect;
 mod list_element_index;
+mod nearest;
 mod open;
 mod prewarm;
 mod query;
@@ -31,6 +32,7 @@ pub use inspect::{
     PlanLayerSummary,
 };
 pub use list_element_index::{CreatedListElementIndex, ListElementIndexBuilder};
+pub use nearest::{Nearest, DISTANCE_COLUMN};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};

@@ -31,8 +31,9 @@ pub(crate) struct QueryArgs {
     pub dataset: String,
     /// Filter in Lance/DataFusion SQL, e.g. `key = 'abc'`, `ts >= TIMESTAMP '2024-01-01 00:00:00'`,
     /// `contains(name, 'ali')` or `name LIKE 'tr_nt%'` (an NGRAM index answers `contains`,
-    /// `LIKE` and `starts_with`; `ILIKE` and `NOT LIKE` need `--allow-scan`).
-    #[arg(long)]
+    /// `LIKE` and `starts_with`; `ILIKE` and `NOT LIKE` need `--allow-scan`); with
+    /// `--nearest`: the rows the search may return. Required unless `--nearest` is given.
+    #[arg(long, default_value = "")]
     pub filter: String,
     /// Print these columns of the matching rows (JSON lines) instead of row addresses.
     #[arg(long, value_delimiter = ',')]
@@ -52,6 +53,9 @@ pub(crate) struct QueryArgs {
     /// Object store option `key=value` (repeatable), e.g. `aws_endpoint=http://127.0.0.1:4566`.
     #[arg(long = "storage-option", value_parser = parse_key_value)]
     pub storage_options: Vec<(String, String)>,
+    /// Nearest-neighbour search (`--nearest COL --vector ...`).
+    #[command(flatten)]
+    pub nearest: crate::cli::nearest::NearestArgs,
 }
 
 /// `lakeseek take`.
@@ -104,10 +108,28 @@ async fn query_inner(
     err: &mut dyn Write,
 ) -> Result<()> {
     let dataset = open_dataset(&args.dataset, &args.storage_options, args.version, stats).await?;
-    let query = dataset
-        .query()
-        .filter(&args.filter)
-        .allow_scan(args.allow_scan);
+    if let Some(column) = &args.nearest.nearest {
+        let filter = Some(args.filter.as_str()).filter(|f| !f.is_empty());
+        return crate::cli::nearest::run_nearest(
+            &dataset,
+            &args.nearest,
+            column,
+            filter,
+            &args.columns,
+            args.explain,
+            args.allow_scan,
+            out,
+            err,
+        )
+        .await;
+    }
+    if args.filter.is_empty() {
+        return Err(Error::InvalidArgument(
+            "lakeseek query needs --filter (or --nearest COLUMN --vector ...)".into(),
+        ));
+    }
+    let filter = args.filter.as_str();
+    let query = dataset.query().filter(filter).allow_scan(args.allow_scan);
     let plan = query.plan().await.map_err(name_the_scan_flag)?;
     if let Some(notice) = plan.full_scan_notice() {
         writeln!(err, "lakeseek: {notice} (--allow-scan)")?;

@@ -41,5 +41,6 @@ pub(crate) mod predicate;
 pub(crate) mod prewarm;
 pub(crate) mod sql;
 pub(crate) mod sql_literal;
+pub(crate) mod vector;
 pub(crate) mod zonemap;
 pub(crate) mod zones;

@@ -33,6 +33,8 @@ pub(crate) enum CacheShare {
     Blooms,
     /// Decoded ecpfs nodes of every index opened with the session.
     EcpNodes,
+    /// Lance vector indices: opened segments (centroids, codebooks) and decoded partitions.
+    VectorIndices,
 }
 
 /// The shares are parts of this many.
@@ -41,7 +43,7 @@ pub(crate) const TOTAL_PARTS: u64 = 64;
 impl CacheShare {
     /// Every cache of a session.
     #[cfg(test)]
-    pub(crate) const ALL: [CacheShare; 11] = [
+    pub(crate) const ALL: [CacheShare; 12] = [
         CacheShare::Manifests,
         CacheShare::Deletions,
         CacheShare::FileMetadata,
@@ -53,6 +55,7 @@ impl CacheShare {
         CacheShare::ZoneMaps,
         CacheShare::Blooms,
         CacheShare::EcpNodes,
+        CacheShare::VectorIndices,
     ];
 
     /// This cache's parts of [`TOTAL_PARTS`]. Page inits (read by every take) get the most;
@@ -61,7 +64,8 @@ impl CacheShare {
         match self {
             CacheShare::Manifests | CacheShare::Deletions => 2,
             CacheShare::FileMetadata | CacheShare::BTreeLookups => 6,
-            CacheShare::PageInits => 24,
+            CacheShare::PageInits => 18,
+            CacheShare::VectorIndices => 6,
             CacheShare::BTreePages | CacheShare::EcpNodes => 8,
             CacheShare::BitmapKeys => 2,
             CacheShare::BitmapRowSets => 4,

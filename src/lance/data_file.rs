@@ -160,6 +160,15 @@ impl DataFileReader {
         }
     }
 
+    /// The byte range of global buffer `index` (raw entry; `None` for a legacy file or an
+    /// entry the file does not have).
+    pub(crate) fn global_buffer_range(&self, index: usize) -> Option<Range<u64>> {
+        match self {
+            Self::V2(r) => r.metadata().global_buffers.get(index).cloned(),
+            Self::Legacy(_) => None,
+        }
+    }
+
     /// The bytes of global buffer `index` (`Corrupt` for a legacy file: it has none).
     pub(crate) async fn read_global_buffer(&self, index: usize, stats: &IoStats) -> Result<Bytes> {
         match self {

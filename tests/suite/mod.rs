@@ -87,3 +87,6 @@ mod stress_mixed;
 mod stress_rss;
 mod v2_0_datasets;
 mod v2_0_pages;
+mod vector_catalog;
+mod vector_cli;
+mod vector_s3;

@@ -1,0 +1,124 @@
+//! Distances as lance computes them: exact distances between vectors, distances from a
+//! query to the IVF centroids, and the quantizers' approximate distances (PQ lookup
+//! tables, SQ codes).
+
+use super::format::{Matrix, Metric, ProductQuantizer};
+
+/// Squared Euclidean distance.
+pub(crate) fn l2(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+}
+
+/// Dot product.
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `v / |v|` (a zero vector stays zero).
+pub(crate) fn normalized(v: &[f32]) -> Vec<f32> {
+    let norm = dot(v, v).sqrt();
+    if norm > 0.0 {
+        v.iter().map(|x| x / norm).collect()
+    } else {
+        v.to_vec()
+    }
+}
+
+/// The exact distance of `metric` (lance's `_distance` of a flat search or a refine).
+pub(crate) fn exact(metric: Metric, query: &[f32], v: &[f32]) -> f32 {
+    match metric {
+        Metric::L2 => l2(query, v),
+        Metric::Dot => 1.0 - dot(query, v),
+        Metric::Cosine => {
+            let denom = (dot(query, query) * dot(v, v)).sqrt();
+            if denom > 0.0 {
+                1.0 - dot(query, v) / denom
+            } else {
+                1.0
+            }
+        }
+        Metric::Hamming => query
+            .iter()
+            .zip(v)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count() as f32,
+    }
+}
+
+/// The distance used to rank partitions: L2 for L2 and cosine (cosine indices are trained
+/// on normalized vectors; the caller normalizes the query), `1 - q·c` for dot.
+pub(crate) fn to_centroid(metric: Metric, query: &[f32], centroid: &[f32]) -> f32 {
+    match metric {
+        Metric::Dot => 1.0 - dot(query, centroid),
+        _ => l2(query, centroid),
+    }
+}
+
+/// Partition ids nearest first (ties by id).
+pub(crate) fn rank_partitions(metric: Metric, query: &[f32], centroids: &Matrix) -> Vec<usize> {
+    let mut scored: Vec<(f32, usize)> = (0..centroids.rows)
+        .map(|p| (to_centroid(metric, query, centroids.row(p)), p))
+        .collect();
+    scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The PQ lookup table `[sub-vector][codeword]` for `query` (already the residual where
+/// the index uses residuals): squared L2 per sub-vector, or `-dot` for dot (the caller adds
+/// 1, so the sum is lance's `1 - q·x`).
+pub(crate) fn pq_table(pq: &ProductQuantizer, metric: Metric, query: &[f32]) -> Vec<f32> {
+    let (m, c, s) = (pq.num_sub_vectors, pq.num_centroids(), pq.sub_dim());
+    let mut table = Vec::with_capacity(m * c);
+    for j in 0..m {
+        let sub = &query[j * s..(j + 1) * s];
+        let words = &pq.codebook[j * c * s..(j + 1) * c * s];
+        for w in words.chunks_exact(s) {
+            table.push(match metric {
+                Metric::Dot => -dot(sub, w),
+                _ => l2(sub, w),
+            });
+        }
+    }
+    table
+}
+
+/// The query's SQ codes: `(v - start) * 255 / range`, truncated and saturated to u8.
+pub(crate) fn sq_query_codes(query: &[f32], start: f64, end: f64) -> Vec<u8> {
+    if start == end {
+        return vec![0; query.len()];
+    }
+    let range = end - start;
+    query
+        .iter()
+        .map(|&v| ((f64::from(v) - start) * 255.0 / range) as u8)
+        .collect()
+}
+
+/// SQ distance for L2 and cosine: the u8 codes' squared distance times `range² / 255²`.
+pub(crate) fn sq_l2(codes: &[u8], query_codes: &[u8], scale: f32) -> f32 {
+    let sum: u32 = codes
+        .iter()
+        .zip(query_codes)
+        .map(|(&a, &b)| {
+            let d = i32::from(a) - i32::from(b);
+            (d * d) as u32
+        })
+        .sum();
+    sum as f32 * scale
+}
+
+/// SQ distance for dot: `1 - q·x` with `x` dequantized as `start + code * range / 255`.
+pub(crate) fn sq_dot(codes: &[u8], query: &[f32], start: f64, step: f64) -> f32 {
+    let d: f64 = codes
+        .iter()
+        .zip(query)
+        .map(|(&c, &q)| f64::from(q) * (start + f64::from(c) * step))
+        .sum();
+    (1.0 - d) as f32
+}
+
+/// [`super::search::initial_probes`], for the unit tests beside the decoders.
+#[cfg(test)]
+pub(crate) fn initial_probes_for_tests(minimum: usize, available: usize) -> usize {
+    super::search::initial_probes(minimum, available)
+}

@@ -1,0 +1,588 @@
+//! The nearest-neighbour query over a dataset: choose the column's vector index segments,
+//! probe each segment's nearest partitions, score them, drop deleted and filtered rows,
+//! search the fragments no segment covers exactly, refine, merge, keep `k`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float16Type, Float32Type, Float64Type};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType;
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use super::caches::{key, VectorCache, VectorEntry};
+use super::distance;
+use super::format::Metric;
+use super::partition::{index_query, score, Partition};
+use super::segment::{open_segment, read_partitions, OpenSegment};
+use crate::error::{Error, Result};
+use crate::io::IoStats;
+use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::{DatasetVersion, DeletionVector, IndexSegment};
+
+/// Largest `k` accepted.
+pub(crate) const MAX_K: usize = 100_000;
+/// Name of the system index that defers row address remapping after compaction.
+const FRAG_REUSE_INDEX: &str = "__lance_frag_reuse";
+
+/// What to search for and how.
+#[derive(Debug, Clone)]
+pub(crate) struct NearestParams {
+    /// The vector column.
+    pub column: String,
+    /// The query vector.
+    pub query: Vec<f32>,
+    /// Rows to return.
+    pub k: usize,
+    /// Partitions searched at least (per segment).
+    pub minimum_nprobes: usize,
+    /// Partitions searched at most, when the first ones gave fewer than `k` rows.
+    pub maximum_nprobes: Option<usize>,
+    /// Re-rank `k * refine` candidates with exact distances read from the data.
+    pub refine_factor: Option<u32>,
+    /// Search only what the index covers (no exact search of unindexed fragments).
+    pub fast_search: bool,
+    /// Ignore the index: exact search over every row.
+    pub use_index: bool,
+    /// Search exactly when the column has no vector index.
+    pub allow_scan: bool,
+    /// Keep rows with `lower <= distance < upper`.
+    pub distance_range: (Option<f32>, Option<f32>),
+    /// The metric of an exact search without an index (default L2; an index's own metric
+    /// otherwise).
+    pub metric: Option<Metric>,
+    /// The column holds f16 vectors: lance computes PQ residuals in f16.
+    pub half_precision: bool,
+}
+
+/// The rows a filter allows, and whether it applies before the search or after it.
+#[derive(Debug, Clone)]
+pub(crate) struct RowFilter {
+    /// Allowed row addresses.
+    pub allowed: RoaringTreemap,
+    /// Apply after the search (`k` candidates, then the filter).
+    pub postfilter: bool,
+}
+
+/// One result row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Hit {
+    /// Row address.
+    pub row: u64,
+    /// Distance (approximate unless refined or searched exactly).
+    pub distance: f32,
+}
+
+/// How the query ran (for `explain` and tests).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub(crate) struct NearestReport {
+    /// The index searched (none for an exact search).
+    pub index: Option<String>,
+    /// Index type (`IVF_PQ`, …).
+    pub index_type: Option<String>,
+    /// Metric.
+    pub metric: String,
+    /// Segments searched.
+    pub segments: usize,
+    /// Partitions probed, over all segments.
+    pub partitions_probed: usize,
+    /// Partitions served from the session cache.
+    pub partitions_cached: usize,
+    /// Rows scored from the index.
+    pub rows_scored: u64,
+    /// Fragments no segment covers, searched exactly.
+    pub unindexed_fragments: Vec<u64>,
+    /// Candidates re-ranked with exact distances.
+    pub refined: usize,
+}
+
+/// The answer: hits nearest first, and how they were found.
+#[derive(Debug, Clone)]
+pub(crate) struct NearestAnswer {
+    /// Hits, nearest first (ties by row address).
+    pub hits: Vec<Hit>,
+    /// How.
+    pub report: NearestReport,
+}
+
+/// Validate the parameters against the dataset: the column, its type and dimension.
+pub(crate) fn check_params(dataset: &DatasetVersion, p: &NearestParams) -> Result<(i32, DataType)> {
+    if p.k == 0 || p.k > MAX_K {
+        return Err(Error::InvalidArgument(format!(
+            "k must be 1..={MAX_K}, got {}",
+            p.k
+        )));
+    }
+    if p.query.iter().any(|v| !v.is_finite()) {
+        return Err(Error::InvalidArgument(
+            "the query vector holds NaN or infinite values".into(),
+        ));
+    }
+    if p.minimum_nprobes == 0 {
+        return Err(Error::InvalidArgument("nprobes must be at least 1".into()));
+    }
+    if p.maximum_nprobes.is_some_and(|m| m < p.minimum_nprobes) {
+        return Err(Error::InvalidArgument(
+            "maximum_nprobes must be >= minimum_nprobes".into(),
+        ));
+    }
+    if p.refine_factor == Some(0) {
+        return Err(Error::InvalidArgument(
+            "refine factor must be 1 or more".into(),
+        ));
+    }
+    let schema = &dataset.manifest().schema;
+    let field = schema.field_by_path(&p.column).ok_or_else(|| {
+        Error::InvalidArgument(format!("no column {:?} in the dataset", p.column))
+    })?;
+    let (dim, item_type) = match schema.arrow_type(field.id)? {
+        DataType::FixedSizeList(item, n)
+            if matches!(
+                item.data_type(),
+                DataType::Float16 | DataType::Float32 | DataType::Float64
+            ) =>
+        {
+            (n as usize, item.data_type().clone())
+        }
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "column {:?} is {other}, not a fixed-size list of floats (a vector column)",
+                p.column
+            )))
+        }
+    };
+    if p.query.len() != dim {
+        return Err(Error::InvalidArgument(format!(
+            "the query has {} dimensions, column {:?} holds vectors of {dim}",
+            p.query.len(),
+            p.column
+        )));
+    }
+    Ok((field.id, item_type))
+}
+
+/// The vector index segments on field `field_id` (the deltas of the first such index).
+pub(crate) fn vector_segments(dataset: &DatasetVersion, field_id: i32) -> Vec<IndexSegment> {
+    let indices = &dataset.manifest().indices;
+    let first = indices
+        .iter()
+        .find(|s| s.fields == [field_id] && is_vector_segment(s));
+    match first {
+        Some(f) => indices
+            .iter()
+            .filter(|s| s.name == f.name && s.fields == [field_id] && is_vector_segment(s))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Whether `segment` is a vector index (its details say so).
+pub(crate) fn is_vector_segment(segment: &IndexSegment) -> bool {
+    segment
+        .type_name()
+        .is_some_and(|t| t.ends_with("VectorIndexDetails"))
+}
+
+/// Run the query.
+pub(crate) async fn nearest(
+    dataset: &DatasetVersion,
+    params: &NearestParams,
+    filter: Option<&RowFilter>,
+    caches: &VectorCache,
+    stats: &IoStats,
+) -> Result<NearestAnswer> {
+    let (field_id, item_type) = check_params(dataset, params)?;
+    let mut rounded;
+    let params = if item_type == DataType::Float16 {
+        // Lance casts the query to the column's type: f16 precision.
+        rounded = params.clone();
+        rounded.query = params
+            .query
+            .iter()
+            .map(|&v| half::f16::from_f32(v).to_f32())
+            .collect();
+        rounded.half_precision = true;
+        &rounded
+    } else {
+        params
+    };
+    let manifest = dataset.manifest();
+    if manifest.uses_stable_row_ids() {
+        return Err(Error::unsupported(
+            "nearest queries on datasets with stable row ids (index row ids are not row addresses)",
+        ));
+    }
+    if manifest.indices.iter().any(|s| s.name == FRAG_REUSE_INDEX) {
+        return Err(Error::unsupported(
+            "nearest queries on a dataset with a fragment reuse index (deferred remapping)",
+        ));
+    }
+    let mut segments = if params.use_index {
+        vector_segments(dataset, field_id)
+    } else {
+        Vec::new()
+    };
+    let opened = futures::future::try_join_all(
+        segments
+            .iter()
+            .map(|s| Box::pin(cached_open(dataset, s, caches, stats))),
+    )
+    .await?;
+    // A metric other than the index's: pylance searches exactly, in that metric.
+    if let (Some(m), Some(o)) = (params.metric, opened.first()) {
+        if m != o.header.metric {
+            segments.clear();
+        }
+    }
+    if segments.is_empty() && !params.allow_scan {
+        let why = if params.use_index {
+            "has no vector index"
+        } else {
+            "is searched without its index"
+        };
+        return Err(Error::InvalidArgument(format!(
+            "column {:?} {why}; an exact search reads every vector (allow_scan)",
+            params.column
+        )));
+    }
+    let prefilter = filter.filter(|f| !f.postfilter).map(|f| &f.allowed);
+    let live = live_fragments(dataset, stats).await?;
+    let mut report = NearestReport::default();
+    let (mut metric, mut candidates) = (params.metric.unwrap_or(Metric::L2), Vec::new());
+    let want = params.k * params.refine_factor.unwrap_or(1) as usize;
+    let mut covered = RoaringBitmap::new();
+    if !segments.is_empty() {
+        metric = opened[0].header.metric;
+        report.index = Some(segments[0].name.clone());
+        report.index_type = Some(opened[0].header.index_type.clone());
+        report.segments = opened.len();
+        for s in &segments {
+            if let Some(b) = &s.fragment_bitmap {
+                covered |= b;
+            }
+        }
+        let searches = opened
+            .iter()
+            .map(|o| search_segment(o, params, &live, prefilter, want, caches, stats));
+        for (hits, probed, cached, scored) in futures::future::try_join_all(searches).await? {
+            candidates.extend(hits);
+            report.partitions_probed += probed;
+            report.partitions_cached += cached;
+            report.rows_scored += scored;
+        }
+        candidates = top(candidates, want);
+    }
+    report.metric = metric.name().to_string();
+    let unindexed: Vec<u64> = if params.fast_search && !segments.is_empty() {
+        Vec::new()
+    } else {
+        manifest
+            .fragments
+            .iter()
+            .map(|f| f.id)
+            .filter(|id| u32::try_from(*id).map_or(true, |i| !covered.contains(i)))
+            .collect()
+    };
+    report.unindexed_fragments = unindexed.clone();
+    // Exact distances: the unindexed fragments' rows, and the candidates when refining.
+    // With unindexed fragments searched exactly, pylance re-ranks the index's candidates
+    // with exact distances too (so that the two are comparable).
+    let refine =
+        (params.refine_factor.is_some() || !unindexed.is_empty()) && !candidates.is_empty();
+    let mut exact_rows: Vec<u64> = Vec::new();
+    if refine {
+        exact_rows.extend(candidates.iter().map(|h| h.row));
+        report.refined = candidates.len();
+    }
+    let scan_rows = unindexed_rows(dataset, &unindexed, &live, prefilter);
+    exact_rows.extend(&scan_rows);
+    let exact = Box::pin(exact_distances(
+        dataset,
+        &params.column,
+        &exact_rows,
+        metric,
+        &params.query,
+        stats,
+    ))
+    .await?;
+    let mut hits: Vec<Hit> = if refine { Vec::new() } else { candidates };
+    hits.extend(exact);
+    hits.retain(|h| in_range(params.distance_range, h.distance));
+    if let Some(f) = filter.filter(|f| f.postfilter) {
+        hits = top(hits, want);
+        hits.retain(|h| f.allowed.contains(h.row));
+    }
+    Ok(NearestAnswer {
+        hits: top(hits, params.k),
+        report,
+    })
+}
+
+/// Open `segment` through the cache (concurrent misses load once).
+async fn cached_open(
+    dataset: &DatasetVersion,
+    segment: &IndexSegment,
+    caches: &VectorCache,
+    stats: &IoStats,
+) -> Result<OpenSegment> {
+    let path = dataset.index_file_path(segment, super::segment::AUXILIARY_FILE)?;
+    let size = segment
+        .file_size(super::segment::AUXILIARY_FILE)
+        .unwrap_or(0);
+    let load = async {
+        Box::pin(open_segment(dataset, segment, stats))
+            .await
+            .map(|o| VectorEntry::Segment(Box::new(o)))
+    };
+    match &*caches
+        .get_or_try_load(key(path.as_ref(), size, None), load)
+        .await?
+    {
+        VectorEntry::Segment(open) => Ok((**open).clone()),
+        VectorEntry::Partition(_) => Err(Error::corrupt("internal: vector cache entry mixed up")),
+    }
+}
+
+/// Fragments of the manifest and their deletion vectors.
+struct LiveRows {
+    fragments: RoaringBitmap,
+    deletions: HashMap<u64, Arc<DeletionVector>>,
+    physical_rows: HashMap<u64, u64>,
+}
+
+impl LiveRows {
+    fn contains(&self, row: u64) -> bool {
+        let (fragment, offset) = (row >> 32, (row & 0xffff_ffff) as u32);
+        u32::try_from(fragment).is_ok_and(|f| self.fragments.contains(f))
+            && !self
+                .deletions
+                .get(&fragment)
+                .is_some_and(|d| d.0.contains(offset))
+    }
+}
+
+async fn live_fragments(dataset: &DatasetVersion, stats: &IoStats) -> Result<LiveRows> {
+    let manifest = dataset.manifest();
+    let all: Vec<_> = manifest.fragments.iter().collect();
+    let deletions = dataset.deletion_vectors(&all, stats).await?;
+    Ok(LiveRows {
+        fragments: manifest.fragment_ids(),
+        deletions,
+        physical_rows: manifest
+            .fragments
+            .iter()
+            .map(|f| (f.id, f.physical_rows))
+            .collect(),
+    })
+}
+
+/// Search one segment: probe, score, mask; `(hits, partitions probed, served from cache,
+/// rows scored)`.
+async fn search_segment(
+    open: &OpenSegment,
+    params: &NearestParams,
+    live: &LiveRows,
+    allowed: Option<&RoaringTreemap>,
+    want: usize,
+    caches: &VectorCache,
+    stats: &IoStats,
+) -> Result<(Vec<Hit>, usize, usize, u64)> {
+    let metric = open.header.metric;
+    let query = index_query(metric, &params.query);
+    let order = distance::rank_partitions(metric, &query, &open.header.centroids);
+    let max = params
+        .maximum_nprobes
+        .unwrap_or(order.len())
+        .min(order.len());
+    let mut probed = initial_probes(params.minimum_nprobes, max);
+    let (mut hits, mut cached, mut scored) = (Vec::new(), 0, 0u64);
+    let mut start = 0;
+    loop {
+        let ids = &order[start..probed];
+        let (parts, from_cache) = load_partitions(open, ids, caches, stats).await?;
+        cached += from_cache;
+        for (&p, part) in ids.iter().zip(&parts) {
+            let centroid = open.header.centroids.row(p);
+            let d = score(
+                part,
+                &open.quantizer,
+                metric,
+                &query,
+                centroid,
+                params.half_precision,
+            )
+            .map_err(|e| e.at(&open.aux_path(), None))?;
+            scored += part.row_ids.len() as u64;
+            for (&row, &distance) in part.row_ids.iter().zip(&d) {
+                if live.contains(row)
+                    && allowed.is_none_or(|a| a.contains(row))
+                    && in_range(params.distance_range, distance)
+                {
+                    hits.push(Hit { row, distance });
+                }
+            }
+        }
+        if hits.len() >= params.k || probed >= max {
+            break;
+        }
+        start = probed;
+        probed = max;
+    }
+    Ok((top(hits, want), probed, cached, scored))
+}
+
+/// The partitions probed first, as pylance's automatic probing (search effort 0.5) starts:
+/// geometrically halfway from the minimum to the maximum available, `min * (max/min)^0.5`
+/// rounded up (the minimum itself when both are equal, as with `nprobes`).
+pub(crate) fn initial_probes(minimum: usize, available: usize) -> usize {
+    let minimum = minimum.min(available);
+    if minimum == 0 || minimum >= available {
+        return minimum;
+    }
+    let ratio = available as f64 / minimum as f64;
+    ((minimum as f64 * ratio.sqrt()).ceil() as usize).clamp(minimum, available)
+}
+
+/// Partitions `ids` of `open`, from the caches or read in one wave.
+async fn load_partitions(
+    open: &OpenSegment,
+    ids: &[usize],
+    caches: &VectorCache,
+    stats: &IoStats,
+) -> Result<(Vec<Arc<Partition>>, usize)> {
+    let (path, size) = (open.aux_path(), open.aux.version().size);
+    let mut found: Vec<Option<Arc<Partition>>> = Vec::with_capacity(ids.len());
+    for &p in ids {
+        found.push(
+            match caches.get(&key(&path, size, Some(p))).await.as_deref() {
+                Some(VectorEntry::Partition(part)) => Some(Arc::clone(part)),
+                _ => None,
+            },
+        );
+    }
+    let missing: Vec<usize> = ids
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| f.is_none())
+        .map(|(&p, _)| p)
+        .collect();
+    let from_cache = ids.len() - missing.len();
+    if !missing.is_empty() {
+        let read = Box::pin(read_partitions(open, &missing, stats)).await?;
+        for (p, part) in missing.iter().zip(read) {
+            let part = Arc::new(part);
+            let entry = Arc::new(VectorEntry::Partition(Arc::clone(&part)));
+            caches.insert(key(&path, size, Some(*p)), entry).await;
+            if let Some(i) = ids.iter().position(|q| q == p) {
+                found[i] = Some(part);
+            }
+        }
+    }
+    let parts = found
+        .into_iter()
+        .map(|f| f.ok_or_else(|| Error::corrupt("internal: partition not loaded")))
+        .collect::<Result<_>>()?;
+    Ok((parts, from_cache))
+}
+
+/// Whether `distance` is inside `lower <= d < upper` (pylance applies the range to the
+/// index's candidates as it collects them, and again to exact distances).
+fn in_range((lower, upper): (Option<f32>, Option<f32>), distance: f32) -> bool {
+    lower.is_none_or(|l| distance >= l) && upper.is_none_or(|u| distance < u)
+}
+
+/// The `n` nearest hits, nearest first (ties by row address).
+pub(crate) fn top(mut hits: Vec<Hit>, n: usize) -> Vec<Hit> {
+    hits.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.row.cmp(&b.row)));
+    hits.dedup_by_key(|h| h.row);
+    hits.truncate(n);
+    hits
+}
+
+/// Live (and allowed) rows of the unindexed fragments.
+fn unindexed_rows(
+    dataset: &DatasetVersion,
+    fragments: &[u64],
+    live: &LiveRows,
+    allowed: Option<&RoaringTreemap>,
+) -> Vec<u64> {
+    let _ = dataset;
+    let mut rows = Vec::new();
+    for &f in fragments {
+        let n = live.physical_rows.get(&f).copied().unwrap_or(0);
+        for offset in 0..n {
+            let row = (f << 32) | offset;
+            if live.contains(row) && allowed.is_none_or(|a| a.contains(row)) {
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
+
+/// Exact distances of `rows` (read with a take of `column`).
+async fn exact_distances(
+    dataset: &DatasetVersion,
+    column: &str,
+    rows: &[u64],
+    metric: Metric,
+    query: &[f32],
+    stats: &IoStats,
+) -> Result<Vec<Hit>> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let batch = Box::pin(take_rows(dataset, rows, &[column.to_string()], stats)).await?;
+    let vectors = vectors_of(&batch, 1)?;
+    let addresses = batch
+        .column(0)
+        .as_primitive_opt::<arrow_array::types::UInt64Type>()
+        .ok_or_else(|| Error::corrupt("take returned no row addresses"))?;
+    let mut hits = Vec::with_capacity(rows.len());
+    for (i, v) in vectors.iter().enumerate() {
+        if let Some(v) = v {
+            hits.push(Hit {
+                row: addresses.value(i),
+                distance: distance::exact(metric, query, v),
+            });
+        }
+    }
+    Ok(hits)
+}
+
+/// The vectors of column `c` of `batch` as f32 (`None` for null rows).
+fn vectors_of(batch: &RecordBatch, c: usize) -> Result<Vec<Option<Vec<f32>>>> {
+    let list = batch
+        .column(c)
+        .as_fixed_size_list_opt()
+        .ok_or_else(|| Error::corrupt("vector column is not a fixed-size list"))?;
+    let dim = list.value_length() as usize;
+    let values = list.values();
+    let floats: Vec<f32> = match values.data_type() {
+        DataType::Float32 => values.as_primitive::<Float32Type>().values().to_vec(),
+        DataType::Float16 => values
+            .as_primitive::<Float16Type>()
+            .values()
+            .iter()
+            .map(|v| v.to_f32())
+            .collect(),
+        DataType::Float64 => values
+            .as_primitive::<Float64Type>()
+            .values()
+            .iter()
+            .map(|&v| v as f32)
+            .collect(),
+        other => return Err(Error::unsupported(format!("vectors of {other}"))),
+    };
+    let base = list.offset() * dim;
+    Ok((0..list.len())
+        .map(|i| {
+            let start = base + i * dim;
+            list.is_valid(i)
+                .then(|| floats.get(start..start + dim).map(|s| s.to_vec()))
+                .flatten()
+        })
+        .collect())
+}
