@@ -61,6 +61,7 @@ mod list_element_fixtures;
 mod list_element_key_encoding;
 mod list_element_plan_vs_eval;
 mod list_element_resolve;
+mod load_adaptive;
 mod load_admission;
 mod load_admission_opens;
 mod metadata_cache;
