@@ -183,12 +183,10 @@ impl SessionBuilder {
         };
         let datasets = DatasetSession::with_budget(self.budget_bytes).with_disk(disk);
         let (max_requests, max_bytes) = (self.max_requests, self.max_in_flight_bytes);
-        datasets
-            .extensions
-            .get_or_init(|| match max_requests {
-                Some(n) => AdmissionRegistry::new(n, max_bytes),
-                None => AdmissionRegistry::adaptive(DEFAULT_MAX_REQUESTS, max_bytes),
-            });
+        datasets.extensions.get_or_init(|| match max_requests {
+            Some(n) => AdmissionRegistry::new(n, max_bytes),
+            None => AdmissionRegistry::adaptive(DEFAULT_MAX_REQUESTS, max_bytes),
+        });
         Ok(Session {
             datasets: Arc::new(datasets),
             budget_bytes: self.budget_bytes,

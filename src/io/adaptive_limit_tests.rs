@@ -27,7 +27,10 @@ fn throttling_halves_once_per_generation_and_stops_at_the_floor() {
     let changes: Vec<_> = (0..100)
         .map(|_| l.on_completion(&failed(Outcome::Throttled, 0), 100))
         .collect();
-    assert_eq!(changes.iter().filter(|c| **c == Change::Decreased).count(), 1);
+    assert_eq!(
+        changes.iter().filter(|c| **c == Change::Decreased).count(),
+        1
+    );
     assert_eq!((l.limit(), l.generation()), (128, 1));
     assert_eq!(
         l.on_completion(&failed(Outcome::TimedOut, 1), 10),

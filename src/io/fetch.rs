@@ -32,11 +32,11 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path;
 
 use crate::error::{Error, Result};
+use crate::io::adaptive_limit::RequestKind;
 use crate::io::admission::{Admission, Permit};
 use crate::io::coalesce::{coalesce, CoalescePolicy};
 use crate::io::disk::{DiskCache, Wanted};
 use crate::io::hedge::{wave_cap, LatencyTracker};
-use crate::io::adaptive_limit::RequestKind;
 use crate::io::retry::{with_admitted_retries, ReadSpan, RetryPolicy, ShortBody};
 use crate::io::source::{ObjectVersion, RangeSource};
 use crate::io::stats::IoStats;
@@ -342,7 +342,6 @@ impl RangeFetcher {
         self.admission.as_ref()
     }
 
-
     /// Reserve the bytes a wave will receive until the grant is dropped (nothing without
     /// admission control): the store's waves together hold at most its bytes bound.
     async fn reserve(&self, stats: &IoStats, bytes: u64) -> Option<Permit> {
@@ -367,8 +366,18 @@ impl RangeFetcher {
     {
         let admission = self.admission.as_ref();
         let kind = RequestKind::Get;
-        with_admitted_retries(&self.retry, admission, kind, stats, path.as_ref(), span, attempt)
-            .await
+        // Boxed: a read's attempts (hedges, retries, queueing) are a deep future; callers
+        // hold many of them at once on small stacks.
+        Box::pin(with_admitted_retries(
+            &self.retry,
+            admission,
+            kind,
+            stats,
+            path.as_ref(),
+            span,
+            attempt,
+        ))
+        .await
     }
 
     /// Read immutable objects through `disk` (ranges found there cost no request; ranges
@@ -586,6 +595,17 @@ impl RangeFetcher {
                 });
             }
         }
+        let tail = self.tail_from_store(path, n, stats).await?;
+        drop(wave);
+        self.disk_store(path, &tail.version, tail.start(), &tail.bytes)
+            .await;
+        Ok(tail)
+    }
+
+    /// [`tail`](Self::tail) from the store even when the disk tier holds bytes of `path`
+    /// (a name that may have been reused); the answer is still written to the disk tier.
+    pub(crate) async fn tail_fresh(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
+        let wave = self.disk.is_some().then(|| stats.start_wave());
         let tail = self.tail_from_store(path, n, stats).await?;
         drop(wave);
         self.disk_store(path, &tail.version, tail.start(), &tail.bytes)

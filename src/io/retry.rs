@@ -357,7 +357,7 @@ impl Gate<'_> {
             return (None, Duration::ZERO);
         };
         let queued_from = tokio::time::Instant::now();
-        let permit = admission.admit_kind(stats, kind).await;
+        let permit = Box::pin(admission.admit_kind(stats, kind)).await;
         (Some(permit), queued_from.elapsed())
     }
 
@@ -417,7 +417,9 @@ where
         }
         let now = tokio::time::Instant::now();
         let deadline = start + policy.retry_timeout + queued;
-        if retries as usize >= policy.max_retries || now >= deadline || !gate.allows_retry(generation)
+        if retries as usize >= policy.max_retries
+            || now >= deadline
+            || !gate.allows_retry(generation)
         {
             return Err(exhausted(err, read, retries + 1, start.elapsed()));
         }

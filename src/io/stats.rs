@@ -147,9 +147,12 @@ impl IoStats {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |m| {
                 (m == 0 || min < m).then_some(min)
             });
-        c.limit_max.fetch_max(limit.max_seen as u64, Ordering::SeqCst);
-        c.limit_decreases.fetch_max(limit.decreases, Ordering::SeqCst);
-        c.limit_increases.fetch_max(limit.increases, Ordering::SeqCst);
+        c.limit_max
+            .fetch_max(limit.max_seen as u64, Ordering::SeqCst);
+        c.limit_decreases
+            .fetch_max(limit.decreases, Ordering::SeqCst);
+        c.limit_increases
+            .fetch_max(limit.increases, Ordering::SeqCst);
     }
 
     /// Identity of the query these counters belong to (shared by clones): admission control

@@ -219,6 +219,10 @@ pub(crate) struct ManifestLocation {
     pub naming: ManifestNaming,
     /// Size/etag when a listing reported them.
     pub object: Option<ObjectVersion>,
+    /// Read its bytes from the store, never from the disk tier (written there still): the
+    /// version hint named it, and a dataset deleted and recreated at the same path reuses
+    /// version names, so only a listing's size/etag or a pinned version trust the disk.
+    pub fresh: bool,
 }
 
 /// One version of an opened dataset.
@@ -280,12 +284,12 @@ impl DatasetVersion {
         stats: &IoStats,
     ) -> Result<Self> {
         let (location, manifest) = match version {
-            None => match latest::latest_from_hint(&store, &session, &root, stats).await? {
+            None => match Box::pin(latest::latest_from_hint(&store, &session, &root, stats)).await?
+            {
                 Some(found) => found,
                 None => {
                     let location = find_latest(&store, &root, stats).await?;
-                    let manifest =
-                        load_manifest(&store, &session, &root, &location, stats).await?;
+                    let manifest = load_manifest(&store, &session, &root, &location, stats).await?;
                     latest::remember_latest(&session, &root, &location);
                     (location, manifest)
                 }
@@ -457,6 +461,7 @@ async fn find_latest(
             size: listed.size,
             etag: listed.etag,
         }),
+        fresh: false,
     })
 }
 
@@ -487,6 +492,7 @@ async fn load_pinned(
             version,
             naming,
             object: None,
+            fresh: false,
         };
         match load_manifest(store, session, root, &location, stats).await {
             Ok(m) => return Ok((location, m)),
@@ -516,10 +522,18 @@ async fn load_manifest(
     session
         .manifests
         .get_or_try_load(key, async {
-            let tail = store
-                .fetcher
-                .tail_of(path, MANIFEST_TAIL_BYTES, location.object.as_ref(), stats)
-                .await?;
+            let tail = if location.fresh {
+                store
+                    .fetcher
+                    .tail_fresh(path, MANIFEST_TAIL_BYTES, stats)
+                    .await?
+            } else {
+                let known = location.object.as_ref();
+                store
+                    .fetcher
+                    .tail_of(path, MANIFEST_TAIL_BYTES, known, stats)
+                    .await?
+            };
             let mut known = KnownBytes::new(tail.version.size);
             known.add(tail.start(), tail.bytes.clone());
             // At most: rest of the manifest, then the index section.

@@ -201,11 +201,8 @@ struct Run {
 /// `queries` queries at once, each: one LIST, then `waves` waves of 4 GETs.
 async fn run_queries(store: Arc<CapacityStore>, admission: Arc<Admission>, queries: usize) -> Run {
     let waves = 20u64;
-    let fetcher = RangeFetcher::new(
-        Arc::<CapacityStore>::clone(&store),
-        FetchOptions::default(),
-    )
-    .with_admission(Some(Arc::clone(&admission)));
+    let fetcher = RangeFetcher::new(Arc::<CapacityStore>::clone(&store), FetchOptions::default())
+        .with_admission(Some(Arc::clone(&admission)));
     let lister = Arc::new(CapacityLister {
         store: Arc::clone(&store),
         admission: Arc::clone(&admission),
@@ -213,7 +210,11 @@ async fn run_queries(store: Arc<CapacityStore>, admission: Arc<Admission>, queri
     let done = Arc::new(AtomicUsize::new(0));
     let limits = Arc::new(Mutex::new(Vec::new()));
     let sampler = {
-        let (admission, done, limits) = (Arc::clone(&admission), Arc::clone(&done), Arc::clone(&limits));
+        let (admission, done, limits) = (
+            Arc::clone(&admission),
+            Arc::clone(&done),
+            Arc::clone(&limits),
+        );
         tokio::spawn(async move {
             while done.load(Ordering::SeqCst) < queries {
                 limits.lock().unwrap().push(admission.limit());
@@ -228,7 +229,9 @@ async fn run_queries(store: Arc<CapacityStore>, admission: Arc<Admission>, queri
                 let stats = IoStats::new();
                 let result = async {
                     lister
-                        .list(&Path::from(format!("q{q}")), &stats, &mut |_| ListControl::Stop)
+                        .list(&Path::from(format!("q{q}")), &stats, &mut |_| {
+                            ListControl::Stop
+                        })
                         .await?;
                     for w in 0..waves {
                         let reqs: Vec<_> = (0..4u64)
@@ -296,7 +299,10 @@ async fn ten_times_the_capacity_in_queries_all_answer_and_the_limit_settles_near
     let store = CapacityStore::new(capacity, WhenFull::Queue, vec![]);
     let pinned = Admission::with_limit(LimitConfig::pinned(256), u64::MAX);
     let run = run_queries(store, pinned, 10 * capacity).await;
-    assert!(run.errors > 0, "the pinned bound was expected to fail: {run:?}");
+    assert!(
+        run.errors > 0,
+        "the pinned bound was expected to fail: {run:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -305,7 +311,10 @@ async fn a_store_throttling_past_its_capacity_gets_about_its_capacity() {
     let store = CapacityStore::new(capacity, WhenFull::Throttle, vec![]);
     let run = run_queries(Arc::clone(&store), adaptive(), 10 * capacity).await;
     assert_eq!(run.errors, 0, "{run:?}");
-    assert!(store.throttled.load(Ordering::SeqCst) > 0, "the store throttled");
+    assert!(
+        store.throttled.load(Ordering::SeqCst) > 0,
+        "the store throttled"
+    );
     let (lo, hi) = settled(&run.limits);
     eprintln!("capacity {capacity}, 503 past it: the limit settled in {lo}..={hi}");
     assert!(
@@ -318,10 +327,7 @@ async fn a_store_throttling_past_its_capacity_gets_about_its_capacity() {
 async fn a_store_slow_mid_run_gets_less_then_more_again() {
     let capacity = 8;
     // 10 ms per GET, 50 ms from 2 s to 5 s, 10 ms again after.
-    let phases = vec![
-        (Duration::from_secs(2), 5),
-        (Duration::from_secs(5), 1),
-    ];
+    let phases = vec![(Duration::from_secs(2), 5), (Duration::from_secs(5), 1)];
     let store = CapacityStore::new(capacity, WhenFull::Queue, phases);
     let run = run_queries(store, adaptive(), 10 * capacity).await;
     assert_eq!(run.errors, 0, "{run:?}");

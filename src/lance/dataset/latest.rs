@@ -21,6 +21,10 @@
 //! 3. fall back to the LIST where there is no hint, it does not parse, its version has no
 //!    manifest under either naming scheme, or it is more than a few versions behind.
 //!
+//! Manifests found this way are read from the store, never from the disk tier (a dataset
+//! deleted and recreated at the same path reuses version names); they are written there
+//! for later pinned opens.
+//!
 //! Cost: a cold open is 2 round trips (hint; manifest + probe: 3 GETs), as with a LIST (LIST;
 //! manifest); a warm open whose version did not change is 1 round trip (hint + probe, the
 //! manifest from the session's cache), as with a LIST. No LIST either way.
@@ -58,9 +62,7 @@ impl LatestSeen {
         if roots.len() >= 4096 && !roots.contains_key(root.as_ref()) {
             roots.clear();
         }
-        let entry = roots
-            .entry(root.to_string())
-            .or_insert((version, naming));
+        let entry = roots.entry(root.to_string()).or_insert((version, naming));
         if version >= entry.0 {
             *entry = (version, naming);
         }
@@ -85,7 +87,10 @@ pub(crate) async fn latest_from_hint(
             None => None,
         }
     };
+    // Sent together: one round trip, however the answers interleave.
+    let wave = stats.start_wave();
     let (hint, after_known) = futures::join!(hint, after_known);
+    drop(wave);
     let Some(hinted) = hint? else {
         return Ok(None);
     };
@@ -130,10 +135,12 @@ async fn from_hinted(
         None => vec![ManifestNaming::V2, ManifestNaming::V1],
     };
     for naming in namings {
+        let wave = stats.start_wave();
         let (at, next) = futures::join!(
             probe(store, session, root, hinted, naming, stats),
             probe(store, session, root, hinted + 1, naming, stats)
         );
+        drop(wave);
         let Some(at) = at? else { continue };
         return match next? {
             None => Ok(Some((location(root, hinted, naming), at))),
@@ -176,7 +183,8 @@ async fn probe(
     stats: &IoStats,
 ) -> Result<Option<Arc<Manifest>>> {
     let location = location(root, version, naming);
-    match load_manifest(store, session, root, &location, stats).await {
+    // Boxed: an open holds several of these at once (small futures on the caller's stack).
+    match Box::pin(load_manifest(store, session, root, &location, stats)).await {
         Ok(m) => Ok(Some(m)),
         Err(Error::NotFound { .. }) => Ok(None),
         Err(e) => Err(e),
@@ -199,9 +207,13 @@ async fn read_hint(store: &DatasetStore, root: &Path, stats: &IoStats) -> Result
 
 fn location(root: &Path, version: u64, naming: ManifestNaming) -> ManifestLocation {
     ManifestLocation {
-        path: join(root, &format!("{VERSIONS_DIR}/{}", naming.file_name(version))),
+        path: join(
+            root,
+            &format!("{VERSIONS_DIR}/{}", naming.file_name(version)),
+        ),
         version,
         naming,
         object: None,
+        fresh: true,
     }
 }

@@ -29,7 +29,9 @@ pub(crate) fn parse_version_hint(bytes: &[u8]) -> Option<u64> {
     struct Hint {
         version: u64,
     }
-    serde_json::from_slice::<Hint>(bytes).ok().map(|h| h.version)
+    serde_json::from_slice::<Hint>(bytes)
+        .ok()
+        .map(|h| h.version)
 }
 
 /// How manifest files are named.
@@ -145,7 +147,10 @@ mod tests {
     #[test]
     fn version_hints_parse_or_are_ignored() {
         assert_eq!(parse_version_hint(br#"{"version":2}"#), Some(2));
-        assert_eq!(parse_version_hint(br#" {"version": 18, "x": 1} "#), Some(18));
+        assert_eq!(
+            parse_version_hint(br#" {"version": 18, "x": 1} "#),
+            Some(18)
+        );
         for bad in [
             &b""[..],
             b"{}",
