@@ -79,7 +79,8 @@ pub struct Session {
 pub struct SessionBuilder {
     budget_bytes: u64,
     disk: Option<(PathBuf, u64)>,
-    max_requests: usize,
+    /// `Some`: pinned by the caller; `None`: adaptive from the default.
+    max_requests: Option<usize>,
     max_in_flight_bytes: u64,
 }
 
@@ -90,20 +91,28 @@ impl SessionBuilder {
         self
     }
 
-    /// Allow at most `n` requests (GETs and LISTs) in flight to each store, shared by every
-    /// dataset, file and index opened with the session and fair across concurrent queries
-    /// (default [`DEFAULT_MAX_REQUESTS`](crate::DEFAULT_MAX_REQUESTS); 0 counts as 1).
-    /// Requests beyond it wait their turn; waiting never counts against a request's timeout.
+    /// Pin the bound on requests (GETs and LISTs) in flight to each store at `n` (0 counts
+    /// as 1), shared by every dataset, file and index opened with the session and fair
+    /// across concurrent queries. Without it the bound *adapts* to each store: it starts at
+    /// [`DEFAULT_MAX_REQUESTS`](crate::DEFAULT_MAX_REQUESTS), is lowered when the store's
+    /// answers slow down past what it showed unloaded, time out or are throttled (503,
+    /// SlowDown, 429), and is raised again as answers come back fast (a LIST counts as
+    /// several GETs). Requests beyond the bound wait their turn; waiting never counts
+    /// against a request's timeout. The bound a query saw is in its
+    /// [`IoStatsSnapshot`](crate::IoStatsSnapshot) (`limit`, `limit_min`, ...).
     ///
     /// ```
     /// # fn main() -> lakeseek::Result<()> {
     /// let session = lakeseek::Session::builder().max_requests(32).build()?;
     /// assert_eq!(session.max_requests(), 32);
-    /// assert_eq!(lakeseek::Session::default().max_requests(), lakeseek::DEFAULT_MAX_REQUESTS);
+    /// assert!(session.max_requests_pinned());
+    /// let adaptive = lakeseek::Session::default();
+    /// assert_eq!(adaptive.max_requests(), lakeseek::DEFAULT_MAX_REQUESTS);
+    /// assert!(!adaptive.max_requests_pinned());
     /// # Ok(()) }
     /// ```
     pub fn max_requests(mut self, n: usize) -> Self {
-        self.max_requests = n.max(1);
+        self.max_requests = Some(n.max(1));
         self
     }
 
@@ -174,9 +183,10 @@ impl SessionBuilder {
         };
         let datasets = DatasetSession::with_budget(self.budget_bytes).with_disk(disk);
         let (max_requests, max_bytes) = (self.max_requests, self.max_in_flight_bytes);
-        datasets
-            .extensions
-            .get_or_init(|| AdmissionRegistry::new(max_requests, max_bytes));
+        datasets.extensions.get_or_init(|| match max_requests {
+            Some(n) => AdmissionRegistry::new(n, max_bytes),
+            None => AdmissionRegistry::adaptive(DEFAULT_MAX_REQUESTS, max_bytes),
+        });
         Ok(Session {
             datasets: Arc::new(datasets),
             budget_bytes: self.budget_bytes,
@@ -206,14 +216,21 @@ impl Session {
         SessionBuilder {
             budget_bytes: DEFAULT_SESSION_BUDGET,
             disk: None,
-            max_requests: crate::io::admission::DEFAULT_MAX_REQUESTS,
+            max_requests: None,
             max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
         }
     }
 
-    /// The bound on requests in flight per store ([`SessionBuilder::max_requests`]).
+    /// The bound on requests in flight per store ([`SessionBuilder::max_requests`]): the
+    /// pinned one, or where the adaptive one starts.
     pub fn max_requests(&self) -> usize {
         self.admission().max_requests()
+    }
+
+    /// Whether the bound on requests in flight is pinned ([`SessionBuilder::max_requests`])
+    /// rather than adapting to each store (from [`max_requests`](Self::max_requests) down).
+    pub fn max_requests_pinned(&self) -> bool {
+        self.admission().is_pinned()
     }
 
     /// The bound on response bytes held per store ([`SessionBuilder::max_in_flight_bytes`]).

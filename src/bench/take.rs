@@ -344,6 +344,15 @@ pub(crate) fn add(a: IoStatsSnapshot, b: IoStatsSnapshot) -> IoStatsSnapshot {
         disk_hits: a.disk_hits + b.disk_hits,
         disk_bytes: a.disk_bytes + b.disk_bytes,
         queued_micros: a.queued_micros + b.queued_micros,
+        // Gauges of the store's limit: the later snapshot's, the extremes of both.
+        limit: b.limit,
+        limit_min: match (a.limit_min, b.limit_min) {
+            (0, m) | (m, 0) => m,
+            (x, y) => x.min(y),
+        },
+        limit_max: a.limit_max.max(b.limit_max),
+        limit_decreases: a.limit_decreases.max(b.limit_decreases),
+        limit_increases: a.limit_increases.max(b.limit_increases),
     }
 }
 

@@ -17,12 +17,21 @@
 //!   wave at once is what makes this safe: a wave that holds bytes only waits for slots, which
 //!   GETs of admitted waves always free, so waves never wait on each other in a circle.
 //!
+//! * The bound adapts to the store ([`AdaptiveLimit`], [`crate::io::adaptive_limit`]): every
+//!   admitted request reports how it ended ([`Permit::finish`]: latency from admission,
+//!   answered / timed out / throttled), which lowers the limit when the store slows down or
+//!   throttles and raises it again as answers come back fast. A LIST takes
+//!   [`LIST_WEIGHT`](crate::io::adaptive_limit::LIST_WEIGHT) units of it, a GET one. A
+//!   pinned limit ([`SessionBuilder::max_requests`](crate::SessionBuilder::max_requests),
+//!   `--max-requests`) does not adapt. The limit as a query saw it is in its [`IoStats`].
 //! * Queue time is never part of a request's timeouts or retry deadline: those start when
 //!   the request is admitted. It is reported as [`IoStatsSnapshot::queued_micros`](crate::IoStatsSnapshot::queued_micros).
 //! * Dropping a waiting request (e.g. the future of a query a service gave up on) removes it
 //!   from its queue; dropping an admitted one frees its slot or bytes at once ([`Permit`]).
-//! * A request's slot is held through its retries and their backoff, so a failing store sees
-//!   at most `limit` requests at a time, never more because of retries.
+//! * A failed attempt frees its slot; its retry waits for a slot again (behind the requests
+//!   already queued) and spends a token of the store's [`RetryBudget`] unless the limit was
+//!   lowered since the attempt was sent ([`Admission::lowered_since`]): a slow or throttling
+//!   store gets less load, never more because of retries.
 //! * Hedges only take a slot (and bytes) that are free with nobody waiting
 //!   ([`Admission::try_admit`]): a busy store is never sent duplicates.
 //!
@@ -30,10 +39,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+
+use tokio::time::Instant;
 
 use tokio::sync::oneshot;
 
+use crate::io::adaptive_limit::{
+    AdaptiveLimit, Completion, LimitConfig, LimitSnapshot, Outcome, RequestKind,
+};
 use crate::io::fair_queue::FairQueue;
 use crate::io::retry_budget::RetryBudget;
 use crate::io::stats::IoStats;
@@ -49,7 +62,6 @@ pub const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
 /// The admission controller of one store. Cheap to share (`Arc`).
 #[derive(Debug)]
 pub(crate) struct Admission {
-    limit: usize,
     max_bytes: u64,
     state: Mutex<State>,
     retry: RetryBudget,
@@ -62,8 +74,10 @@ enum Resource {
     Bytes,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
+    limit: AdaptiveLimit,
+    /// Units of the limit held by admitted requests.
     in_flight: usize,
     held_bytes: u64,
     slot_queue: FairQueue<Permit>,
@@ -77,12 +91,14 @@ struct State {
 /// What an [`Admission`] reports about itself (for tests and `--stats`-like reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct AdmissionSnapshot {
-    /// Requests holding a slot now.
+    /// Units of the limit held now (a GET holds 1, a LIST its weight).
     pub(crate) in_flight: usize,
     /// Requests waiting for a slot now.
     pub(crate) queued: usize,
-    /// The most requests that ever held a slot at once.
+    /// The most units ever held at once.
     pub(crate) peak_in_flight: usize,
+    /// The adaptive limit.
+    pub(crate) limit: LimitSnapshot,
     /// Requests admitted so far.
     pub(crate) admitted: u64,
     /// Bytes reserved by waves now.
@@ -99,42 +115,96 @@ pub(crate) struct AdmissionSnapshot {
 #[derive(Debug)]
 pub(crate) struct Permit {
     admission: Arc<Admission>,
-    slot: bool,
+    /// Units of the limit held (0: no slot).
+    units: usize,
     bytes: u64,
+    kind: RequestKind,
+    generation: u64,
+    admitted_at: Instant,
 }
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        if self.slot || self.bytes > 0 {
-            self.admission.release(self.slot, self.bytes);
+        if self.units > 0 || self.bytes > 0 {
+            self.admission.release(self.units, self.bytes, None);
         }
     }
 }
 
 impl Permit {
+    fn new(admission: &Arc<Admission>, units: usize, bytes: u64, generation: u64) -> Self {
+        Self {
+            admission: Arc::clone(admission),
+            units,
+            bytes,
+            kind: RequestKind::Get,
+            generation,
+            admitted_at: Instant::now(),
+        }
+    }
+
     /// Hand back nothing on drop (the grant was undone by hand).
     fn disarm(mut self) {
-        self.slot = false;
+        self.units = 0;
         self.bytes = 0;
+    }
+
+    /// The limit's generation when this request was admitted.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The request ended with `outcome`: free the slot and tell the limit how long it took
+    /// (from admission) and how it ended. (Dropping a permit frees it without telling.)
+    pub(crate) fn finish(mut self, outcome: Outcome) {
+        let done = Completion {
+            kind: self.kind,
+            latency: self.admitted_at.elapsed(),
+            outcome,
+            generation: self.generation,
+        };
+        let (units, bytes) = (self.units, self.bytes);
+        self.units = 0;
+        self.bytes = 0;
+        self.admission.release(units, bytes, Some(done));
     }
 }
 
 #[cfg_attr(not(test), allow(dead_code))] // `limit`, `snapshot`: tests
 impl Admission {
-    /// At most `limit` requests (at least 1) in flight and about `max_bytes` held by waves
-    /// (a single larger wave still runs, alone).
+    /// At most `limit` requests (at least 1) in flight, pinned, and about `max_bytes` held
+    /// by waves (a single larger wave still runs, alone).
     pub(crate) fn new(limit: usize, max_bytes: u64) -> Arc<Self> {
+        Self::with_limit(LimitConfig::pinned(limit), max_bytes)
+    }
+
+    /// Requests in flight bounded by an [`AdaptiveLimit`] with `config`.
+    pub(crate) fn with_limit(config: LimitConfig, max_bytes: u64) -> Arc<Self> {
         Arc::new(Self {
-            limit: limit.max(1),
             max_bytes: max_bytes.max(1),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                limit: AdaptiveLimit::new(config),
+                in_flight: 0,
+                held_bytes: 0,
+                slot_queue: FairQueue::default(),
+                byte_queue: FairQueue::default(),
+                peak_in_flight: 0,
+                peak_held_bytes: 0,
+                admitted: 0,
+            }),
             retry: RetryBudget::default(),
         })
     }
 
-    /// The bound on requests in flight.
+    /// The bound on requests in flight now.
     pub(crate) fn limit(&self) -> usize {
-        self.limit
+        self.lock().limit.limit()
+    }
+
+    /// Whether the limit was lowered after a request of `generation` was admitted (a retry
+    /// of it then meets a smaller limit: it needs no retry-budget token).
+    pub(crate) fn lowered_since(&self, generation: u64) -> bool {
+        self.lock().limit.generation() > generation
     }
 
     /// The retry budget of this store ([`crate::io::retry_budget`]).
@@ -149,6 +219,7 @@ impl Admission {
             in_flight: s.in_flight,
             queued: s.slot_queue.len(),
             peak_in_flight: s.peak_in_flight,
+            limit: s.limit.snapshot(),
             admitted: s.admitted,
             held_bytes: s.held_bytes,
             peak_held_bytes: s.peak_held_bytes,
@@ -160,33 +231,30 @@ impl Admission {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn slot_fits(&self, s: &State) -> bool {
-        s.in_flight < self.limit
+    /// Whether `units` more fit the limit (a request alone always runs).
+    fn slot_fits(s: &State, units: u64) -> bool {
+        s.in_flight == 0 || (s.in_flight as u64).saturating_add(units) <= s.limit.limit() as u64
     }
 
     fn bytes_fit(&self, s: &State, bytes: u64) -> bool {
         s.held_bytes == 0 || s.held_bytes.saturating_add(bytes) <= self.max_bytes
     }
 
-    fn take(self: &Arc<Self>, s: &mut State, slot: bool, bytes: u64) -> Permit {
-        if slot {
-            s.in_flight += 1;
+    fn take(self: &Arc<Self>, s: &mut State, units: usize, bytes: u64) -> Permit {
+        if units > 0 {
+            s.in_flight += units;
             s.peak_in_flight = s.peak_in_flight.max(s.in_flight);
             s.admitted += 1;
         }
         s.held_bytes = s.held_bytes.saturating_add(bytes);
         s.peak_held_bytes = s.peak_held_bytes.max(s.held_bytes);
-        Permit {
-            admission: Arc::clone(self),
-            slot,
-            bytes,
-        }
+        Permit::new(self, units, bytes, s.limit.generation())
     }
 
     /// Undo [`take`](Self::take) of a grant nobody received (without re-entering the lock).
     fn untake(s: &mut State, permit: Permit) {
-        if permit.slot {
-            s.in_flight -= 1;
+        if permit.units > 0 {
+            s.in_flight = s.in_flight.saturating_sub(permit.units);
             s.admitted -= 1;
         }
         s.held_bytes = s.held_bytes.saturating_sub(permit.bytes);
@@ -197,7 +265,16 @@ impl Admission {
     /// waits, else after the requests queued before it in round-robin order of queries. The
     /// time waited is added to `stats`. Cancel-safe: dropping the future leaves the queue.
     pub(crate) async fn admit(self: &Arc<Self>, stats: &IoStats) -> Permit {
-        self.wait_for(stats, Resource::Slot, 0).await
+        self.admit_kind(stats, RequestKind::Get).await
+    }
+
+    /// [`admit`](Self::admit) a request of `kind` (a LIST takes more of the limit).
+    pub(crate) async fn admit_kind(self: &Arc<Self>, stats: &IoStats, kind: RequestKind) -> Permit {
+        let units = self.lock().limit.units(kind) as u64;
+        let mut permit = self.wait_for(stats, Resource::Slot, units).await;
+        permit.kind = kind;
+        stats.observe_limit(&self.lock().limit.snapshot());
+        permit
     }
 
     /// Reserve `bytes` for a wave counted in `stats` until the returned grant is dropped (the
@@ -205,11 +282,7 @@ impl Admission {
     /// in round-robin order of queries. Reserving nothing never waits. Cancel-safe.
     pub(crate) async fn reserve(self: &Arc<Self>, stats: &IoStats, bytes: u64) -> Permit {
         if bytes == 0 {
-            return Permit {
-                admission: Arc::clone(self),
-                slot: false,
-                bytes: 0,
-            };
+            return Permit::new(self, 0, 0, 0);
         }
         self.wait_for(stats, Resource::Bytes, bytes).await
     }
@@ -219,11 +292,14 @@ impl Admission {
         let rx = {
             let mut s = self.lock();
             let free = match what {
-                Resource::Slot => s.slot_queue.is_empty() && self.slot_fits(&s),
+                Resource::Slot => s.slot_queue.is_empty() && Self::slot_fits(&s, need),
                 Resource::Bytes => s.byte_queue.is_empty() && self.bytes_fit(&s, need),
             };
             if free {
-                return self.take(&mut s, what == Resource::Slot, need);
+                return match what {
+                    Resource::Slot => self.take(&mut s, need as usize, 0),
+                    Resource::Bytes => self.take(&mut s, 0, need),
+                };
             }
             let (tx, rx) = oneshot::channel();
             let id = match what {
@@ -251,27 +327,31 @@ impl Admission {
         let mut s = self.lock();
         let free = s.slot_queue.is_empty()
             && s.byte_queue.is_empty()
-            && self.slot_fits(&s)
+            && Self::slot_fits(&s, 1)
             && self.bytes_fit(&s, bytes);
-        free.then(|| self.take(&mut s, true, bytes))
+        free.then(|| self.take(&mut s, 1, bytes))
     }
 
-    fn release(self: &Arc<Self>, slot: bool, bytes: u64) {
+    fn release(self: &Arc<Self>, units: usize, bytes: u64, done: Option<Completion>) {
         let mut s = self.lock();
-        if slot {
-            s.in_flight = s.in_flight.saturating_sub(1);
-        }
+        s.in_flight = s.in_flight.saturating_sub(units);
         s.held_bytes = s.held_bytes.saturating_sub(bytes);
+        if let Some(done) = done {
+            let in_flight = s.in_flight;
+            s.limit.on_completion(&done, in_flight);
+        }
         self.dispatch(&mut s);
     }
 
     /// Hand free slots and bytes to waiters, one query after another.
     fn dispatch(self: &Arc<Self>, s: &mut State) {
-        while self.slot_fits(s) {
-            let Some(waiter) = s.slot_queue.pop_fitting(|_| true) else {
+        loop {
+            let (in_flight, limit) = (s.in_flight as u64, s.limit.limit() as u64);
+            let fits = |units: u64| in_flight == 0 || in_flight.saturating_add(units) <= limit;
+            let Some(waiter) = s.slot_queue.pop_fitting(fits) else {
                 break;
             };
-            let permit = self.take(s, true, 0);
+            let permit = self.take(s, waiter.need as usize, 0);
             if let Err(permit) = waiter.tx.send(permit) {
                 Self::untake(s, permit);
             }
@@ -283,7 +363,7 @@ impl Admission {
             let Some(waiter) = s.byte_queue.pop_fitting(fits) else {
                 break;
             };
-            let permit = self.take(s, false, waiter.need);
+            let permit = self.take(s, 0, waiter.need);
             if let Err(permit) = waiter.tx.send(permit) {
                 Self::untake(s, permit);
             }
@@ -322,11 +402,7 @@ impl Waiting {
             // than hang.
             Err(_) => {
                 self.rx = None;
-                Permit {
-                    admission: Arc::clone(&self.admission),
-                    slot: false,
-                    bytes: 0,
-                }
+                Permit::new(&self.admission, 0, 0, 0)
             }
         }
     }
@@ -348,29 +424,47 @@ impl Drop for Waiting {
 #[derive(Debug)]
 pub(crate) struct AdmissionRegistry {
     max_requests: usize,
+    /// The limit does not adapt (`--max-requests`).
+    pinned: bool,
     max_bytes: u64,
     stores: Mutex<HashMap<String, Arc<Admission>>>,
 }
 
 impl Default for AdmissionRegistry {
     fn default() -> Self {
-        Self::new(DEFAULT_MAX_REQUESTS, DEFAULT_MAX_IN_FLIGHT_BYTES)
+        Self::adaptive(DEFAULT_MAX_REQUESTS, DEFAULT_MAX_IN_FLIGHT_BYTES)
     }
 }
 
 impl AdmissionRegistry {
-    /// A registry whose stores each allow `max_requests` requests and `max_bytes` in flight.
+    /// A registry whose stores each allow `max_requests` requests (pinned: the limit does
+    /// not adapt) and `max_bytes` in flight.
     pub(crate) fn new(max_requests: usize, max_bytes: u64) -> Self {
         Self {
             max_requests: max_requests.max(1),
+            pinned: true,
             max_bytes: max_bytes.max(1),
             stores: Mutex::default(),
         }
     }
 
-    /// The bound on requests in flight per store.
+    /// A registry whose stores each start at `max_requests` requests in flight and adapt
+    /// ([`crate::io::adaptive_limit`]), with `max_bytes` in flight.
+    pub(crate) fn adaptive(max_requests: usize, max_bytes: u64) -> Self {
+        Self {
+            pinned: false,
+            ..Self::new(max_requests, max_bytes)
+        }
+    }
+
+    /// The bound on requests in flight per store (where an adaptive limit starts).
     pub(crate) fn max_requests(&self) -> usize {
         self.max_requests
+    }
+
+    /// Whether the stores' limits are pinned (do not adapt).
+    pub(crate) fn is_pinned(&self) -> bool {
+        self.pinned
     }
 
     /// The bound on bytes held by the waves of each store.
@@ -387,7 +481,12 @@ impl AdmissionRegistry {
         // Controllers of store handles nothing reads through any more are dropped (a
         // process opening stores handed in, one after another, keeps only the live ones).
         stores.retain(|k, a| !k.starts_with(HANDLE_PREFIX) || Arc::strong_count(a) > 1);
-        let admission = Admission::new(self.max_requests, self.max_bytes);
+        let config = if self.pinned {
+            LimitConfig::pinned(self.max_requests)
+        } else {
+            LimitConfig::adaptive(self.max_requests)
+        };
+        let admission = Admission::with_limit(config, self.max_bytes);
         stores.insert(key.to_string(), Arc::clone(&admission));
         admission
     }

@@ -32,11 +32,12 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path;
 
 use crate::error::{Error, Result};
+use crate::io::adaptive_limit::RequestKind;
 use crate::io::admission::{Admission, Permit};
 use crate::io::coalesce::{coalesce, CoalescePolicy};
 use crate::io::disk::{DiskCache, Wanted};
 use crate::io::hedge::{wave_cap, LatencyTracker};
-use crate::io::retry::{with_retries, ReadSpan, RetryBudget, RetryPolicy, ShortBody};
+use crate::io::retry::{with_admitted_retries, ReadSpan, RetryPolicy, ShortBody};
 use crate::io::source::{ObjectVersion, RangeSource};
 use crate::io::stats::IoStats;
 
@@ -341,14 +342,6 @@ impl RangeFetcher {
         self.admission.as_ref()
     }
 
-    /// Wait for a request slot of the store's admission control (none without one).
-    async fn admit(&self, stats: &IoStats) -> Option<Permit> {
-        match &self.admission {
-            Some(a) => Some(a.admit(stats).await),
-            None => None,
-        }
-    }
-
     /// Reserve the bytes a wave will receive until the grant is dropped (nothing without
     /// admission control): the store's waves together hold at most its bytes bound.
     async fn reserve(&self, stats: &IoStats, bytes: u64) -> Option<Permit> {
@@ -358,9 +351,33 @@ impl RangeFetcher {
         }
     }
 
-    /// The session's retry budget for this store, when it has admission control.
-    fn retry_budget(&self) -> Option<&RetryBudget> {
-        self.admission.as_deref().map(Admission::retry_budget)
+    /// Run one read's attempts, each through a slot of the store's admission control,
+    /// retried within the policy and the store's retry budget ([`with_admitted_retries`]).
+    async fn retried<T, F, Fut>(
+        &self,
+        stats: &IoStats,
+        path: &Path,
+        span: ReadSpan,
+        attempt: F,
+    ) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let admission = self.admission.as_ref();
+        let kind = RequestKind::Get;
+        // Boxed: a read's attempts (hedges, retries, queueing) are a deep future; callers
+        // hold many of them at once on small stacks.
+        Box::pin(with_admitted_retries(
+            &self.retry,
+            admission,
+            kind,
+            stats,
+            path.as_ref(),
+            span,
+            attempt,
+        ))
+        .await
     }
 
     /// Read immutable objects through `disk` (ranges found there cost no request; ranges
@@ -585,6 +602,17 @@ impl RangeFetcher {
         Ok(tail)
     }
 
+    /// [`tail`](Self::tail) from the store even when the disk tier holds bytes of `path`
+    /// (a name that may have been reused); the answer is still written to the disk tier.
+    pub(crate) async fn tail_fresh(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
+        let wave = self.disk.is_some().then(|| stats.start_wave());
+        let tail = self.tail_from_store(path, n, stats).await?;
+        drop(wave);
+        self.disk_store(path, &tail.version, tail.start(), &tail.bytes)
+            .await;
+        Ok(tail)
+    }
+
     async fn tail_from_store(&self, path: &Path, n: u64, stats: &IoStats) -> Result<Tail> {
         if n == 0 {
             return Err(Error::InvalidArgument(format!(
@@ -592,12 +620,10 @@ impl RangeFetcher {
             )));
         }
         let _held = self.reserve(stats, n).await;
-        let _permit = self.admit(stats).await;
         let _guard = stats.start_request();
         let span = ReadSpan::Suffix(n);
-        let budget = self.retry_budget();
-        let (bytes, version) =
-            with_retries(&self.retry, budget, stats, path.as_ref(), span, || async {
+        let (bytes, version) = self
+            .retried(stats, path, span, || async {
                 let start = tokio::time::Instant::now();
                 let (bytes, version) = self.source.get_suffix(path, n).await?;
                 self.record_latency(start.elapsed(), bytes.len());
@@ -647,12 +673,10 @@ impl RangeFetcher {
 
     async fn whole_from_store(&self, path: &Path, stats: &IoStats) -> Result<Tail> {
         // The size of a whole object is only known from its response: a slot, no bytes.
-        let _permit = self.admit(stats).await;
         let _guard = stats.start_request();
         let span = ReadSpan::Whole;
-        let budget = self.retry_budget();
-        let (bytes, version) =
-            with_retries(&self.retry, budget, stats, path.as_ref(), span, || async {
+        let (bytes, version) = self
+            .retried(stats, path, span, || async {
                 let start = tokio::time::Instant::now();
                 let (bytes, version) = self.source.get_all(path).await?;
                 self.record_latency(start.elapsed(), bytes.len());
@@ -760,7 +784,6 @@ impl RangeFetcher {
             counted_round_trip: AtomicBool::new(false),
         };
         let wave = &wave;
-        let retry = &self.retry;
         // The wave's bytes are reserved as a whole and held until its last GET is in.
         let wave_bytes = plan.iter().fold(0u64, |sum, r| {
             sum.saturating_add(r.range.end - r.range.start)
@@ -769,23 +792,17 @@ impl RangeFetcher {
         let fetched: Vec<(PlannedRead, Bytes)> = stream::iter(plan.into_iter().map(|read| {
             let expected = self.expected_version(&read.path, sizes.get(&read.path).copied());
             async move {
-                let _permit = self.admit(stats).await;
                 let _guard = stats.start_request();
-                let bytes = with_retries(
-                    retry,
-                    self.retry_budget(),
-                    stats,
-                    read.path.as_ref(),
-                    ReadSpan::Range(read.range.clone()),
-                    || async {
+                let span = ReadSpan::Range(read.range.clone());
+                let bytes = self
+                    .retried(stats, &read.path, span, || async {
                         let bytes = self
                             .hedged_range(&read, expected.as_ref(), stats, wave)
                             .await?;
                         check_length(&read, &bytes)?;
                         Ok(bytes)
-                    },
-                )
-                .await?;
+                    })
+                    .await?;
                 stats.add_bytes(bytes.len() as u64);
                 Ok::<_, Error>((read, bytes))
             }

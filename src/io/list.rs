@@ -11,7 +11,9 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 
 use crate::error::{Error, Result};
+use crate::io::adaptive_limit::RequestKind;
 use crate::io::admission::Admission;
+use crate::io::retry::limit_outcome;
 use crate::io::stats::IoStats;
 
 /// Objects a LIST request returns per page on S3 (and the default on GCS/Azure); used to
@@ -103,10 +105,31 @@ impl ObjectLister for ObjectStoreLister {
         stats: &IoStats,
         visit: &mut (dyn FnMut(ListedObject) -> ListControl + Send),
     ) -> Result<()> {
-        let _permit = match &self.admission {
-            Some(a) => Some(a.admit(stats).await),
+        // A LIST takes its weight of the store's limit, and tells the limit how it ended.
+        let permit = match &self.admission {
+            Some(a) => Some(a.admit_kind(stats, RequestKind::List).await),
             None => None,
         };
+        let result = self.list_pages(prefix, stats, visit).await;
+        if let Some(permit) = permit {
+            permit.finish(limit_outcome(&result));
+        }
+        result
+    }
+
+    fn lexically_ordered(&self) -> bool {
+        self.ordered
+    }
+}
+
+impl ObjectStoreLister {
+    /// The listing itself (pages requested one after another), counted in `stats`.
+    async fn list_pages(
+        &self,
+        prefix: &Path,
+        stats: &IoStats,
+        visit: &mut (dyn FnMut(ListedObject) -> ListControl + Send),
+    ) -> Result<()> {
         let mut stream = self.store.list(Some(prefix));
         let mut seen = 0usize;
         let mut guard = Some(stats.start_request());
@@ -132,10 +155,6 @@ impl ObjectLister for ObjectStoreLister {
         }
         drop(guard);
         Ok(())
-    }
-
-    fn lexically_ordered(&self) -> bool {
-        self.ordered
     }
 }
 

@@ -42,6 +42,7 @@
 //! # }).unwrap();
 //! ```
 
+pub(crate) mod adaptive_limit;
 pub(crate) mod admission;
 pub(crate) mod budget;
 pub(crate) mod cache;

@@ -37,12 +37,15 @@ use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::ops::Range;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 #[cfg(feature = "cloud")]
 use object_store::client::{HttpError, HttpErrorKind};
 
 use crate::error::{Error, Result};
+use crate::io::adaptive_limit::{Outcome, RequestKind};
+use crate::io::admission::{Admission, Permit};
 pub(crate) use crate::io::retry_budget::RetryBudget;
 use crate::io::stats::IoStats;
 
@@ -294,9 +297,85 @@ pub(crate) fn is_transient_status(status: u16) -> bool {
 /// counting each retry in `stats`. `path` / `read` name the read in errors. With a
 /// session's [`RetryBudget`], each retry also spends one of its tokens (none left: the
 /// error is final) and a success earns some back.
+#[cfg_attr(not(test), allow(dead_code))] // the tests'; reads go through `with_admitted_retries`
 pub(crate) async fn with_retries<T, F, Fut>(
     policy: &RetryPolicy,
     budget: Option<&RetryBudget>,
+    stats: &IoStats,
+    path: &str,
+    read: ReadSpan,
+    attempt: F,
+) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let gate = Gate {
+        admission: None,
+        budget,
+    };
+    retry_loop(policy, gate, stats, path, read, attempt).await
+}
+
+/// [`with_retries`] where every attempt first waits for a slot of `admission` (the store's
+/// admission control) and frees it when it ends, reporting how it ended to the store's
+/// adaptive limit: a retry goes back through the limit (behind the requests queued
+/// meanwhile) and spends a token of the store's retry budget, unless the limit was lowered
+/// since the failed attempt was sent (the store then gets less load, not more). Without
+/// `admission` it is [`with_retries`] without a budget. Queue time is not part of the
+/// attempt timeout nor of the retry deadline.
+pub(crate) async fn with_admitted_retries<T, F, Fut>(
+    policy: &RetryPolicy,
+    admission: Option<&Arc<Admission>>,
+    kind: RequestKind,
+    stats: &IoStats,
+    path: &str,
+    read: ReadSpan,
+    attempt: F,
+) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let gate = Gate {
+        admission: admission.map(|a| (a, kind)),
+        budget: admission.map(|a| a.retry_budget()),
+    };
+    retry_loop(policy, gate, stats, path, read, attempt).await
+}
+
+/// What each attempt of a retry loop goes through.
+struct Gate<'a> {
+    admission: Option<(&'a Arc<Admission>, RequestKind)>,
+    budget: Option<&'a RetryBudget>,
+}
+
+impl Gate<'_> {
+    /// A slot for one attempt (none without admission control) and the time queued for it.
+    async fn admit(&self, stats: &IoStats) -> (Option<Permit>, Duration) {
+        let Some((admission, kind)) = self.admission else {
+            return (None, Duration::ZERO);
+        };
+        let queued_from = tokio::time::Instant::now();
+        let permit = Box::pin(admission.admit_kind(stats, kind)).await;
+        (Some(permit), queued_from.elapsed())
+    }
+
+    /// Whether one more retry is allowed by the budget: free when the limit was lowered
+    /// since the failed attempt (of `generation`) was sent, else it spends a token.
+    fn allows_retry(&self, generation: Option<u64>) -> bool {
+        if let (Some((admission, _)), Some(g)) = (self.admission, generation) {
+            if admission.lowered_since(g) {
+                return true;
+            }
+        }
+        self.budget.is_none_or(|b| b.try_spend())
+    }
+}
+
+async fn retry_loop<T, F, Fut>(
+    policy: &RetryPolicy,
+    gate: Gate<'_>,
     stats: &IoStats,
     path: &str,
     read: ReadSpan,
@@ -306,10 +385,13 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T>>,
 {
-    let start = Instant::now();
-    let deadline = start + policy.retry_timeout;
+    let start = tokio::time::Instant::now();
+    // Queue time moves the deadline: it never counts against the retries.
+    let mut queued = Duration::ZERO;
     let mut retries: u32 = 0;
     loop {
+        let (permit, waited) = gate.admit(stats).await;
+        queued += waited;
         let result = match policy.attempt_timeout {
             Some(limit) => match tokio::time::timeout(limit, attempt()).await {
                 Ok(r) => r,
@@ -317,9 +399,13 @@ where
             },
             None => attempt().await,
         };
+        let generation = permit.as_ref().map(Permit::generation);
+        if let Some(permit) = permit {
+            permit.finish(limit_outcome(&result));
+        }
         let err = match result {
             Ok(v) => {
-                if let Some(b) = budget {
+                if let Some(b) = gate.budget {
                     b.earn();
                 }
                 return Ok(v);
@@ -329,9 +415,12 @@ where
         if !should_retry(&err) {
             return Err(err);
         }
-        let now = Instant::now();
-        let out_of_budget = || budget.is_some_and(|b| !b.try_spend());
-        if retries as usize >= policy.max_retries || now >= deadline || out_of_budget() {
+        let now = tokio::time::Instant::now();
+        let deadline = start + policy.retry_timeout + queued;
+        if retries as usize >= policy.max_retries
+            || now >= deadline
+            || !gate.allows_retry(generation)
+        {
             return Err(exhausted(err, read, retries + 1, start.elapsed()));
         }
         retries += 1;
@@ -341,6 +430,69 @@ where
             tokio::time::sleep(sleep).await;
         }
     }
+}
+
+/// How a request ended, for the store's adaptive limit: a timeout (of the attempt, of the
+/// HTTP client, a 408 / 504) or throttling (503, 429, `SlowDown`) say the store is loaded;
+/// an answer (also 404 and other definite answers) carries its latency; anything else
+/// (a short body, a 500) says nothing about load.
+pub(crate) fn limit_outcome<T>(result: &Result<T>) -> Outcome {
+    let err = match result {
+        Ok(_) => return Outcome::Answered,
+        Err(e) => e,
+    };
+    let Error::Store { source: store, .. } = err else {
+        return Outcome::Answered;
+    };
+    let object_store::Error::Generic { source, .. } = &**store else {
+        return Outcome::Answered;
+    };
+    if chain_has(source.as_ref(), |e| e.to_string().contains("SlowDown")) {
+        return Outcome::Throttled;
+    }
+    match store_error_status(store) {
+        Some(503 | 429) => return Outcome::Throttled,
+        Some(408 | 504) => return Outcome::TimedOut,
+        Some(_) => return Outcome::Other,
+        None => {}
+    }
+    if chain_has(source.as_ref(), is_timeout) {
+        Outcome::TimedOut
+    } else {
+        Outcome::Other
+    }
+}
+
+/// Whether `err` or a cause of it matches `pred`.
+fn chain_has(
+    err: &(dyn std::error::Error + 'static),
+    pred: impl Fn(&(dyn std::error::Error + 'static)) -> bool,
+) -> bool {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = current {
+        if pred(e) {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// A timeout or a failure to get a request through (the HTTP client's connect / request
+/// errors under load, an I/O timeout).
+fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
+    if e.is::<AttemptTimedOut>() {
+        return true;
+    }
+    #[cfg(feature = "cloud")]
+    if let Some(http) = e.downcast_ref::<HttpError>() {
+        return matches!(
+            http.kind(),
+            HttpErrorKind::Timeout | HttpErrorKind::Connect | HttpErrorKind::Request
+        );
+    }
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
 }
 
 fn timed_out(path: &str, range: Option<Range<u64>>, limit: Duration) -> Error {

@@ -28,6 +28,11 @@ struct Counters {
     disk_hits: AtomicU64,
     disk_bytes: AtomicU64,
     queued_micros: AtomicU64,
+    limit: AtomicU64,
+    limit_min: AtomicU64,
+    limit_max: AtomicU64,
+    limit_decreases: AtomicU64,
+    limit_increases: AtomicU64,
 }
 
 /// A point-in-time copy of [`IoStats`], serializable as the `--stats` JSON.
@@ -58,6 +63,25 @@ pub struct IoStatsSnapshot {
     /// (summed over requests; not part of any request's timeout).
     #[serde(default)]
     pub queued_micros: u64,
+    /// The store's limit on requests in flight when this query's last request was admitted
+    /// (0: no admission control). It adapts to the store unless pinned with
+    /// `--max-requests` / [`SessionBuilder::max_requests`](crate::SessionBuilder::max_requests).
+    #[serde(default)]
+    pub limit: u64,
+    /// The lowest the store's limit has been, as of this query's requests.
+    #[serde(default)]
+    pub limit_min: u64,
+    /// The highest the store's limit has been, as of this query's requests.
+    #[serde(default)]
+    pub limit_max: u64,
+    /// Times the store's limit was lowered (slower answers, timeouts, throttling) since the
+    /// session started, as of this query's last request.
+    #[serde(default)]
+    pub limit_decreases: u64,
+    /// Times the store's limit was raised again since the session started, as of this
+    /// query's last request.
+    #[serde(default)]
+    pub limit_increases: u64,
 }
 
 impl IoStats {
@@ -113,6 +137,24 @@ impl IoStats {
             .fetch_add(micros, Ordering::SeqCst);
     }
 
+    /// Record the store's limit as a request of this query was admitted.
+    pub(crate) fn observe_limit(&self, limit: &crate::io::adaptive_limit::LimitSnapshot) {
+        let c = &self.counters;
+        c.limit.store(limit.limit as u64, Ordering::SeqCst);
+        let min = limit.min_seen as u64;
+        let _ = c
+            .limit_min
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |m| {
+                (m == 0 || min < m).then_some(min)
+            });
+        c.limit_max
+            .fetch_max(limit.max_seen as u64, Ordering::SeqCst);
+        c.limit_decreases
+            .fetch_max(limit.decreases, Ordering::SeqCst);
+        c.limit_increases
+            .fetch_max(limit.increases, Ordering::SeqCst);
+    }
+
     /// Identity of the query these counters belong to (shared by clones): admission control
     /// queues requests per query.
     pub(crate) fn query_id(&self) -> usize {
@@ -142,6 +184,11 @@ impl IoStats {
             disk_hits: self.counters.disk_hits.load(Ordering::SeqCst),
             disk_bytes: self.counters.disk_bytes.load(Ordering::SeqCst),
             queued_micros: self.counters.queued_micros.load(Ordering::SeqCst),
+            limit: self.counters.limit.load(Ordering::SeqCst),
+            limit_min: self.counters.limit_min.load(Ordering::SeqCst),
+            limit_max: self.counters.limit_max.load(Ordering::SeqCst),
+            limit_decreases: self.counters.limit_decreases.load(Ordering::SeqCst),
+            limit_increases: self.counters.limit_increases.load(Ordering::SeqCst),
         }
     }
 }
@@ -158,6 +205,12 @@ impl IoStatsSnapshot {
             disk_hits: self.disk_hits.saturating_sub(earlier.disk_hits),
             disk_bytes: self.disk_bytes.saturating_sub(earlier.disk_bytes),
             queued_micros: self.queued_micros.saturating_sub(earlier.queued_micros),
+            // The limit's gauges are the later ones (they are not counts of this query).
+            limit: self.limit,
+            limit_min: self.limit_min,
+            limit_max: self.limit_max,
+            limit_decreases: self.limit_decreases,
+            limit_increases: self.limit_increases,
         }
     }
 }
@@ -235,6 +288,7 @@ mod tests {
             disk_hits: 2,
             disk_bytes: 30,
             queued_micros: 0,
+            ..IoStatsSnapshot::default()
         };
         assert_eq!(
             later.since(&snap),
@@ -247,6 +301,7 @@ mod tests {
                 disk_hits: 2,
                 disk_bytes: 30,
                 queued_micros: 0,
+                ..IoStatsSnapshot::default()
             }
         );
     }

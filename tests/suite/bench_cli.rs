@@ -449,8 +449,8 @@ async fn over_s3_the_report_counts_every_request_the_server_saw() {
         let open = o.open.unwrap();
         assert_eq!(
             (open.requests, open.round_trips),
-            (2, 2),
-            "LIST + GET: {o:?}"
+            (3, 2),
+            "version hint, then the manifest and a probe of the next version: {o:?}"
         );
         assert!(o.round_trips <= 5, "cold S3 dataset take: {o:?}");
         assert_eq!(o.rows, 50);

@@ -112,7 +112,7 @@ async fn every_recorded_predicate_matches_pylance_over_s3() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn opening_the_latest_v2_version_is_one_list_and_one_get() {
+async fn opening_the_latest_version_by_its_hint_sends_no_list() {
     let s3 = server_with(&["types", "v1_names"]).await;
     s3.counting().counters().reset_log_and_peak();
     let stats = IoStats::new();
@@ -134,9 +134,23 @@ async fn opening_the_latest_v2_version_is_one_list_and_one_get() {
             .as_u64()
             .unwrap()
     );
-    assert_eq!((http.requests, http.heads), (2, 0), "{log:?}");
-    assert_eq!(log.iter().filter(|r| is_list(r)).count(), 1, "{log:?}");
+    // The hint, then the manifest it names and a probe of the next one (404) together.
+    assert_eq!((http.requests, http.gets, http.heads), (3, 3, 0), "{log:?}");
+    assert_eq!(log.iter().filter(|r| is_list(r)).count(), 0, "{log:?}");
+    assert_eq!(log.iter().filter(|r| r.status == 404).count(), 1, "{log:?}");
     assert_eq!(stats.snapshot().round_trips, 2);
+
+    // Warm (same session): the hint and the probe in one round trip, the manifest cached.
+    let session = Arc::new(DatasetSession::default());
+    open(&s3, "types", None, Arc::clone(&session), &IoStats::new()).await;
+    s3.counting().counters().reset_log_and_peak();
+    let (before, stats) = (s3.http_counts(), IoStats::new());
+    let warm = open(&s3, "types", None, session, &stats).await;
+    assert_eq!(warm.version(), ds.version());
+    let log = s3.counting().counters().log();
+    assert_eq!(s3.http_counts().since(&before).requests, 2, "{log:?}");
+    assert_eq!(log.iter().filter(|r| is_list(r)).count(), 0, "{log:?}");
+    assert_eq!(stats.snapshot().round_trips, 1);
 
     // Pinned version: one GET, no LIST, no HEAD.
     s3.counting().counters().reset_log_and_peak();
@@ -162,8 +176,8 @@ async fn opening_the_latest_v2_version_is_one_list_and_one_get() {
         s3.counting().counters().log()
     );
 
-    // V1 names: the whole listing (one page here) then the manifest; a pinned V1 version
-    // tries the V2 name first.
+    // V1 names (with a hint): the V2 names of the hinted version and the next are missing,
+    // then the V1 names are read; a pinned V1 version tries the V2 name first.
     s3.counting().counters().reset_log_and_peak();
     let before = s3.http_counts();
     let stats = IoStats::new();
@@ -182,7 +196,9 @@ async fn opening_the_latest_v2_version_is_one_list_and_one_get() {
             .as_u64()
             .unwrap()
     );
-    assert_eq!(s3.http_counts().since(&before).requests, 2);
+    let log = s3.counting().counters().log();
+    assert_eq!(s3.http_counts().since(&before).requests, 5, "{log:?}");
+    assert_eq!(log.iter().filter(|r| is_list(r)).count(), 0, "{log:?}");
     let before = s3.http_counts();
     let stats = IoStats::new();
     open(

@@ -1,6 +1,7 @@
 //! Session caches and the disk tier end to end: a warm repeat of a lookup costs no request
 //! with a default session (BTree, bitmap, list element); a second `lakeseek` process with a
-//! warm `--cache-dir` answers a BTree query with one request (the LIST) and none with
+//! warm `--cache-dir` answers a BTree query with three requests (version hint, latest
+//! manifest, probe of the next version) and none with
 //! `--version`, and a sparse nested take with at most one; a dataset that changes between
 //! processes (a new version, or deleted and recreated at the same path) is never answered
 //! from stale bytes; two processes filling one directory at once both answer and leave a
@@ -170,12 +171,17 @@ async fn a_second_process_with_a_warm_cache_dir_needs_one_request_and_none_pinne
     let before = s3.server_requests();
     let (warm, warm_stats) = lakeseek(&query, Some(cache.path()), &options);
     assert_eq!(row_addresses(&warm), want);
-    assert_eq!(warm_stats.requests, 1, "only the LIST: {warm_stats:?}");
+    // Which version is latest is never taken from disk: the hint, then the manifest it
+    // names and the probe of the next version (404); the index from disk.
+    assert_eq!(
+        warm_stats.requests, 3,
+        "hint, manifest, probe: {warm_stats:?}"
+    );
     assert!(warm_stats.disk_hits >= 3, "{warm_stats:?}");
     assert_eq!(
         s3.server_requests() - before,
-        1,
-        "the server saw one request"
+        3,
+        "the server saw three requests"
     );
 
     // Pinned: the manifest of version 2 is immutable, nothing is sent at all.
@@ -434,12 +440,13 @@ async fn the_prewarm_command_fills_the_disk_for_later_processes() {
     assert!(report["bytes"].as_u64().unwrap() > 0);
     assert!(report["column_pages"].as_u64().unwrap() > 0);
     assert!(report["millis"].is_u64());
-    // Any key now: the whole index is on disk; only the LIST goes out (none pinned).
+    // Any key now: the whole index is on disk; only the hint, the latest manifest and the
+    // probe go out (none pinned).
     for filter in ["key = 74", "key = 999951"] {
         let query = ["query", url.as_str(), "--filter", filter];
         let (out, stats) = lakeseek(&query, Some(cache.path()), &options);
         assert_eq!(row_addresses(&out), recorded("wide", filter, None));
-        assert_eq!(stats.requests, 1, "{filter}: {stats:?}");
+        assert_eq!(stats.requests, 3, "{filter}: {stats:?}");
         let pinned = ["query", url.as_str(), "--filter", filter, "--version", "2"];
         let (_, stats) = lakeseek(&pinned, Some(cache.path()), &options);
         assert_eq!(stats.requests, 0, "{filter} pinned: {stats:?}");

@@ -275,16 +275,28 @@ impl FaultSource {
         None
     }
 
-    fn count(&self, kind: FaultKind) {
+    fn counter(&self, kind: FaultKind) -> &AtomicU64 {
         let c = &self.counters;
-        let counter = match kind {
+        match kind {
             FaultKind::ServerError => &c.server_errors,
             FaultKind::Timeout => &c.timeouts,
             FaultKind::Stall => &c.stalls,
             FaultKind::Truncate => &c.truncations,
             FaultKind::VersionDrift => &c.version_drifts,
-        };
-        counter.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn count(&self, kind: FaultKind) {
+        self.counter(kind).fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A fault applied to the answer (truncation, drift) is only injected when the inner
+    /// read answered: a missing object's 404 passes through and the fault is not counted.
+    fn applied<T>(&self, kind: FaultKind, inner: Result<T>) -> Result<T> {
+        if inner.is_err() && matches!(kind, FaultKind::Truncate | FaultKind::VersionDrift) {
+            self.counter(kind).fetch_sub(1, Ordering::SeqCst);
+        }
+        inner
     }
 
     /// Apply a failing or delaying fault before the inner call: `Err` for injected errors,
@@ -373,9 +385,10 @@ impl RangeSource for FaultSource {
         self.before(kind, persistent, path, Some(range.clone()))
             .await?;
         match kind {
-            FaultKind::Truncate => Ok(truncated(
-                self.inner.get_range(path, range, expected).await?,
-            )),
+            FaultKind::Truncate => {
+                let inner = self.inner.get_range(path, range, expected).await;
+                Ok(truncated(self.applied(kind, inner)?))
+            }
             FaultKind::VersionDrift => {
                 let replaced = expected.map(|v| drifted(v, self.config.seed));
                 let asked = replaced.as_ref().or(expected);
@@ -390,7 +403,8 @@ impl RangeSource for FaultSource {
             return self.inner.get_suffix(path, n).await;
         };
         self.before(kind, persistent, path, None).await?;
-        let (bytes, version) = self.inner.get_suffix(path, n).await?;
+        let inner = self.inner.get_suffix(path, n).await;
+        let (bytes, version) = self.applied(kind, inner)?;
         Ok(match kind {
             FaultKind::Truncate => (truncated(bytes), version),
             FaultKind::VersionDrift => {
@@ -406,7 +420,8 @@ impl RangeSource for FaultSource {
             return self.inner.get_all(path).await;
         };
         self.before(kind, persistent, path, None).await?;
-        let (bytes, version) = self.inner.get_all(path).await?;
+        let inner = self.inner.get_all(path).await;
+        let (bytes, version) = self.applied(kind, inner)?;
         Ok(match kind {
             FaultKind::Truncate => (truncated(bytes), version),
             FaultKind::VersionDrift => {

@@ -8,15 +8,31 @@
 //!   LIST page must be read (ceil(versions / 1000) requests on S3).
 //! * Detached versions `d{N}.manifest` and names that do not parse are skipped.
 //!
-//! Lance also writes `_versions/latest_version_hint.json` on stores that do not list in
-//! order; lakeseek does not read it: it would still have to probe N+1, N+2, ... with HEAD
-//! requests to be safe, and on those stores (local disks) listing is cheap anyway.
+//! * `_versions/latest_version_hint.json` (`{"version":N}`) names the latest version when
+//!   the writer wrote it ([`parse_version_hint`]; how opens use it: `super::latest`).
+//!
 //! All functions here are pure.
 
 use crate::error::{Error, Result};
 
 /// Directory (relative to the dataset root) that holds the manifests.
 pub(crate) const VERSIONS_DIR: &str = "_versions";
+
+/// File name (in [`VERSIONS_DIR`]) of the version hint lance writes after a commit.
+pub(crate) const VERSION_HINT_FILE: &str = "latest_version_hint.json";
+
+/// The version a version hint names: a JSON object with an unsigned integer `version`
+/// (other fields ignored). `None` for anything else (the hint is only a hint: the caller
+/// then lists).
+pub(crate) fn parse_version_hint(bytes: &[u8]) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Hint {
+        version: u64,
+    }
+    serde_json::from_slice::<Hint>(bytes)
+        .ok()
+        .map(|h| h.version)
+}
 
 /// How manifest files are named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,6 +141,27 @@ mod tests {
             for n in [ManifestNaming::V1, ManifestNaming::V2] {
                 assert_eq!(parse_manifest_name(&n.file_name(v)), Some((v, n)));
             }
+        }
+    }
+
+    #[test]
+    fn version_hints_parse_or_are_ignored() {
+        assert_eq!(parse_version_hint(br#"{"version":2}"#), Some(2));
+        assert_eq!(
+            parse_version_hint(br#" {"version": 18, "x": 1} "#),
+            Some(18)
+        );
+        for bad in [
+            &b""[..],
+            b"{}",
+            b"2",
+            br#"{"version":-1}"#,
+            br#"{"version":"2"}"#,
+            br#"{"version":1.5}"#,
+            br#"{"version":99999999999999999999999}"#,
+            b"\xff\xfe",
+        ] {
+            assert_eq!(parse_version_hint(bad), None, "{bad:?}");
         }
     }
 
