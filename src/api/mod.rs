@@ -13,6 +13,7 @@ mod open;
 mod prewarm;
 mod query;
 mod scan;
+mod search;
 mod store;
 
 pub use columns::ColumnInfo;
@@ -31,5 +32,6 @@ pub use inspect::{
 pub use list_element_index::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
+pub use search::{Search, SearchOperator, SearchResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};
 pub use store::OpenedStore;

@@ -15,6 +15,11 @@
 //! as a superset with recheck, as a complement (NOT), or not at all, and the encoded
 //! ranges searched.
 //!
+//! * `lakeseek query <DATASET_URL> --search TEXT --search-column COL [--operator and] [-k K]
+//!   [--filter F] [--columns a,b] [--index-only]` ranks rows by BM25 as pylance does and prints
+//!   `{"row_addresses":[...],"scores":[...]}` best first (or, with `--columns`, one JSON
+//!   object per row, best first, `_score` last).
+//!
 //! `--stats` prints `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
 
 use std::io::Write;
@@ -25,13 +30,31 @@ use crate::cli::parse_key_value;
 use crate::{Dataset, Error, IoStats, Result};
 
 /// `lakeseek query`.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct QueryArgs {
     /// Dataset URL (s3://, gs://, az://, http(s)://, file:// or a local path).
     pub dataset: String,
-    /// Filter in Lance/DataFusion SQL, e.g. `key = 'abc'` or `ts >= TIMESTAMP '2024-01-01 00:00:00'`.
-    #[arg(long)]
+    /// Filter in Lance/DataFusion SQL, e.g. `key = 'abc'` or `ts >= TIMESTAMP '2024-01-01 00:00:00'`
+    /// (required unless `--search`; with `--search`, only rows passing it are ranked).
+    #[arg(long, required_unless_present = "search", default_value = "")]
     pub filter: String,
+    /// Full-text search: rank rows of `--search-column` (which needs an INVERTED index) by
+    /// BM25 for this text, as pylance does; prints `{"row_addresses":[...],"scores":[...]}`
+    /// best first.
+    #[arg(long, requires = "search_column")]
+    pub search: Option<String>,
+    /// The column `--search` searches.
+    #[arg(long)]
+    pub search_column: Option<String>,
+    /// How `--search`'s tokens combine: `or` (default) or `and`.
+    #[arg(long, value_parser = ["or", "and"], default_value = "or")]
+    pub operator: String,
+    /// `--search`: keep the best K rows (default: every match).
+    #[arg(short = 'k', long = "k")]
+    pub k: Option<usize>,
+    /// `--search`: skip fragments the index does not cover (default: tokenize them).
+    #[arg(long)]
+    pub index_only: bool,
     /// Print these columns of the matching rows (JSON lines) instead of row addresses.
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
@@ -93,6 +116,9 @@ async fn query_inner(
     err: &mut dyn Write,
 ) -> Result<()> {
     let dataset = open_dataset(&args.dataset, &args.storage_options, args.version, stats).await?;
+    if let Some(text) = &args.search {
+        return super::query_search::run_search(args, &dataset, text, out, err).await;
+    }
     let query = dataset
         .query()
         .filter(&args.filter)
@@ -111,7 +137,7 @@ async fn query_inner(
 
 /// A filter refused for want of a scan: the library names its permission
 /// (`Query::allow_scan`), the command line its flag.
-fn name_the_scan_flag(e: crate::Error) -> crate::Error {
+pub(super) fn name_the_scan_flag(e: crate::Error) -> crate::Error {
     match e {
         crate::Error::InvalidArgument(m) if m.contains("Query::allow_scan") => {
             crate::Error::InvalidArgument(format!("{m}; pass --allow-scan"))
@@ -140,7 +166,7 @@ async fn open_dataset(
 }
 
 /// Print row addresses, or the requested columns of those rows.
-async fn write_answer(
+pub(super) async fn write_answer(
     args: &QueryArgs,
     dataset: &Dataset,
     addresses: Vec<u64>,
@@ -176,7 +202,7 @@ pub(crate) async fn run_take_to(
     result
 }
 
-fn write_json_lines(batch: &RecordBatch, out: &mut dyn Write) -> Result<()> {
+pub(super) fn write_json_lines(batch: &RecordBatch, out: &mut dyn Write) -> Result<()> {
     let mut writer = arrow_json::LineDelimitedWriter::new(out);
     writer.write_batches(&[batch])?;
     writer.finish()?;
@@ -191,6 +217,6 @@ fn print_stats(enabled: bool, stats: &IoStats, err: &mut dyn Write) -> Result<()
     Ok(())
 }
 
-fn json_error(e: serde_json::Error) -> Error {
+pub(super) fn json_error(e: serde_json::Error) -> Error {
     Error::InvalidArgument(format!("JSON output: {e}"))
 }
