@@ -9,11 +9,13 @@
 //! of lakeseek's promises, not of the input.
 
 mod decompress;
+mod fts;
 mod inputs;
 mod legacy;
 mod v2_0;
 
 pub use decompress::decompress;
+pub use fts::fts_postings;
 pub use inputs::{cli_values, filter_extremes};
 pub use legacy::legacy_file;
 pub use v2_0::v2_0_page;
@@ -530,6 +532,7 @@ pub fn run(name: &str, data: &[u8]) {
         "filter_extremes" => filter_extremes(data),
         "cli_values" => cli_values(data),
         "legacy_file" => legacy_file(data),
+        "fts_postings" => fts_postings(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -546,6 +549,7 @@ pub const TARGETS: &[&str] = &[
     "filter_extremes",
     "cli_values",
     "legacy_file",
+    "fts_postings",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

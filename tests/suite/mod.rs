@@ -45,6 +45,7 @@ mod faults_load;
 mod filter_check;
 mod filter_cross_column;
 mod fts_answers;
+mod fts_cost;
 mod index_and_scan_agree;
 mod inspect_coverage;
 mod inspect_dataset;

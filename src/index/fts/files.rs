@@ -64,7 +64,8 @@ pub(crate) struct Partition {
     pub(crate) invert: DataFileReader,
     /// Document lengths and row ids.
     pub(crate) docs: DataFileReader,
-    /// Documents (docs rows; deleted rows included, as BM25 counts them).
+    /// Documents (docs rows: rows with at least one token; deleted rows included, as BM25
+    /// counts them).
     pub(crate) num_docs: u64,
     /// Tokens in all documents.
     pub(crate) total_tokens: u64,

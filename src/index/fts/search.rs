@@ -136,12 +136,16 @@ pub(crate) async fn search(
             corpus.token_docs[t] += tp.docs.len() as u64;
         }
     }
-    corpus.num_docs += flat.num_docs;
-    corpus.total_tokens += flat.total_tokens;
-    for (t, n) in flat.token_docs.iter().enumerate() {
-        corpus.token_docs[t] += n;
-    }
+    // pylance scores indexed rows with the index's statistics, and the rows it scans with
+    // those plus the scanned rows' (its `MemBM25Scorer` updated by the flat search).
     let weights: Vec<f32> = (0..tokens.len()).map(|t| corpus.query_weight(t)).collect();
+    let mut flat_corpus = corpus.clone();
+    flat_corpus.num_docs += flat.num_docs;
+    flat_corpus.total_tokens += flat.total_tokens;
+    for (t, n) in flat.token_docs.iter().enumerate() {
+        flat_corpus.token_docs[t] += n;
+    }
+    let flat_weights: Vec<f32> = (0..tokens.len()).map(|t| flat_corpus.query_weight(t)).collect();
 
     // Wave 3: lengths and row ids of the matching documents.
     let parts: Vec<(&FtsSegment, &Partition)> = opened
@@ -167,7 +171,7 @@ pub(crate) async fn search(
         if len == &0 || !matches_operator(freqs, request.operator) {
             continue;
         }
-        let score = corpus.score(freqs, *len, &weights);
+        let score = flat_corpus.score(freqs, *len, &flat_weights);
         if score > 0.0 {
             hits.push(Hit { row_address: *address, score });
         }
@@ -176,7 +180,7 @@ pub(crate) async fn search(
     if let Some(k) = request.k {
         hits.truncate(k);
     }
-    let explain = explain_json(&name, &opened, &tokens, &corpus, &unindexed, scan_unindexed);
+    let explain = explain_json(&name, &opened, &tokens, &flat_corpus, &unindexed, scan_unindexed);
     Ok(SearchOutput { hits, explain })
 }
 
@@ -347,7 +351,6 @@ async fn scan_fragments(
         _ => return Err(Error::unsupported(format!("full-text search of a non-string column {column:?}"))),
     };
     for (i, value) in values.into_iter().enumerate() {
-        out.num_docs += 1;
         let Some(value) = value else { continue };
         let mut freqs = vec![0u32; tokens.len()];
         let mut len = 0u32;
@@ -357,6 +360,10 @@ async fn scan_fragments(
                 freqs[slot] += 1;
             }
         }
+        if len == 0 {
+            continue;
+        }
+        out.num_docs += 1;
         out.total_tokens += u64::from(len);
         for (slot, f) in freqs.iter().enumerate() {
             if *f > 0 {
