@@ -19,7 +19,6 @@ pub(crate) mod index_create;
 mod inspect_dataset;
 pub(crate) mod prewarm;
 pub(crate) mod query;
-mod query_search;
 
 pub use app::main;
 

@@ -24,10 +24,13 @@
 
 use std::io::Write;
 
-use arrow_array::RecordBatch;
+use std::sync::Arc;
+
+use arrow_array::{Float32Array, RecordBatch};
+use arrow_schema::{DataType, Field};
 
 use crate::cli::parse_key_value;
-use crate::{Dataset, Error, IoStats, Result};
+use crate::{Dataset, Error, IoStats, Result, SearchOperator};
 
 /// `lakeseek query`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -117,7 +120,7 @@ async fn query_inner(
 ) -> Result<()> {
     let dataset = open_dataset(&args.dataset, &args.storage_options, args.version, stats).await?;
     if let Some(text) = &args.search {
-        return super::query_search::run_search(args, &dataset, text, out, err).await;
+        return run_search(args, &dataset, text, out, err).await;
     }
     let query = dataset
         .query()
@@ -137,7 +140,7 @@ async fn query_inner(
 
 /// A filter refused for want of a scan: the library names its permission
 /// (`Query::allow_scan`), the command line its flag.
-pub(super) fn name_the_scan_flag(e: crate::Error) -> crate::Error {
+fn name_the_scan_flag(e: crate::Error) -> crate::Error {
     match e {
         crate::Error::InvalidArgument(m) if m.contains("Query::allow_scan") => {
             crate::Error::InvalidArgument(format!("{m}; pass --allow-scan"))
@@ -166,7 +169,7 @@ async fn open_dataset(
 }
 
 /// Print row addresses, or the requested columns of those rows.
-pub(super) async fn write_answer(
+async fn write_answer(
     args: &QueryArgs,
     dataset: &Dataset,
     addresses: Vec<u64>,
@@ -202,7 +205,7 @@ pub(crate) async fn run_take_to(
     result
 }
 
-pub(super) fn write_json_lines(batch: &RecordBatch, out: &mut dyn Write) -> Result<()> {
+fn write_json_lines(batch: &RecordBatch, out: &mut dyn Write) -> Result<()> {
     let mut writer = arrow_json::LineDelimitedWriter::new(out);
     writer.write_batches(&[batch])?;
     writer.finish()?;
@@ -217,6 +220,63 @@ fn print_stats(enabled: bool, stats: &IoStats, err: &mut dyn Write) -> Result<()
     Ok(())
 }
 
-pub(super) fn json_error(e: serde_json::Error) -> Error {
+fn json_error(e: serde_json::Error) -> Error {
     Error::InvalidArgument(format!("JSON output: {e}"))
+}
+
+/// Run the search `args` asks for on `dataset`.
+async fn run_search(
+    args: &QueryArgs,
+    dataset: &Dataset,
+    text: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let column = args.search_column.as_deref().unwrap_or_default();
+    let mut search = dataset
+        .search(text)
+        .column(column)
+        .index_only(args.index_only)
+        .allow_scan(args.allow_scan)
+        .operator(if args.operator == "and" {
+            SearchOperator::And
+        } else {
+            SearchOperator::Or
+        });
+    if let Some(k) = args.k {
+        search = search.k(k);
+    }
+    if !args.filter.is_empty() {
+        search = search.filter(&args.filter);
+    }
+    let columns: Vec<&str> = args.columns.iter().map(String::as_str).collect();
+    if !columns.is_empty() {
+        search = search.columns(&columns);
+    }
+    let found = search.execute().await.map_err(name_the_scan_flag)?;
+    if args.explain {
+        let text = serde_json::to_string_pretty(&found.explain).map_err(json_error)?;
+        writeln!(err, "{text}")?;
+    }
+    match &found.batch {
+        None => {
+            let line = serde_json::json!({
+                "row_addresses": found.row_addresses,
+                "scores": found.scores,
+            });
+            writeln!(out, "{line}")?;
+        }
+        Some(batch) => write_json_lines(&with_scores(batch, &found.scores)?, out)?,
+    }
+    Ok(())
+}
+
+/// `batch` with a `_score` column appended.
+fn with_scores(batch: &RecordBatch, scores: &[f32]) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("_score", DataType::Float32, false));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(Float32Array::from(scores.to_vec())));
+    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
+        .map_err(Error::from)
 }

@@ -159,3 +159,56 @@ async fn match_queries_answer_as_pylance_over_s3() {
     assert!(failures.is_empty(), "{} of {checked} differ:\n{}", failures.len(), failures.join("\n"));
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }
+
+/// `lakeseek query --search` prints pylance's rows and scores, best first; an empty query
+/// and a column without an INVERTED index are clear errors.
+#[tokio::test]
+async fn the_query_command_searches() {
+    use crate::cli::query::{run_query_to, QueryArgs};
+    let (cases, _) = cases();
+    let case = cases.iter().find(|c| c.dataset == "default" && c.label == "and2").unwrap();
+    let dataset = fixtures().join("datasets").join("default").display().to_string();
+    let args = QueryArgs {
+        dataset: dataset.clone(),
+        search: Some("river lake".into()),
+        search_column: Some("body".into()),
+        operator: "and".into(),
+        ..QueryArgs::default()
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    run_query_to(&args, &mut out, &mut err).await.unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let got: Vec<(u64, f32)> = v["row_addresses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(v["scores"].as_array().unwrap())
+        .map(|(a, s)| (a.as_u64().unwrap(), s.as_f64().unwrap() as f32))
+        .collect();
+    assert_eq!(mismatch(case, &got), None);
+    for (text, column, want) in [
+        ("   ", "body", "empty"),
+        ("fox", "id", "no INVERTED"),
+    ] {
+        let args = QueryArgs {
+            dataset: dataset.clone(),
+            search: Some(text.into()),
+            search_column: Some(column.into()),
+            operator: "or".into(),
+            ..QueryArgs::default()
+        };
+        let e = run_query_to(&args, &mut Vec::new(), &mut Vec::new()).await.unwrap_err();
+        assert!(e.to_string().contains(want), "{e}");
+    }
+    // 100,000 distinct terms: refused, not searched.
+    let many: String = (0..100_000).map(|i| format!("w{i} ")).collect();
+    let args = QueryArgs {
+        dataset,
+        search: Some(many),
+        search_column: Some("body".into()),
+        operator: "or".into(),
+        ..QueryArgs::default()
+    };
+    let e = run_query_to(&args, &mut Vec::new(), &mut Vec::new()).await.unwrap_err();
+    assert!(e.to_string().contains("distinct tokens"), "{e}");
+}

@@ -1,6 +1,7 @@
 //! What a full-text query reads: a cold one-term query (fresh session, dataset already
-//! open) in at most 5 round trips over S3, reading a fraction of the index's bytes; a
-//! warm repeat fewer.
+//! open) in at most 5 round trips over S3; a warm repeat at most one. (On this small
+//! fixture every index file fits in the suffix read that opens it, so the cold query reads
+//! the whole 13.7 KB index in one wave; the byte fraction needs a larger dataset.)
 
 use std::sync::Arc;
 
@@ -54,6 +55,7 @@ async fn a_cold_one_term_query_is_at_most_five_round_trips() {
         c.requests, c.bytes, c.round_trips, w.requests, w.bytes, w.round_trips, index_bytes("default")
     );
     assert!(c.round_trips <= 5, "{c:?}");
-    assert!(w.round_trips <= c.round_trips, "{w:?}");
+    assert!(w.round_trips <= 1, "{w:?}");
+    assert!(c.requests >= 1 && c.bytes <= index_bytes("default"), "{c:?}");
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }
