@@ -197,6 +197,7 @@ pub use api::{
 pub use api::{CreatedListElementIndex, EcpIndexBuilder, ListElementIndexBuilder};
 pub use api::{FilterExpr, FilterValue};
 pub use api::{Nearest, DISTANCE_COLUMN};
+pub use api::{Search, SearchOperator, SearchResult};
 pub use error::{Error, ErrorSource, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

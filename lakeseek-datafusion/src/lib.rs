@@ -12,6 +12,10 @@
 //! lakeseek reads through its own object store (object_store 0.14); DataFusion's object
 //! store registry (object_store 0.13) is not used for lakeseek tables.
 
+// The scan's future nests lakeseek's query, fetch and retry futures deeply enough that
+// proving it `Send` takes more than the default 128 steps of trait evaluation.
+#![recursion_limit = "256"]
+
 mod codec;
 mod distributed;
 mod exec;

@@ -27,8 +27,9 @@ pub(crate) struct NearestArgs {
     /// The query vector from a `.npy` file (float32/float64/float16, shape (d,) or (1, d)).
     #[arg(long, requires = "nearest")]
     pub vector_file: Option<std::path::PathBuf>,
-    /// Rows to return (default 10).
-    #[arg(short = 'k', long = "k", requires = "nearest")]
+    /// Rows to return: with `--nearest` the K nearest (default 10), with `--search` the K
+    /// best (default: every match).
+    #[arg(short = 'k', long = "k")]
     pub k: Option<usize>,
     /// IVF partitions to probe per index segment (default 20).
     #[arg(long, requires = "nearest")]

@@ -15,26 +15,48 @@
 //! as a superset with recheck, as a complement (NOT), or not at all, and the encoded
 //! ranges searched.
 //!
+//! * `lakeseek query <DATASET_URL> --search TEXT --search-column COL [--operator and] [-k K]
+//!   [--filter F] [--columns a,b] [--index-only]` ranks rows by BM25 as pylance does and prints
+//!   `{"row_addresses":[...],"scores":[...]}` best first (or, with `--columns`, one JSON
+//!   object per row, best first, `_score` last).
+//!
 //! `--stats` prints `{"requests":..,"bytes":..,"round_trips":..}` on stderr.
 
 use std::io::Write;
 
-use arrow_array::RecordBatch;
+use std::sync::Arc;
+
+use arrow_array::{Float32Array, RecordBatch};
+use arrow_schema::{DataType, Field};
 
 use crate::cli::parse_key_value;
-use crate::{Dataset, Error, IoStats, Result};
+use crate::{Dataset, Error, IoStats, Result, SearchOperator};
 
 /// `lakeseek query`.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct QueryArgs {
     /// Dataset URL (s3://, gs://, az://, http(s)://, file:// or a local path).
     pub dataset: String,
     /// Filter in Lance/DataFusion SQL, e.g. `key = 'abc'`, `ts >= TIMESTAMP '2024-01-01 00:00:00'`,
     /// `contains(name, 'ali')` or `name LIKE 'tr_nt%'` (an NGRAM index answers `contains`,
-    /// `LIKE` and `starts_with`; `ILIKE` and `NOT LIKE` need `--allow-scan`); with
-    /// `--nearest`: the rows the search may return. Required unless `--nearest` is given.
+    /// `LIKE` and `starts_with`; `ILIKE` and `NOT LIKE` need `--allow-scan`). Required unless
+    /// `--nearest` or `--search` is given; with them, only rows passing it are returned.
     #[arg(long, default_value = "")]
     pub filter: String,
+    /// Full-text search: rank rows of `--search-column` (which needs an INVERTED index) by
+    /// BM25 for this text, as pylance does; prints `{"row_addresses":[...],"scores":[...]}`
+    /// best first.
+    #[arg(long, requires = "search_column")]
+    pub search: Option<String>,
+    /// The column `--search` searches.
+    #[arg(long)]
+    pub search_column: Option<String>,
+    /// How `--search`'s tokens combine: `or` (default) or `and`.
+    #[arg(long, value_parser = ["or", "and"], default_value = "or")]
+    pub operator: String,
+    /// `--search`: skip fragments the index does not cover (default: tokenize them).
+    #[arg(long)]
+    pub index_only: bool,
     /// Print these columns of the matching rows (JSON lines) instead of row addresses.
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
@@ -123,9 +145,13 @@ async fn query_inner(
         )
         .await;
     }
+    if let Some(text) = &args.search {
+        return run_search(args, &dataset, text, out, err).await;
+    }
     if args.filter.is_empty() {
         return Err(Error::InvalidArgument(
-            "lakeseek query needs --filter (or --nearest COLUMN --vector ...)".into(),
+            "lakeseek query needs --filter (or --nearest COLUMN --vector ..., or --search TEXT)"
+                .into(),
         ));
     }
     let filter = args.filter.as_str();
@@ -230,4 +256,61 @@ fn print_stats(enabled: bool, stats: &IoStats, err: &mut dyn Write) -> Result<()
 
 fn json_error(e: serde_json::Error) -> Error {
     Error::InvalidArgument(format!("JSON output: {e}"))
+}
+
+/// Run the search `args` asks for on `dataset`.
+async fn run_search(
+    args: &QueryArgs,
+    dataset: &Dataset,
+    text: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let column = args.search_column.as_deref().unwrap_or_default();
+    let mut search = dataset
+        .search(text)
+        .column(column)
+        .index_only(args.index_only)
+        .allow_scan(args.allow_scan)
+        .operator(if args.operator == "and" {
+            SearchOperator::And
+        } else {
+            SearchOperator::Or
+        });
+    if let Some(k) = args.nearest.k {
+        search = search.k(k);
+    }
+    if !args.filter.is_empty() {
+        search = search.filter(&args.filter);
+    }
+    let columns: Vec<&str> = args.columns.iter().map(String::as_str).collect();
+    if !columns.is_empty() {
+        search = search.columns(&columns);
+    }
+    let found = search.execute().await.map_err(name_the_scan_flag)?;
+    if args.explain {
+        let text = serde_json::to_string_pretty(&found.explain).map_err(json_error)?;
+        writeln!(err, "{text}")?;
+    }
+    match &found.batch {
+        None => {
+            let line = serde_json::json!({
+                "row_addresses": found.row_addresses,
+                "scores": found.scores,
+            });
+            writeln!(out, "{line}")?;
+        }
+        Some(batch) => write_json_lines(&with_scores(batch, &found.scores)?, out)?,
+    }
+    Ok(())
+}
+
+/// `batch` with a `_score` column appended.
+fn with_scores(batch: &RecordBatch, scores: &[f32]) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("_score", DataType::Float32, false));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(Float32Array::from(scores.to_vec())));
+    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
+        .map_err(Error::from)
 }

@@ -10,6 +10,7 @@
 
 mod blob;
 mod decompress;
+mod fts;
 mod inputs;
 mod legacy;
 mod rowids;
@@ -17,6 +18,7 @@ mod v2_0;
 
 pub use blob::blob_descriptors;
 pub use decompress::decompress;
+pub use fts::fts_postings;
 pub use inputs::{cli_values, filter_extremes};
 pub use legacy::legacy_file;
 pub use rowids::row_id_sequence;
@@ -535,6 +537,7 @@ pub fn run(name: &str, data: &[u8]) {
         "cli_values" => cli_values(data),
         "legacy_file" => legacy_file(data),
         "row_id_sequence" => row_id_sequence(data),
+        "fts_postings" => fts_postings(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -552,6 +555,7 @@ pub const TARGETS: &[&str] = &[
     "cli_values",
     "legacy_file",
     "row_id_sequence",
+    "fts_postings",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

@@ -30,6 +30,7 @@ pub(crate) mod btree_file;
 pub(crate) mod caches;
 pub(crate) mod engine;
 pub(crate) mod filter;
+pub(crate) mod fts;
 pub(crate) mod key;
 pub(crate) mod key_type;
 pub(crate) mod kind;

@@ -19,7 +19,7 @@ fn query_args(dataset: &str, filter: &str) -> QueryArgs {
         allow_scan: false,
         stats: false,
         storage_options: vec![],
-        nearest: Default::default(),
+        ..QueryArgs::default()
     }
 }
 

@@ -463,7 +463,7 @@ async fn cli_take_and_query_read_nested_columns() {
         allow_scan: true,
         stats: false,
         storage_options: vec![],
-        nearest: Default::default(),
+        ..QueryArgs::default()
     };
     let (mut out, mut err) = (Vec::new(), Vec::new());
     run_query_to(&args, &mut out, &mut err).await.unwrap();

@@ -181,7 +181,7 @@ async fn cli(filter: &str, explain: bool) -> (Value, String) {
         allow_scan: true,
         stats: true,
         storage_options: vec![],
-        nearest: Default::default(),
+        ..QueryArgs::default()
     };
     let (mut out, mut err) = (Vec::new(), Vec::new());
     run_query_to(&args, &mut out, &mut err).await.unwrap();
@@ -242,7 +242,7 @@ async fn cli_explains_why_an_index_is_not_used() {
         allow_scan: false,
         stats: false,
         storage_options: vec![],
-        nearest: Default::default(),
+        ..QueryArgs::default()
     };
     let (mut out, mut err) = (Vec::new(), Vec::new());
     run_query_to(&args, &mut out, &mut err).await.unwrap();

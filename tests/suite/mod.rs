@@ -46,6 +46,8 @@ mod faults_http;
 mod faults_load;
 mod filter_check;
 mod filter_cross_column;
+mod fts_answers;
+mod fts_cost;
 mod index_and_scan_agree;
 mod inspect_coverage;
 mod inspect_dataset;

@@ -181,7 +181,37 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("predicate", f.as_bytes().to_vec()));
     }
     out.extend(input_seeds());
+    out.extend(fts_seeds());
     out
+}
+
+/// Seeds of `fts_postings`: a varint tail, a fixed32 tail, a full block's header with a
+/// bit width over 32, a length past the documents, and bytes as an FST.
+fn fts_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let header = |flags: u8, length: u32, docs: u32| {
+        let mut v = vec![flags];
+        v.extend(length.to_le_bytes());
+        v.extend(docs.to_le_bytes());
+        v
+    };
+    let mut tail = header(0, 3, 10);
+    tail.extend(11u16.to_le_bytes());
+    tail.extend([0, 0, 0, 0, 1, 2, 3, 1, 1, 1, 0]);
+    let mut fixed = header(2, 1, 10);
+    fixed.extend(12u16.to_le_bytes());
+    fixed.extend([0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0]);
+    let mut wide = header(0, 128, 1000);
+    wide.extend(9u16.to_le_bytes());
+    wide.extend([0, 0, 0, 0, 0, 0, 0, 0, 40]);
+    let mut past = header(1, 300, 10);
+    past.extend(4u16.to_le_bytes());
+    past.extend([0, 0, 0, 0]);
+    let mut fst = vec![4u8];
+    fst.extend([3, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 255, 255, 255, 255]);
+    [tail, fixed, wide, past, fst]
+        .into_iter()
+        .map(|v| ("fts_postings", v))
+        .collect()
 }
 
 /// Seeds of the user-input targets: every extreme filter shape at its largest, and

@@ -1,0 +1,165 @@
+//! Reading the parts of a partition a query needs: the invert rows of its tokens and the
+//! docs rows of the documents it scores (only those rows; the file readers coalesce them).
+
+use std::collections::HashMap;
+
+use arrow_array::{
+    cast::AsArray,
+    types::{Float32Type, UInt32Type, UInt64Type},
+    Array,
+};
+
+use super::files::{bad, Partition, PartitionKind};
+use super::posting::decode_postings;
+use crate::error::Result;
+use crate::io::IoStats;
+use crate::lance::data_file::DataFileReader;
+use crate::lance::selection::RowSelection;
+
+/// The postings of one token in one partition: document keys (doc ids of the partitioned
+/// layout, row ids of the older one), ascending, and frequencies.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TermPostings {
+    /// Document keys, ascending.
+    pub(crate) docs: Vec<u64>,
+    /// Frequencies.
+    pub(crate) frequencies: Vec<u32>,
+}
+
+/// The postings of `token_ids` (any order, distinct) of `part`, in that order.
+pub(crate) async fn read_postings(
+    part: &Partition,
+    token_ids: &[u32],
+    stats: &IoStats,
+) -> Result<Vec<TermPostings>> {
+    if token_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    match &part.kind {
+        PartitionKind::Blocks(layout) => {
+            let inv = &part.invert;
+            let idx = inv.field_indices(&["_posting", "_length"])?;
+            let (selection, order) =
+                RowSelection::sorted_with_order(&token_ids.iter().map(|t| u64::from(*t)).collect::<Vec<_>>());
+            let batch = inv.read_rows(&idx, &selection, stats).await?;
+            let lists = batch
+                .column(0)
+                .as_list_opt::<i32>()
+                .ok_or_else(|| bad(inv, "_posting is not a List"))?;
+            let lengths = batch
+                .column(1)
+                .as_primitive_opt::<UInt32Type>()
+                .ok_or_else(|| bad(inv, "_length is not UInt32"))?;
+            let num_docs = u32::try_from(part.num_docs)
+                .map_err(|_| bad(&part.docs, "more than 2^32 documents in one partition"))?;
+            let mut decoded = Vec::with_capacity(lists.len());
+            for row in 0..lists.len() {
+                let blocks = lists.value(row);
+                let blocks = blocks
+                    .as_binary_opt::<i64>()
+                    .ok_or_else(|| bad(inv, "_posting blocks are not LargeBinary"))?;
+                let slices: Vec<&[u8]> = blocks.iter().map(|b| b.unwrap_or_default()).collect();
+                let p = decode_postings(&slices, lengths.value(row), num_docs, *layout)
+                    .map_err(|e| e.at(inv.path().as_ref(), None))?;
+                decoded.push(TermPostings {
+                    docs: p.doc_ids.into_iter().map(u64::from).collect(),
+                    frequencies: p.frequencies,
+                });
+            }
+            Ok(order.iter().map(|i| decoded[*i as usize].clone()).collect())
+        }
+        PartitionKind::Legacy { offsets, .. } => read_legacy_postings(&part.invert, offsets, token_ids, stats).await,
+    }
+}
+
+/// The older layout's postings: rows `offsets[t]..offsets[t + 1]` of `(_rowid, _frequency)`.
+async fn read_legacy_postings(
+    inv: &DataFileReader,
+    offsets: &[u64],
+    token_ids: &[u32],
+    stats: &IoStats,
+) -> Result<Vec<TermPostings>> {
+    let idx = inv.field_indices(&["_rowid", "_frequency"])?;
+    let mut out = Vec::with_capacity(token_ids.len());
+    for &t in token_ids {
+        let t = t as usize;
+        let range = offsets[t]..offsets[t + 1];
+        let batch = inv.read_rows(&idx, &RowSelection::Range(range), stats).await?;
+        let rows = batch
+            .column(0)
+            .as_primitive_opt::<UInt64Type>()
+            .ok_or_else(|| bad(inv, "_rowid is not UInt64"))?;
+        let freqs = batch
+            .column(1)
+            .as_primitive_opt::<Float32Type>()
+            .ok_or_else(|| bad(inv, "_frequency is not Float32"))?;
+        let mut pairs: Vec<(u64, u32)> = rows
+            .values()
+            .iter()
+            .zip(freqs.values().iter())
+            .map(|(r, f)| (*r, *f as u32))
+            .collect();
+        pairs.sort_unstable();
+        out.push(TermPostings {
+            docs: pairs.iter().map(|p| p.0).collect(),
+            frequencies: pairs.iter().map(|p| p.1).collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// Row ids and lengths of `docs` (document keys, ascending, distinct) of `part`.
+pub(crate) async fn read_docs(
+    part: &Partition,
+    docs: &[u64],
+    stats: &IoStats,
+) -> Result<(Vec<u64>, Vec<u32>)> {
+    match &part.kind {
+        PartitionKind::Blocks(_) => {
+            let file = &part.docs;
+            let idx = file.field_indices(&["_rowid", "_num_tokens"])?;
+            let batch = file
+                .read_rows(&idx, &RowSelection::Rows(docs.to_vec()), stats)
+                .await?;
+            let rows = batch
+                .column(0)
+                .as_primitive_opt::<UInt64Type>()
+                .ok_or_else(|| bad(file, "_rowid is not UInt64"))?;
+            let lens = batch
+                .column(1)
+                .as_primitive_opt::<UInt32Type>()
+                .ok_or_else(|| bad(file, "_num_tokens is not UInt32"))?;
+            if rows.len() != docs.len() || rows.null_count() + lens.null_count() > 0 {
+                return Err(bad(file, "docs rows are missing or null"));
+            }
+            Ok((rows.values().to_vec(), lens.values().to_vec()))
+        }
+        PartitionKind::Legacy { lengths, .. } => {
+            let mut out = Vec::with_capacity(docs.len());
+            for d in docs {
+                let n = lengths.get(d).ok_or_else(|| {
+                    bad(&part.docs, format!("posting row id {d} is not in the docs file"))
+                })?;
+                out.push(*n);
+            }
+            Ok((docs.to_vec(), out))
+        }
+    }
+}
+
+/// The older layout's whole docs file: row id → length.
+pub(crate) async fn legacy_doc_lengths(docs: &DataFileReader, stats: &IoStats) -> Result<HashMap<u64, u32>> {
+    let idx = docs.field_indices(&["_rowid", "_num_tokens"])?;
+    let batch = docs
+        .read_rows(&idx, &RowSelection::Range(0..docs.num_rows()), stats)
+        .await?;
+    let rows = batch
+        .column(0)
+        .as_primitive_opt::<UInt64Type>()
+        .ok_or_else(|| bad(docs, "_rowid is not UInt64"))?;
+    let lens = batch
+        .column(1)
+        .as_primitive_opt::<UInt32Type>()
+        .ok_or_else(|| bad(docs, "_num_tokens is not UInt32"))?;
+    Ok(rows.values().iter().copied().zip(lens.values().iter().copied()).collect())
+}
