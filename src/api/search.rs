@@ -152,8 +152,12 @@ impl<'a> Search<'a> {
         let filtering = async {
             match &self.filter {
                 Some(f) => {
-                    let options = FilterOptions { allow_scan: self.allow_scan };
-                    filter_row_addresses(version, f, options, stats).await.map(Some)
+                    let options = FilterOptions {
+                        allow_scan: self.allow_scan,
+                    };
+                    filter_row_addresses(version, f, options, stats)
+                        .await
+                        .map(Some)
                 }
                 None => Ok(None),
             }

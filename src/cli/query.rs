@@ -307,10 +307,14 @@ async fn run_search(
 
 /// `batch` with a `_score` column appended.
 fn with_scores(batch: &RecordBatch, scores: &[f32]) -> Result<RecordBatch> {
-    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
     fields.push(Field::new("_score", DataType::Float32, false));
     let mut columns = batch.columns().to_vec();
     columns.push(Arc::new(Float32Array::from(scores.to_vec())));
-    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
-        .map_err(Error::from)
+    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns).map_err(Error::from)
 }

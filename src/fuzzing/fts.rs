@@ -37,7 +37,11 @@ pub fn fts_postings(data: &[u8]) {
         body = &body[2 + n..];
     }
     let block_size = if flags & 1 != 0 { 256 } else { 128 };
-    let tail = if flags & 2 != 0 { TailCodec::Fixed32 } else { TailCodec::VarintDelta };
+    let tail = if flags & 2 != 0 {
+        TailCodec::Fixed32
+    } else {
+        TailCodec::VarintDelta
+    };
     let Ok(layout) = PostingLayout::new(block_size, tail) else {
         return;
     };

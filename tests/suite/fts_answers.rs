@@ -55,12 +55,27 @@ pub(super) fn cases() -> (Vec<Case>, usize) {
                     continue;
                 }
             };
-            let nums = |k: &str| q[k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect::<Vec<_>>();
+            let nums = |k: &str| {
+                q[k].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_f64().unwrap())
+                    .collect::<Vec<_>>()
+            };
             out.push(Case {
                 dataset: name.clone(),
                 label: q["label"].as_str().unwrap().to_string(),
-                request: SearchRequest { text, column: column.into(), operator, k, index_only: false },
-                addresses: nums("row_addresses").into_iter().map(|v| v as u64).collect(),
+                request: SearchRequest {
+                    text,
+                    column: column.into(),
+                    operator,
+                    k,
+                    index_only: false,
+                },
+                addresses: nums("row_addresses")
+                    .into_iter()
+                    .map(|v| v as u64)
+                    .collect(),
                 scores: nums("scores").into_iter().map(|v| v as f32).collect(),
             });
         }
@@ -74,7 +89,12 @@ fn close(a: f32, b: f32) -> bool {
 
 /// Why `got` differs from the case's answer, if it does.
 pub(super) fn mismatch(case: &Case, got: &[(u64, f32)]) -> Option<String> {
-    let want: Vec<(u64, f32)> = case.addresses.iter().copied().zip(case.scores.iter().copied()).collect();
+    let want: Vec<(u64, f32)> = case
+        .addresses
+        .iter()
+        .copied()
+        .zip(case.scores.iter().copied())
+        .collect();
     if got.len() != want.len() {
         return Some(format!("{} rows, pylance {}", got.len(), want.len()));
     }
@@ -107,7 +127,8 @@ where
         let dataset = open(case.dataset.clone()).await;
         match search(&dataset, &case.request, &IoStats::new()).await {
             Ok(out) => {
-                let got: Vec<(u64, f32)> = out.hits.iter().map(|h| (h.row_address, h.score)).collect();
+                let got: Vec<(u64, f32)> =
+                    out.hits.iter().map(|h| (h.row_address, h.score)).collect();
                 if let Some(why) = mismatch(case, &got) {
                     failures.push(format!("{}/{}: {why}", case.dataset, case.label));
                 }
@@ -136,7 +157,12 @@ async fn match_queries_answer_as_pylance_locally() {
     let (_, skipped) = cases();
     assert!(checked >= 88, "{checked}");
     assert_eq!(skipped, 10, "phrase and boolean queries skipped");
-    assert!(failures.is_empty(), "{} of {checked} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[tokio::test]
@@ -156,7 +182,12 @@ async fn match_queries_answer_as_pylance_over_s3() {
     })
     .await;
     assert!(checked >= 88, "{checked}");
-    assert!(failures.is_empty(), "{} of {checked} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }
 
@@ -166,8 +197,15 @@ async fn match_queries_answer_as_pylance_over_s3() {
 async fn the_query_command_searches() {
     use crate::cli::query::{run_query_to, QueryArgs};
     let (cases, _) = cases();
-    let case = cases.iter().find(|c| c.dataset == "default" && c.label == "and2").unwrap();
-    let dataset = fixtures().join("datasets").join("default").display().to_string();
+    let case = cases
+        .iter()
+        .find(|c| c.dataset == "default" && c.label == "and2")
+        .unwrap();
+    let dataset = fixtures()
+        .join("datasets")
+        .join("default")
+        .display()
+        .to_string();
     let args = QueryArgs {
         dataset: dataset.clone(),
         search: Some("river lake".into()),
@@ -186,10 +224,7 @@ async fn the_query_command_searches() {
         .map(|(a, s)| (a.as_u64().unwrap(), s.as_f64().unwrap() as f32))
         .collect();
     assert_eq!(mismatch(case, &got), None);
-    for (text, column, want) in [
-        ("   ", "body", "empty"),
-        ("fox", "id", "no INVERTED"),
-    ] {
+    for (text, column, want) in [("   ", "body", "empty"), ("fox", "id", "no INVERTED")] {
         let args = QueryArgs {
             dataset: dataset.clone(),
             search: Some(text.into()),
@@ -197,7 +232,9 @@ async fn the_query_command_searches() {
             operator: "or".into(),
             ..QueryArgs::default()
         };
-        let e = run_query_to(&args, &mut Vec::new(), &mut Vec::new()).await.unwrap_err();
+        let e = run_query_to(&args, &mut Vec::new(), &mut Vec::new())
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains(want), "{e}");
     }
     // 100,000 distinct terms: refused, not searched.
@@ -209,6 +246,8 @@ async fn the_query_command_searches() {
         operator: "or".into(),
         ..QueryArgs::default()
     };
-    let e = run_query_to(&args, &mut Vec::new(), &mut Vec::new()).await.unwrap_err();
+    let e = run_query_to(&args, &mut Vec::new(), &mut Vec::new())
+        .await
+        .unwrap_err();
     assert!(e.to_string().contains("distinct tokens"), "{e}");
 }

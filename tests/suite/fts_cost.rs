@@ -36,7 +36,8 @@ fn index_bytes(name: &str) -> u64 {
 #[tokio::test]
 async fn a_cold_one_term_query_is_at_most_five_round_trips() {
     let s3 = S3TestServer::start().await;
-    s3.upload_dir(&fixtures().join("datasets").join("default"), "fts/default").await;
+    s3.upload_dir(&fixtures().join("datasets").join("default"), "fts/default")
+        .await;
     let session = Arc::new(DatasetSession::default());
     let opened = s3.open("fts/default");
     let dataset = DatasetVersion::open_opened(&opened, None, session, &IoStats::new())
@@ -56,6 +57,9 @@ async fn a_cold_one_term_query_is_at_most_five_round_trips() {
     );
     assert!(c.round_trips <= 5, "{c:?}");
     assert!(w.round_trips <= 1, "{w:?}");
-    assert!(c.requests >= 1 && c.bytes <= index_bytes("default"), "{c:?}");
+    assert!(
+        c.requests >= 1 && c.bytes <= index_bytes("default"),
+        "{c:?}"
+    );
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }

@@ -94,7 +94,9 @@ pub(crate) async fn open_segment(
     let guessed = partition_ids_from_files(segment);
     let metadata = dataset.open_index_file(segment, METADATA_FILE, stats);
     let early = futures::future::try_join_all(
-        guessed.iter().map(|id| open_partition_files(dataset, segment, *id, stats)),
+        guessed
+            .iter()
+            .map(|id| open_partition_files(dataset, segment, *id, stats)),
     );
     let (metadata, early) = match futures::join!(metadata, early) {
         (Err(Error::NotFound { .. }), _) if segment.files.is_empty() => {
@@ -141,8 +143,10 @@ impl SegmentMeta {
         let md = &reader.schema().metadata;
         let get = |k: &str| md.get(k).map(String::as_str);
         let params = get("params").ok_or_else(|| bad(reader, "no `params` metadata"))?;
-        let params = parse_params(params, "metadata.lance").map_err(|e| e.at(reader.path().as_ref(), None))?;
-        let partitions = get("partitions").ok_or_else(|| bad(reader, "no `partitions` metadata"))?;
+        let params = parse_params(params, "metadata.lance")
+            .map_err(|e| e.at(reader.path().as_ref(), None))?;
+        let partitions =
+            get("partitions").ok_or_else(|| bad(reader, "no `partitions` metadata"))?;
         let partitions: Vec<u64> = serde_json::from_str(partitions)
             .map_err(|e| bad(reader, "`partitions` is not a JSON list of u64").with_source(e))?;
         let fst = match get("token_set_format") {
@@ -152,16 +156,27 @@ impl SegmentMeta {
         };
         let format_version = match get("format_version") {
             None => 1,
-            Some(v) => v.parse().map_err(|_| bad(reader, format!("format_version {v:?}")))?,
+            Some(v) => v
+                .parse()
+                .map_err(|_| bad(reader, format!("format_version {v:?}")))?,
         };
         let block_size = match get("posting_block_size") {
             None => 128,
-            Some(v) => v.parse().map_err(|_| bad(reader, format!("posting_block_size {v:?}")))?,
+            Some(v) => v
+                .parse()
+                .map_err(|_| bad(reader, format!("posting_block_size {v:?}")))?,
         };
         let tail = TailCodec::parse(get("posting_tail_codec"), format_version)
             .map_err(|e| e.at(reader.path().as_ref(), None))?;
-        let layout = PostingLayout::new(block_size, tail).map_err(|e| e.at(reader.path().as_ref(), None))?;
-        Ok(Self { params, partitions, fst, format_version, layout })
+        let layout =
+            PostingLayout::new(block_size, tail).map_err(|e| e.at(reader.path().as_ref(), None))?;
+        Ok(Self {
+            params,
+            partitions,
+            fst,
+            format_version,
+            layout,
+        })
     }
 }
 
@@ -170,7 +185,13 @@ fn partition_ids_from_files(segment: &IndexSegment) -> Vec<u64> {
     let mut ids: Vec<u64> = segment
         .files
         .iter()
-        .filter_map(|f| f.path.strip_prefix("part_")?.strip_suffix("_tokens.lance")?.parse().ok())
+        .filter_map(|f| {
+            f.path
+                .strip_prefix("part_")?
+                .strip_suffix("_tokens.lance")?
+                .parse()
+                .ok()
+        })
         .collect();
     ids.sort_unstable();
     ids
@@ -184,7 +205,9 @@ async fn read_deleted_fragments(reader: &DataFileReader, stats: &IoStats) -> Res
     if reader.num_rows() == 0 {
         return Ok(RoaringBitmap::new());
     }
-    let batch = reader.read_rows(&idx, &RowSelection::Range(0..1), stats).await?;
+    let batch = reader
+        .read_rows(&idx, &RowSelection::Range(0..1), stats)
+        .await?;
     let column = batch.column(0);
     let bytes = column
         .as_binary_opt::<i32>()
@@ -220,16 +243,34 @@ async fn open_partition_files(
         dataset.open_index_file(segment, &names[1], stats),
         dataset.open_index_file(segment, &names[2], stats),
     )?;
-    Ok(PartitionFiles { id, tokens, invert, docs })
+    Ok(PartitionFiles {
+        id,
+        tokens,
+        invert,
+        docs,
+    })
 }
 
 /// Read a partition's token dictionary and statistics.
-async fn load_partition(files: PartitionFiles, meta: &SegmentMeta, stats: &IoStats) -> Result<Partition> {
-    let PartitionFiles { id, tokens, invert, docs } = files;
+async fn load_partition(
+    files: PartitionFiles,
+    meta: &SegmentMeta,
+    stats: &IoStats,
+) -> Result<Partition> {
+    let PartitionFiles {
+        id,
+        tokens,
+        invert,
+        docs,
+    } = files;
     let rows = RowSelection::Range(0..tokens.num_rows());
     let columns: Vec<usize> = (0..tokens.schema().fields.len()).collect();
     let batch = tokens.read_rows(&columns, &rows, stats).await?;
-    let set = if meta.fst { decode_fst(&batch) } else { decode_arrow(&batch) };
+    let set = if meta.fst {
+        decode_fst(&batch)
+    } else {
+        decode_arrow(&batch)
+    };
     let set = set.map_err(|e| e.at(tokens.path().as_ref(), None))?;
     let total_tokens = docs
         .schema()
@@ -262,7 +303,9 @@ async fn open_legacy(
         dataset.open_index_file(segment, LEGACY_DOCS, stats),
     )?;
     let params = match tokens.schema().metadata.get("tokenizer") {
-        Some(json) => parse_params(json, "tokens.lance").map_err(|e| e.at(tokens.path().as_ref(), None))?,
+        Some(json) => {
+            parse_params(json, "tokens.lance").map_err(|e| e.at(tokens.path().as_ref(), None))?
+        }
         None => TokenizerParams::default(),
     };
     let columns: Vec<usize> = (0..tokens.schema().fields.len()).collect();
@@ -286,7 +329,10 @@ async fn open_legacy(
             num_tokens,
             invert,
             docs,
-            kind: PartitionKind::Legacy { offsets, lengths: Arc::new(lengths) },
+            kind: PartitionKind::Legacy {
+                offsets,
+                lengths: Arc::new(lengths),
+            },
         }],
         format_version: 0,
     })
@@ -304,7 +350,10 @@ fn legacy_offsets(invert: &DataFileReader) -> Result<Vec<u64>> {
         .map_err(|e| bad(invert, "`offsets` is not a JSON list of u64").with_source(e))?;
     offsets.push(invert.num_rows());
     if offsets.windows(2).any(|w| w[1] < w[0]) {
-        return Err(bad(invert, "`offsets` are not ascending within the file's rows"));
+        return Err(bad(
+            invert,
+            "`offsets` are not ascending within the file's rows",
+        ));
     }
     Ok(offsets)
 }

@@ -69,8 +69,9 @@ impl Default for TokenizerParams {
 
 /// Parse the params JSON `text` of an index (named `what` in errors).
 pub(crate) fn parse_params(text: &str, what: &str) -> Result<TokenizerParams> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::corrupt(format!("{what}: tokenizer params do not parse")).with_source(e))
+    serde_json::from_str(text).map_err(|e| {
+        Error::corrupt(format!("{what}: tokenizer params do not parse")).with_source(e)
+    })
 }
 
 /// The analyzer of `params`: the token chain pylance builds the index with.

@@ -197,7 +197,10 @@ impl<'a> Cursor<'a> {
 
 /// Decode one full block into `out`.
 fn decode_full_block(block: &[u8], layout: PostingLayout, out: &mut Postings) -> Result<()> {
-    let mut c = Cursor { bytes: block, at: 0 };
+    let mut c = Cursor {
+        bytes: block,
+        at: 0,
+    };
     c.take(layout.score_prefix())?;
     let first = c.u32()?;
     let doc_bits = c.width()?;
@@ -220,7 +223,12 @@ fn decode_full_block(block: &[u8], layout: PostingLayout, out: &mut Postings) ->
 }
 
 /// BitPacker sorted-delta values of one block (the length checked before unpacking).
-fn unpack_sorted<P: BitPacker>(c: &mut Cursor<'_>, first: u32, bits: u8, out: &mut [u32]) -> Result<()> {
+fn unpack_sorted<P: BitPacker>(
+    c: &mut Cursor<'_>,
+    first: u32,
+    bits: u8,
+    out: &mut [u32],
+) -> Result<()> {
     let packed = c.take(P::compressed_block_size(bits))?;
     P::new().decompress_sorted(first, packed, out, bits);
     Ok(())
@@ -244,15 +252,27 @@ fn unpack_pfor(c: &mut Cursor<'_>, out: &mut [u32]) -> Result<()> {
         let slot = out
             .get_mut(index)
             .ok_or_else(|| Error::corrupt(format!("frequency exception at {index}")))?;
-        let shifted = if bits >= 32 { 0 } else { high.checked_shl(u32::from(bits)).unwrap_or(0) };
+        let shifted = if bits >= 32 {
+            0
+        } else {
+            high.checked_shl(u32::from(bits)).unwrap_or(0)
+        };
         *slot |= shifted;
     }
     Ok(())
 }
 
 /// Decode the last, partial block of `n` docs into `out`.
-fn decode_tail_block(block: &[u8], n: usize, layout: PostingLayout, out: &mut Postings) -> Result<()> {
-    let mut c = Cursor { bytes: block, at: 0 };
+fn decode_tail_block(
+    block: &[u8],
+    n: usize,
+    layout: PostingLayout,
+    out: &mut Postings,
+) -> Result<()> {
+    let mut c = Cursor {
+        bytes: block,
+        at: 0,
+    };
     c.take(layout.score_prefix())?;
     match layout.tail {
         TailCodec::Fixed32 => {

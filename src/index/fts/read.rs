@@ -39,8 +39,9 @@ pub(crate) async fn read_postings(
         PartitionKind::Blocks(layout) => {
             let inv = &part.invert;
             let idx = inv.field_indices(&["_posting", "_length"])?;
-            let (selection, order) =
-                RowSelection::sorted_with_order(&token_ids.iter().map(|t| u64::from(*t)).collect::<Vec<_>>());
+            let (selection, order) = RowSelection::sorted_with_order(
+                &token_ids.iter().map(|t| u64::from(*t)).collect::<Vec<_>>(),
+            );
             let batch = inv.read_rows(&idx, &selection, stats).await?;
             let lists = batch
                 .column(0)
@@ -68,7 +69,9 @@ pub(crate) async fn read_postings(
             }
             Ok(order.iter().map(|i| decoded[*i as usize].clone()).collect())
         }
-        PartitionKind::Legacy { offsets, .. } => read_legacy_postings(&part.invert, offsets, token_ids, stats).await,
+        PartitionKind::Legacy { offsets, .. } => {
+            read_legacy_postings(&part.invert, offsets, token_ids, stats).await
+        }
     }
 }
 
@@ -84,7 +87,9 @@ async fn read_legacy_postings(
     for &t in token_ids {
         let t = t as usize;
         let range = offsets[t]..offsets[t + 1];
-        let batch = inv.read_rows(&idx, &RowSelection::Range(range), stats).await?;
+        let batch = inv
+            .read_rows(&idx, &RowSelection::Range(range), stats)
+            .await?;
         let rows = batch
             .column(0)
             .as_primitive_opt::<UInt64Type>()
@@ -138,7 +143,10 @@ pub(crate) async fn read_docs(
             let mut out = Vec::with_capacity(docs.len());
             for d in docs {
                 let n = lengths.get(d).ok_or_else(|| {
-                    bad(&part.docs, format!("posting row id {d} is not in the docs file"))
+                    bad(
+                        &part.docs,
+                        format!("posting row id {d} is not in the docs file"),
+                    )
                 })?;
                 out.push(*n);
             }
@@ -148,7 +156,10 @@ pub(crate) async fn read_docs(
 }
 
 /// The older layout's whole docs file: row id → length.
-pub(crate) async fn legacy_doc_lengths(docs: &DataFileReader, stats: &IoStats) -> Result<HashMap<u64, u32>> {
+pub(crate) async fn legacy_doc_lengths(
+    docs: &DataFileReader,
+    stats: &IoStats,
+) -> Result<HashMap<u64, u32>> {
     let idx = docs.field_indices(&["_rowid", "_num_tokens"])?;
     let batch = docs
         .read_rows(&idx, &RowSelection::Range(0..docs.num_rows()), stats)
@@ -161,5 +172,10 @@ pub(crate) async fn legacy_doc_lengths(docs: &DataFileReader, stats: &IoStats) -
         .column(1)
         .as_primitive_opt::<UInt32Type>()
         .ok_or_else(|| bad(docs, "_num_tokens is not UInt32"))?;
-    Ok(rows.values().iter().copied().zip(lens.values().iter().copied()).collect())
+    Ok(rows
+        .values()
+        .iter()
+        .copied()
+        .zip(lens.values().iter().copied())
+        .collect())
 }

@@ -62,7 +62,11 @@ mod tests {
     fn idf_and_weight_follow_lance() {
         // N = 10, n = 2: ln(8.5 / 2.5 + 1) = ln(4.4).
         assert!((idf(2, 10) - 4.4f32.ln()).abs() < 1e-6);
-        let c = Corpus { num_docs: 10, total_tokens: 50, token_docs: vec![2, 0] };
+        let c = Corpus {
+            num_docs: 10,
+            total_tokens: 50,
+            token_docs: vec![2, 0],
+        };
         let w = [c.query_weight(0), c.query_weight(1)];
         assert_eq!(w[1], 0.0);
         // dl = avgdl: norm = K1, weight = 2.2 f / (f + 1.2).

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use arrow_array::{cast::AsArray, Array};
+use arrow_array::cast::AsArray;
 use roaring::RoaringBitmap;
 
 use super::files::{open_segment, FtsSegment, Partition};
@@ -75,7 +75,9 @@ pub(crate) async fn search(
     stats: &IoStats,
 ) -> Result<SearchOutput> {
     if request.text.trim().is_empty() {
-        return Err(Error::InvalidArgument("full-text query text is empty".into()));
+        return Err(Error::InvalidArgument(
+            "full-text query text is empty".into(),
+        ));
     }
     let (name, segments) = inverted_segments(dataset, &request.column)?;
     if dataset.manifest().uses_stable_row_ids() {
@@ -108,23 +110,40 @@ pub(crate) async fn search(
     };
     let mut analyzer = build_analyzer(&params)?;
     let tokens = distinct_tokens(&mut analyzer, &request.text)?;
-    let unindexed: Vec<u64> = current.iter().filter(|f| !all_covered.contains(*f)).map(u64::from).collect();
+    let unindexed: Vec<u64> = current
+        .iter()
+        .filter(|f| !all_covered.contains(*f))
+        .map(u64::from)
+        .collect();
     let scan_unindexed = !request.index_only && !unindexed.is_empty();
 
     // Wave 2: postings of every partition, and the unindexed rows' text.
     let postings = futures::future::try_join_all(opened.iter().flat_map(|seg| {
-        seg.partitions.iter().map(|p| partition_postings(p, &tokens, stats))
+        seg.partitions
+            .iter()
+            .map(|p| partition_postings(p, &tokens, stats))
     }));
     let flat = async {
         if scan_unindexed {
-            scan_fragments(dataset, &request.column, &unindexed, &mut build_analyzer(&params)?, &tokens, stats).await
+            scan_fragments(
+                dataset,
+                &request.column,
+                &unindexed,
+                &mut build_analyzer(&params)?,
+                &tokens,
+                stats,
+            )
+            .await
         } else {
             Ok(FlatDocs::default())
         }
     };
     let (postings, flat) = futures::try_join!(postings, flat)?;
 
-    let mut corpus = Corpus { token_docs: vec![0; tokens.len()], ..Default::default() };
+    let mut corpus = Corpus {
+        token_docs: vec![0; tokens.len()],
+        ..Default::default()
+    };
     for seg in &opened {
         for p in &seg.partitions {
             corpus.num_docs += p.num_docs;
@@ -145,22 +164,28 @@ pub(crate) async fn search(
     for (t, n) in flat.token_docs.iter().enumerate() {
         flat_corpus.token_docs[t] += n;
     }
-    let flat_weights: Vec<f32> = (0..tokens.len()).map(|t| flat_corpus.query_weight(t)).collect();
+    let flat_weights: Vec<f32> = (0..tokens.len())
+        .map(|t| flat_corpus.query_weight(t))
+        .collect();
 
     // Wave 3: lengths and row ids of the matching documents.
     let parts: Vec<(&FtsSegment, &Partition)> = opened
         .iter()
         .flat_map(|s| s.partitions.iter().map(move |p| (s, p)))
         .collect();
-    let scored = futures::future::try_join_all(parts.iter().zip(&postings).map(|((seg, part), tp)| {
-        let candidates = match_docs(tp, tokens.len(), request.operator);
-        score_partition(seg, part, candidates, &corpus, &weights, stats)
-    }))
-    .await?;
+    let scored =
+        futures::future::try_join_all(parts.iter().zip(&postings).map(|((seg, part), tp)| {
+            let candidates = match_docs(tp, tokens.len(), request.operator);
+            score_partition(seg, part, candidates, &corpus, &weights, stats)
+        }))
+        .await?;
 
     let mut hits = Vec::new();
     for ((seg, _), part_hits) in parts.iter().zip(scored) {
-        let coverage = covered.iter().find(|(s, _)| s.uuid == seg.segment.uuid).map(|(_, c)| c);
+        let coverage = covered
+            .iter()
+            .find(|(s, _)| s.uuid == seg.segment.uuid)
+            .map(|(_, c)| c);
         for h in part_hits {
             if is_live(h.row_address, coverage, &seg.deleted_fragments, &deletions) {
                 hits.push(h);
@@ -173,19 +198,36 @@ pub(crate) async fn search(
         }
         let score = flat_corpus.score(freqs, *len, &flat_weights);
         if score > 0.0 {
-            hits.push(Hit { row_address: *address, score });
+            hits.push(Hit {
+                row_address: *address,
+                score,
+            });
         }
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row_address.cmp(&b.row_address)));
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.row_address.cmp(&b.row_address))
+    });
     if let Some(k) = request.k {
         hits.truncate(k);
     }
-    let explain = explain_json(&name, &opened, &tokens, &flat_corpus, &unindexed, scan_unindexed);
+    let explain = explain_json(
+        &name,
+        &opened,
+        &tokens,
+        &flat_corpus,
+        &unindexed,
+        scan_unindexed,
+    );
     Ok(SearchOutput { hits, explain })
 }
 
 /// The INVERTED index segments on `column` (the first index by name when there are several).
-fn inverted_segments(dataset: &DatasetVersion, column: &str) -> Result<(String, Vec<IndexSegment>)> {
+fn inverted_segments(
+    dataset: &DatasetVersion,
+    column: &str,
+) -> Result<(String, Vec<IndexSegment>)> {
     let manifest = dataset.manifest();
     let field = manifest
         .schema
@@ -193,7 +235,11 @@ fn inverted_segments(dataset: &DatasetVersion, column: &str) -> Result<(String, 
         .ok_or_else(|| Error::InvalidArgument(format!("no column {column:?}")))?;
     let mut name = None;
     let mut out = Vec::new();
-    for s in manifest.indices.iter().filter(|s| s.fields == [field.id] && is_inverted(s)) {
+    for s in manifest
+        .indices
+        .iter()
+        .filter(|s| s.fields == [field.id] && is_inverted(s))
+    {
         let n = name.get_or_insert_with(|| s.name.clone());
         if *n == s.name {
             out.push(s.clone());
@@ -211,12 +257,18 @@ fn inverted_segments(dataset: &DatasetVersion, column: &str) -> Result<(String, 
 fn is_inverted(s: &IndexSegment) -> bool {
     match s.type_name() {
         Some(t) => t.to_ascii_lowercase().contains("inverted"),
-        None => s.files.iter().any(|f| f.path == "metadata.lance" || f.path == "invert.lance"),
+        None => s
+            .files
+            .iter()
+            .any(|f| f.path == "metadata.lance" || f.path == "invert.lance"),
     }
 }
 
 /// The distinct tokens of `text` in first-seen order (the AND and the score count each once).
-fn distinct_tokens(analyzer: &mut lance_tokenizer::TextAnalyzer, text: &str) -> Result<Vec<String>> {
+fn distinct_tokens(
+    analyzer: &mut lance_tokenizer::TextAnalyzer,
+    text: &str,
+) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for (t, _) in tokenize(analyzer, text) {
         if !out.contains(&t) {
@@ -232,7 +284,11 @@ fn distinct_tokens(analyzer: &mut lance_tokenizer::TextAnalyzer, text: &str) -> 
 }
 
 /// The postings of `tokens` in `part` (empty for tokens it lacks).
-async fn partition_postings(part: &Partition, tokens: &[String], stats: &IoStats) -> Result<Vec<TermPostings>> {
+async fn partition_postings(
+    part: &Partition,
+    tokens: &[String],
+    stats: &IoStats,
+) -> Result<Vec<TermPostings>> {
     let mut ids = Vec::new();
     let mut slots = Vec::new();
     for (t, token) in tokens.iter().enumerate() {
@@ -254,7 +310,11 @@ async fn partition_postings(part: &Partition, tokens: &[String], stats: &IoStats
 }
 
 /// Document key → frequency of each query token, for the documents `operator` admits.
-fn match_docs(postings: &[TermPostings], num_tokens: usize, operator: Operator) -> BTreeMap<u64, Vec<u32>> {
+fn match_docs(
+    postings: &[TermPostings],
+    num_tokens: usize,
+    operator: Operator,
+) -> BTreeMap<u64, Vec<u32>> {
     let mut docs: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
     for (t, p) in postings.iter().enumerate() {
         for (d, f) in p.docs.iter().zip(&p.frequencies) {
@@ -290,7 +350,10 @@ async fn score_partition(
     let mut out = Vec::with_capacity(keys.len());
     for ((freqs, row_id), len) in candidates.values().zip(row_ids).zip(lengths) {
         let score = corpus.score(freqs, len, weights);
-        out.push(Hit { row_address: row_id, score });
+        out.push(Hit {
+            row_address: row_id,
+            score,
+        });
     }
     Ok(out)
 }
@@ -342,13 +405,24 @@ async fn scan_fragments(
         addresses.extend((0..f.physical_rows).map(|o| (id << 32) | o));
     }
     let batch = take_rows(dataset, &addresses, &[column.to_string()], stats).await?;
-    let rows = batch.column(0).as_primitive::<arrow_array::types::UInt64Type>().clone();
+    let rows = batch
+        .column(0)
+        .as_primitive::<arrow_array::types::UInt64Type>()
+        .clone();
     let text = batch.column(1);
-    let mut out = FlatDocs { token_docs: vec![0; tokens.len()], ..Default::default() };
-    let values: Vec<Option<&str>> = match (text.as_string_opt::<i32>(), text.as_string_opt::<i64>()) {
+    let mut out = FlatDocs {
+        token_docs: vec![0; tokens.len()],
+        ..Default::default()
+    };
+    let values: Vec<Option<&str>> = match (text.as_string_opt::<i32>(), text.as_string_opt::<i64>())
+    {
         (Some(s), _) => s.iter().collect(),
         (None, Some(s)) => s.iter().collect(),
-        _ => return Err(Error::unsupported(format!("full-text search of a non-string column {column:?}"))),
+        _ => {
+            return Err(Error::unsupported(format!(
+                "full-text search of a non-string column {column:?}"
+            )))
+        }
     };
     for (i, value) in values.into_iter().enumerate() {
         let Some(value) = value else { continue };

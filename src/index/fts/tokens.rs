@@ -31,14 +31,6 @@ impl TokenSet {
             None => Ok(None),
         }
     }
-
-    /// Bytes held (for cache weighing).
-    pub(crate) fn approx_bytes(&self) -> usize {
-        match self {
-            Self::Fst(map) => map.as_fst().as_bytes().len() + 64,
-            Self::Arrow(map) => map.keys().map(|k| k.len() + 40).sum::<usize>() + 64,
-        }
-    }
 }
 
 /// The FST token set of a batch with `_token_fst_bytes` (one row).
