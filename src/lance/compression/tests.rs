@@ -393,7 +393,7 @@ fn unsupported_and_missing_codecs() {
         values: boxed(flat(128)),
     }));
     let bytes = Bytes::from((0u8..32).collect::<Vec<u8>>());
-    match decode_miniblock(&rows, &[bytes.clone()], 2).unwrap() {
+    match decode_miniblock(&rows, std::slice::from_ref(&bytes), 2).unwrap() {
         DecodedValues::Fixed {
             bits_per_value,
             num_values,

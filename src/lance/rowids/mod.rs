@@ -89,7 +89,7 @@ impl RowIdSequence {
     }
 
     /// The segments.
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
+    #[cfg_attr(not(test), allow(dead_code))] // tests
     pub(crate) fn segments(&self) -> &[IdSegment] {
         &self.segments
     }
@@ -104,7 +104,7 @@ impl RowIdSequence {
     }
 
     /// Every row id, in row order.
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
+    #[cfg_attr(not(test), allow(dead_code))] // tests
     pub(crate) fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.segments.iter().flat_map(IdSegment::iter)
     }

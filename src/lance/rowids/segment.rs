@@ -44,7 +44,7 @@ impl U64Array {
     }
 
     /// Offset width in bytes (2, 4 or 8).
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
+    #[cfg_attr(not(test), allow(dead_code))] // tests
     pub(crate) fn width(&self) -> usize {
         self.width
     }
@@ -209,7 +209,7 @@ impl IdSegment {
     }
 
     /// The encoding's name, e.g. `"range_with_bitmap"`, `"sorted_array/u16"`.
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
+    #[cfg_attr(not(test), allow(dead_code))] // tests
     pub(crate) fn encoding(&self) -> String {
         let width = |a: &U64Array| format!("u{}", a.width() * 8);
         match self {
@@ -269,7 +269,7 @@ impl IdSegment {
     }
 
     /// The ids in order.
-    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))] // tests, fuzz target
+    #[cfg_attr(not(test), allow(dead_code))] // tests
     pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = u64> + '_> {
         match self {
             Self::Range { start, end } => Box::new(*start..*end),
