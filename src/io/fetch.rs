@@ -361,14 +361,15 @@ impl RangeFetcher {
         attempt: F,
     ) -> Result<T>
     where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Result<T>>,
+        F: FnMut() -> Fut + Send,
+        Fut: std::future::Future<Output = Result<T>> + Send,
+        T: Send,
     {
         let admission = self.admission.as_ref();
         let kind = RequestKind::Get;
         // Boxed: a read's attempts (hedges, retries, queueing) are a deep future; callers
         // hold many of them at once on small stacks.
-        Box::pin(with_admitted_retries(
+        futures::FutureExt::boxed(with_admitted_retries(
             &self.retry,
             admission,
             kind,

@@ -357,7 +357,7 @@ impl Gate<'_> {
             return (None, Duration::ZERO);
         };
         let queued_from = tokio::time::Instant::now();
-        let permit = Box::pin(admission.admit_kind(stats, kind)).await;
+        let permit = futures::FutureExt::boxed(admission.admit_kind(stats, kind)).await;
         (Some(permit), queued_from.elapsed())
     }
 

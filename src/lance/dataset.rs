@@ -286,7 +286,10 @@ impl DatasetVersion {
         stats: &IoStats,
     ) -> Result<Self> {
         let (location, manifest) = match version {
-            None => match Box::pin(latest::latest_from_hint(&store, &session, &root, stats)).await?
+            None => match futures::FutureExt::boxed(latest::latest_from_hint(
+                &store, &session, &root, stats,
+            ))
+            .await?
             {
                 Some(found) => found,
                 None => {

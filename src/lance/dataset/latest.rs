@@ -184,7 +184,7 @@ async fn probe(
 ) -> Result<Option<Arc<Manifest>>> {
     let location = location(root, version, naming);
     // Boxed: an open holds several of these at once (small futures on the caller's stack).
-    match Box::pin(load_manifest(store, session, root, &location, stats)).await {
+    match futures::FutureExt::boxed(load_manifest(store, session, root, &location, stats)).await {
         Ok(m) => Ok(Some(m)),
         Err(Error::NotFound { .. }) => Ok(None),
         Err(e) => Err(e),
