@@ -94,10 +94,10 @@ impl SessionBuilder {
     /// Pin the bound on requests (GETs and LISTs) in flight to each store at `n` (0 counts
     /// as 1), shared by every dataset, file and index opened with the session and fair
     /// across concurrent queries. Without it the bound *adapts* to each store: it starts at
-    /// [`DEFAULT_MAX_REQUESTS`](crate::DEFAULT_MAX_REQUESTS), is lowered when the store's
-    /// answers slow down past what it showed unloaded, time out or are throttled (503,
-    /// SlowDown, 429), and is raised again as answers come back fast (a LIST counts as
-    /// several GETs). Requests beyond the bound wait their turn; waiting never counts
+    /// [`DEFAULT_MAX_REQUESTS`](crate::DEFAULT_MAX_REQUESTS), is halved when the store's
+    /// requests time out or are throttled (503, SlowDown, 429), and is raised again as
+    /// answers come back about as fast as the store showed unloaded (a LIST counts as
+    /// several GETs; slower answers alone do not lower it). Requests beyond the bound wait their turn; waiting never counts
     /// against a request's timeout. The bound a query saw is in its
     /// [`IoStatsSnapshot`](crate::IoStatsSnapshot) (`limit`, `limit_min`, ...).
     ///

@@ -117,6 +117,19 @@ impl LimitConfig {
         }
     }
 
+    /// What a session's stores use: an adaptive limit that is lowered only on timeouts and
+    /// throttling (loss, as TCP Reno), never because answers got slower. Latency alone does
+    /// not tell a store at capacity from a client whose own CPU is saturated: measured with
+    /// two thirds of 300 queries opening datasets on a busy 2-core machine
+    /// (`suite::load_opens_bench`), cutting on latency drove the limit to its floor and the
+    /// median query from 1.2 s to 10.9 s. Latency still gates growth back after a cut.
+    pub(crate) fn on_loss(initial: usize) -> Self {
+        Self {
+            slow_ratio: f64::INFINITY,
+            ..Self::adaptive(initial)
+        }
+    }
+
     /// A fixed limit of `n` (at least 1).
     pub(crate) fn pinned(n: usize) -> Self {
         Self {

@@ -181,3 +181,21 @@ proptest! {
         prop_assert_eq!(l.limit(), n);
     }
 }
+
+#[test]
+fn the_sessions_limit_ignores_slow_answers_and_halves_on_timeouts() {
+    let mut l = AdaptiveLimit::new(LimitConfig::on_loss(64));
+    for _ in 0..50 {
+        l.on_completion(&answered(10, 0), 64);
+    }
+    // Ten times slower (a busy client CPU looks the same): the limit holds.
+    for _ in 0..500 {
+        assert_eq!(l.on_completion(&answered(100, 0), 64), Change::None);
+    }
+    assert_eq!(l.limit(), 64);
+    assert_eq!(
+        l.on_completion(&failed(Outcome::TimedOut, 0), 64),
+        Change::Decreased
+    );
+    assert_eq!(l.limit(), 32);
+}

@@ -484,7 +484,7 @@ impl AdmissionRegistry {
         let config = if self.pinned {
             LimitConfig::pinned(self.max_requests)
         } else {
-            LimitConfig::adaptive(self.max_requests)
+            LimitConfig::on_loss(self.max_requests)
         };
         let admission = Admission::with_limit(config, self.max_bytes);
         stores.insert(key.to_string(), Arc::clone(&admission));

@@ -248,7 +248,10 @@ async fn a_second_sparse_nested_take_needs_at_most_one_request() {
     assert!(!plain.is_empty());
     assert_eq!(cold, plain);
     assert_eq!(warm, plain);
-    assert!(stats.requests <= 1, "{stats:?}");
+    // Only the open reaches the store: the version hint, then the manifest it names and a
+    // probe of the next version (issue 36: no LIST; which version is latest is never taken
+    // from the disk tier).
+    assert!(stats.requests <= 3 && stats.round_trips <= 2, "{stats:?}");
     assert_eq!(s3.server_requests() - before, stats.requests);
 }
 
@@ -365,7 +368,8 @@ fn two_processes_filling_one_directory_at_once_both_answer_and_leave_a_valid_cac
         Some(cache.path()),
         &[],
     );
-    assert!(stats.requests <= 1, "{stats:?}");
+    // The open only: hint, manifest, probe of the next version (see above).
+    assert!(stats.requests <= 3 && stats.round_trips <= 2, "{stats:?}");
 }
 
 #[tokio::test]
