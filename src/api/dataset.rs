@@ -200,8 +200,8 @@ impl Dataset {
     }
 
     /// The blobs of the blob column `column` at `addresses` (`fragment << 32 | offset`), in
-    /// the order asked: `None` for a null blob, else a [`BlobHandle`] with its size that
-    /// reads a range, everything, or streams ([`BlobHandle::reader`]). Only the descriptors
+    /// the order asked: `None` for a null blob, else a [`BlobHandle`](crate::BlobHandle) with its size that
+    /// reads a range, everything, or streams ([`BlobHandle::reader`](crate::BlobHandle::reader)). Only the descriptors
     /// are read here (like a [`Dataset::take`] of the column); the bytes are read when
     /// asked. Works on blob v1 columns (2.0/2.1 files) and blob v2 columns (2.2 files:
     /// inline, packed and dedicated blobs; external URIs are `Unsupported`). A deleted
