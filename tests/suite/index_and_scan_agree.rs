@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 
 use crate::index::engine::{self, FilterOptions};
 use crate::index::filter::{execute_filter, plan_filter};
@@ -17,6 +16,7 @@ use crate::index::sql::parsed::ParsedFilter;
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::dataset_fixture;
+use crate::suite::common::explain_kinds as kinds;
 
 /// Filters whose leaves the BTree answers.
 const INDEXED: &[&str] = &[
@@ -69,19 +69,6 @@ const NEVER_TRUE: &[&str] = &[
     "i = NULL",
 ];
 
-/// Every `kind` named in an explain.
-fn kinds(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(k)) = m.get("kind") {
-                out.push(k.clone());
-            }
-            m.values().for_each(|x| kinds(x, out));
-        }
-        Value::Array(a) => a.iter().for_each(|x| kinds(x, out)),
-        _ => {}
-    }
-}
 
 fn explained_kinds(plan: &engine::FilterPlan) -> Vec<String> {
     let mut found = Vec::new();

@@ -18,6 +18,7 @@ use crate::index::filter::{
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::{copy_dir, fixture, json_fixture, S3TestServer};
+use crate::suite::common::explain_kinds as kinds;
 use serde_json::Value;
 
 /// One recorded filter.
@@ -83,19 +84,6 @@ async fn open_local(path: &std::path::Path, session: Arc<DatasetSession>) -> Dat
         .unwrap()
 }
 
-/// Every `kind` named in an explain.
-fn kinds(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(k)) = m.get("kind") {
-                out.push(k.clone());
-            }
-            m.values().for_each(|x| kinds(x, out));
-        }
-        Value::Array(a) => a.iter().for_each(|x| kinds(x, out)),
-        _ => {}
-    }
-}
 
 /// Check one recorded filter on `dataset`; the failure, if any.
 async fn check(dataset: &DatasetVersion, r: &Recorded) -> Option<String> {

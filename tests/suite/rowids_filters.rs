@@ -12,6 +12,7 @@ use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::S3TestServer;
+use crate::suite::common::explain_kinds as kinds;
 
 /// `tests/fixtures/<rel>` of this checkout.
 pub(crate) fn fixture(rel: &str) -> std::path::PathBuf {
@@ -110,19 +111,6 @@ async fn every_filter_on_stable_row_ids_matches_pylance_over_s3() {
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }
 
-/// Every `kind` named in an explain.
-fn kinds(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(k)) = m.get("kind") {
-                out.push(k.clone());
-            }
-            m.values().for_each(|x| kinds(x, out));
-        }
-        Value::Array(a) => a.iter().for_each(|x| kinds(x, out)),
-        _ => {}
-    }
-}
 
 /// The answers above come from the indices, not from scans: each kind answers on the
 /// stable-row-id dataset before the compaction (when every index still covers fragments).

@@ -12,6 +12,7 @@ use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
 use crate::suite::common::{undelta, S3TestServer};
+use crate::suite::common::explain_kinds as kinds;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
@@ -112,19 +113,6 @@ async fn every_scalar_index_filter_matches_pylance_over_s3() {
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }
 
-/// Every `answered_by.kind` in an explain.
-fn kinds(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(k)) = m.get("kind") {
-                out.push(k.clone());
-            }
-            m.values().for_each(|x| kinds(x, out));
-        }
-        Value::Array(a) => a.iter().for_each(|x| kinds(x, out)),
-        _ => {}
-    }
-}
 
 #[tokio::test]
 async fn explain_names_the_kind_that_answered() {

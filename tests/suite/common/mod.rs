@@ -128,3 +128,18 @@ pub(super) async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
     panic!("never reached: {what}");
 }
+
+/// Every `kind` named anywhere in an explain (the kinds that answered, nested in AND/OR/NOT).
+pub(super) fn explain_kinds(v: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(k)) = m.get("kind") {
+                out.push(k.clone());
+            }
+            m.values().for_each(|x| explain_kinds(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| explain_kinds(x, out)),
+        _ => {}
+    }
+}
