@@ -36,6 +36,6 @@ pub use list_element_index::{CreatedListElementIndex, ListElementIndexBuilder};
 pub use nearest::{Nearest, DISTANCE_COLUMN};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
-pub use search::{Search, SearchOperator, SearchResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};
+pub use search::{Search, SearchOperator, SearchResult};
 pub use store::OpenedStore;

@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-
 use crate::index::engine::{self, FilterOptions};
 use crate::index::filter::{execute_filter, plan_filter};
 use crate::index::sql::parsed::ParsedFilter;
@@ -68,7 +67,6 @@ const NEVER_TRUE: &[&str] = &[
     "NOT (i IN (7, NULL))",
     "i = NULL",
 ];
-
 
 fn explained_kinds(plan: &engine::FilterPlan) -> Vec<String> {
     let mut found = Vec::new();

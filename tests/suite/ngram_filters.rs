@@ -17,8 +17,8 @@ use crate::index::filter::{
 };
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
-use crate::suite::common::{copy_dir, fixture, json_fixture, S3TestServer};
 use crate::suite::common::explain_kinds as kinds;
+use crate::suite::common::{copy_dir, fixture, json_fixture, S3TestServer};
 use serde_json::Value;
 
 /// One recorded filter.
@@ -83,7 +83,6 @@ async fn open_local(path: &std::path::Path, session: Arc<DatasetSession>) -> Dat
         .await
         .unwrap()
 }
-
 
 /// Check one recorded filter on `dataset`; the failure, if any.
 async fn check(dataset: &DatasetVersion, r: &Recorded) -> Option<String> {

@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
-use crate::suite::common::S3TestServer;
 use crate::suite::common::explain_kinds as kinds;
+use crate::suite::common::S3TestServer;
 
 /// `tests/fixtures/<rel>` of this checkout.
 pub(crate) fn fixture(rel: &str) -> std::path::PathBuf {
@@ -110,7 +110,6 @@ async fn every_filter_on_stable_row_ids_matches_pylance_over_s3() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }
-
 
 /// The answers above come from the indices, not from scans: each kind answers on the
 /// stable-row-id dataset before the compaction (when every index still covers fragments).

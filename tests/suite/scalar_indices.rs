@@ -11,8 +11,8 @@ use std::sync::Arc;
 use crate::index::filter::{filter_row_addresses, plan_filter, FilterOptions};
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
-use crate::suite::common::{undelta, S3TestServer};
 use crate::suite::common::explain_kinds as kinds;
+use crate::suite::common::{undelta, S3TestServer};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
@@ -112,7 +112,6 @@ async fn every_scalar_index_filter_matches_pylance_over_s3() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
 }
-
 
 #[tokio::test]
 async fn explain_names_the_kind_that_answered() {

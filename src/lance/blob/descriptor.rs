@@ -243,9 +243,11 @@ fn v2_location(s: &StructArray, row: usize) -> Result<BlobLocation> {
         3 => BlobSource::External {
             uri: s.column(4).as_string::<i32>().value(row).to_string(),
         },
-        other => return Err(Error::corrupt(format!(
+        other => {
+            return Err(Error::corrupt(format!(
             "blob descriptor {row} has kind {other} (0 inline, 1 packed, 2 dedicated, 3 external)"
-        ))),
+        )))
+        }
     };
     crate::ensure_corrupt!(
         kind != 2 || position == 0,
