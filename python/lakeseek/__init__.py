@@ -24,6 +24,7 @@ import atexit
 from . import _lakeseek
 from ._lakeseek import (
     DEFAULT_SESSION_BUDGET,
+    BlobHandle,
     CommitConflict,
     Corrupt,
     Dataset,
@@ -46,9 +47,12 @@ from ._lakeseek import (
     __version__,
 )
 from . import sample
+from .blob import BlobFile
 
 __all__ = [
     "DEFAULT_SESSION_BUDGET",
+    "BlobFile",
+    "BlobHandle",
     "CommitConflict",
     "Corrupt",
     "Dataset",

@@ -4,8 +4,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::arrow_out::{RowAddresses, Schema, Table};
-use crate::input::{as_strs, extract_columns, extract_u64s};
+use crate::blob::BlobFiles;
+use crate::input::{as_strs, extract_columns, extract_f32s, extract_u64s};
 use crate::open::{Json, OpenArgs};
+use crate::queries::{parse_operator, NearestSpec, SearchSpec};
 use crate::runtime::{block_on, spawn_awaitable};
 use crate::session::{IoStats, Session};
 
@@ -97,6 +99,70 @@ impl Dataset {
             filter,
             columns: extract_columns(columns)?,
             allow_scan,
+        })
+    }
+
+    /// The typed arguments of `nearest` / `nearest_async`.
+    #[allow(clippy::too_many_arguments)]
+    fn nearest_spec(
+        column: String,
+        q: &Bound<'_, PyAny>,
+        k: usize,
+        nprobes: Option<usize>,
+        minimum_nprobes: Option<usize>,
+        maximum_nprobes: Option<usize>,
+        refine_factor: Option<u32>,
+        filter: Option<String>,
+        prefilter: bool,
+        columns: Option<&Bound<'_, PyAny>>,
+        ef: Option<u32>,
+        fast_search: bool,
+        use_index: bool,
+        allow_scan: bool,
+        distance_range: Option<(Option<f32>, Option<f32>)>,
+        metric: Option<String>,
+    ) -> PyResult<NearestSpec> {
+        Ok(NearestSpec {
+            column,
+            query: extract_f32s(q, "q")?,
+            k,
+            nprobes,
+            minimum_nprobes,
+            maximum_nprobes,
+            refine_factor,
+            filter,
+            prefilter,
+            columns: extract_columns(columns)?,
+            ef,
+            fast_search,
+            use_index,
+            allow_scan,
+            distance_range: distance_range.unwrap_or((None, None)),
+            metric,
+        })
+    }
+
+    /// The typed arguments of `search` / `search_async`.
+    #[allow(clippy::too_many_arguments)]
+    fn search_spec(
+        text: String,
+        column: Option<String>,
+        k: Option<usize>,
+        operator: &str,
+        filter: Option<String>,
+        columns: Option<&Bound<'_, PyAny>>,
+        allow_scan: bool,
+        index_only: bool,
+    ) -> PyResult<SearchSpec> {
+        Ok(SearchSpec {
+            text,
+            column,
+            k,
+            operator: parse_operator(operator)?,
+            filter,
+            columns: extract_columns(columns)?,
+            allow_scan,
+            index_only,
         })
     }
 }
@@ -327,6 +393,207 @@ impl Dataset {
             all_index_pages,
         };
         spawn_awaitable(py, plan.run(self.inner.clone()))
+    }
+
+    /// The `k` rows of vector column `column` nearest to `q` (pylance's `nearest={...}`):
+    /// `_rowaddr`, `_distance`, then `columns`, nearest first.
+    #[pyo3(signature = (column, q, k=10, nprobes=None, minimum_nprobes=None, maximum_nprobes=None,
+        refine_factor=None, filter=None, prefilter=true, columns=None, ef=None, fast_search=false,
+        use_index=true, allow_scan=false, distance_range=None, metric=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn nearest(
+        &self,
+        py: Python<'_>,
+        column: String,
+        q: &Bound<'_, PyAny>,
+        k: usize,
+        nprobes: Option<usize>,
+        minimum_nprobes: Option<usize>,
+        maximum_nprobes: Option<usize>,
+        refine_factor: Option<u32>,
+        filter: Option<String>,
+        prefilter: bool,
+        columns: Option<&Bound<'_, PyAny>>,
+        ef: Option<u32>,
+        fast_search: bool,
+        use_index: bool,
+        allow_scan: bool,
+        distance_range: Option<(Option<f32>, Option<f32>)>,
+        metric: Option<String>,
+    ) -> PyResult<Table> {
+        let spec = Self::nearest_spec(
+            column,
+            q,
+            k,
+            nprobes,
+            minimum_nprobes,
+            maximum_nprobes,
+            refine_factor,
+            filter,
+            prefilter,
+            columns,
+            ef,
+            fast_search,
+            use_index,
+            allow_scan,
+            distance_range,
+            metric,
+        )?;
+        block_on(py, spec.execute(self.inner.clone()))
+    }
+
+    /// `await ds.nearest_async(column, q, ...)`.
+    #[pyo3(signature = (column, q, k=10, nprobes=None, minimum_nprobes=None, maximum_nprobes=None,
+        refine_factor=None, filter=None, prefilter=true, columns=None, ef=None, fast_search=false,
+        use_index=true, allow_scan=false, distance_range=None, metric=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn nearest_async<'py>(
+        &self,
+        py: Python<'py>,
+        column: String,
+        q: &Bound<'py, PyAny>,
+        k: usize,
+        nprobes: Option<usize>,
+        minimum_nprobes: Option<usize>,
+        maximum_nprobes: Option<usize>,
+        refine_factor: Option<u32>,
+        filter: Option<String>,
+        prefilter: bool,
+        columns: Option<&Bound<'py, PyAny>>,
+        ef: Option<u32>,
+        fast_search: bool,
+        use_index: bool,
+        allow_scan: bool,
+        distance_range: Option<(Option<f32>, Option<f32>)>,
+        metric: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let spec = Self::nearest_spec(
+            column,
+            q,
+            k,
+            nprobes,
+            minimum_nprobes,
+            maximum_nprobes,
+            refine_factor,
+            filter,
+            prefilter,
+            columns,
+            ef,
+            fast_search,
+            use_index,
+            allow_scan,
+            distance_range,
+            metric,
+        )?;
+        spawn_awaitable(py, spec.execute(self.inner.clone()))
+    }
+
+    /// Full-text search of `column` (INVERTED index) for `text`, BM25 as pylance scores it:
+    /// `_rowaddr`, `_score`, then `columns`, best first.
+    #[pyo3(signature = (text, column=None, k=None, operator="or", filter=None, columns=None,
+        allow_scan=false, index_only=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        text: String,
+        column: Option<String>,
+        k: Option<usize>,
+        operator: &str,
+        filter: Option<String>,
+        columns: Option<&Bound<'_, PyAny>>,
+        allow_scan: bool,
+        index_only: bool,
+    ) -> PyResult<Table> {
+        let spec = Self::search_spec(
+            text, column, k, operator, filter, columns, allow_scan, index_only,
+        )?;
+        block_on(py, spec.execute(self.inner.clone()))
+    }
+
+    /// `await ds.search_async(text, column=..., ...)`.
+    #[pyo3(signature = (text, column=None, k=None, operator="or", filter=None, columns=None,
+        allow_scan=false, index_only=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn search_async<'py>(
+        &self,
+        py: Python<'py>,
+        text: String,
+        column: Option<String>,
+        k: Option<usize>,
+        operator: &str,
+        filter: Option<String>,
+        columns: Option<&Bound<'py, PyAny>>,
+        allow_scan: bool,
+        index_only: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let spec = Self::search_spec(
+            text, column, k, operator, filter, columns, allow_scan, index_only,
+        )?;
+        spawn_awaitable(py, spec.execute(self.inner.clone()))
+    }
+
+    /// The blobs of blob column `column` at `addresses`, in order: `None` for a null blob,
+    /// else a `lakeseek.BlobFile` reading its bytes on demand.
+    fn take_blobs(
+        &self,
+        py: Python<'_>,
+        column: String,
+        addresses: &Bound<'_, PyAny>,
+    ) -> PyResult<BlobFiles> {
+        let addresses = extract_u64s(addresses, "addresses")?;
+        let blobs = block_on(py, self.inner.take_blobs(&column, &addresses))?;
+        Ok(BlobFiles(blobs))
+    }
+
+    /// `await ds.take_blobs_async(column, addresses)`.
+    fn take_blobs_async<'py>(
+        &self,
+        py: Python<'py>,
+        column: String,
+        addresses: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let addresses = extract_u64s(addresses, "addresses")?;
+        let dataset = self.inner.clone();
+        spawn_awaitable(py, async move {
+            Ok(BlobFiles(dataset.take_blobs(&column, &addresses).await?))
+        })
+    }
+
+    /// The `columns` of the rows whose stable row id is in `ids`, in the order asked
+    /// (pylance's `_take_rows`; `_rowaddr` first, ask for `_rowid` to get the ids).
+    fn take_row_ids(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        columns: &Bound<'_, PyAny>,
+    ) -> PyResult<Table> {
+        let ids = extract_u64s(ids, "ids")?;
+        let columns = extract_columns(Some(columns))?;
+        let batch = block_on(py, self.inner.take_row_ids(&ids, &as_strs(&columns)))?;
+        Ok(Table::from_batch(batch))
+    }
+
+    /// `await ds.take_row_ids_async(ids, columns)`.
+    fn take_row_ids_async<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        columns: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ids = extract_u64s(ids, "ids")?;
+        let columns = extract_columns(Some(columns))?;
+        let dataset = self.inner.clone();
+        spawn_awaitable(py, async move {
+            let batch = dataset.take_row_ids(&ids, &as_strs(&columns)).await?;
+            Ok(Table::from_batch(batch))
+        })
+    }
+
+    /// Whether the dataset has stable row ids.
+    #[getter]
+    fn has_stable_row_ids(&self) -> bool {
+        self.inner.has_stable_row_ids()
     }
 
     fn __repr__(&self) -> String {

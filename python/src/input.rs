@@ -1,6 +1,6 @@
 //! What Python may pass where lakeseek wants row numbers or a vector: a Python sequence, a
-//! [`RowAddresses`], or any Arrow array (`__arrow_c_array__`: pyarrow, arro3, polars via
-//! pyarrow, ...).
+//! [`RowAddresses`], a numpy array (vectors), or any Arrow array (`__arrow_c_array__`:
+//! pyarrow, arro3, polars via pyarrow, ...).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, UInt64Type};
@@ -32,18 +32,58 @@ pub(crate) fn extract_u64s(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec
     })
 }
 
-/// A query vector as `f32`s, from a sequence of floats or an Arrow float array.
+/// A query vector as `f32`s, from a sequence of numbers, a one-dimensional numpy array of
+/// any float (or integer) dtype, or an Arrow float array.
 pub(crate) fn extract_f32s(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<f32>> {
-    if value.hasattr(intern!(value.py(), "__arrow_c_array__"))? {
+    let py = value.py();
+    if value.hasattr(intern!(py, "__arrow_c_array__"))? {
         let array: PyArray = value.extract()?;
         let cast = cast_without_nulls(array.array().as_ref(), &DataType::Float32, what)?;
         return Ok(cast.as_primitive::<Float32Type>().values().to_vec());
     }
-    value.extract::<Vec<f32>>().map_err(|_| {
+    let numbers = if is_ndarray(value)? {
+        ndarray_numbers(value, what)?
+    } else {
+        value.clone()
+    };
+    // Each number as a Python float (`__float__`: numpy scalars of every dtype), rounded
+    // to f32 as lakeseek searches in f32.
+    let values = numbers.extract::<Vec<f64>>().map_err(|_| {
         PyTypeError::new_err(format!(
-            "{what} must be a sequence of floats or an Arrow float array"
+            "{what} must be a sequence of floats, a 1-D numpy array or an Arrow float array"
         ))
-    })
+    })?;
+    Ok(values.into_iter().map(|v| v as f32).collect())
+}
+
+/// Whether `value` looks like a numpy array (`ndim`, `dtype` and `tolist`).
+fn is_ndarray(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = value.py();
+    Ok(value.hasattr(intern!(py, "ndim"))?
+        && value.hasattr(intern!(py, "dtype"))?
+        && value.hasattr(intern!(py, "tolist"))?)
+}
+
+/// The numbers of a one-dimensional numeric numpy array as a list of Python numbers.
+fn ndarray_numbers<'py>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    let ndim: usize = value.getattr(intern!(py, "ndim"))?.extract()?;
+    if ndim != 1 {
+        return Err(InvalidArgument::new_err(format!(
+            "invalid argument: {what} must be one vector (a 1-D array), not {ndim}-D"
+        )));
+    }
+    let kind: String = value
+        .getattr(intern!(py, "dtype"))?
+        .getattr(intern!(py, "kind"))?
+        .extract()?;
+    if !matches!(kind.as_str(), "f" | "i" | "u") {
+        let dtype = value.getattr(intern!(py, "dtype"))?.str()?.to_string();
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a float array, not dtype {dtype}"
+        )));
+    }
+    value.call_method0(intern!(py, "tolist"))
 }
 
 fn cast_without_nulls(

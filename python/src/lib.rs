@@ -4,12 +4,14 @@
 //! with the GIL released, `*_async` calls as asyncio awaitables.
 
 mod arrow_out;
+mod blob;
 mod dataset;
 mod ecp;
 mod errors;
 mod file;
 mod input;
 mod open;
+mod queries;
 mod runtime;
 mod session;
 
@@ -23,6 +25,7 @@ fn _lakeseek(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<session::IoStats>()?;
     module.add_class::<session::ObjectStore>()?;
     module.add_class::<dataset::Dataset>()?;
+    module.add_class::<blob::BlobHandle>()?;
     module.add_class::<file::LanceFile>()?;
     module.add_class::<ecp::EcpIndex>()?;
     module.add_class::<ecp::EcpSearch>()?;
