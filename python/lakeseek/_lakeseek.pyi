@@ -5,6 +5,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Optional, Protocol, Union, final
 
+from .blob import BlobFile
+
 __version__: str
 DEFAULT_SESSION_BUDGET: int
 SAMPLE_DATASET_URL: str
@@ -14,6 +16,18 @@ class ArrowArrayExportable(Protocol):
     """Anything with ``__arrow_c_array__`` (pyarrow, arro3, nanoarrow arrays, ...)."""
 
     def __arrow_c_array__(self, requested_schema: Optional[object] = None) -> tuple[object, object]: ...
+
+class NDArrayLike(Protocol):
+    """A one-dimensional numpy array (any float or integer dtype)."""
+
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def dtype(self) -> Any: ...
+    def tolist(self) -> Any: ...
+
+Vector = Union[Sequence[float], NDArrayLike, ArrowArrayExportable]
+"""A query vector: floats, a 1-D numpy array of any float dtype, or an Arrow float array."""
 
 Addresses = Union["RowAddresses", Sequence[int], ArrowArrayExportable]
 """Row addresses or row numbers: ints, a :class:`RowAddresses`, or an Arrow integer array."""
@@ -209,6 +223,127 @@ class Dataset:
         columns: Optional[Sequence[str]] = None,
         all_index_pages: bool = False,
     ) -> Awaitable[dict[str, Any]]: ...
+    def nearest(
+        self,
+        column: str,
+        q: Vector,
+        k: int = 10,
+        nprobes: Optional[int] = None,
+        minimum_nprobes: Optional[int] = None,
+        maximum_nprobes: Optional[int] = None,
+        refine_factor: Optional[int] = None,
+        filter: Optional[str] = None,
+        prefilter: bool = True,
+        columns: Optional[Sequence[str]] = None,
+        ef: Optional[int] = None,
+        fast_search: bool = False,
+        use_index: bool = True,
+        allow_scan: bool = False,
+        distance_range: Optional[tuple[Optional[float], Optional[float]]] = None,
+        metric: Optional[str] = None,
+    ) -> Table:
+        """The ``k`` rows of vector column ``column`` nearest to ``q``, found through its
+        Lance vector index (IVF_FLAT, IVF_PQ, IVF_SQ) with pylance's semantics and names:
+        ``_rowaddr``, ``_distance`` (float32), then ``columns``, nearest first.
+
+        ``nprobes`` partitions probed per index segment (default: at least 20; or
+        ``minimum_nprobes`` / ``maximum_nprobes``); ``refine_factor`` re-ranks
+        ``k * refine_factor`` candidates with exact distances; ``filter`` (any SQL filter
+        ``query`` takes) is applied before the search unless ``prefilter=False`` (note:
+        pylance's default is a postfilter, lakeseek's a prefilter); ``fast_search``
+        searches only what the index covers; ``use_index=False`` (with ``allow_scan``)
+        searches every vector exactly with ``metric`` (``l2``, ``cosine``, ``dot``);
+        ``distance_range=(lower, upper)`` keeps ``lower <= _distance < upper``; ``ef`` is
+        HNSW's (HNSW indices are not searched yet). A wrong dimension, NaN, ``k=0`` or a
+        column without a vector index raises :class:`InvalidArgument`; an index kind not
+        searched, :class:`Unsupported`."""
+    def nearest_async(
+        self,
+        column: str,
+        q: Vector,
+        k: int = 10,
+        nprobes: Optional[int] = None,
+        minimum_nprobes: Optional[int] = None,
+        maximum_nprobes: Optional[int] = None,
+        refine_factor: Optional[int] = None,
+        filter: Optional[str] = None,
+        prefilter: bool = True,
+        columns: Optional[Sequence[str]] = None,
+        ef: Optional[int] = None,
+        fast_search: bool = False,
+        use_index: bool = True,
+        allow_scan: bool = False,
+        distance_range: Optional[tuple[Optional[float], Optional[float]]] = None,
+        metric: Optional[str] = None,
+    ) -> Awaitable[Table]: ...
+    def search(
+        self,
+        text: str,
+        column: Optional[str] = None,
+        k: Optional[int] = None,
+        operator: str = "or",
+        filter: Optional[str] = None,
+        columns: Optional[Sequence[str]] = None,
+        allow_scan: bool = False,
+        index_only: bool = False,
+    ) -> Table:
+        """Full-text search of ``column`` (it needs an INVERTED index; required) for
+        ``text``, tokenized and BM25-scored as pylance 14.0.2 does: ``_rowaddr``,
+        ``_score`` (float32), then ``columns``, best first. ``operator``: ``"or"`` (any
+        token) or ``"and"`` (every token); ``k`` best rows (all matches by default);
+        ``filter``: only rows where it is TRUE (the best ``k`` of them; ``allow_scan`` lets
+        it scan); ``index_only``: skip fragments appended after the index was built (by
+        default they are read and scored, as pylance does)."""
+    def search_async(
+        self,
+        text: str,
+        column: Optional[str] = None,
+        k: Optional[int] = None,
+        operator: str = "or",
+        filter: Optional[str] = None,
+        columns: Optional[Sequence[str]] = None,
+        allow_scan: bool = False,
+        index_only: bool = False,
+    ) -> Awaitable[Table]: ...
+    def take_blobs(self, column: str, addresses: Addresses) -> list[Optional[BlobFile]]:
+        """The blobs of blob column ``column`` at ``addresses``, in order: ``None`` for a
+        null blob, else a :class:`lakeseek.BlobFile` (an ``io.RawIOBase``) that reads its
+        bytes on demand. Only the descriptors are read here. Blob v1 (2.0/2.1 files) and v2
+        (2.2: inline, packed and dedicated blobs). A deleted address raises
+        :class:`InvalidArgument`, as pylance's ``take_blobs(addresses=...)``."""
+    def take_blobs_async(
+        self, column: str, addresses: Addresses
+    ) -> Awaitable[list[Optional[BlobFile]]]: ...
+    def take_row_ids(self, ids: Addresses, columns: Sequence[str]) -> Table:
+        """The ``columns`` of the rows whose stable row id (``_rowid``) is in ``ids``, in
+        the order asked, repeats kept, like pylance's ``_take_rows``: an id whose row is
+        deleted is left out, an id never assigned raises :class:`InvalidArgument`.
+        ``_rowaddr`` first; ask for ``_rowid`` to get the ids. Without stable row ids, a
+        row id is the row address."""
+    def take_row_ids_async(self, ids: Addresses, columns: Sequence[str]) -> Awaitable[Table]: ...
+    @property
+    def has_stable_row_ids(self) -> bool:
+        """Whether the dataset has stable row ids."""
+
+@final
+class BlobHandle:
+    """One blob of a blob column: its size and where it is; bytes read on demand (the GIL
+    released). :class:`lakeseek.BlobFile` wraps it as a file object."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def object_path(self) -> str:
+        """The object holding the blob (a data file or a ``.blob`` file)."""
+    @property
+    def object_range(self) -> tuple[int, int]:
+        """The blob's byte range in its object."""
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes ``start:end`` of the blob (:class:`InvalidArgument` past its end)."""
+    def read_range_async(self, start: int, end: int) -> Awaitable[bytes]: ...
+    def read_all(self) -> bytes: ...
+    def read_all_async(self) -> Awaitable[bytes]: ...
+    def __len__(self) -> int: ...
 
 @final
 class LanceFile:
@@ -265,7 +400,6 @@ class EcpSearch:
     def next(self, k: int) -> SearchResult: ...
     def next_async(self, k: int) -> Awaitable[SearchResult]: ...
 
-Vector = Union[Sequence[float], ArrowArrayExportable]
 
 @final
 class EcpIndex:

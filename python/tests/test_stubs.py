@@ -8,7 +8,7 @@ import lakeseek
 from lakeseek import _lakeseek
 
 STUB = Path(lakeseek.__file__).with_name("_lakeseek.pyi")
-HELPERS = {"ArrowArrayExportable", "Addresses", "StorageOptions", "Vector"}  # typing-only
+HELPERS = {"ArrowArrayExportable", "Addresses", "NDArrayLike", "StorageOptions", "Vector"}  # typing-only
 
 
 def _stub_classes():
