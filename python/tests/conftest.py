@@ -114,6 +114,10 @@ S3_LOADS = {
     "take_v2_3_sparse.lance": DATASETS / "take" / "v2_3_sparse.lance",
     "ecp_l2_l2_f32": FIXTURES / "ecp" / "l2_l2_f32",
     "nested_v2_3_sparse": FIXTURES / "files" / "nested" / "v2_3_sparse",
+    "ivf_pq_l2": FIXTURES / "vector" / "datasets" / "ivf_pq_l2",
+    "fts_default": FIXTURES / "fts" / "datasets" / "default",
+    "blobs_v22": FIXTURES / "blobs" / "v22",
+    "srid.lance": FIXTURES / "rowids" / "srid.lance",
 }
 
 
