@@ -239,7 +239,7 @@ class Dataset:
         fast_search: bool = False,
         use_index: bool = True,
         allow_scan: bool = False,
-        distance_range: Optional[tuple[Optional[float], Optional[float]]] = None,
+        distance_range: Optional[Sequence[Optional[float]]] = None,
         metric: Optional[str] = None,
     ) -> Table:
         """The ``k`` rows of vector column ``column`` nearest to ``q``, found through its
@@ -273,7 +273,7 @@ class Dataset:
         fast_search: bool = False,
         use_index: bool = True,
         allow_scan: bool = False,
-        distance_range: Optional[tuple[Optional[float], Optional[float]]] = None,
+        distance_range: Optional[Sequence[Optional[float]]] = None,
         metric: Optional[str] = None,
     ) -> Awaitable[Table]: ...
     def search(

@@ -119,7 +119,7 @@ impl Dataset {
         fast_search: bool,
         use_index: bool,
         allow_scan: bool,
-        distance_range: Option<(Option<f32>, Option<f32>)>,
+        distance_range: Option<Vec<Option<f32>>>,
         metric: Option<String>,
     ) -> PyResult<NearestSpec> {
         Ok(NearestSpec {
@@ -137,7 +137,7 @@ impl Dataset {
             fast_search,
             use_index,
             allow_scan,
-            distance_range: distance_range.unwrap_or((None, None)),
+            distance_range: bounds(distance_range)?,
             metric,
         })
     }
@@ -164,6 +164,18 @@ impl Dataset {
             allow_scan,
             index_only,
         })
+    }
+}
+
+/// `distance_range`: `(lower, upper)` (a tuple or list of two, either `None`).
+fn bounds(range: Option<Vec<Option<f32>>>) -> PyResult<(Option<f32>, Option<f32>)> {
+    match range.as_deref() {
+        None => Ok((None, None)),
+        Some([lower, upper]) => Ok((*lower, *upper)),
+        Some(other) => Err(crate::errors::InvalidArgument::new_err(format!(
+            "invalid argument: distance_range must be (lower, upper), not {} values",
+            other.len()
+        ))),
     }
 }
 
@@ -418,7 +430,7 @@ impl Dataset {
         fast_search: bool,
         use_index: bool,
         allow_scan: bool,
-        distance_range: Option<(Option<f32>, Option<f32>)>,
+        distance_range: Option<Vec<Option<f32>>>,
         metric: Option<String>,
     ) -> PyResult<Table> {
         let spec = Self::nearest_spec(
@@ -464,7 +476,7 @@ impl Dataset {
         fast_search: bool,
         use_index: bool,
         allow_scan: bool,
-        distance_range: Option<(Option<f32>, Option<f32>)>,
+        distance_range: Option<Vec<Option<f32>>>,
         metric: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let spec = Self::nearest_spec(

@@ -53,7 +53,7 @@ def nearest_kwargs(ds, q):
     if q.get("use_index") is False:
         kwargs["use_index"] = False
     if q.get("distance_range"):
-        kwargs["distance_range"] = tuple(q["distance_range"])
+        kwargs["distance_range"] = q["distance_range"]  # a list: a tuple works too
     return kwargs
 
 
@@ -220,6 +220,11 @@ def test_bad_nearest_arguments_raise():
         dataset.nearest("vec", vector, metric="manhattan", use_index=False, allow_scan=True)
     with pytest.raises(TypeError):
         dataset.nearest("vec", vector, columns="id")
+    with pytest.raises(lakeseek.InvalidArgument):
+        dataset.nearest("vec", vector, distance_range=(1.0,))
+    bounded = pa.table(dataset.nearest("vec", vector, k=50, nprobes=4, distance_range=(None, 20.0)))
+    assert 0 < bounded.num_rows < 50
+    assert max(bounded.column("_distance").to_pylist()) < 20.0
 
 
 def fts_cases():
