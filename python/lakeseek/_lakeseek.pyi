@@ -276,6 +276,28 @@ class Dataset:
         distance_range: Optional[Sequence[Optional[float]]] = None,
         metric: Optional[str] = None,
     ) -> Awaitable[Table]: ...
+    def explain_nearest(
+        self,
+        column: str,
+        q: Vector,
+        k: int = 10,
+        nprobes: Optional[int] = None,
+        minimum_nprobes: Optional[int] = None,
+        maximum_nprobes: Optional[int] = None,
+        refine_factor: Optional[int] = None,
+        filter: Optional[str] = None,
+        prefilter: bool = True,
+        columns: Optional[Sequence[str]] = None,
+        ef: Optional[int] = None,
+        fast_search: bool = False,
+        use_index: bool = True,
+        allow_scan: bool = False,
+        distance_range: Optional[Sequence[Optional[float]]] = None,
+        metric: Optional[str] = None,
+    ) -> dict[str, Any]:
+        """Run the nearest query with these arguments and report how it ran: the index, its
+        type and metric, segments, partitions probed (and served from the cache), rows
+        scored, fragments searched exactly, candidates refined, the filter's plan."""
     def search(
         self,
         text: str,

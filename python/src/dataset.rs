@@ -500,6 +500,52 @@ impl Dataset {
         spawn_awaitable(py, spec.execute(self.inner.clone()))
     }
 
+    /// Run a nearest query (the arguments of `nearest`) and report how it ran, as a dict.
+    #[pyo3(signature = (column, q, k=10, nprobes=None, minimum_nprobes=None, maximum_nprobes=None,
+        refine_factor=None, filter=None, prefilter=true, columns=None, ef=None, fast_search=false,
+        use_index=true, allow_scan=false, distance_range=None, metric=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn explain_nearest(
+        &self,
+        py: Python<'_>,
+        column: String,
+        q: &Bound<'_, PyAny>,
+        k: usize,
+        nprobes: Option<usize>,
+        minimum_nprobes: Option<usize>,
+        maximum_nprobes: Option<usize>,
+        refine_factor: Option<u32>,
+        filter: Option<String>,
+        prefilter: bool,
+        columns: Option<&Bound<'_, PyAny>>,
+        ef: Option<u32>,
+        fast_search: bool,
+        use_index: bool,
+        allow_scan: bool,
+        distance_range: Option<Vec<Option<f32>>>,
+        metric: Option<String>,
+    ) -> PyResult<Json> {
+        let spec = Self::nearest_spec(
+            column,
+            q,
+            k,
+            nprobes,
+            minimum_nprobes,
+            maximum_nprobes,
+            refine_factor,
+            filter,
+            prefilter,
+            columns,
+            ef,
+            fast_search,
+            use_index,
+            allow_scan,
+            distance_range,
+            metric,
+        )?;
+        block_on(py, spec.explain(self.inner.clone()))
+    }
+
     /// Full-text search of `column` (INVERTED index) for `text`, BM25 as pylance scores it:
     /// `_rowaddr`, `_score`, then `columns`, best first.
     #[pyo3(signature = (text, column=None, k=None, operator="or", filter=None, columns=None,

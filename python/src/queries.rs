@@ -10,6 +10,7 @@ use pyo3::PyResult;
 use crate::arrow_out::Table;
 use crate::errors::InvalidArgument;
 use crate::input::as_strs;
+use crate::open::Json;
 
 /// Name of the score column of a full-text search's result (pylance's).
 const SCORE_COLUMN: &str = "_score";
@@ -74,6 +75,13 @@ impl NearestSpec {
     pub(crate) async fn execute(self, dataset: lakeseek::Dataset) -> lakeseek::Result<Table> {
         let batch = self.build(&dataset)?.execute().await?;
         Ok(Table::from_batch(batch))
+    }
+
+    /// Run it and report how it ran: index, type, metric, segments, partitions probed (and
+    /// served from the cache), rows scored, fragments searched exactly, the filter's plan.
+    pub(crate) async fn explain(self, dataset: lakeseek::Dataset) -> lakeseek::Result<Json> {
+        let report = self.build(&dataset)?.explain().await?;
+        Ok(Json(report.to_string()))
     }
 }
 

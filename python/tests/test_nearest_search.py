@@ -182,6 +182,16 @@ def test_nearest_reads_columns_and_refines():
     assert distances == sorted(distances)
 
 
+def test_explain_nearest_reports_the_search():
+    ds, q = _first_query()
+    dataset = lakeseek.Dataset(str(VECTOR / "datasets" / "ivf_pq_l2"))
+    vector = ds["query_vectors"][q["q"]]
+    report = dataset.explain_nearest("vec", vector, k=q["k"], nprobes=q["nprobes"])
+    assert isinstance(report, dict)
+    assert report["k"] == q["k"] and report["rows"] == q["k"]
+    assert "IVF_PQ" in str(report) and report["filter"] is None
+
+
 def test_nearest_async_answers_the_same():
     ds, q = _first_query()
     dataset = lakeseek.Dataset(str(VECTOR / "datasets" / "ivf_pq_l2"))
