@@ -17,6 +17,11 @@ event loops.
 [8589944009]
 >>> ds.take(rows, ["key", "camera"]).num_rows
 1
+
+``Dataset.nearest`` (k nearest rows from a Lance vector index), ``Dataset.search``
+(full-text BM25 search from an INVERTED index), ``Dataset.take_blobs`` (blobs as lazy
+``BlobFile`` file objects) and ``Dataset.take_row_ids`` (rows by stable row id) answer as
+pylance does; see the README.
 """
 
 import atexit

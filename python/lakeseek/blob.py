@@ -7,6 +7,7 @@ runtime with the GIL released.
 """
 
 import io
+import operator
 
 __all__ = ["BlobFile", "DEFAULT_READAHEAD"]
 
@@ -82,6 +83,7 @@ class BlobFile(io.RawIOBase):
         """Move to ``offset`` from the start (``SEEK_SET``), the current position
         (``SEEK_CUR``) or the end (``SEEK_END``); returns the new position. Reads nothing."""
         self._check_open()
+        offset = operator.index(offset)  # an int (TypeError for a float, as io.BytesIO)
         if whence == io.SEEK_SET:
             position = offset
         elif whence == io.SEEK_CUR:

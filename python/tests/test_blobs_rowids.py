@@ -167,6 +167,8 @@ def test_bad_blob_takes_raise():
         f.seek(-1)
     with pytest.raises(ValueError):
         f.seek(0, 7)
+    with pytest.raises(TypeError):
+        f.seek(1.5)
     f.seek(row["blob"]["size"] + 100)
     assert f.read(10) == b"" and f.read() == b""
 
