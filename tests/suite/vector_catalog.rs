@@ -1,5 +1,5 @@
 //! Every recorded nearest query of tests/fixtures/vector/catalog.json (pylance 14.0.2's
-//! answers) on the index kinds lakeseek searches — IVF_FLAT, IVF_PQ (8 and 4 bit), IVF_SQ;
+//! answers) on the index kinds lakeseek searches — IVF_FLAT, IVF_PQ (8 and 4 bit), IVF_SQ, IVF_RQ;
 //! l2, cosine, dot; f16/f32/f64; deltas, deletions, unindexed fragments, filters — returns
 //! the same rows with `_distance` within 1e-4 relative (ties either order); the kinds it
 //! does not search are refused with `Unsupported`, never answered wrong.
@@ -26,7 +26,7 @@ pub(crate) fn catalog() -> Value {
 /// Datasets lakeseek answers (the others must be refused).
 pub(crate) fn answered(name: &str, ds: &Value) -> bool {
     let kind = ds["index"]["type"].as_str().unwrap_or("");
-    matches!(kind, "IVF_FLAT" | "IVF_PQ" | "IVF_SQ")
+    matches!(kind, "IVF_FLAT" | "IVF_PQ" | "IVF_SQ" | "IVF_RQ")
         && ds["vector_type"] != "u8"
         && !name.contains("legacy")
         && !name.contains("stable")
@@ -173,10 +173,12 @@ where
 {
     let catalog = catalog();
     let (mut checked, mut failures) = (0, Vec::new());
+    let mut per_kind: std::collections::BTreeMap<String, usize> = Default::default();
     for (name, ds) in catalog["datasets"].as_object().unwrap() {
         if !answered(name, ds) || !(only.is_empty() || only.contains(&name.as_str())) {
             continue;
         }
+        let before = checked;
         let dataset = open(name.clone()).await;
         for q in ds["queries"].as_array().unwrap() {
             if !probes_fixed(q) || !filter_supported(q) {
@@ -212,7 +214,10 @@ where
                 }
             }
         }
+        let kind = ds["index"]["type"].as_str().unwrap_or("?").to_string();
+        *per_kind.entry(kind).or_default() += checked - before;
     }
+    eprintln!("recorded queries compared per index kind: {per_kind:?}");
     (checked, failures)
 }
 

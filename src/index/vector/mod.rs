@@ -1,4 +1,5 @@
-//! Lance vector indices (IVF with a flat sub-index; quantizers none, PQ and SQ), v3 files
+//! Lance vector indices (IVF with a flat sub-index; quantizers none, PQ, SQ and RaBitQ
+//! ([`rq`])), v3 files
 //! as pylance writes them: the pure decoders ([`format`], [`partition`]), distances as
 //! lance computes them ([`distance`]), opening a segment and reading its partitions
 //! ([`segment`]), and the nearest-neighbour query ([`search`]).
@@ -10,6 +11,7 @@ pub(crate) mod caches;
 pub(crate) mod distance;
 pub(crate) mod format;
 pub(crate) mod partition;
+pub(crate) mod rq;
 pub(crate) mod search;
 pub(crate) mod segment;
 

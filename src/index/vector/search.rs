@@ -13,8 +13,9 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::caches::{key, VectorCache, VectorEntry};
 use super::distance;
-use super::format::Metric;
-use super::partition::{index_query, score, Partition};
+use super::format::{Metric, Quantizer};
+use super::partition::{index_query, score, Codes, Partition};
+use super::rq;
 use super::segment::{open_segment, read_partitions, OpenSegment};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
@@ -397,29 +398,46 @@ async fn search_segment(
         .unwrap_or(order.len())
         .min(order.len());
     let mut probed = initial_probes(params.minimum_nprobes, max);
+    // RaBitQ: the query prepared once, and lance's running top-k (its pruning bound).
+    let mut rabit = match &*open.quantizer {
+        Quantizer::Rq(rq) => Some((rq, rq::prepare(rq, &query), rq::TopK::new(want))),
+        _ => None,
+    };
     let (mut hits, mut cached, mut scored) = (Vec::new(), 0, 0u64);
     let mut start = 0;
     loop {
         let ids = &order[start..probed];
         let (parts, from_cache) = load_partitions(open, ids, caches, stats).await?;
         cached += from_cache;
+        let accept = |row: u64| live.contains(row) && allowed.is_none_or(|a| a.contains(row));
         for (&p, part) in ids.iter().zip(&parts) {
             let centroid = open.header.centroids.row(p);
-            let d = score(
-                part,
-                &open.quantizer,
-                metric,
-                &query,
-                centroid,
-                params.half_precision,
-            )
-            .map_err(|e| e.at(&open.aux_path(), None))?;
+            let d: Vec<Option<f32>> = match &mut rabit {
+                Some((rq, q, top)) => {
+                    let Codes::Rq(codes) = &part.codes else {
+                        return Err(Error::corrupt("internal: RaBitQ partition without codes"));
+                    };
+                    let terms = rq::partition_terms(rq, q, metric, &query, centroid);
+                    let range = params.distance_range;
+                    rq::score(codes, rq, q, terms, range, top, |i| accept(part.row_ids[i]))
+                }
+                None => score(
+                    part,
+                    &open.quantizer,
+                    metric,
+                    &query,
+                    centroid,
+                    params.half_precision,
+                )
+                .map_err(|e| e.at(&open.aux_path(), None))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            };
             scored += part.row_ids.len() as u64;
             for (&row, &distance) in part.row_ids.iter().zip(&d) {
-                if live.contains(row)
-                    && allowed.is_none_or(|a| a.contains(row))
-                    && in_range(params.distance_range, distance)
-                {
+                let Some(distance) = distance else { continue };
+                if accept(row) && in_range(params.distance_range, distance) {
                     hits.push(Hit { row, distance });
                 }
             }

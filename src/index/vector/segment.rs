@@ -48,8 +48,9 @@ pub(crate) struct OpenSegment {
     pub quantizer: Arc<Quantizer>,
     /// The reader of `auxiliary.idx`.
     pub aux: DataFileReader,
-    /// Fields of `auxiliary.idx` read per partition: `_rowid`, the codes.
-    pub columns: [usize; 2],
+    /// Fields of `auxiliary.idx` read per partition: `_rowid`, the codes (RaBitQ: and
+    /// its factor columns).
+    pub columns: Vec<usize>,
 }
 
 impl OpenSegment {
@@ -75,7 +76,8 @@ pub(crate) async fn open_segment(
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<OpenSegment> {
-    if segment.index_version > 1 {
+    // IVF_RQ writes index version 2; the others 1.
+    if segment.index_version > 2 {
         return Err(Error::unsupported(format!(
             "vector index {:?} has index version {}",
             segment.name, segment.index_version
@@ -146,13 +148,18 @@ pub(crate) async fn open_segment(
     let partitions = partition_ranges(&ivf, aux.num_rows()).map_err(aux_at)?;
     let quantizer = quantizer_of(&spec, codebook.as_deref()).map_err(aux_at)?;
     check_header(&header, &partitions, &spec).map_err(aux_at)?;
-    let columns = aux.field_indices(&[ROW_ID_COLUMN, &code_column])?;
+    let mut names = vec![ROW_ID_COLUMN, code_column.as_str()];
+    if let Quantizer::Rq(rq) = &quantizer {
+        names = vec![ROW_ID_COLUMN];
+        names.extend(rq.columns());
+    }
+    let columns = aux.field_indices(&names)?;
     Ok(OpenSegment {
         header: Arc::new(header),
         partitions: Arc::new(partitions),
         quantizer: Arc::new(quantizer),
         aux,
-        columns: [columns[0], columns[1]],
+        columns,
     })
 }
 
@@ -183,7 +190,7 @@ async fn prefix_read(
 /// The quantizer column of `auxiliary.idx` and its fixed list width.
 fn code_column(aux: &DataFileReader) -> Result<(String, usize)> {
     let schema = aux.arrow_schema();
-    for name in ["__pq_code", "__sq_code", "flat"] {
+    for name in ["__pq_code", "__sq_code", "flat", super::rq::CODE_COLUMN] {
         if let Ok(field) = schema.field_with_name(name) {
             return match field.data_type() {
                 arrow_schema::DataType::FixedSizeList(_, n) if *n > 0 => {
@@ -195,13 +202,8 @@ fn code_column(aux: &DataFileReader) -> Result<(String, usize)> {
             };
         }
     }
-    if schema.field_with_name("_rabit_codes").is_ok() {
-        return Err(Error::unsupported(
-            "IVF_RQ (RaBitQ) vector indices are not read yet",
-        ));
-    }
     Err(Error::corrupt(
-        "no quantizer column (__pq_code, __sq_code or flat) in auxiliary.idx",
+        "no quantizer column (__pq_code, __sq_code, flat or _rabit_codes) in auxiliary.idx",
     ))
 }
 
@@ -214,7 +216,9 @@ fn check_header(header: &IndexHeader, partitions: &[Range<u64>], spec: &StorageS
             partitions.len()
         )));
     }
-    if header.centroids.dim != spec.dim() {
+    // RaBitQ rotates into a code dimension that may pad the vectors'.
+    let rq_pads = matches!(spec, StorageSpec::Rq(_)) && header.centroids.dim <= spec.dim();
+    if header.centroids.dim != spec.dim() && !rq_pads {
         return Err(Error::corrupt(format!(
             "centroids of dimension {}, storage of dimension {}",
             header.centroids.dim,
@@ -304,5 +308,6 @@ fn empty_codes(q: &Quantizer) -> super::partition::Codes {
         Quantizer::Flat { .. } => Codes::Flat(Vec::new()),
         Quantizer::Pq(_) => Codes::Pq(Vec::new()),
         Quantizer::Sq { .. } => Codes::Sq(Vec::new()),
+        Quantizer::Rq(_) => Codes::Rq(super::rq::RabitCodes::empty()),
     }
 }
