@@ -57,6 +57,7 @@ impl Dataset {
                 distance_range: (None, None),
                 metric: None,
                 half_precision: false,
+                float32: false,
             },
             filter: None,
             postfilter: false,
@@ -152,8 +153,8 @@ impl<'a> Nearest<'a> {
         self
     }
 
-    /// The metric of an exact search (`l2`, `cosine`, `dot`; default `l2`); an index
-    /// searches with its own metric.
+    /// The metric of an exact search (`l2`, `cosine`, `dot`, `hamming`; default `l2`,
+    /// `hamming` on uint8 vectors); an index searches with its own metric.
     pub fn metric(mut self, metric: &str) -> Result<Self> {
         let parsed = Metric::parse(metric)
             .map_err(|_| Error::InvalidArgument(format!("unknown metric {metric:?}")))?;

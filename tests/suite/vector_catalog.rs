@@ -27,8 +27,6 @@ pub(crate) fn catalog() -> Value {
 pub(crate) fn answered(name: &str, ds: &Value) -> bool {
     let kind = ds["index"]["type"].as_str().unwrap_or("");
     matches!(kind, "IVF_FLAT" | "IVF_PQ" | "IVF_SQ" | "IVF_RQ")
-        && ds["vector_type"] != "u8"
-        && !name.contains("legacy")
         && !name.contains("stable")
         && !name.contains("fragreuse")
 }
@@ -49,12 +47,6 @@ fn filter_supported(q: &Value) -> bool {
     !q["filter"].as_str().is_some_and(|f| f.contains('%'))
 }
 
-/// Whether query `q` fixes its probes (pylance's automatic probing, used when no
-/// `nprobes`/`maximum_nprobes` is given, is not reproduced).
-fn probes_fixed(q: &Value) -> bool {
-    q.get("nprobes").is_some() || q.get("maximum_nprobes").is_some() || q["use_index"] == false
-}
-
 /// Build the query of record `q` on `dataset`.
 pub(crate) fn build<'a>(dataset: &'a Dataset, ds: &Value, q: &Value) -> crate::Nearest<'a> {
     let vector: Vec<f32> = ds["query_vectors"][q["q"].as_u64().unwrap() as usize]
@@ -68,6 +60,9 @@ pub(crate) fn build<'a>(dataset: &'a Dataset, ds: &Value, q: &Value) -> crate::N
         .k(q["k"].as_u64().unwrap() as usize);
     if let Some(p) = q["nprobes"].as_u64() {
         n = n.nprobes(p as usize);
+    } else {
+        // pylance's default: at least 1 partition, no maximum (its automatic probing).
+        n = n.minimum_nprobes(1);
     }
     if let Some(p) = q["minimum_nprobes"].as_u64() {
         n = n.minimum_nprobes(p as usize);
@@ -181,7 +176,7 @@ where
         let before = checked;
         let dataset = open(name.clone()).await;
         for q in ds["queries"].as_array().unwrap() {
-            if !probes_fixed(q) || !filter_supported(q) {
+            if !filter_supported(q) {
                 continue;
             }
             let got = build(&dataset, ds, q).execute().await;
@@ -274,6 +269,7 @@ async fn the_kinds_not_searched_are_refused_not_answered() {
             other => panic!("{name}: {other:?}"),
         }
     }
-    assert!(refused >= 10, "{refused}");
+    // HNSW (until it is searched), stable row ids, the fragment-reuse index.
+    assert!(refused >= 2, "{refused}");
     let _ = IoStats::new();
 }

@@ -361,9 +361,11 @@ pub(crate) fn decode_matrix(tensor: &TensorProto, what: &str) -> Result<Matrix> 
         1 => 2,
         2 => 4,
         3 => 8,
+        // uint8: the centroids of a hamming index (binary vectors).
+        4 => 1,
         other => {
             return Err(Error::corrupt(format!(
-                "{what}: tensor data type {other} (f16, f32 or f64 expected)"
+                "{what}: tensor data type {other} (f16, f32, f64 or uint8 expected)"
             )))
         }
     };
@@ -379,9 +381,10 @@ pub(crate) fn decode_matrix(tensor: &TensorProto, what: &str) -> Result<Matrix> 
     Ok(Matrix { rows, dim, values })
 }
 
-/// Little-endian floats of `width` bytes (2, 4 or 8) as f32.
+/// Little-endian floats of `width` bytes (2, 4 or 8; 1: uint8 values) as f32.
 fn floats_of(data: &[u8], width: usize) -> Vec<f32> {
     match width {
+        1 => data.iter().map(|&b| f32::from(b)).collect(),
         2 => data
             .chunks_exact(2)
             .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())

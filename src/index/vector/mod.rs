@@ -10,7 +10,9 @@
 pub(crate) mod caches;
 pub(crate) mod distance;
 pub(crate) mod format;
+pub(crate) mod legacy;
 pub(crate) mod partition;
+pub(crate) mod probes;
 pub(crate) mod rq;
 pub(crate) mod search;
 pub(crate) mod segment;

@@ -164,6 +164,15 @@ fn float_values(list: &FixedSizeListArray, dim: usize, rows: usize) -> Result<Ve
             .iter()
             .map(|&v| v as f32)
             .collect(),
+        // Binary vectors of a hamming index.
+        DataType::UInt8 => values
+            .as_primitive::<UInt8Type>()
+            .values()
+            .get(range)
+            .ok_or_else(short)?
+            .iter()
+            .map(|&v| f32::from(v))
+            .collect(),
         other => return Err(Error::unsupported(format!("flat vectors of {other}"))),
     })
 }

@@ -697,7 +697,7 @@ mod tests {
     #[test]
     fn fast_rotation_keeps_the_norm() {
         for dim in [16usize, 24] {
-            let signs: Vec<u8> = (0..ROTATION_ROUNDS * dim.div_ceil(8)).map(|i| i as u8 * 37).collect();
+            let signs: Vec<u8> = (0..ROTATION_ROUNDS * dim.div_ceil(8)).map(|i| (i * 37) as u8).collect();
             let v: Vec<f32> = (0..dim).map(|i| i as f32 - 3.0).collect();
             let r = rotate(&v, &signs, dim);
             let (a, b) = (distance::dot(&v, &v), distance::dot(&r, &r));

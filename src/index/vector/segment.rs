@@ -17,6 +17,7 @@ use super::format::{
     decode_index_header, decode_ivf, decode_storage_spec, ivf_buffer_index, partition_ranges,
     quantizer_of, IndexHeader, Quantizer, StorageSpec, SubIndex,
 };
+use super::legacy::{self, Footer, LegacyFile};
 use super::partition::{decode_partition, Partition, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
 use crate::io::fetch::ReadRequest;
@@ -46,17 +47,40 @@ pub(crate) struct OpenSegment {
     pub partitions: Arc<Vec<Range<u64>>>,
     /// The quantizer (with its codebook).
     pub quantizer: Arc<Quantizer>,
-    /// The reader of `auxiliary.idx`.
-    pub aux: DataFileReader,
-    /// Fields of `auxiliary.idx` read per partition: `_rowid`, the codes (RaBitQ: and
-    /// its factor columns).
-    pub columns: Vec<usize>,
+    /// Where the partitions are read from.
+    pub store: PartitionStore,
+}
+
+/// Where a segment's partitions are read from.
+#[derive(Debug, Clone)]
+pub(crate) enum PartitionStore {
+    /// `auxiliary.idx` of a v3 index.
+    Aux {
+        /// Its reader.
+        reader: DataFileReader,
+        /// Fields read per partition: `_rowid`, the codes (RaBitQ: and its factor columns).
+        columns: Vec<usize>,
+    },
+    /// The `index.idx` of a legacy (v1) IVF_PQ index.
+    Legacy(Arc<LegacyFile>),
 }
 
 impl OpenSegment {
-    /// The object path of `auxiliary.idx`.
+    /// The object path of the file holding the partitions (`auxiliary.idx`; a legacy
+    /// index's `index.idx`).
     pub(crate) fn aux_path(&self) -> String {
-        self.aux.path().to_string()
+        match &self.store {
+            PartitionStore::Aux { reader, .. } => reader.path().to_string(),
+            PartitionStore::Legacy(f) => f.path.to_string(),
+        }
+    }
+
+    /// The size of that file.
+    pub(crate) fn aux_size(&self) -> u64 {
+        match &self.store {
+            PartitionStore::Aux { reader, .. } => reader.version().size,
+            PartitionStore::Legacy(f) => f.size,
+        }
     }
 
     /// Bytes the decoded header holds (for a cache weigher).
@@ -83,14 +107,34 @@ pub(crate) async fn open_segment(
             segment.name, segment.index_version
         )));
     }
-    if !segment.files.is_empty() && segment.file_size(AUXILIARY_FILE).is_none() {
-        // A v3 index always has auxiliary.idx; a legacy v1 IVF_PQ index is index.idx alone.
-        return Err(Error::unsupported(format!(
-            "vector index {:?} is a legacy (v1) IVF_PQ index, which is not searched yet",
-            segment.name
-        )));
-    }
     let index_path = dataset.index_file_path(segment, INDEX_FILE)?;
+    // A v3 index always has auxiliary.idx; a legacy v1 IVF_PQ index is index.idx alone.
+    // Without a file list (older writers) the footer of index.idx tells.
+    let legacy_by_manifest =
+        !segment.files.is_empty() && segment.file_size(AUXILIARY_FILE).is_none();
+    if legacy_by_manifest || segment.files.is_empty() {
+        let size = segment.file_size(INDEX_FILE);
+        let tail = legacy::read_tail(dataset, &index_path, size, stats).await?;
+        let at = |e: Error| e.at(index_path.as_ref(), None);
+        match legacy::footer(&tail.bytes, tail.version.size).map_err(at)? {
+            Footer::Legacy { metadata_pos } => {
+                let path = index_path.clone();
+                let (index, file) = legacy::open(dataset, segment, path, tail, metadata_pos, stats).await?;
+                return Ok(OpenSegment {
+                    header: Arc::new(index.header),
+                    partitions: Arc::new(index.rows),
+                    quantizer: Arc::new(Quantizer::Pq(index.pq)),
+                    store: PartitionStore::Legacy(file),
+                });
+            }
+            Footer::V2 if legacy_by_manifest => {
+                return Err(at(Error::corrupt(
+                    "the manifest lists no auxiliary.idx, yet index.idx is a Lance 2 file (a v3 index)",
+                )))
+            }
+            Footer::V2 => {}
+        }
+    }
     let aux_path = dataset.index_file_path(segment, AUXILIARY_FILE)?;
     let index_prefix = prefix_read(
         dataset,
@@ -158,8 +202,10 @@ pub(crate) async fn open_segment(
         header: Arc::new(header),
         partitions: Arc::new(partitions),
         quantizer: Arc::new(quantizer),
-        aux,
-        columns,
+        store: PartitionStore::Aux {
+            reader: aux,
+            columns,
+        },
     })
 }
 
@@ -256,6 +302,13 @@ pub(crate) async fn read_partitions(
     partitions: &[usize],
     stats: &IoStats,
 ) -> Result<Vec<Partition>> {
+    let (aux, columns) = match &open.store {
+        PartitionStore::Aux { reader, columns } => (reader, columns),
+        PartitionStore::Legacy(file) => {
+            return legacy::read_partitions(file, &open.partitions, &open.quantizer, partitions, stats)
+                .await
+        }
+    };
     let mut sorted: Vec<usize> = partitions.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
@@ -269,7 +322,7 @@ pub(crate) async fn read_partitions(
         None
     } else {
         let selection = RowSelection::Rows(rows);
-        Some(open.aux.read_rows(&open.columns, &selection, stats).await?)
+        Some(aux.read_rows(columns, &selection, stats).await?)
     };
     let mut decoded = Vec::with_capacity(sorted.len());
     let mut at = 0usize;
@@ -279,7 +332,7 @@ pub(crate) async fn read_partitions(
         let part = match &batch {
             Some(b) if len > 0 => slice_partition(b, at, len, &open.quantizer).map_err(|e| {
                 e.context(format!("partition {p}"))
-                    .at(open.aux.path().as_ref(), None)
+                    .at(aux.path().as_ref(), None)
             })?,
             _ => Partition {
                 row_ids: Vec::new(),
