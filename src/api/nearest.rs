@@ -83,7 +83,9 @@ impl<'a> Nearest<'a> {
         self
     }
 
-    /// Partitions probed at least.
+    /// Partitions probed at least (default 20). Without a fixed `nprobes`, the first probes
+    /// are widened from the centroid distances as pylance 14.0.2's automatic probing does
+    /// (`minimum_nprobes(1)` without a maximum is pylance's default).
     pub fn minimum_nprobes(mut self, n: usize) -> Self {
         self.params.minimum_nprobes = n;
         self

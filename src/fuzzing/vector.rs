@@ -20,13 +20,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, UInt64Array, UInt8Array};
+use arrow_array::{
+    ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, UInt64Array, UInt8Array,
+};
 use arrow_schema::{DataType, Field};
 
 use super::Input;
 use crate::index::vector::format::{
-    decode_index_header, decode_ivf, decode_storage_spec, partition_ranges, quantizer_of,
-    Metric, ProductQuantizer, Quantizer, TensorProto,
+    decode_index_header, decode_ivf, decode_storage_spec, partition_ranges, quantizer_of, Metric,
+    ProductQuantizer, Quantizer, TensorProto,
 };
 use crate::index::vector::{legacy, partition, rq};
 
@@ -63,7 +65,14 @@ fn legacy_file(bytes: &[u8]) {
         if let Ok(part) = legacy::decode_partition(part_bytes, n, &index.pq) {
             assert_eq!(part.row_ids.len(), n);
             let centroid = index.header.centroids.row(p);
-            let d = partition::score(&part, &quantizer, index.header.metric, &query, centroid, false);
+            let d = partition::score(
+                &part,
+                &quantizer,
+                index.header.metric,
+                &query,
+                centroid,
+                false,
+            );
             assert!(d.is_ok_and(|d| d.len() == n));
         }
     }
@@ -88,8 +97,8 @@ fn ivf(input: &mut Input<'_>) {
 }
 
 fn storage(input: &mut Input<'_>) {
-    let column = ["flat", "__pq_code", "__sq_code", rq::CODE_COLUMN, "other"]
-        [usize::from(input.byte()) % 5];
+    let column =
+        ["flat", "__pq_code", "__sq_code", rq::CODE_COLUMN, "other"][usize::from(input.byte()) % 5];
     let width = usize::from(input.byte());
     let len = usize::from(input.u16());
     let json = String::from_utf8_lossy(input.take(len)).into_owned();
@@ -112,7 +121,9 @@ fn list(values: Vec<u8>, width: usize) -> ArrayRef {
 }
 
 fn floats(input: &mut Input<'_>, n: usize) -> ArrayRef {
-    Arc::new(Float32Array::from((0..n).map(|_| input.f32()).collect::<Vec<_>>()))
+    Arc::new(Float32Array::from(
+        (0..n).map(|_| input.f32()).collect::<Vec<_>>(),
+    ))
 }
 
 fn rabit(input: &mut Input<'_>) {
@@ -159,7 +170,9 @@ fn rabit(input: &mut Input<'_>) {
     for metric in [Metric::L2, Metric::Dot] {
         let terms = rq::partition_terms(&q, &prepared, metric, &query, &query);
         let mut top = rq::TopK::new(3);
-        let d = rq::score(&codes, &q, &prepared, terms, (None, None), &mut top, |i| i % 2 == 0);
+        let d = rq::score(&codes, &q, &prepared, terms, (None, None), &mut top, |i| {
+            i % 2 == 0
+        });
         assert_eq!(d.len(), rows);
     }
 }

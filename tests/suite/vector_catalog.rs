@@ -209,7 +209,13 @@ where
                 }
             }
         }
-        let kind = ds["index"]["type"].as_str().unwrap_or("?").to_string();
+        let mut kind = ds["index"]["type"].as_str().unwrap_or("?").to_string();
+        if name.contains("legacy") {
+            kind += " legacy v1";
+        }
+        if ds["index"]["metric"] == "hamming" {
+            kind += " hamming";
+        }
         *per_kind.entry(kind).or_default() += checked - before;
     }
     eprintln!("recorded queries compared per index kind: {per_kind:?}");

@@ -122,19 +122,30 @@ pub(crate) enum Footer {
 /// Tell the versions apart from the last bytes of a file of `size` bytes.
 pub(crate) fn footer(last: &[u8], size: u64) -> Result<Footer> {
     let Some(f) = last.len().checked_sub(FOOTER).map(|at| &last[at..]) else {
-        return Err(Error::corrupt(format!("{} bytes: no Lance footer", last.len())));
+        return Err(Error::corrupt(format!(
+            "{} bytes: no Lance footer",
+            last.len()
+        )));
     };
     if &f[12..16] != b"LANC" {
-        return Err(Error::corrupt("the file does not end with the Lance magic \"LANC\""));
+        return Err(Error::corrupt(
+            "the file does not end with the Lance magic \"LANC\"",
+        ));
     }
     // Legacy index files end with version 0.1 (Lance v1's 0.2 accepted too); Lance 2.0
     // files end with 0.3, later ones with 2.x.
-    let (major, minor) = (u16::from_le_bytes([f[8], f[9]]), u16::from_le_bytes([f[10], f[11]]));
+    let (major, minor) = (
+        u16::from_le_bytes([f[8], f[9]]),
+        u16::from_le_bytes([f[10], f[11]]),
+    );
     if major != 0 || minor > 2 {
         return Ok(Footer::V2);
     }
     let metadata_pos = u64::from_le_bytes(f[..8].try_into().unwrap_or([0; 8]));
-    if metadata_pos.checked_add(4).is_none_or(|end| end > size - FOOTER as u64) {
+    if metadata_pos
+        .checked_add(4)
+        .is_none_or(|end| end > size - FOOTER as u64)
+    {
         return Err(Error::corrupt(format!(
             "legacy index metadata at byte {metadata_pos} of a {size}-byte file"
         )));
@@ -159,16 +170,23 @@ pub(crate) struct LegacyIndex {
 /// whose partitions must end by `metadata_pos`.
 pub(crate) fn decode_index(bytes: &[u8], metadata_pos: u64) -> Result<LegacyIndex> {
     let index = IndexProto::decode(bytes).map_err(|e| {
-        Error::corrupt(format!("legacy index metadata is not an Index message: {e}")).with_source(e)
+        Error::corrupt(format!(
+            "legacy index metadata is not an Index message: {e}"
+        ))
+        .with_source(e)
     })?;
     let vi = index
         .vector_index
         .ok_or_else(|| Error::corrupt("legacy index metadata holds no vector index"))?;
     let metric = match vi.metric_type {
         0 => Metric::L2,
-        1 => Metric::Cosine,
-        2 => Metric::Dot,
-        3 => Metric::Hamming,
+        other @ 1..=3 => {
+            // Only L2 is verified against pylance's answers (the fixtures' legacy indices).
+            let name = ["cosine", "dot", "hamming"][other as usize - 1];
+            return Err(Error::unsupported(format!(
+                "legacy (v1) IVF_PQ with the {name} metric (lakeseek reads legacy L2 indices)"
+            )));
+        }
         other => return Err(Error::corrupt(format!("legacy index metric type {other}"))),
     };
     let (ivf, pq) = match &vi.stages[..] {
@@ -294,7 +312,11 @@ fn partition_layout(ivf: &IvfProto, n: usize, code_bytes: usize, end: u64) -> Re
 }
 
 /// Decode one partition's bytes: `rows` PQ code rows, then `rows` u64 row ids.
-pub(crate) fn decode_partition(bytes: &[u8], rows: usize, pq: &ProductQuantizer) -> Result<Partition> {
+pub(crate) fn decode_partition(
+    bytes: &[u8],
+    rows: usize,
+    pq: &ProductQuantizer,
+) -> Result<Partition> {
     let codes_len = rows.checked_mul(pq.code_bytes());
     let total = codes_len.and_then(|c| rows.checked_mul(8).and_then(|r| c.checked_add(r)));
     let (Some(codes_len), Some(total)) = (codes_len, total) else {
@@ -330,7 +352,12 @@ pub(crate) struct LegacyFile {
 }
 
 /// Suffix-read `index.idx` of `segment` (no HEAD: a size from the manifest or none).
-pub(crate) async fn read_tail(dataset: &DatasetVersion, path: &Path, size: Option<u64>, stats: &IoStats) -> Result<Tail> {
+pub(crate) async fn read_tail(
+    dataset: &DatasetVersion,
+    path: &Path,
+    size: Option<u64>,
+    stats: &IoStats,
+) -> Result<Tail> {
     let known = size.map(|size| ObjectVersion { size, etag: None });
     dataset
         .store()
@@ -428,8 +455,10 @@ pub(crate) async fn read_partitions(
         } else {
             got.next().unwrap_or_default()
         };
-        let part = decode_partition(&bytes, n, pq)
-            .map_err(|e| e.context(format!("partition {p}")).at(file.path.as_ref(), Some(range.clone())))?;
+        let part = decode_partition(&bytes, n, pq).map_err(|e| {
+            e.context(format!("partition {p}"))
+                .at(file.path.as_ref(), Some(range.clone()))
+        })?;
         out.push(part);
     }
     Ok(out)
@@ -486,7 +515,10 @@ mod tests {
         legacy.extend_from_slice(&20u64.to_le_bytes());
         legacy.extend_from_slice(&[0, 0, 1, 0]);
         legacy.extend_from_slice(b"LANC");
-        assert_eq!(footer(&legacy, 56).unwrap(), Footer::Legacy { metadata_pos: 20 });
+        assert_eq!(
+            footer(&legacy, 56).unwrap(),
+            Footer::Legacy { metadata_pos: 20 }
+        );
         // Metadata past the end, no magic, too short.
         assert!(footer(&legacy, 30).is_err());
         for version in [[2, 0, 2, 0], [0, 0, 3, 0]] {
@@ -508,16 +540,19 @@ mod tests {
         assert_eq!(ok.rows, vec![0..3, 3..5]);
         assert_eq!(ok.header.index_type, "IVF_PQ");
         for (lengths, offsets, end) in [
-            (vec![3, 2], vec![0, 30], 49),       // past the data
-            (vec![3, 2], vec![0, 20], 60),       // overlapping
-            (vec![3], vec![0], 60),              // fewer lengths than centroids
+            (vec![3, 2], vec![0, 30], 49), // past the data
+            (vec![3, 2], vec![0, 20], 60), // overlapping
+            (vec![3], vec![0], 60),        // fewer lengths than centroids
             (vec![u32::MAX, 1], vec![0, u64::MAX], u64::MAX),
         ] {
             let err = decode_index(&index(lengths, offsets, 2), end).unwrap_err();
             assert!(matches!(err, Error::Corrupt { .. }), "{err}");
         }
         let one_stage = decode_index(&index(vec![3, 2], vec![0, 30], 1), 50).unwrap_err();
-        assert!(matches!(one_stage, Error::Unsupported { .. }), "{one_stage}");
+        assert!(
+            matches!(one_stage, Error::Unsupported { .. }),
+            "{one_stage}"
+        );
         assert!(decode_index(b"\xff\xff\xff", 50).is_err());
     }
 

@@ -94,7 +94,9 @@ pub(crate) fn decode_partition(batch: &RecordBatch, quantizer: &Quantizer) -> Re
 }
 
 fn unreachable_rq() -> Result<Codes> {
-    Err(Error::corrupt("internal: RaBitQ partition decoded as a one-column quantizer"))
+    Err(Error::corrupt(
+        "internal: RaBitQ partition decoded as a one-column quantizer",
+    ))
 }
 
 /// The `_rowid` column (column 0) of a partition batch.

@@ -151,8 +151,14 @@ mod tests {
         assert_eq!(initial_probes(&request(10, 1, None, true), &d, None), 6);
         let close: Vec<f32> = (0..40).map(|i| 10.0 + i as f32 * 0.01).collect();
         // All within the margin, capped at 24.
-        assert_eq!(initial_probes(&request(10, 1, None, true), &close, None), 24);
+        assert_eq!(
+            initial_probes(&request(10, 1, None, true), &close, None),
+            24
+        );
         // The caller's minimum wins over the cap.
-        assert_eq!(initial_probes(&request(10, 30, None, true), &close, None), 30);
+        assert_eq!(
+            initial_probes(&request(10, 30, None, true), &close, None),
+            30
+        );
     }
 }

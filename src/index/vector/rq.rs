@@ -22,7 +22,8 @@ use crate::error::{Error, Result};
 pub(crate) const CODE_COLUMN: &str = "_rabit_codes";
 /// Columns read per partition after `_rowid` and the binary codes, in this order: the
 /// binary factors, then (multi-bit) the extended codes and their factors.
-pub(crate) const FACTOR_COLUMNS: [&str; 3] = ["__add_factors", "__scale_factors", "__error_factors"];
+pub(crate) const FACTOR_COLUMNS: [&str; 3] =
+    ["__add_factors", "__scale_factors", "__error_factors"];
 /// Extended-code columns (`num_bits > 1`).
 pub(crate) const EX_COLUMNS: [&str; 3] = [
     "__blocked_ex_codes",
@@ -95,9 +96,8 @@ struct RabitMetadataJson {
 /// Decode the RaBitQ `storage_metadata` entry (the inner JSON string) of an index whose
 /// binary code column holds `code_width` bytes per row.
 pub(crate) fn decode_metadata(inner: &str, code_width: usize) -> Result<RabitQuantizer> {
-    let m: RabitMetadataJson = serde_json::from_str(inner).map_err(|e| {
-        Error::corrupt(format!("RaBitQ storage metadata: {e}")).with_source(e)
-    })?;
+    let m: RabitMetadataJson = serde_json::from_str(inner)
+        .map_err(|e| Error::corrupt(format!("RaBitQ storage metadata: {e}")).with_source(e))?;
     match m.rotation_type.as_deref() {
         Some("fast") => {}
         other => {
@@ -197,7 +197,11 @@ impl RabitCodes {
 
 /// Decode a partition's columns (`batch` columns 1.. as [`RabitQuantizer::columns`] lists
 /// them) of `rows` rows.
-pub(crate) fn decode_codes(batch: &RecordBatch, rq: &RabitQuantizer, rows: usize) -> Result<RabitCodes> {
+pub(crate) fn decode_codes(
+    batch: &RecordBatch,
+    rq: &RabitQuantizer,
+    rows: usize,
+) -> Result<RabitCodes> {
     let want = 1 + rq.columns().len();
     if batch.num_columns() != want {
         return Err(Error::corrupt(format!(
@@ -234,7 +238,10 @@ pub(crate) fn decode_codes(batch: &RecordBatch, rq: &RabitQuantizer, rows: usize
 
 fn byte_list<'a>(column: &'a ArrayRef, width: usize, rows: usize, name: &str) -> Result<&'a [u8]> {
     let list = column.as_fixed_size_list_opt().ok_or_else(|| {
-        Error::corrupt(format!("{name:?} is {}, a fixed-size list expected", column.data_type()))
+        Error::corrupt(format!(
+            "{name:?} is {}, a fixed-size list expected",
+            column.data_type()
+        ))
     })?;
     if list.value_length() as usize != width || list.len() != rows || list.null_count() > 0 {
         return Err(Error::corrupt(format!(
@@ -256,9 +263,12 @@ fn byte_list<'a>(column: &'a ArrayRef, width: usize, rows: usize, name: &str) ->
 }
 
 fn floats(column: &ArrayRef, rows: usize, name: &str) -> Result<Vec<f32>> {
-    let values = column
-        .as_primitive_opt::<Float32Type>()
-        .ok_or_else(|| Error::corrupt(format!("{name:?} is {}, float expected", column.data_type())))?;
+    let values = column.as_primitive_opt::<Float32Type>().ok_or_else(|| {
+        Error::corrupt(format!(
+            "{name:?} is {}, float expected",
+            column.data_type()
+        ))
+    })?;
     if values.len() != rows || values.null_count() > 0 {
         return Err(Error::corrupt(format!(
             "{name:?}: {} values ({} nulls) for {rows} rows",
@@ -599,7 +609,9 @@ impl TopK {
     }
 
     fn worst(&self) -> Option<f32> {
-        (self.heap.len() >= self.k).then(|| self.heap.peek().map(|o| o.0)).flatten()
+        (self.heap.len() >= self.k)
+            .then(|| self.heap.peek().map(|o| o.0))
+            .flatten()
     }
 
     fn offer(&mut self, d: f32) -> bool {
@@ -697,7 +709,9 @@ mod tests {
     #[test]
     fn fast_rotation_keeps_the_norm() {
         for dim in [16usize, 24] {
-            let signs: Vec<u8> = (0..ROTATION_ROUNDS * dim.div_ceil(8)).map(|i| (i * 37) as u8).collect();
+            let signs: Vec<u8> = (0..ROTATION_ROUNDS * dim.div_ceil(8))
+                .map(|i| (i * 37) as u8)
+                .collect();
             let v: Vec<f32> = (0..dim).map(|i| i as f32 - 3.0).collect();
             let r = rotate(&v, &signs, dim);
             let (a, b) = (distance::dot(&v, &v), distance::dot(&r, &r));
@@ -716,9 +730,15 @@ mod tests {
             ok.replace("\"code_dim\":16", "\"code_dim\":12"),
             "{".to_string(),
         ] {
-            assert!(matches!(decode_metadata(&bad, 2), Err(Error::Corrupt { .. })), "{bad}");
+            assert!(
+                matches!(decode_metadata(&bad, 2), Err(Error::Corrupt { .. })),
+                "{bad}"
+            );
         }
         let matrix = ok.replace("\"fast\"", "\"matrix\"");
-        assert!(matches!(decode_metadata(&matrix, 2), Err(Error::Unsupported { .. })));
+        assert!(matches!(
+            decode_metadata(&matrix, 2),
+            Err(Error::Unsupported { .. })
+        ));
     }
 }

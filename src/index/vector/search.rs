@@ -151,9 +151,9 @@ pub(crate) fn check_params(dataset: &DatasetVersion, p: &NearestParams) -> Resul
         }
         other => {
             return Err(Error::InvalidArgument(format!(
-                "column {:?} is {other}, not a fixed-size list of floats or uint8 (a vector column)",
-                p.column
-            )))
+            "column {:?} is {other}, not a fixed-size list of floats or uint8 (a vector column)",
+            p.column
+        )))
         }
     };
     check_binary(p, &item_type)?;
@@ -187,7 +187,11 @@ fn check_binary(p: &NearestParams, item_type: &DataType) -> Result<()> {
         }
         _ => {}
     }
-    if binary && p.query.iter().any(|v| v.fract() != 0.0 || !(0.0..=255.0).contains(v)) {
+    if binary
+        && p.query
+            .iter()
+            .any(|v| v.fract() != 0.0 || !(0.0..=255.0).contains(v))
+    {
         return Err(Error::InvalidArgument(format!(
             "column {:?} holds uint8 vectors: the query's values must be whole numbers 0..=255",
             p.column

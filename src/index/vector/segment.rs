@@ -57,7 +57,7 @@ pub(crate) enum PartitionStore {
     /// `auxiliary.idx` of a v3 index.
     Aux {
         /// Its reader.
-        reader: DataFileReader,
+        reader: Box<DataFileReader>,
         /// Fields read per partition: `_rowid`, the codes (RaBitQ: and its factor columns).
         columns: Vec<usize>,
     },
@@ -119,7 +119,8 @@ pub(crate) async fn open_segment(
         match legacy::footer(&tail.bytes, tail.version.size).map_err(at)? {
             Footer::Legacy { metadata_pos } => {
                 let path = index_path.clone();
-                let (index, file) = legacy::open(dataset, segment, path, tail, metadata_pos, stats).await?;
+                let (index, file) =
+                    legacy::open(dataset, segment, path, tail, metadata_pos, stats).await?;
                 return Ok(OpenSegment {
                     header: Arc::new(index.header),
                     partitions: Arc::new(index.rows),
@@ -127,11 +128,9 @@ pub(crate) async fn open_segment(
                     store: PartitionStore::Legacy(file),
                 });
             }
-            Footer::V2 if legacy_by_manifest => {
-                return Err(at(Error::corrupt(
-                    "the manifest lists no auxiliary.idx, yet index.idx is a Lance 2 file (a v3 index)",
-                )))
-            }
+            Footer::V2 if legacy_by_manifest => return Err(at(Error::corrupt(
+                "the manifest lists no auxiliary.idx, yet index.idx is a Lance 2 file (a v3 index)",
+            ))),
             Footer::V2 => {}
         }
     }
@@ -203,7 +202,7 @@ pub(crate) async fn open_segment(
         partitions: Arc::new(partitions),
         quantizer: Arc::new(quantizer),
         store: PartitionStore::Aux {
-            reader: aux,
+            reader: Box::new(aux),
             columns,
         },
     })
@@ -305,8 +304,14 @@ pub(crate) async fn read_partitions(
     let (aux, columns) = match &open.store {
         PartitionStore::Aux { reader, columns } => (reader, columns),
         PartitionStore::Legacy(file) => {
-            return legacy::read_partitions(file, &open.partitions, &open.quantizer, partitions, stats)
-                .await
+            return legacy::read_partitions(
+                file,
+                &open.partitions,
+                &open.quantizer,
+                partitions,
+                stats,
+            )
+            .await
         }
     };
     let mut sorted: Vec<usize> = partitions.to_vec();
