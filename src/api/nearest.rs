@@ -58,6 +58,7 @@ impl Dataset {
                 metric: None,
                 half_precision: false,
                 ef: None,
+                float32: false,
             },
             filter: None,
             postfilter: false,
@@ -83,7 +84,9 @@ impl<'a> Nearest<'a> {
         self
     }
 
-    /// Partitions probed at least.
+    /// Partitions probed at least (default 20). Without a fixed `nprobes`, the first probes
+    /// are widened from the centroid distances as pylance 14.0.2's automatic probing does
+    /// (`minimum_nprobes(1)` without a maximum is pylance's default).
     pub fn minimum_nprobes(mut self, n: usize) -> Self {
         self.params.minimum_nprobes = n;
         self
@@ -156,8 +159,8 @@ impl<'a> Nearest<'a> {
         self
     }
 
-    /// The metric of an exact search (`l2`, `cosine`, `dot`; default `l2`); an index
-    /// searches with its own metric.
+    /// The metric of an exact search (`l2`, `cosine`, `dot`, `hamming`; default `l2`,
+    /// `hamming` on uint8 vectors); an index searches with its own metric.
     pub fn metric(mut self, metric: &str) -> Result<Self> {
         let parsed = Metric::parse(metric)
             .map_err(|_| Error::InvalidArgument(format!("unknown metric {metric:?}")))?;

@@ -15,6 +15,7 @@ mod inputs;
 mod legacy;
 mod rowids;
 mod v2_0;
+mod vector;
 
 pub use blob::blob_descriptors;
 pub use decompress::decompress;
@@ -23,6 +24,7 @@ pub use inputs::{cli_values, filter_extremes};
 pub use legacy::legacy_file;
 pub use rowids::row_id_sequence;
 pub use v2_0::v2_0_page;
+pub use vector::vector_index;
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -538,6 +540,7 @@ pub fn run(name: &str, data: &[u8]) {
         "legacy_file" => legacy_file(data),
         "row_id_sequence" => row_id_sequence(data),
         "fts_postings" => fts_postings(data),
+        "vector_index" => vector_index(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -556,6 +559,7 @@ pub const TARGETS: &[&str] = &[
     "legacy_file",
     "row_id_sequence",
     "fts_postings",
+    "vector_index",
 ];
 
 /// Bytes read front to back; reads past the end yield zeros.

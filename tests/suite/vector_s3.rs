@@ -1,5 +1,6 @@
 //! Nearest queries over the real S3 protocol (in-process s3s server, every HTTP request
-//! counted): pylance's answers on the main index kinds, and the cost of a cold query
+//! counted): pylance's answers on the main index kinds (IVF_RQ, hamming and legacy v1 IVF_PQ
+//! included), and the cost of a cold query
 //! (dataset open included: at most 5 round trips, no HEAD) and of warm ones (no index
 //! bytes for cached partitions, one wave for new ones).
 
@@ -7,8 +8,12 @@ use crate::suite::common::S3TestServer;
 use crate::suite::vector_catalog::{check_catalog, vector_fixture};
 use crate::{Dataset, IoStats, Session};
 
-const NAMES: [&str; 7] = [
+const NAMES: [&str; 11] = [
     "ivf_pq_l2",
+    "ivf_rq_l2",
+    "ivf_flat_hamming",
+    "ivf_pq_l2_legacy",
+    "ivf_pq_l2_legacy_delta_p0_18_2",
     "ivf_flat_l2",
     "ivf_sq_l2",
     "ivf_pq4_l2",
@@ -72,7 +77,13 @@ async fn recorded_nearest_queries_match_pylance_over_s3() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
     let s3 = server().await;
-    for name in ["ivf_pq_l2", "ivf_flat_l2", "ivf_sq_l2"] {
+    for name in [
+        "ivf_pq_l2",
+        "ivf_flat_l2",
+        "ivf_sq_l2",
+        "ivf_rq_l2",
+        "ivf_pq_l2_legacy",
+    ] {
         let session = Session::default();
         let stats = IoStats::new();
         let before = s3.http_counts();
@@ -119,4 +130,31 @@ async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
         assert!(m.round_trips <= 1, "{name}: new partitions {m:?}");
         eprintln!("{name}: cold {cold:?} http {http:?}; warm new partitions {m:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_query_on_an_old_legacy_delta_index_needs_no_sizes_and_no_head() {
+    // pylance 0.18.2: no index details and no file sizes in the manifest, two legacy
+    // segments: the footers tell the version (suffix reads, no HEAD).
+    let name = "ivf_pq_l2_legacy_delta_p0_18_2";
+    let s3 = server().await;
+    let (session, open_stats) = (Session::default(), IoStats::new());
+    let dataset = open(&s3, name, &session, &open_stats).await;
+    let before = s3.http_counts();
+    let stats = IoStats::new();
+    let batch = dataset
+        .nearest("vec", &query_of(name))
+        .k(10)
+        .nprobes(2)
+        .stats(&stats)
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(batch.num_rows(), 10);
+    let query = stats.snapshot();
+    let http = s3.http_counts().since(&before);
+    assert_eq!(http.heads, 0, "{http:?}");
+    // The two segments' tails, then their partitions (2 in the tests).
+    assert!(query.round_trips <= 3, "{query:?}");
+    eprintln!("{name}: open {:?}; query {query:?}", open_stats.snapshot());
 }

@@ -37,30 +37,41 @@ pub(crate) fn exact(metric: Metric, query: &[f32], v: &[f32]) -> f32 {
                 1.0
             }
         }
-        Metric::Hamming => query
-            .iter()
-            .zip(v)
-            .filter(|(a, b)| a.to_bits() != b.to_bits())
-            .count() as f32,
+        Metric::Hamming => hamming(query, v),
     }
 }
 
+/// Differing bits of two packed binary vectors, one byte per value (values outside
+/// 0..=255 saturate; the caller checks queries).
+pub(crate) fn hamming(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| ((x as u8) ^ (y as u8)).count_ones())
+        .sum::<u32>() as f32
+}
+
 /// The distance used to rank partitions: L2 for L2 and cosine (cosine indices are trained
-/// on normalized vectors; the caller normalizes the query), `1 - q·c` for dot.
+/// on normalized vectors; the caller normalizes the query), `1 - q·c` for dot, bit
+/// differences for hamming.
 pub(crate) fn to_centroid(metric: Metric, query: &[f32], centroid: &[f32]) -> f32 {
     match metric {
         Metric::Dot => 1.0 - dot(query, centroid),
+        Metric::Hamming => hamming(query, centroid),
         _ => l2(query, centroid),
     }
 }
 
-/// Partition ids nearest first (ties by id).
-pub(crate) fn rank_partitions(metric: Metric, query: &[f32], centroids: &Matrix) -> Vec<usize> {
+/// Partition ids nearest first (ties by id), with their distances.
+pub(crate) fn rank_partitions(
+    metric: Metric,
+    query: &[f32],
+    centroids: &Matrix,
+) -> Vec<(f32, usize)> {
     let mut scored: Vec<(f32, usize)> = (0..centroids.rows)
         .map(|p| (to_centroid(metric, query, centroids.row(p)), p))
         .collect();
     scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().map(|(_, p)| p).collect()
+    scored
 }
 
 /// The PQ lookup table `[sub-vector][codeword]` for `query` (already the residual where
@@ -115,10 +126,4 @@ pub(crate) fn sq_dot(codes: &[u8], query: &[f32], start: f64, step: f64) -> f32 
         .map(|(&c, &q)| f64::from(q) * (start + f64::from(c) * step))
         .sum();
     (1.0 - d) as f32
-}
-
-/// [`super::search::initial_probes`], for the unit tests beside the decoders.
-#[cfg(test)]
-pub(crate) fn initial_probes_for_tests(minimum: usize, available: usize) -> usize {
-    super::search::initial_probes(minimum, available)
 }

@@ -152,6 +152,8 @@ pub(crate) enum Quantizer {
         /// The one global value range the codes map.
         bounds: Range<f64>,
     },
+    /// RaBitQ: binary (and extended) codes in `_rabit_codes` and its factor columns.
+    Rq(super::rq::RabitQuantizer),
 }
 
 /// A product quantizer and its codebook.
@@ -222,6 +224,8 @@ pub(crate) enum StorageSpec {
         /// Value range.
         bounds: Range<f64>,
     },
+    /// RaBitQ (no global buffer with the "fast" rotation).
+    Rq(super::rq::RabitQuantizer),
 }
 
 impl StorageSpec {
@@ -231,13 +235,15 @@ impl StorageSpec {
             Self::Flat { .. } => "flat",
             Self::Pq { .. } => "__pq_code",
             Self::Sq { .. } => "__sq_code",
+            Self::Rq(_) => super::rq::CODE_COLUMN,
         }
     }
 
-    /// Vector dimension.
+    /// Vector dimension (RaBitQ: the rotated dimension, which may pad the vectors').
     pub(crate) fn dim(&self) -> usize {
         match self {
             Self::Flat { dim } | Self::Pq { dim, .. } | Self::Sq { dim, .. } => *dim,
+            Self::Rq(rq) => rq.code_dim,
         }
     }
 }
@@ -355,9 +361,11 @@ pub(crate) fn decode_matrix(tensor: &TensorProto, what: &str) -> Result<Matrix> 
         1 => 2,
         2 => 4,
         3 => 8,
+        // uint8: the centroids of a hamming index (binary vectors).
+        4 => 1,
         other => {
             return Err(Error::corrupt(format!(
-                "{what}: tensor data type {other} (f16, f32 or f64 expected)"
+                "{what}: tensor data type {other} (f16, f32, f64 or uint8 expected)"
             )))
         }
     };
@@ -373,9 +381,10 @@ pub(crate) fn decode_matrix(tensor: &TensorProto, what: &str) -> Result<Matrix> 
     Ok(Matrix { rows, dim, values })
 }
 
-/// Little-endian floats of `width` bytes (2, 4 or 8) as f32.
+/// Little-endian floats of `width` bytes (2, 4 or 8; 1: uint8 values) as f32.
 fn floats_of(data: &[u8], width: usize) -> Vec<f32> {
     match width {
+        1 => data.iter().map(|&b| f32::from(b)).collect(),
         2 => data
             .chunks_exact(2)
             .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())
@@ -491,6 +500,7 @@ pub(crate) fn decode_storage_spec(
             StorageSpec::Flat { dim: m.dim }
         }
         "__pq_code" => pq_spec(serde_json::from_str(inner).map_err(bad)?)?,
+        super::rq::CODE_COLUMN => StorageSpec::Rq(super::rq::decode_metadata(inner, code_width)?),
         "__sq_code" => {
             let m: SqMetadataJson = serde_json::from_str(inner).map_err(bad)?;
             if m.num_bits != 8
@@ -512,7 +522,7 @@ pub(crate) fn decode_storage_spec(
         }
         other => {
             return Err(Error::unsupported(format!(
-                "vector index storage with column {other:?} (flat, PQ and SQ are read)"
+                "vector index storage with column {other:?} (flat, PQ, SQ and RQ are read)"
             )))
         }
     };
@@ -551,6 +561,7 @@ fn check_code_width(spec: &StorageSpec, width: usize) -> Result<()> {
     }
     let expected = match spec {
         StorageSpec::Flat { dim } | StorageSpec::Sq { dim, .. } => *dim,
+        StorageSpec::Rq(rq) => rq.code_bytes(),
         StorageSpec::Pq {
             num_sub_vectors,
             num_bits,
@@ -580,6 +591,7 @@ pub(crate) fn quantizer_of(spec: &StorageSpec, codebook: Option<&[u8]>) -> Resul
             dim: *dim,
             bounds: bounds.clone(),
         },
+        StorageSpec::Rq(rq) => Quantizer::Rq(rq.clone()),
         StorageSpec::Pq {
             dim,
             num_sub_vectors,

@@ -34,6 +34,8 @@ pub(crate) enum Codes {
     Pq(Vec<u8>),
     /// One u8 per dimension per row.
     Sq(Vec<u8>),
+    /// RaBitQ codes and factors.
+    Rq(super::rq::RabitCodes),
 }
 
 impl Partition {
@@ -42,6 +44,7 @@ impl Partition {
         let codes = match &self.codes {
             Codes::Flat(v) => v.len() * 4,
             Codes::Pq(v) | Codes::Sq(v) => v.len(),
+            Codes::Rq(c) => c.size_bytes(),
         };
         let graph = self.graph.as_ref().map_or(0, |g| g.size_bytes());
         self.row_ids.len() * 8 + codes + graph + 64
@@ -49,8 +52,17 @@ impl Partition {
 }
 
 /// Decode rows `batch` (the partition's rows of `_rowid` and the quantizer column, in that
-/// order) with `quantizer`.
+/// order; RaBitQ: its code and factor columns) with `quantizer`.
 pub(crate) fn decode_partition(batch: &RecordBatch, quantizer: &Quantizer) -> Result<Partition> {
+    if let Quantizer::Rq(rq) = quantizer {
+        let row_ids = row_ids_of(batch)?;
+        let codes = super::rq::decode_codes(batch, rq, row_ids.len())?;
+        return Ok(Partition {
+            row_ids,
+            codes: Codes::Rq(codes),
+            graph: None,
+        });
+    }
     if batch.num_columns() != 2 {
         return Err(Error::corrupt("partition batch without its two columns"));
     }
@@ -77,12 +89,32 @@ pub(crate) fn decode_partition(batch: &RecordBatch, quantizer: &Quantizer) -> Re
         Quantizer::Flat { dim } => Codes::Flat(float_values(list, *dim, n)?),
         Quantizer::Sq { dim, .. } => Codes::Sq(byte_values(list, *dim, n)?.to_vec()),
         Quantizer::Pq(pq) => Codes::Pq(pq_codes(pq, byte_values(list, pq.code_bytes(), n)?)),
+        Quantizer::Rq(_) => unreachable_rq()?,
     };
     Ok(Partition {
         row_ids: row_ids.values().to_vec(),
         codes,
         graph: None,
     })
+}
+
+fn unreachable_rq() -> Result<Codes> {
+    Err(Error::corrupt(
+        "internal: RaBitQ partition decoded as a one-column quantizer",
+    ))
+}
+
+/// The `_rowid` column (column 0) of a partition batch.
+fn row_ids_of(batch: &RecordBatch) -> Result<Vec<u64>> {
+    let ids = batch
+        .columns()
+        .first()
+        .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+        .ok_or_else(|| Error::corrupt(format!("{ROW_ID_COLUMN:?} missing or not uint64")))?;
+    if ids.null_count() > 0 {
+        return Err(Error::corrupt(format!("{ROW_ID_COLUMN:?} holds nulls")));
+    }
+    Ok(ids.values().to_vec())
 }
 
 fn check_width(list: &FixedSizeListArray, width: usize, rows: usize) -> Result<()> {
@@ -138,6 +170,15 @@ fn float_values(list: &FixedSizeListArray, dim: usize, rows: usize) -> Result<Ve
             .ok_or_else(short)?
             .iter()
             .map(|&v| v as f32)
+            .collect(),
+        // Binary vectors of a hamming index.
+        DataType::UInt8 => values
+            .as_primitive::<UInt8Type>()
+            .values()
+            .get(range)
+            .ok_or_else(short)?
+            .iter()
+            .map(|&v| f32::from(v))
             .collect(),
         other => return Err(Error::unsupported(format!("flat vectors of {other}"))),
     })
@@ -252,6 +293,11 @@ pub(crate) fn score(
                     .map(|row| distance::sq_l2(row, &q, scale))
                     .collect()
             }
+        }
+        (Codes::Rq(_), Quantizer::Rq(_)) => {
+            return Err(Error::corrupt(
+                "internal: RaBitQ partitions are scored by rq::score",
+            ))
         }
         _ => return Err(Error::corrupt("partition codes do not match the quantizer")),
     })

@@ -13,11 +13,13 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::caches::{key, VectorCache, VectorEntry};
 use super::distance;
-use super::format::Metric;
+use super::format::{Metric, Quantizer};
 use super::hnsw::traverse::HnswQuery;
 use super::hnsw::{effective_ef, search_partition};
-use super::partition::{index_query, score, Partition};
-use super::segment::{open_segment, read_partitions, OpenSegment};
+use super::partition::{index_query, score, Codes, Partition};
+use super::probes::{initial_probes, ProbeRequest};
+use super::rq;
+use super::segment::{open_segment, read_partitions, OpenSegment, PartitionStore};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
@@ -58,6 +60,8 @@ pub(crate) struct NearestParams {
     pub half_precision: bool,
     /// HNSW's beam width (default `k * refine + (k * refine) / 2`, as lance).
     pub ef: Option<usize>,
+    /// The column holds f32 vectors (set by the search; pylance's probing depends on it).
+    pub float32: bool,
 }
 
 /// The rows a filter allows, and whether it applies before the search or after it.
@@ -144,18 +148,19 @@ pub(crate) fn check_params(dataset: &DatasetVersion, p: &NearestParams) -> Resul
         DataType::FixedSizeList(item, n)
             if matches!(
                 item.data_type(),
-                DataType::Float16 | DataType::Float32 | DataType::Float64
+                DataType::Float16 | DataType::Float32 | DataType::Float64 | DataType::UInt8
             ) =>
         {
             (n as usize, item.data_type().clone())
         }
         other => {
             return Err(Error::InvalidArgument(format!(
-                "column {:?} is {other}, not a fixed-size list of floats (a vector column)",
-                p.column
-            )))
+            "column {:?} is {other}, not a fixed-size list of floats or uint8 (a vector column)",
+            p.column
+        )))
         }
     };
+    check_binary(p, &item_type)?;
     if p.query.len() != dim {
         return Err(Error::InvalidArgument(format!(
             "the query has {} dimensions, column {:?} holds vectors of {dim}",
@@ -164,6 +169,39 @@ pub(crate) fn check_params(dataset: &DatasetVersion, p: &NearestParams) -> Resul
         )));
     }
     Ok((field.id, item_type))
+}
+
+/// Binary (uint8) vectors take hamming only, and queries of whole bytes; hamming takes
+/// binary vectors only.
+fn check_binary(p: &NearestParams, item_type: &DataType) -> Result<()> {
+    let binary = *item_type == DataType::UInt8;
+    match p.metric {
+        Some(m) if binary && m != Metric::Hamming => {
+            return Err(Error::InvalidArgument(format!(
+                "distance type {} does not support uint8 vectors (column {:?}): use hamming",
+                m.name(),
+                p.column
+            )))
+        }
+        Some(Metric::Hamming) if !binary => {
+            return Err(Error::InvalidArgument(format!(
+                "hamming distance needs uint8 (binary) vectors; column {:?} holds {item_type}",
+                p.column
+            )))
+        }
+        _ => {}
+    }
+    if binary
+        && p.query
+            .iter()
+            .any(|v| v.fract() != 0.0 || !(0.0..=255.0).contains(v))
+    {
+        return Err(Error::InvalidArgument(format!(
+            "column {:?} holds uint8 vectors: the query's values must be whole numbers 0..=255",
+            p.column
+        )));
+    }
+    Ok(())
 }
 
 /// The vector index segments on field `field_id` (the deltas of the first such index).
@@ -182,11 +220,13 @@ pub(crate) fn vector_segments(dataset: &DatasetVersion, field_id: i32) -> Vec<In
     }
 }
 
-/// Whether `segment` is a vector index (its details say so).
+/// Whether `segment` is a vector index (its details say so, or it has none).
 pub(crate) fn is_vector_segment(segment: &IndexSegment) -> bool {
+    // Older writers (pylance 0.18) record no details: an index on a vector column is a
+    // vector index (the caller matches the column).
     segment
         .type_name()
-        .is_some_and(|t| t.ends_with("VectorIndexDetails"))
+        .is_none_or(|t| t.ends_with("VectorIndexDetails"))
 }
 
 /// Run the query.
@@ -198,20 +238,18 @@ pub(crate) async fn nearest(
     stats: &IoStats,
 ) -> Result<NearestAnswer> {
     let (field_id, item_type) = check_params(dataset, params)?;
-    let mut rounded;
-    let params = if item_type == DataType::Float16 {
+    let mut typed = params.clone();
+    typed.float32 = item_type == DataType::Float32;
+    if item_type == DataType::Float16 {
         // Lance casts the query to the column's type: f16 precision.
-        rounded = params.clone();
-        rounded.query = params
+        typed.query = params
             .query
             .iter()
             .map(|&v| half::f16::from_f32(v).to_f32())
             .collect();
-        rounded.half_precision = true;
-        &rounded
-    } else {
-        params
-    };
+        typed.half_precision = true;
+    }
+    let params = &typed;
     let manifest = dataset.manifest();
     if manifest.uses_stable_row_ids() {
         return Err(Error::unsupported(
@@ -254,7 +292,13 @@ pub(crate) async fn nearest(
     let prefilter = filter.filter(|f| !f.postfilter).map(|f| &f.allowed);
     let live = live_fragments(dataset, stats).await?;
     let mut report = NearestReport::default();
-    let (mut metric, mut candidates) = (params.metric.unwrap_or(Metric::L2), Vec::new());
+    // Without an index or a metric: L2, hamming on binary vectors (as pylance).
+    let default_metric = if item_type == DataType::UInt8 {
+        Metric::Hamming
+    } else {
+        Metric::L2
+    };
+    let (mut metric, mut candidates) = (params.metric.unwrap_or(default_metric), Vec::new());
     let want = params.k * params.refine_factor.unwrap_or(1) as usize;
     let mut covered = RoaringBitmap::new();
     if !segments.is_empty() {
@@ -331,10 +375,14 @@ async fn cached_open(
     caches: &VectorCache,
     stats: &IoStats,
 ) -> Result<OpenSegment> {
-    let path = dataset.index_file_path(segment, super::segment::AUXILIARY_FILE)?;
-    let size = segment
-        .file_size(super::segment::AUXILIARY_FILE)
-        .unwrap_or(0);
+    // Keyed by auxiliary.idx (index.idx for a legacy index, which has no auxiliary.idx).
+    let file = if segment.file_size(super::segment::AUXILIARY_FILE).is_some() {
+        super::segment::AUXILIARY_FILE
+    } else {
+        super::segment::INDEX_FILE
+    };
+    let path = dataset.index_file_path(segment, file)?;
+    let size = segment.file_size(file).unwrap_or(0);
     let load = async {
         Box::pin(open_segment(dataset, segment, stats))
             .await
@@ -395,12 +443,33 @@ async fn search_segment(
 ) -> Result<(Vec<Hit>, usize, usize, u64)> {
     let metric = open.header.metric;
     let query = index_query(metric, &params.query);
-    let order = distance::rank_partitions(metric, &query, &open.header.centroids);
+    let ranked = distance::rank_partitions(metric, &query, &open.header.centroids);
+    let (sorted, order): (Vec<f32>, Vec<usize>) = ranked.into_iter().unzip();
     let max = params
         .maximum_nprobes
         .unwrap_or(order.len())
         .min(order.len());
-    let mut probed = initial_probes(params.minimum_nprobes, max);
+    let request = ProbeRequest {
+        k: params.k,
+        minimum: params.minimum_nprobes,
+        maximum: params.maximum_nprobes,
+        refine_factor: params.refine_factor,
+        metric,
+        flat_f32: params.float32
+            && matches!(*open.quantizer, Quantizer::Flat { .. })
+            && matches!(open.store, PartitionStore::Aux { .. }),
+    };
+    // pylance widens the probes of a dot index by the L2 distances to the centroids.
+    let dot_l2: Option<Vec<f32>> = (metric == Metric::Dot).then(|| {
+        let l2 = distance::rank_partitions(Metric::L2, &query, &open.header.centroids);
+        l2.into_iter().map(|(d, _)| d).collect()
+    });
+    let mut probed = initial_probes(&request, &sorted, dot_l2.as_deref());
+    // RaBitQ: the query prepared once, and lance's running top-k (its pruning bound).
+    let mut rabit = match &*open.quantizer {
+        Quantizer::Rq(rq) => Some((rq, rq::prepare(rq, &query), rq::TopK::new(want))),
+        _ => None,
+    };
     let (mut hits, mut cached, mut scored) = (Vec::new(), 0, 0u64);
     let hnsw = match &open.graph {
         Some(_) => Some(HnswQuery {
@@ -418,8 +487,8 @@ async fn search_segment(
         cached += from_cache;
         for (&p, part) in ids.iter().zip(&parts) {
             let centroid = open.header.centroids.row(p);
-            let found: Vec<(u64, f32)> = match (&part.graph, &hnsw) {
-                (Some(graph), Some(h)) => {
+            let found: Vec<(u64, f32)> = match (&part.graph, &hnsw, rabit.as_mut()) {
+                (Some(graph), Some(h), _) => {
                     let (found, computed) = search_partition(
                         graph,
                         part,
@@ -434,6 +503,20 @@ async fn search_segment(
                     .map_err(|e| e.at(&open.aux_path(), None))?;
                     scored += computed;
                     found
+                }
+                (_, _, Some((rq, q, top))) => {
+                    let Codes::Rq(codes) = &part.codes else {
+                        return Err(Error::corrupt("internal: RaBitQ partition without codes"));
+                    };
+                    let terms = rq::partition_terms(rq, q, metric, &query, centroid);
+                    let range = params.distance_range;
+                    let d = rq::score(codes, rq, q, terms, range, top, |i| {
+                        admitted(part.row_ids[i])
+                    });
+                    scored += part.row_ids.len() as u64;
+                    (part.row_ids.iter().copied().zip(d))
+                        .filter_map(|(row, d)| d.map(|d| (row, d)))
+                        .collect()
                 }
                 _ => {
                     let d = score(
@@ -464,18 +547,6 @@ async fn search_segment(
     Ok((top(hits, want), probed, cached, scored))
 }
 
-/// The partitions probed first, as pylance's automatic probing (search effort 0.5) starts:
-/// geometrically halfway from the minimum to the maximum available, `min * (max/min)^0.5`
-/// rounded up (the minimum itself when both are equal, as with `nprobes`).
-pub(crate) fn initial_probes(minimum: usize, available: usize) -> usize {
-    let minimum = minimum.min(available);
-    if minimum == 0 || minimum >= available {
-        return minimum;
-    }
-    let ratio = available as f64 / minimum as f64;
-    ((minimum as f64 * ratio.sqrt()).ceil() as usize).clamp(minimum, available)
-}
-
 /// Partitions `ids` of `open`, from the caches or read in one wave.
 async fn load_partitions(
     open: &OpenSegment,
@@ -483,7 +554,7 @@ async fn load_partitions(
     caches: &VectorCache,
     stats: &IoStats,
 ) -> Result<(Vec<Arc<Partition>>, usize)> {
-    let (path, size) = (open.aux_path(), open.aux.version().size);
+    let (path, size) = (open.aux_path(), open.aux_size());
     let mut found: Vec<Option<Arc<Partition>>> = Vec::with_capacity(ids.len());
     for &p in ids {
         found.push(
@@ -604,6 +675,12 @@ fn vectors_of(batch: &RecordBatch, c: usize) -> Result<Vec<Option<Vec<f32>>>> {
             .values()
             .iter()
             .map(|&v| v as f32)
+            .collect(),
+        DataType::UInt8 => values
+            .as_primitive::<arrow_array::types::UInt8Type>()
+            .values()
+            .iter()
+            .map(|&v| f32::from(v))
             .collect(),
         other => return Err(Error::unsupported(format!("vectors of {other}"))),
     };

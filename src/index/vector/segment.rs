@@ -18,6 +18,7 @@ use super::format::{
     quantizer_of, IndexHeader, Quantizer, StorageSpec, SubIndex,
 };
 use super::hnsw::GraphFile;
+use super::legacy::{self, Footer, LegacyFile};
 use super::partition::{decode_partition, Partition, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
 use crate::io::fetch::ReadRequest;
@@ -47,18 +48,42 @@ pub(crate) struct OpenSegment {
     pub partitions: Arc<Vec<Range<u64>>>,
     /// The quantizer (with its codebook).
     pub quantizer: Arc<Quantizer>,
-    /// The reader of `auxiliary.idx`.
-    pub aux: DataFileReader,
-    /// Fields of `auxiliary.idx` read per partition: `_rowid`, the codes.
-    pub columns: [usize; 2],
+    /// Where the partitions are read from.
+    pub store: PartitionStore,
     /// The graphs' file, for an HNSW sub-index.
     pub graph: Option<Arc<GraphFile>>,
 }
 
+/// Where a segment's partitions are read from.
+#[derive(Debug, Clone)]
+pub(crate) enum PartitionStore {
+    /// `auxiliary.idx` of a v3 index.
+    Aux {
+        /// Its reader.
+        reader: Box<DataFileReader>,
+        /// Fields read per partition: `_rowid`, the codes (RaBitQ: and its factor columns).
+        columns: Vec<usize>,
+    },
+    /// The `index.idx` of a legacy (v1) IVF_PQ index.
+    Legacy(Arc<LegacyFile>),
+}
+
 impl OpenSegment {
-    /// The object path of `auxiliary.idx`.
+    /// The object path of the file holding the partitions (`auxiliary.idx`; a legacy
+    /// index's `index.idx`).
     pub(crate) fn aux_path(&self) -> String {
-        self.aux.path().to_string()
+        match &self.store {
+            PartitionStore::Aux { reader, .. } => reader.path().to_string(),
+            PartitionStore::Legacy(f) => f.path.to_string(),
+        }
+    }
+
+    /// The size of that file.
+    pub(crate) fn aux_size(&self) -> u64 {
+        match &self.store {
+            PartitionStore::Aux { reader, .. } => reader.version().size,
+            PartitionStore::Legacy(f) => f.size,
+        }
     }
 
     /// Bytes the decoded header holds (for a cache weigher).
@@ -83,20 +108,41 @@ pub(crate) async fn open_segment(
     segment: &IndexSegment,
     stats: &IoStats,
 ) -> Result<OpenSegment> {
-    if segment.index_version > 1 {
+    // IVF_RQ writes index version 2; the others 1.
+    if segment.index_version > 2 {
         return Err(Error::unsupported(format!(
             "vector index {:?} has index version {}",
             segment.name, segment.index_version
         )));
     }
-    if !segment.files.is_empty() && segment.file_size(AUXILIARY_FILE).is_none() {
-        // A v3 index always has auxiliary.idx; a legacy v1 IVF_PQ index is index.idx alone.
-        return Err(Error::unsupported(format!(
-            "vector index {:?} is a legacy (v1) IVF_PQ index, which is not searched yet",
-            segment.name
-        )));
-    }
     let index_path = dataset.index_file_path(segment, INDEX_FILE)?;
+    // A v3 index always has auxiliary.idx; a legacy v1 IVF_PQ index is index.idx alone.
+    // Without a file list (older writers) the footer of index.idx tells.
+    let legacy_by_manifest =
+        !segment.files.is_empty() && segment.file_size(AUXILIARY_FILE).is_none();
+    if legacy_by_manifest || segment.files.is_empty() {
+        let size = segment.file_size(INDEX_FILE);
+        let tail = legacy::read_tail(dataset, &index_path, size, stats).await?;
+        let at = |e: Error| e.at(index_path.as_ref(), None);
+        match legacy::footer(&tail.bytes, tail.version.size).map_err(at)? {
+            Footer::Legacy { metadata_pos } => {
+                let path = index_path.clone();
+                let (index, file) =
+                    legacy::open(dataset, segment, path, tail, metadata_pos, stats).await?;
+                return Ok(OpenSegment {
+                    header: Arc::new(index.header),
+                    partitions: Arc::new(index.rows),
+                    quantizer: Arc::new(Quantizer::Pq(index.pq)),
+                    store: PartitionStore::Legacy(file),
+                    graph: None,
+                });
+            }
+            Footer::V2 if legacy_by_manifest => return Err(at(Error::corrupt(
+                "the manifest lists no auxiliary.idx, yet index.idx is a Lance 2 file (a v3 index)",
+            ))),
+            Footer::V2 => {}
+        }
+    }
     let aux_path = dataset.index_file_path(segment, AUXILIARY_FILE)?;
     let index_prefix = prefix_read(
         dataset,
@@ -154,7 +200,12 @@ pub(crate) async fn open_segment(
     let partitions = partition_ranges(&ivf, aux.num_rows()).map_err(aux_at)?;
     let quantizer = quantizer_of(&spec, codebook.as_deref()).map_err(aux_at)?;
     check_header(&header, &partitions, &spec).map_err(aux_at)?;
-    let columns = aux.field_indices(&[ROW_ID_COLUMN, &code_column])?;
+    let mut names = vec![ROW_ID_COLUMN, code_column.as_str()];
+    if let Quantizer::Rq(rq) = &quantizer {
+        names = vec![ROW_ID_COLUMN];
+        names.extend(rq.columns());
+    }
+    let columns = aux.field_indices(&names)?;
     let graph = match header.sub_index {
         SubIndex::Hnsw => Some(Arc::new(GraphFile::open(
             index.clone(),
@@ -167,8 +218,10 @@ pub(crate) async fn open_segment(
         header: Arc::new(header),
         partitions: Arc::new(partitions),
         quantizer: Arc::new(quantizer),
-        aux,
-        columns: [columns[0], columns[1]],
+        store: PartitionStore::Aux {
+            reader: Box::new(aux),
+            columns,
+        },
         graph,
     })
 }
@@ -200,7 +253,7 @@ async fn prefix_read(
 /// The quantizer column of `auxiliary.idx` and its fixed list width.
 fn code_column(aux: &DataFileReader) -> Result<(String, usize)> {
     let schema = aux.arrow_schema();
-    for name in ["__pq_code", "__sq_code", "flat"] {
+    for name in ["__pq_code", "__sq_code", "flat", super::rq::CODE_COLUMN] {
         if let Ok(field) = schema.field_with_name(name) {
             return match field.data_type() {
                 arrow_schema::DataType::FixedSizeList(_, n) if *n > 0 => {
@@ -212,13 +265,8 @@ fn code_column(aux: &DataFileReader) -> Result<(String, usize)> {
             };
         }
     }
-    if schema.field_with_name("_rabit_codes").is_ok() {
-        return Err(Error::unsupported(
-            "IVF_RQ (RaBitQ) vector indices are not read yet",
-        ));
-    }
     Err(Error::corrupt(
-        "no quantizer column (__pq_code, __sq_code or flat) in auxiliary.idx",
+        "no quantizer column (__pq_code, __sq_code, flat or _rabit_codes) in auxiliary.idx",
     ))
 }
 
@@ -231,7 +279,9 @@ fn check_header(header: &IndexHeader, partitions: &[Range<u64>], spec: &StorageS
             partitions.len()
         )));
     }
-    if header.centroids.dim != spec.dim() {
+    // RaBitQ rotates into a code dimension that may pad the vectors'.
+    let rq_pads = matches!(spec, StorageSpec::Rq(_)) && header.centroids.dim <= spec.dim();
+    if header.centroids.dim != spec.dim() && !rq_pads {
         return Err(Error::corrupt(format!(
             "centroids of dimension {}, storage of dimension {}",
             header.centroids.dim,
@@ -264,6 +314,19 @@ pub(crate) async fn read_partitions(
     partitions: &[usize],
     stats: &IoStats,
 ) -> Result<Vec<Partition>> {
+    let (aux, columns) = match &open.store {
+        PartitionStore::Aux { reader, columns } => (reader, columns),
+        PartitionStore::Legacy(file) => {
+            return legacy::read_partitions(
+                file,
+                &open.partitions,
+                &open.quantizer,
+                partitions,
+                stats,
+            )
+            .await
+        }
+    };
     let mut sorted: Vec<usize> = partitions.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
@@ -278,10 +341,7 @@ pub(crate) async fn read_partitions(
             Ok(None)
         } else {
             let selection = RowSelection::Rows(rows);
-            open.aux
-                .read_rows(&open.columns, &selection, stats)
-                .await
-                .map(Some)
+            aux.read_rows(columns, &selection, stats).await.map(Some)
         }
     };
     let graphs = async {
@@ -300,7 +360,7 @@ pub(crate) async fn read_partitions(
         let part = match &batch {
             Some(b) if len > 0 => slice_partition(b, at, len, &open.quantizer).map_err(|e| {
                 e.context(format!("partition {p}"))
-                    .at(open.aux.path().as_ref(), None)
+                    .at(aux.path().as_ref(), None)
             })?,
             _ => Partition {
                 row_ids: Vec::new(),
@@ -341,5 +401,6 @@ fn empty_codes(q: &Quantizer) -> super::partition::Codes {
         Quantizer::Flat { .. } => Codes::Flat(Vec::new()),
         Quantizer::Pq(_) => Codes::Pq(Vec::new()),
         Quantizer::Sq { .. } => Codes::Sq(Vec::new()),
+        Quantizer::Rq(_) => Codes::Rq(super::rq::RabitCodes::empty()),
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use prost::Message;
 
-use super::distance::{initial_probes_for_tests, sq_query_codes};
+use super::distance::sq_query_codes;
 use super::format::*;
 
 fn ivf(lengths: &[u32], offsets: &[u64]) -> IvfProto {
@@ -55,7 +55,7 @@ fn tensors_of_the_wrong_size_or_type_are_corrupt() {
     for t in [
         tensor(2, &[4, 2], 31),
         tensor(2, &[4], 16),
-        tensor(4, &[4, 2], 8),
+        tensor(5, &[4, 2], 16),
         tensor(2, &[u32::MAX, u32::MAX], 8),
         tensor(2, &[1, 0], 0),
     ] {
@@ -139,13 +139,4 @@ fn sq_query_codes_truncate_and_saturate_as_lance() {
         vec![0, 0, 127, 255, 255]
     );
     assert_eq!(sq_query_codes(&[3.0], 1.0, 1.0), vec![0]);
-}
-
-#[test]
-fn automatic_probing_starts_halfway_geometrically() {
-    assert_eq!(initial_probes_for_tests(2, 2), 2);
-    assert_eq!(initial_probes_for_tests(1, 2), 2);
-    assert_eq!(initial_probes_for_tests(1, 4), 2);
-    assert_eq!(initial_probes_for_tests(1, 3), 2);
-    assert_eq!(initial_probes_for_tests(5, 3), 3);
 }
