@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, Float32Array, RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::common::{exec_datafusion_err, DataFusionError, Result};
+use datafusion::common::stats::Precision;
+use datafusion::common::{exec_datafusion_err, DataFusionError, Result, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -252,7 +253,27 @@ impl ExecutionPlan for LakeseekQueryExec {
         let stream = futures::stream::once(async move { run(&spec, &source).await });
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
     }
+
+    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
+        let mut stats = Statistics::new_unknown(&self.spec.schema);
+        // At most k rows (a nearest query: 10 unless asked), so joins build on this side.
+        let k = match (&self.spec.kind, self.spec.k) {
+            (_, Some(k)) => Some(k),
+            (QueryKind::Nearest(_), None) => Some(DEFAULT_NEAREST_K),
+            (QueryKind::Search(_), None) => None,
+        };
+        if let Some(k) = k.and_then(|k| usize::try_from(k).ok()) {
+            stats.num_rows = match partition {
+                None | Some(0) => Precision::Inexact(k),
+                Some(_) => Precision::Exact(0),
+            };
+        }
+        Ok(Arc::new(stats))
+    }
 }
+
+/// Rows of a nearest query that sets no `k` (the library's default).
+const DEFAULT_NEAREST_K: u64 = 10;
 
 /// Run the query: its rows as the spec's output schema.
 async fn run(spec: &QuerySpec, source: &ScanSource) -> Result<RecordBatch> {
