@@ -290,8 +290,15 @@ async fn run(spec: &QuerySpec, source: &ScanSource) -> Result<RecordBatch> {
     };
     let columns = spec.table_columns();
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let err =
-        |e: lakeseek::Error| exec_datafusion_err!("{}(..) on {}: {e}", spec.function(), spec.url);
+    let err = |e: lakeseek::Error| {
+        let text = e.to_string();
+        let hint = if text.contains("allow_scan") || text.contains("allow a scan") {
+            " (in SQL: the option 'allow_scan=true')"
+        } else {
+            ""
+        };
+        exec_datafusion_err!("{}(..) on {}: {text}{hint}", spec.function(), spec.url)
+    };
     let batch = match &spec.kind {
         QueryKind::Nearest(vector) => {
             let mut n = dataset.nearest(&spec.column, vector);

@@ -477,6 +477,10 @@ async fn wrong_arguments_are_clear_errors() {
             "SELECT * FROM search('d', 'body', '   ')".into(),
             "search(..) on",
         ),
+        (
+            format!("SELECT * FROM nearest('t', 'vec', {v16}, 5, 'filter=cat = 2')"),
+            "in SQL: the option 'allow_scan=true'",
+        ),
     ];
     for (sql, want) in cases {
         let e = try_rows(&ctx, &sql, false)
