@@ -22,10 +22,12 @@
 //! use datafusion::arrow::array::{Array, Int64Array};
 //! use lakeseek_datafusion::{session_context, LakeseekTable};
 //!
-//! let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures");
+//! let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+//! let fixtures = manifest_dir.join("../tests/fixtures").canonicalize()?;
 //! let ctx = session_context(&[])?;
 //! for (name, path) in [("t", "vector/datasets/ivf_pq_l2"), ("d", "fts/datasets/default")] {
-//!     let dataset = lakeseek::Dataset::open(&format!("{fixtures}/{path}"))
+//!     let path = fixtures.join(path);
+//!     let dataset = lakeseek::Dataset::open(path.to_str().expect("a UTF-8 path"))
 //!         .await
 //!         .map_err(|e| datafusion::common::DataFusionError::External(e.into()))?;
 //!     let table = LakeseekTable::new(dataset)?.with_row_address()?;
