@@ -31,6 +31,9 @@ use crate::query_exec::{
 };
 use crate::LakeseekTable;
 
+/// `key=value` options, as written.
+type Options = Vec<(String, String)>;
+
 /// Which table function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Function {
@@ -211,7 +214,7 @@ impl LakeseekTableFunction {
         &self,
         session: &dyn Session,
         args: &[Expr],
-    ) -> Result<(Option<u64>, Vec<(String, String)>)> {
+    ) -> Result<(Option<u64>, Options)> {
         let mut k = None;
         let mut options = Vec::new();
         for (i, expr) in args.iter().enumerate() {
