@@ -210,11 +210,7 @@ impl LakeseekTableFunction {
     }
 
     /// `k` and the `key=value` options after the query.
-    fn options(
-        &self,
-        session: &dyn Session,
-        args: &[Expr],
-    ) -> Result<(Option<u64>, Options)> {
+    fn options(&self, session: &dyn Session, args: &[Expr]) -> Result<(Option<u64>, Options)> {
         let mut k = None;
         let mut options = Vec::new();
         for (i, expr) in args.iter().enumerate() {
