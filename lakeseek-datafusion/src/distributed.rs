@@ -28,8 +28,8 @@ impl WorkerResolver for StaticWorkers {
     }
 }
 
-/// A DataFusion session for SQL over [`crate::LakeseekTable`]s, with the `any_element` UDF
-/// and DataFusion's array functions. With `workers` (`http://host:port` of
+/// A DataFusion session for SQL over [`crate::LakeseekTable`]s, with the `any_element` UDF,
+/// the `nearest(..)` and `search(..)` table functions and DataFusion's array functions. With `workers` (`http://host:port` of
 /// [`crate::serve_worker`] processes) plans run distributed over them: a scan over many
 /// fragments becomes one task per fragment group (at most one per worker), while point
 /// lookups (up to 1,024 row addresses) and single-group scans stay on this process.
@@ -55,6 +55,8 @@ pub fn session_context(workers: &[Url]) -> Result<SessionContext> {
     }
     let ctx = SessionContext::from(builder.build());
     ctx.register_udf(crate::any_element_udf());
+    ctx.register_udtf("nearest", crate::nearest_function());
+    ctx.register_udtf("search", crate::search_function());
     Ok(ctx)
 }
 

@@ -83,7 +83,7 @@ pub(crate) struct ScanSpec {
 }
 
 impl ScanSpec {
-    /// Dataset columns of the output, in order.
+    /// Dataset columns of the output (and `_rowid`), in order: what the takes read.
     pub(crate) fn dataset_columns(&self) -> Vec<String> {
         self.schema
             .fields()
@@ -370,7 +370,7 @@ fn take_chunks(addresses: &[u64], batch_rows: usize) -> Vec<Vec<u64>> {
 }
 
 /// A take's batch (`_rowaddr` first, then the columns) as the scan's output schema.
-fn to_output(schema: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
+pub(crate) fn to_output(schema: &SchemaRef, batch: &RecordBatch) -> Result<RecordBatch> {
     let columns: Vec<ArrayRef> = schema
         .fields()
         .iter()

@@ -11,6 +11,9 @@ use lakeseek::{FilterExpr, FilterValue};
 /// Name of the row-address column a [`crate::LakeseekTable`] may expose.
 pub const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
 
+/// Name of the stable row id column a [`crate::LakeseekTable`] may expose.
+pub const ROW_ID_COLUMN: &str = "_rowid";
+
 /// The row addresses a filter of the form `_rowaddr = x`, `x = _rowaddr` or
 /// `_rowaddr IN (x, y, ..)` selects (sorted, unique); `None` for any other filter.
 pub(crate) fn row_address_filter(expr: &Expr) -> Option<Vec<u64>> {

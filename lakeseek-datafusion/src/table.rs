@@ -15,7 +15,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use lakeseek::{Dataset, FilterExactness, FilterExpr, FragmentInfo, PlannedFilter};
 
 use crate::exec::{FragmentGroup, LakeseekScanExec, ScanSource, ScanSpec};
-use crate::filter::{row_address_filter, to_filter_expr, ROW_ADDRESS_COLUMN};
+use crate::filter::{row_address_filter, to_filter_expr, ROW_ADDRESS_COLUMN, ROW_ID_COLUMN};
 
 /// Scans of at most this many row addresses are point lookups: one partition, one task on
 /// the coordinator.
@@ -31,6 +31,12 @@ pub(crate) const POINT_LOOKUP_ROWS: usize = 1024;
 /// * The projection is pushed down, and the limit when every filter is exact.
 /// * With [`LakeseekTable::with_row_address`] the table has a `_rowaddr` column
 ///   (`fragment << 32 | offset`); `_rowaddr = x` and `_rowaddr IN (..)` become takes.
+/// * With [`LakeseekTable::with_row_id`] it has a `_rowid` column: each row's stable row id
+///   (on a dataset with stable row ids; else its address), read with the rows; filters on it
+///   are evaluated by DataFusion.
+/// * A blob column is its blob descriptors (the `struct` pylance's `to_table` returns:
+///   position and size, in 2.2 files also kind, blob id and URI), never the bytes: read
+///   those with [`lakeseek::Dataset::take_blobs`].
 /// * A scan resolves the filters to row addresses once (index reads through the dataset's
 ///   session caches) and reads them with lakeseek's takes; its partitions are groups of
 ///   fragments.
@@ -50,6 +56,8 @@ pub struct LakeseekTable {
     columns: Vec<String>,
     schema: SchemaRef,
     fragments: Vec<FragmentInfo>,
+    /// Whether the schema has `_rowaddr`.
+    row_address: bool,
     /// Plans of pushed-down filters, by their rendering (each planned once per table).
     plans: Mutex<HashMap<String, PlanOutcome>>,
 }
@@ -86,15 +94,30 @@ impl LakeseekTable {
             dataset,
             columns,
             schema,
+            row_address: false,
             plans: Mutex::new(HashMap::new()),
         })
     }
 
     /// Add the `_rowaddr` column (UInt64, last): each row's address.
     pub fn with_row_address(mut self) -> Result<Self> {
-        if self.columns.iter().any(|c| c == ROW_ADDRESS_COLUMN) {
+        self.add_column(ROW_ADDRESS_COLUMN)?;
+        self.row_address = true;
+        Ok(self)
+    }
+
+    /// Add the `_rowid` column (UInt64, last): each row's stable row id, as pylance's
+    /// `with_row_id` gives it (a dataset without stable row ids: the row's address). The
+    /// `sql` command adds it to the tables of datasets with stable row ids.
+    pub fn with_row_id(mut self) -> Result<Self> {
+        self.add_column(ROW_ID_COLUMN)?;
+        Ok(self)
+    }
+
+    fn add_column(&mut self, name: &str) -> Result<()> {
+        if self.schema.fields().iter().any(|f| f.name() == name) {
             return Err(DataFusionError::Plan(format!(
-                "{} already has a column named {ROW_ADDRESS_COLUMN}",
+                "{} already has a column named {name}",
                 self.dataset.url()
             )));
         }
@@ -104,9 +127,9 @@ impl LakeseekTable {
             .iter()
             .map(|f| f.as_ref().clone())
             .collect();
-        fields.push(Field::new(ROW_ADDRESS_COLUMN, DataType::UInt64, false));
+        fields.push(Field::new(name, DataType::UInt64, false));
         self.schema = Arc::new(Schema::new(fields));
-        Ok(self)
+        Ok(())
     }
 
     /// The dataset the table reads.
@@ -115,7 +138,7 @@ impl LakeseekTable {
     }
 
     fn has_row_address(&self) -> bool {
-        self.schema.fields().len() > self.columns.len()
+        self.row_address
     }
 
     fn cached_plan(&self, key: &str) -> Option<PlanOutcome> {

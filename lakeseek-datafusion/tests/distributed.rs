@@ -258,3 +258,73 @@ async fn a_version_that_no_longer_exists_is_a_clear_error() {
         "{e}"
     );
 }
+
+/// Per worker, its task report lines, once some report has `rows` rows (or the patience
+/// runs out: the line is written before the task's rows are sent, but read by a thread).
+fn reports_once_one_has(workers: &Workers, rows: u64) -> Vec<Vec<serde_json::Value>> {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let reports = workers.task_reports();
+        let seen = reports.iter().flatten().any(|r| r["rows"] == rows);
+        if seen || std::time::Instant::now() > deadline {
+            return reports;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nearest_and_search_run_distributed_with_the_single_node_answers() {
+    use crate::queries::root_fixture;
+    let s3 = S3Server::start();
+    let vectors = s3.copy_in(&root_fixture("vector/datasets/ivf_pq_l2"), "v.lance");
+    let texts = s3.copy_in(&root_fixture("fts/datasets/default"), "d.lance");
+    let workers = Workers::start(2, &crate::common::s3::storage_options(&s3));
+    let t = open(&vectors, &s3).await;
+    let d = open(&texts, &s3).await;
+    let tables = [("t", &t), ("d", &d)];
+    let single = crate::common::lakeseek_ctx(&tables);
+    let distributed = session_context(&workers.urls()).expect("distributed session");
+    register(&distributed, &tables);
+    let v = "[-2.1519735, 5.083549, 0.5865445, 2.5790617, -1.9659233, -4.8064218, -0.3040556, \
+             0.5321319, -2.3906116, -3.2077494, -0.39936128, -1.9677507, -0.49427363, \
+             0.056415025, 2.2123194, 0.05841343]";
+    let joined_nearest = format!(
+        "SELECT t.id, t.cat, n._distance FROM nearest('t', 'vec', {v}, 3, 'nprobes=1') n \
+         JOIN t ON t._rowaddr = n._rowaddr ORDER BY n._distance"
+    );
+    let queries = [
+        (joined_nearest.clone(), true),
+        (format!("SELECT id, _rowaddr, _distance FROM nearest('t', 'vec', {v}, 10, 'nprobes=4', 'refine_factor=2')"), true),
+        (format!("SELECT cat, count(*) AS n FROM nearest('t', 'vec', {v}, 50, 'nprobes=2') GROUP BY cat"), false),
+        ("SELECT d.id, s._score FROM search('d', 'body', 'river dog fox', 5) s JOIN d ON d._rowaddr = s._rowaddr".to_string(), false),
+        ("SELECT id, _score FROM search('d', 'body', 'zebra', 'operator=and')".to_string(), false),
+    ];
+    let plan = distributed
+        .sql(&joined_nearest)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let plan = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
+    // The query is the join's small side: broadcast from a worker's stage.
+    let stage = plan.find("Stage 1 ").expect("a worker stage");
+    assert!(
+        plan[stage..].contains("LakeseekQueryExec: nearest"),
+        "{plan}"
+    );
+    for (sql, ordered) in &queries {
+        let got = tokio::time::timeout(PATIENCE, rows(&distributed, sql, *ordered))
+            .await
+            .expect("the distributed query finishes");
+        let want = rows(&single, sql, *ordered).await;
+        assert!(!want.is_empty(), "{sql}");
+        assert_eq!(got, want, "{sql}");
+    }
+    // A worker ran the nearest query of the join (3 rows) and read the data over S3.
+    let reports = reports_once_one_has(&workers, 3);
+    let query_task = reports.iter().flatten().find(|r| r["rows"] == 3);
+    let query_task = query_task.unwrap_or_else(|| panic!("no worker ran the query: {reports:?}"));
+    assert!(query_task["requests"].as_u64().unwrap() > 0, "{reports:?}");
+}

@@ -3,4 +3,5 @@
 
 mod common;
 mod distributed;
+mod queries;
 mod sql;

@@ -37,7 +37,10 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct SqlArgs {
-    /// A table: NAME=URL of a Lance dataset (repeatable). Tables have a `_rowaddr` column.
+    /// A table: NAME=URL of a Lance dataset (repeatable). Tables have a `_rowaddr` column
+    /// (and `_rowid` on datasets with stable row ids); blob columns are their descriptors.
+    /// `nearest('NAME', 'col', [..], k)` and `search('NAME', 'col', 'text', k)` are table
+    /// functions over them (rows with `_rowaddr`, `_distance` / `_score`).
     #[arg(long = "table", value_name = "NAME=URL", required = true)]
     tables: Vec<String>,
     /// Storage option key=value (repeatable; object_store builder keys, lakeseek I/O options).
@@ -110,7 +113,11 @@ async fn run_sql(args: &SqlArgs) -> Result<()> {
             .open()
             .await
             .map_err(|e| DataFusionError::Plan(format!("table {name}: {e}")))?;
-        let provider = LakeseekTable::new(dataset)?.with_row_address()?;
+        let stable_row_ids = dataset.has_stable_row_ids();
+        let mut provider = LakeseekTable::new(dataset)?.with_row_address()?;
+        if stable_row_ids {
+            provider = provider.with_row_id()?;
+        }
         ctx.register_table(name.as_str(), Arc::new(provider))?;
     }
     let frame = ctx.sql(&args.sql).await?;
