@@ -83,6 +83,7 @@ mod proptest_fuzz_replay;
 mod proptest_untrusted;
 mod read_fixtures;
 mod rowids_filters;
+mod rowids_search;
 mod rowids_take;
 mod scalar_indices;
 mod security_paths;

@@ -17,6 +17,7 @@ use super::format::Metric;
 use super::partition::{index_query, score, Partition};
 use super::segment::{open_segment, read_partitions, OpenSegment};
 use crate::error::{Error, Result};
+use crate::index::kind::row_ids::RowIdResolver;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{DatasetVersion, DeletionVector, IndexSegment};
@@ -209,11 +210,6 @@ pub(crate) async fn nearest(
         params
     };
     let manifest = dataset.manifest();
-    if manifest.uses_stable_row_ids() {
-        return Err(Error::unsupported(
-            "nearest queries on datasets with stable row ids (index row ids are not row addresses)",
-        ));
-    }
     if manifest.indices.iter().any(|s| s.name == FRAG_REUSE_INDEX) {
         return Err(Error::unsupported(
             "nearest queries on a dataset with a fragment reuse index (deferred remapping)",
@@ -248,7 +244,8 @@ pub(crate) async fn nearest(
         )));
     }
     let prefilter = filter.filter(|f| !f.postfilter).map(|f| &f.allowed);
-    let live = live_fragments(dataset, stats).await?;
+    let mut live = live_fragments(dataset, stats).await?;
+    live.row_ids = RowIdResolver::for_segments(dataset, &live.deletions, &segments);
     let mut report = NearestReport::default();
     let (mut metric, mut candidates) = (params.metric.unwrap_or(Metric::L2), Vec::new());
     let want = params.k * params.refine_factor.unwrap_or(1) as usize;
@@ -350,6 +347,8 @@ struct LiveRows {
     fragments: RoaringBitmap,
     deletions: HashMap<u64, Arc<DeletionVector>>,
     physical_rows: HashMap<u64, u64>,
+    /// The index's stable row ids to row addresses (the identity without stable ids).
+    row_ids: RowIdResolver,
 }
 
 impl LiveRows {
@@ -375,6 +374,7 @@ async fn live_fragments(dataset: &DatasetVersion, stats: &IoStats) -> Result<Liv
             .iter()
             .map(|f| (f.id, f.physical_rows))
             .collect(),
+        row_ids: RowIdResolver::default(),
     })
 }
 
@@ -415,7 +415,8 @@ async fn search_segment(
             )
             .map_err(|e| e.at(&open.aux_path(), None))?;
             scored += part.row_ids.len() as u64;
-            for (&row, &distance) in part.row_ids.iter().zip(&d) {
+            for (row, &distance) in live.row_ids.addresses(&part.row_ids).zip(&d) {
+                let Some(row) = row else { continue };
                 if live.contains(row)
                     && allowed.is_none_or(|a| a.contains(row))
                     && in_range(params.distance_range, distance)
