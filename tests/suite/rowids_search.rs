@@ -248,3 +248,68 @@ async fn the_indices_answer_on_the_stable_row_id_dataset() {
         assert_eq!(rows.num_rows(), 5, "@{version}: the index alone answers");
     }
 }
+
+/// `tests/fixtures/vector`'s `ivf_pq_l2_stable` (IVF_PQ on a stable-row-id dataset whose
+/// deletions were compacted away): every recorded query is answered. The index still holds
+/// the ids of the compacted-away rows; pylance ranks them and then drops them (so it returns
+/// fewer than `k` rows, e.g. none for `k = 1`), lakeseek ranks live rows only. So pylance's
+/// rows are the nearest of lakeseek's, in the same order, with the same distances; with a
+/// refine factor pylance re-ranks fewer live candidates: lakeseek's i-th distance is at
+/// most pylance's, and the rows both return have the same distances.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vector_catalogs_stable_row_id_dataset_answers() {
+    use crate::suite::vector_catalog::{build, catalog, vector_fixture};
+    let catalog = catalog();
+    let ds = &catalog["datasets"]["ivf_pq_l2_stable"];
+    let path = vector_fixture("datasets/ivf_pq_l2_stable");
+    let dataset = Dataset::open(path.to_str().unwrap()).await.unwrap();
+    let (mut checked, mut shorter, mut refined, mut failures) = (0, 0, 0, Vec::new());
+    for q in ds["queries"].as_array().unwrap() {
+        let fixed = q.get("nprobes").is_some() || q.get("maximum_nprobes").is_some();
+        let scanned = q["use_index"] == false;
+        let modulo = q["filter"].as_str().is_some_and(|f| f.contains('%'));
+        if !(fixed || scanned) || modulo {
+            continue;
+        }
+        let batch = build(&dataset, ds, q).execute().await.unwrap();
+        let rows = batch.column(0).as_primitive::<UInt64Type>().values().to_vec();
+        let d = batch.column(1).as_primitive::<Float32Type>().values().to_vec();
+        let k = q["k"].as_u64().unwrap() as usize;
+        let want_rows = u64s(&q["row_addresses"]);
+        let want_d: Vec<f32> = q["distances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() as f32)
+            .collect();
+        checked += 1;
+        assert!(rows.len() <= k && rows.len() >= want_rows.len(), "{q}: {rows:?}");
+        let why = if q.get("refine_factor").is_some() {
+            refined += 1;
+            let worse = (0..want_d.len()).find(|&i| d[i] > want_d[i] * (1.0 + 1e-4));
+            let differs = want_rows.iter().zip(&want_d).find(|(r, wd)| {
+                rows.iter()
+                    .position(|x| x == *r)
+                    .is_some_and(|i| (d[i] - **wd).abs() > 1e-4 * wd.abs().max(1e-2))
+            });
+            match (worse, differs) {
+                (Some(i), _) => Some(format!("distance {i}: {} worse than {}", d[i], want_d[i])),
+                (_, Some((r, wd))) => Some(format!("row {r}: distance differs from {wd}")),
+                _ => None,
+            }
+        } else if want_rows.len() < k {
+            shorter += 1;
+            let n = want_rows.len().min(rows.len());
+            compare(&rows[..n], &d[..n], q)
+        } else {
+            compare(&rows, &d, q)
+        };
+        if let Some(why) = why {
+            failures.push(format!("q{} k{k}: {why}", q["q"]));
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+    assert!(shorter >= 3, "{shorter}: pylance's short answers are covered");
+    assert!(refined >= 2, "{refined}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
