@@ -272,8 +272,16 @@ async fn the_vector_catalogs_stable_row_id_dataset_answers() {
             continue;
         }
         let batch = build(&dataset, ds, q).execute().await.unwrap();
-        let rows = batch.column(0).as_primitive::<UInt64Type>().values().to_vec();
-        let d = batch.column(1).as_primitive::<Float32Type>().values().to_vec();
+        let rows = batch
+            .column(0)
+            .as_primitive::<UInt64Type>()
+            .values()
+            .to_vec();
+        let d = batch
+            .column(1)
+            .as_primitive::<Float32Type>()
+            .values()
+            .to_vec();
         let k = q["k"].as_u64().unwrap() as usize;
         let want_rows = u64s(&q["row_addresses"]);
         let want_d: Vec<f32> = q["distances"]
@@ -283,7 +291,10 @@ async fn the_vector_catalogs_stable_row_id_dataset_answers() {
             .map(|v| v.as_f64().unwrap() as f32)
             .collect();
         checked += 1;
-        assert!(rows.len() <= k && rows.len() >= want_rows.len(), "{q}: {rows:?}");
+        assert!(
+            rows.len() <= k && rows.len() >= want_rows.len(),
+            "{q}: {rows:?}"
+        );
         let why = if q.get("refine_factor").is_some() {
             refined += 1;
             let worse = (0..want_d.len()).find(|&i| d[i] > want_d[i] * (1.0 + 1e-4));
@@ -309,7 +320,10 @@ async fn the_vector_catalogs_stable_row_id_dataset_answers() {
         }
     }
     assert!(checked >= 20, "{checked}");
-    assert!(shorter >= 3, "{shorter}: pylance's short answers are covered");
+    assert!(
+        shorter >= 3,
+        "{shorter}: pylance's short answers are covered"
+    );
     assert!(refined >= 2, "{refined}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
