@@ -329,15 +329,3 @@ impl tokio::io::AsyncSeek for BlobReader {
         Poll::Ready(Ok(self.position))
     }
 }
-
-/// Resolve `ranges` into handles sharing `fetcher` and `stats`.
-pub(crate) fn handles(
-    fetcher: &RangeFetcher,
-    stats: &IoStats,
-    ranges: Vec<Option<BlobRange>>,
-) -> Vec<Option<BlobHandle>> {
-    ranges
-        .into_iter()
-        .map(|r| r.map(|r| BlobHandle::new(fetcher.clone(), stats.clone(), r)))
-        .collect()
-}

@@ -224,11 +224,14 @@ impl Dataset {
         let ranges = blob_ranges(&self.version, column, addresses, &self.stats)
             .await
             .map_err(|e| self.named(e))?;
-        Ok(super::blob::handles(
-            &self.version.store().fetcher,
-            &self.stats,
-            ranges,
-        ))
+        let resolved =
+            super::blob_external::resolve(&self.params, &self.version.store().fetcher, ranges)
+                .await
+                .map_err(|e| self.named(e))?;
+        Ok(resolved
+            .into_iter()
+            .map(|r| r.map(|(f, b)| crate::BlobHandle::new(f, self.stats.clone(), b)))
+            .collect())
     }
 
     /// The bytes of the blobs of `column` at `addresses` (in order; `None` for a null blob),
@@ -239,19 +242,38 @@ impl Dataset {
         let ranges = blob_ranges(&self.version, column, addresses, &self.stats)
             .await
             .map_err(|e| self.named(e))?;
-        let wanted: Vec<_> = ranges
+        let fetcher = &self.version.store().fetcher;
+        let resolved = super::blob_external::resolve(&self.params, fetcher, ranges)
+            .await
+            .map_err(|e| self.named(e))?;
+        // The dataset's own blobs in one wave; each external one on its own store.
+        let wanted: Vec<_> = resolved
             .iter()
             .flatten()
-            .map(|r| (r, r.range.clone()))
+            .filter(|(_, b)| b.external.is_none())
+            .map(|(_, b)| (b, b.range.clone()))
             .collect();
-        let fetcher = &self.version.store().fetcher;
-        let mut bytes = super::blob::fetch_parts(fetcher, &self.stats, &wanted)
-            .await
-            .map_err(|e| self.named(e))?
-            .into_iter();
-        Ok(ranges
+        let externals = resolved
             .iter()
-            .map(|r| r.as_ref().and_then(|_| bytes.next()))
+            .flatten()
+            .filter(|(_, b)| b.external.is_some())
+            .map(|(f, b)| async move {
+                let wanted = [(b, b.range.clone())];
+                super::blob::fetch_parts(f, &self.stats, &wanted).await
+            });
+        let (own, external) = futures::try_join!(
+            super::blob::fetch_parts(fetcher, &self.stats, &wanted),
+            futures::future::try_join_all(externals)
+        )
+        .map_err(|e| self.named(e))?;
+        let (mut own, mut external) = (own.into_iter(), external.into_iter().flatten());
+        Ok(resolved
+            .iter()
+            .map(|r| match r {
+                None => None,
+                Some((_, b)) if b.external.is_some() => external.next(),
+                Some(_) => own.next(),
+            })
             .collect())
     }
 

@@ -2,6 +2,7 @@
 //! Each is a thin driver over the crate's planners, fetcher and decoders.
 
 mod blob;
+mod blob_external;
 mod columns;
 mod dataset;
 mod describe;

@@ -302,7 +302,8 @@ async fn the_kinds_not_searched_are_refused_not_answered() {
     let catalog = catalog();
     let mut refused = 0;
     for (name, ds) in catalog["datasets"].as_object().unwrap() {
-        if answered(name, ds) {
+        // The stable-row-id dataset is answered (suite::rowids_search checks it).
+        if answered(name, ds) || name.contains("stable") {
             continue;
         }
         let path = vector_fixture(&format!("datasets/{name}"));

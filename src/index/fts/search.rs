@@ -18,6 +18,7 @@ use super::params::{build_analyzer, tokenize};
 use super::read::{read_docs, read_postings, TermPostings};
 use super::score::Corpus;
 use crate::error::{Error, Result};
+use crate::index::kind::row_ids::resolve_rows;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{DatasetVersion, DeletionVector, IndexSegment};
@@ -80,11 +81,6 @@ pub(crate) async fn search(
         ));
     }
     let (name, segments) = inverted_segments(dataset, &request.column)?;
-    if dataset.manifest().uses_stable_row_ids() {
-        return Err(Error::unsupported(
-            "full-text search on a dataset with stable row ids",
-        ));
-    }
     let current = dataset.manifest().fragment_ids();
     let covered: Vec<(IndexSegment, RoaringBitmap)> = segments
         .into_iter()
@@ -186,6 +182,9 @@ pub(crate) async fn search(
             .iter()
             .find(|(s, _)| s.uuid == seg.segment.uuid)
             .map(|(_, c)| c);
+        let part_hits = resolve_rows(dataset, coverage, &deletions, part_hits, |h| {
+            &mut h.row_address
+        });
         for h in part_hits {
             if is_live(h.row_address, coverage, &seg.deleted_fragments, &deletions) {
                 hits.push(h);

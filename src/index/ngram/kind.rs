@@ -8,6 +8,7 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::exec::{is_file_cached, load_tokens, open_ngram_file, read_postings, NgramFile};
 use super::{query_tokens, NGRAM_DETAILS_TYPES};
 use crate::error::{Error, Result};
+use crate::index::kind::row_ids::{holds_row_ids, row_id_addresses};
 use crate::index::kind::segments::{
     check_segments, covered_all_cached, covered_segments, does_not_answer, has_type,
     refuse_segment, restrict,
@@ -82,6 +83,7 @@ impl IndexKind for NgramKind {
     ) -> Result<Box<dyn PlannedLeaf>> {
         let (_, tokens) = leaf_tokens(leaf).map_err(Error::InvalidArgument)?;
         let (segments, coverage) = covered_segments(dataset, index);
+        let row_ids = segments.iter().any(|(s, _)| holds_row_ids(dataset, s));
         let opens = segments
             .iter()
             .map(|(s, _)| open_ngram_file(dataset, s, stats));
@@ -96,6 +98,7 @@ impl IndexKind for NgramKind {
             tokens,
             segments,
             coverage,
+            row_ids,
         }))
     }
 }
@@ -113,6 +116,9 @@ struct PlannedNgram {
     segments: Vec<(NgramFile, RoaringBitmap)>,
     /// Union of the segments' fragments.
     coverage: RoaringBitmap,
+    /// Whether the posting lists hold stable row ids (resolved through the covered
+    /// fragments' sequences) rather than row addresses.
+    row_ids: bool,
 }
 
 /// What one segment's answer read.
@@ -162,7 +168,12 @@ impl PlannedNgram {
             read,
             absent: false,
         };
-        Ok((restrict(out, covered), read))
+        let rows = if self.row_ids {
+            row_id_addresses(dataset, covered, &out)
+        } else {
+            restrict(out, covered)
+        };
+        Ok((rows, read))
     }
 }
 

@@ -21,6 +21,7 @@ use super::probes::{initial_probes, ProbeRequest};
 use super::rq;
 use super::segment::{open_segment, read_partitions, OpenSegment, PartitionStore};
 use crate::error::{Error, Result};
+use crate::index::kind::row_ids::RowIdResolver;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
 use crate::lance::dataset::{DatasetVersion, DeletionVector, IndexSegment};
@@ -251,11 +252,6 @@ pub(crate) async fn nearest(
     }
     let params = &typed;
     let manifest = dataset.manifest();
-    if manifest.uses_stable_row_ids() {
-        return Err(Error::unsupported(
-            "nearest queries on datasets with stable row ids (index row ids are not row addresses)",
-        ));
-    }
     if manifest.indices.iter().any(|s| s.name == FRAG_REUSE_INDEX) {
         return Err(Error::unsupported(
             "nearest queries on a dataset with a fragment reuse index (deferred remapping)",
@@ -290,7 +286,8 @@ pub(crate) async fn nearest(
         )));
     }
     let prefilter = filter.filter(|f| !f.postfilter).map(|f| &f.allowed);
-    let live = live_fragments(dataset, stats).await?;
+    let mut live = live_fragments(dataset, stats).await?;
+    live.row_ids = RowIdResolver::for_segments(dataset, &live.deletions, &segments);
     let mut report = NearestReport::default();
     // Without an index or a metric: L2, hamming on binary vectors (as pylance).
     let default_metric = if item_type == DataType::UInt8 {
@@ -402,6 +399,8 @@ struct LiveRows {
     fragments: RoaringBitmap,
     deletions: HashMap<u64, Arc<DeletionVector>>,
     physical_rows: HashMap<u64, u64>,
+    /// The index's stable row ids to row addresses (the identity without stable ids).
+    row_ids: RowIdResolver,
 }
 
 impl LiveRows {
@@ -427,6 +426,7 @@ async fn live_fragments(dataset: &DatasetVersion, stats: &IoStats) -> Result<Liv
             .iter()
             .map(|f| (f.id, f.physical_rows))
             .collect(),
+        row_ids: RowIdResolver::default(),
     })
 }
 
@@ -479,7 +479,6 @@ async fn search_segment(
         }),
         None => None,
     };
-    let admitted = |row: u64| live.contains(row) && allowed.is_none_or(|a| a.contains(row));
     let mut start = 0;
     loop {
         let ids = &order[start..probed];
@@ -487,6 +486,22 @@ async fn search_segment(
         cached += from_cache;
         for (&p, part) in ids.iter().zip(&parts) {
             let centroid = open.header.centroids.row(p);
+            // The partition's row ids as row addresses (stable row ids resolved).
+            let resolved: Option<HashMap<u64, u64>> = live.row_ids.resolves().then(|| {
+                let addresses = live.row_ids.addresses(&part.row_ids);
+                (part.row_ids.iter().copied().zip(addresses))
+                    .filter_map(|(id, a)| a.map(|a| (id, a)))
+                    .collect()
+            });
+            let address = |id: u64| match &resolved {
+                None => Some(id),
+                Some(m) => m.get(&id).copied(),
+            };
+            let admitted = |id: u64| {
+                address(id).is_some_and(|row| {
+                    live.contains(row) && allowed.is_none_or(|a| a.contains(row))
+                })
+            };
             let found: Vec<(u64, f32)> = match (&part.graph, &hnsw, rabit.as_mut()) {
                 (Some(graph), Some(h), _) => {
                     let (found, computed) = search_partition(
@@ -532,8 +547,9 @@ async fn search_segment(
                     part.row_ids.iter().copied().zip(d).collect()
                 }
             };
-            for (row, distance) in found {
-                if admitted(row) && in_range(params.distance_range, distance) {
+            for (id, distance) in found {
+                let Some(row) = address(id) else { continue };
+                if admitted(id) && in_range(params.distance_range, distance) {
                     hits.push(Hit { row, distance });
                 }
             }

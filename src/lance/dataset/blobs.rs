@@ -3,7 +3,8 @@
 //! The descriptors are read by an ordinary take of the blob column (one wave for the data
 //! files' metadata and deletion files, then the descriptor pages); [`crate::lance::blob`]
 //! turns them into locations, resolved here against each row's data file: the data file
-//! itself (blob v1, v2 inline), a sidecar `.blob` file next to it (v2 packed, dedicated).
+//! itself (blob v1, v2 inline), a sidecar `.blob` file next to it (v2 packed, dedicated),
+//! or an object outside the dataset named by its URI (v2 external, opened by the API layer).
 //! Nothing is read of the blobs themselves: the caller fetches the ranges.
 
 use std::ops::Range;
@@ -25,6 +26,19 @@ pub(crate) struct BlobRange {
     pub range: Range<u64>,
     /// The object's size when known (the manifest records data file sizes).
     pub object_size: Option<u64>,
+    /// An external blob's object (blob v2 kind 3): `path` and `object_size` are then to be
+    /// resolved by the caller in the URI's own store.
+    pub external: Option<ExternalObject>,
+}
+
+/// The object outside the dataset holding an external blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExternalObject {
+    /// Its URI, as the descriptor stores it.
+    pub uri: String,
+    /// The blob is the whole object (a descriptor of position 0 and size 0: pylance never
+    /// writes an empty external range): its size is the object's.
+    pub whole: bool,
 }
 
 /// The blob of `column` at each of `addresses` (in order): `None` for a null blob. A
@@ -69,9 +83,17 @@ pub(crate) async fn blob_ranges(
                     (dataset.child(&name), None)
                 }
                 BlobSource::External { uri } => {
-                    return Err(Error::unsupported(format!(
-                        "external blob {uri:?} (row address {address}) of column {column:?}"
-                    )))
+                    let range = location.range().map_err(|e| e.at(uri, None))?;
+                    let whole = range == (0..0);
+                    return Ok(Some(BlobRange {
+                        path: Path::default(),
+                        range,
+                        object_size: None,
+                        external: Some(ExternalObject {
+                            uri: uri.clone(),
+                            whole,
+                        }),
+                    }));
                 }
             };
             let range = location.range().map_err(|e| e.at(path.as_ref(), None))?;
@@ -79,6 +101,7 @@ pub(crate) async fn blob_ranges(
                 path,
                 range,
                 object_size,
+                external: None,
             }))
         })
         .collect()

@@ -385,6 +385,7 @@ impl Manifest {
         proto: pb::Manifest,
         section: Option<pb::IndexSection>,
     ) -> Result<Self> {
+        crate::lance::rowids::refuse_unsupported_row_id_flags(proto.reader_feature_flags)?;
         let unknown = proto.reader_feature_flags & !reader_flags::SUPPORTED;
         if unknown != 0 {
             return Err(Error::unsupported(format!(

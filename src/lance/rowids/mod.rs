@@ -189,3 +189,34 @@ pub(crate) fn check_every_fragment_has_row_ids(
         None => Ok(()),
     }
 }
+
+/// Reader flag 512 (lance `FLAG_FRAG_REUSE_WITH_STABLE_ROW_IDS`): stable row ids and a
+/// fragment reuse index.
+const FRAG_REUSE_WITH_STABLE_ROW_IDS: u64 = 1 << 9;
+/// Reader flag 2048 (lance `FLAG_SPILLED_ROW_LINEAGE`): row ids in a data-file column.
+const SPILLED_ROW_LINEAGE: u64 = 1 << 11;
+
+/// The specific refusal of the row-id reader flags lakeseek does not implement (checked
+/// before the generic unknown-flag refusal, so the message says what the dataset does and
+/// how to get a readable one).
+pub(crate) fn refuse_unsupported_row_id_flags(reader_flags: u64) -> Result<()> {
+    if reader_flags & SPILLED_ROW_LINEAGE != 0 {
+        return Err(Error::unsupported(
+            "dataset keeps some fragments' stable row ids in a hidden data-file column \
+             (spilled row lineage, reader flag 2048, written when lance table config \
+             `lance.row_lineage.spill` is on and a sequence outgrows \
+             `lance.row_lineage.inline_max_bytes`); lakeseek reads only row ids inline in \
+             the manifest: turn the spill off and rewrite the dataset to read it here",
+        ));
+    }
+    if reader_flags & FRAG_REUSE_WITH_STABLE_ROW_IDS != 0 {
+        return Err(Error::unsupported(
+            "dataset has stable row ids and a fragment reuse index (reader flag 512: a \
+             compaction deferred remapping its row-address indices, which readers must \
+             translate through the fragment reuse index); lakeseek does not apply fragment \
+             reuse indices: remap the indices (lance `optimize_indices`) and drop the \
+             fragment reuse index, or compact without `defer_index_remap`",
+        ));
+    }
+    Ok(())
+}

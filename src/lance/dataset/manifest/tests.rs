@@ -185,6 +185,33 @@ fn refuses_unknown_reader_flags_and_bad_uuids() {
     ));
 }
 
+/// Spilled row ids (2048) and fragment reuse with stable row ids (512) are refused by
+/// name, not as unknown bits.
+#[test]
+fn refuses_spilled_row_ids_and_fragment_reuse_with_stable_ids_by_name() {
+    for (flags, words) in [
+        ((1 << 11) | 2, ["spilled row lineage", "flag 2048"]),
+        ((1 << 9) | 2, ["fragment reuse index", "flag 512"]),
+        (
+            (1 << 9) | (1 << 11) | 2 | (1 << 6),
+            ["spilled row lineage", "flag 2048"],
+        ),
+    ] {
+        let (mut m, s) = sample();
+        m.reader_feature_flags = flags;
+        match decode_all(&frame(m, Some(s))) {
+            Err(e @ Error::Unsupported { .. }) => {
+                let text = e.to_string();
+                assert!(
+                    words.iter().all(|w| text.contains(w)) && !text.contains("flag bits"),
+                    "{text}"
+                );
+            }
+            other => panic!("{flags}: {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn decodes_the_fixture_manifests() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
