@@ -196,8 +196,8 @@ pub use api::{
 };
 pub use api::{CreatedListElementIndex, EcpIndexBuilder, ListElementIndexBuilder};
 pub use api::{FilterExpr, FilterValue};
+pub use api::{FullTextQuery, Search, SearchOperator, SearchResult};
 pub use api::{Nearest, DISTANCE_COLUMN};
-pub use api::{Search, SearchOperator, SearchResult};
 pub use error::{Error, ErrorSource, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

@@ -12,13 +12,7 @@ use crate::suite::common::S3TestServer;
 use crate::suite::fts_answers::fixtures;
 
 fn request(text: &str) -> SearchRequest {
-    SearchRequest {
-        text: text.into(),
-        column: "body".into(),
-        operator: Operator::Or,
-        k: Some(10),
-        index_only: false,
-    }
+    SearchRequest::matching(text, "body", Operator::Or, Some(10))
 }
 
 /// Bytes of every file under the dataset's `_indices/`.
