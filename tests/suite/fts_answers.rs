@@ -321,6 +321,53 @@ async fn the_query_command_searches() {
             .unwrap_err();
         assert!(e.to_string().contains(want), "{e}");
     }
+    // --phrase [--slop N] answers as pylance (positions); without positions, pylance's error.
+    let positions = fixtures()
+        .join("datasets")
+        .join("positions")
+        .display()
+        .to_string();
+    let case = cases
+        .iter()
+        .find(|c| c.dataset == "positions" && c.label == "phrase_slop3")
+        .unwrap();
+    let args = QueryArgs {
+        dataset: positions,
+        search: Some("dog fox".into()),
+        search_column: Some("body".into()),
+        operator: "or".into(),
+        phrase: true,
+        slop: Some(3),
+        ..QueryArgs::default()
+    };
+    let mut out = Vec::new();
+    run_query_to(&args, &mut out, &mut Vec::new())
+        .await
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let got: Vec<(u64, f32)> = v["row_addresses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(v["scores"].as_array().unwrap())
+        .map(|(a, s)| (a.as_u64().unwrap(), s.as_f64().unwrap() as f32))
+        .collect();
+    assert_eq!(mismatch(case, &got), None);
+    let args = QueryArgs {
+        dataset: dataset.clone(),
+        search: Some("lazy dog".into()),
+        search_column: Some("body".into()),
+        operator: "or".into(),
+        phrase: true,
+        ..QueryArgs::default()
+    };
+    let e = run_query_to(&args, &mut Vec::new(), &mut Vec::new())
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("recreating the index with position"),
+        "{e}"
+    );
     // 100,000 distinct terms: refused, not searched.
     let many: String = (0..100_000).map(|i| format!("w{i} ")).collect();
     let args = QueryArgs {
@@ -334,4 +381,25 @@ async fn the_query_command_searches() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("distinct tokens"), "{e}");
+}
+
+/// `inspect` (`Dataset::describe`) shows an INVERTED index's tokenizer params, format and
+/// partitions, as `metadata.lance` records them.
+#[tokio::test]
+async fn describe_shows_the_tokenizer() {
+    for (name, language, positions, format) in [
+        ("positions", "English", true, 2),
+        ("positions_v1", "English", true, 1),
+        ("french", "French", false, 2),
+    ] {
+        let path = fixtures().join("datasets").join(name);
+        let dataset = crate::Dataset::open(path.to_str().unwrap()).await.unwrap();
+        let d = dataset.describe().await.unwrap();
+        let fts = d.indices[0].full_text.as_ref().expect("full_text");
+        assert_eq!(fts["tokenizer"]["language"], language, "{fts}");
+        assert_eq!(fts["tokenizer"]["with_position"], positions, "{fts}");
+        assert_eq!(fts["format_version"], format, "{fts}");
+        let documents = fts["partitions"][0]["documents"].as_u64().unwrap();
+        assert!((250..=700).contains(&documents), "{fts}");
+    }
 }

@@ -18,7 +18,7 @@ use super::cache::{fts_cache, key, FtsCache, FtsEntry, FtsItem};
 use super::files::{open_segment, FtsSegment, Partition, PartitionKind};
 use super::params::{build_analyzer, tokenize};
 use super::phrase::{flat_phrase_matches, indexed_phrase_matches, Clause, FuzzyTerm};
-use super::query::{evaluate, FtsQuery, MatchLeaf};
+use super::query::{evaluate, FtsQuery};
 use super::read::{no_positions, read_docs, read_postings, TermPostings};
 use super::score::Corpus;
 use crate::error::{Error, Result};
@@ -55,7 +55,7 @@ impl SearchRequest {
     #[cfg(test)]
     pub(crate) fn matching(text: &str, column: &str, operator: Operator, k: Option<usize>) -> Self {
         Self {
-            query: FtsQuery::Match(MatchLeaf::new(text, column, operator)),
+            query: FtsQuery::Match(super::query::MatchLeaf::new(text, column, operator)),
             k,
             index_only: false,
         }
@@ -339,6 +339,41 @@ fn inverted_segments(
             "column {column:?} has no INVERTED (full-text) index"
         ))),
     }
+}
+
+/// What `inspect` shows of an INVERTED index: the first segment's tokenizer params,
+/// format and partitions (`{"error": ...}` when the segment does not open).
+pub(crate) async fn describe_inverted(
+    dataset: &DatasetVersion,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Option<serde_json::Value> {
+    if !is_inverted(segment) {
+        return None;
+    }
+    Some(match cached_segment(dataset, segment, stats).await {
+        Ok(s) => serde_json::json!({
+            "tokenizer": tokenizer_json(&s),
+            "format_version": s.format_version,
+            "partitions": s.partitions.iter().map(|p| serde_json::json!({
+                "id": p.id, "documents": p.num_docs, "tokens": p.num_tokens,
+            })).collect::<Vec<_>>(),
+        }),
+        Err(e) => serde_json::json!({ "error": e.to_string() }),
+    })
+}
+
+fn tokenizer_json(s: &FtsSegment) -> serde_json::Value {
+    let p = &s.params;
+    serde_json::json!({
+        "base_tokenizer": p.base_tokenizer, "language": p.language,
+        "stem": p.stem, "remove_stop_words": p.remove_stop_words,
+        "custom_stop_words": p.custom_stop_words,
+        "lower_case": p.lower_case, "ascii_folding": p.ascii_folding,
+        "max_token_length": p.max_token_length,
+        "min_ngram_length": p.min_ngram_length, "max_ngram_length": p.max_ngram_length,
+        "prefix_only": p.prefix_only, "with_position": p.with_position,
+    })
 }
 
 /// Whether `s` is an INVERTED index segment.
@@ -758,12 +793,7 @@ fn explain_json(
         .collect();
     serde_json::json!({
         "index": name,
-        "tokenizer": opened.first().map(|s| serde_json::json!({
-            "base_tokenizer": s.params.base_tokenizer, "language": s.params.language,
-            "stem": s.params.stem, "remove_stop_words": s.params.remove_stop_words,
-            "lower_case": s.params.lower_case, "ascii_folding": s.params.ascii_folding,
-            "with_position": s.params.with_position,
-        })),
+        "tokenizer": opened.first().map(|s| tokenizer_json(s)),
         "segments": segments,
         "query_tokens": tokens,
         "documents": corpus.num_docs,
