@@ -22,6 +22,7 @@
 //! | answer a SQL filter from the indices | [`Dataset::filter`], [`Dataset::query`] |
 //! | read rows by row address, any column | [`Dataset::take`] |
 //! | read one Lance file by range or row list | [`LanceFile`] |
+//! | full-text search (match, phrase, boolean, multi-match, boost, fuzzy) on INVERTED indices, pylance's BM25 | [`Dataset::search`], [`Dataset::search_query`], [`FullTextQuery`] |
 //! | k-NN search on an ecpfs index | [`ecp::EcpIndex::builder`], [`ecp::EcpIndex::open`], [`ecp::EcpIndex::query`] |
 //! | share caches within a byte budget | [`Session`] |
 //! | know what it cost | [`IoStats`] |
@@ -196,8 +197,8 @@ pub use api::{
 };
 pub use api::{CreatedListElementIndex, EcpIndexBuilder, ListElementIndexBuilder};
 pub use api::{FilterExpr, FilterValue};
+pub use api::{FullTextQuery, Search, SearchOperator, SearchResult};
 pub use api::{Nearest, DISTANCE_COLUMN};
-pub use api::{Search, SearchOperator, SearchResult};
 pub use error::{Error, ErrorSource, Result};
 pub use io::{IoStats, IoStatsSnapshot};
 pub use session::{

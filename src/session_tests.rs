@@ -1,6 +1,6 @@
 //! Every cache of a session stays inside the session's one budget: the caches are filled
 //! through real reads (a BTree, the bitmap-family, zone-map and bloom-filter indices, data
-//! page inits, manifests, an ecpfs index) and their weighed total is compared to the budget.
+//! page inits, manifests, an ecpfs index, vector and full-text indices) and their weighed total is compared to the budget.
 
 use std::path::PathBuf;
 
@@ -52,6 +52,14 @@ async fn fill(session: &Session) {
     for filter in scalar_filters() {
         scalar.filter(&filter).await.expect(&filter);
     }
+    // Full-text: a phrase search (segment, postings with positions, document lengths).
+    let fts = Dataset::builder(&fixture("tests/fixtures/fts/datasets/positions"))
+        .session(session)
+        .open()
+        .await
+        .expect("fts dataset");
+    let search = fts.search("lazy dog").column("body").phrase(true).k(5);
+    search.execute().await.expect("fts search");
     // Vector indices: nearest queries on the vector fixtures (segments and partitions).
     for name in ["ivf_pq_l2", "ivf_flat_l2", "ivf_sq_l2"] {
         let url = fixture(&format!("tests/fixtures/vector/datasets/{name}"));

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::dataset::Dataset;
 use crate::error::Result;
+use crate::index::fts::search::describe_inverted;
 use crate::lance::dataset::manifest::{Fragment, IndexSegment, Manifest};
 use crate::lance::dataset::DatasetVersion;
 
@@ -77,6 +78,11 @@ pub struct IndexDescription {
     pub fragments: Vec<u32>,
     /// Segments.
     pub segments: Vec<IndexSegmentDescription>,
+    /// An INVERTED (full-text) index's first segment: its tokenizer params (base tokenizer,
+    /// language, stemming, stop words, lower case, ASCII folding, positions, ...), format
+    /// version and partitions (documents, tokens); `{"error": ...}` when it does not open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_text: Option<serde_json::Value>,
 }
 
 /// One segment of an [`IndexDescription`].
@@ -139,6 +145,13 @@ impl Dataset {
             .iter()
             .map(|f| f.physical_rows.saturating_sub(f.deleted_rows))
             .sum();
+        let mut indices = describe_indices(manifest);
+        for index in &mut indices {
+            let first = manifest.indices.iter().find(|s| s.name == index.name);
+            if let Some(segment) = first {
+                index.full_text = describe_inverted(version, segment, self.stats_handle()).await;
+            }
+        }
         Ok(DatasetDescription {
             version: manifest.version,
             timestamp: manifest.timestamp.clone(),
@@ -146,7 +159,7 @@ impl Dataset {
             writer: manifest.writer.clone(),
             num_rows,
             fragments,
-            indices: describe_indices(manifest),
+            indices,
             schema: describe_schema(manifest),
         })
     }
@@ -217,6 +230,7 @@ fn describe_indices(manifest: &Manifest) -> Vec<IndexDescription> {
                     .collect(),
                 fragments: Vec::new(),
                 segments: vec![described],
+                full_text: None,
             }),
         }
     }

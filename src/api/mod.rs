@@ -38,5 +38,5 @@ pub use nearest::{Nearest, DISTANCE_COLUMN};
 pub use prewarm::{Prewarm, PrewarmReport};
 pub use query::{Query, QueryResult};
 pub use scan::{evaluate_any_element, FilterExactness, FragmentInfo, PlannedFilter};
-pub use search::{Search, SearchOperator, SearchResult};
+pub use search::{FullTextQuery, Search, SearchOperator, SearchResult};
 pub use store::OpenedStore;

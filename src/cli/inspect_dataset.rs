@@ -77,6 +77,9 @@ fn write_description_text(out: &mut dyn Write, d: &DatasetDescription) -> Result
             i.segments.len(),
             i.fragments
         )?;
+        if let Some(fts) = &i.full_text {
+            writeln!(out, "    full text: {fts}")?;
+        }
     }
     Ok(())
 }

@@ -15,8 +15,8 @@
 //! as a superset with recheck, as a complement (NOT), or not at all, and the encoded
 //! ranges searched.
 //!
-//! * `lakeseek query <DATASET_URL> --search TEXT --search-column COL [--operator and] [-k K]
-//!   [--filter F] [--columns a,b] [--index-only]` ranks rows by BM25 as pylance does and prints
+//! * `lakeseek query <DATASET_URL> --search TEXT --search-column COL [--operator and]
+//!   [--phrase [--slop N]] [-k K] [--filter F] [--columns a,b] [--index-only]` ranks rows by BM25 as pylance does and prints
 //!   `{"row_addresses":[...],"scores":[...]}` best first (or, with `--columns`, one JSON
 //!   object per row, best first, `_score` last).
 //!
@@ -57,6 +57,13 @@ pub(crate) struct QueryArgs {
     /// `--search`: skip fragments the index does not cover (default: tokenize them).
     #[arg(long)]
     pub index_only: bool,
+    /// `--search` the text as a phrase: its tokens in order (the INVERTED index must have
+    /// been built with positions, `with_position=True`).
+    #[arg(long, requires = "search")]
+    pub phrase: bool,
+    /// `--phrase`: positions allowed between the phrase's tokens (default 0: adjacent).
+    #[arg(long, requires = "phrase")]
+    pub slop: Option<u32>,
     /// Print these columns of the matching rows (JSON lines) instead of row addresses.
     #[arg(long, value_delimiter = ',')]
     pub columns: Vec<String>,
@@ -272,11 +279,15 @@ async fn run_search(
         .column(column)
         .index_only(args.index_only)
         .allow_scan(args.allow_scan)
+        .phrase(args.phrase)
         .operator(if args.operator == "and" {
             SearchOperator::And
         } else {
             SearchOperator::Or
         });
+    if let Some(slop) = args.slop {
+        search = search.slop(slop);
+    }
     if let Some(k) = args.nearest.k {
         search = search.k(k);
     }

@@ -35,6 +35,9 @@ pub(crate) enum CacheShare {
     EcpNodes,
     /// Lance vector indices: opened segments (centroids, codebooks) and decoded partitions.
     VectorIndices,
+    /// Full-text (INVERTED) indices: opened segments with their token dictionaries, posting
+    /// lists, scored documents' lengths.
+    FullText,
 }
 
 /// The shares are parts of this many.
@@ -43,7 +46,7 @@ pub(crate) const TOTAL_PARTS: u64 = 64;
 impl CacheShare {
     /// Every cache of a session.
     #[cfg(test)]
-    pub(crate) const ALL: [CacheShare; 12] = [
+    pub(crate) const ALL: [CacheShare; 13] = [
         CacheShare::Manifests,
         CacheShare::Deletions,
         CacheShare::FileMetadata,
@@ -56,6 +59,7 @@ impl CacheShare {
         CacheShare::Blooms,
         CacheShare::EcpNodes,
         CacheShare::VectorIndices,
+        CacheShare::FullText,
     ];
 
     /// This cache's parts of [`TOTAL_PARTS`]. Page inits (read by every take) get the most;
@@ -64,7 +68,8 @@ impl CacheShare {
         match self {
             CacheShare::Manifests | CacheShare::Deletions => 2,
             CacheShare::FileMetadata | CacheShare::BTreeLookups => 6,
-            CacheShare::PageInits => 18,
+            CacheShare::PageInits => 14,
+            CacheShare::FullText => 4,
             CacheShare::VectorIndices => 6,
             CacheShare::BTreePages | CacheShare::EcpNodes => 8,
             CacheShare::BitmapKeys => 2,

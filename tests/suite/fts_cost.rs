@@ -12,13 +12,7 @@ use crate::suite::common::S3TestServer;
 use crate::suite::fts_answers::fixtures;
 
 fn request(text: &str) -> SearchRequest {
-    SearchRequest {
-        text: text.into(),
-        column: "body".into(),
-        operator: Operator::Or,
-        k: Some(10),
-        index_only: false,
-    }
+    SearchRequest::matching(text, "body", Operator::Or, Some(10))
 }
 
 /// Bytes of every file under the dataset's `_indices/`.
@@ -62,4 +56,66 @@ async fn a_cold_one_term_query_is_at_most_five_round_trips() {
         "{c:?}"
     );
     assert_eq!(s3.http_counts().heads, 0, "no HEAD requests");
+}
+
+/// The session cache (`CacheShare::FullText`) holds what a phrase, boolean or fuzzy query
+/// read: the same query again reads nothing over S3, and a query whose tokens, postings
+/// and scored documents were all read before reads nothing either.
+#[tokio::test]
+async fn warm_queries_read_no_index_bytes_again() {
+    use crate::index::fts::cache::fts_cache;
+    use crate::index::fts::query::{FtsQuery, MatchLeaf};
+    let s3 = S3TestServer::start().await;
+    s3.upload_dir(
+        &fixtures().join("datasets").join("positions"),
+        "fts/positions",
+    )
+    .await;
+    let session = Arc::new(DatasetSession::default());
+    let opened = s3.open("fts/positions");
+    let dataset = DatasetVersion::open_opened(&opened, None, session, &IoStats::new())
+        .await
+        .unwrap();
+    let phrase = SearchRequest {
+        query: FtsQuery::Phrase {
+            text: "lazy dog".into(),
+            column: "body".into(),
+            slop: 1,
+        },
+        k: Some(10),
+        index_only: false,
+    };
+    let mut fuzzy = MatchLeaf::new("rivr", "body", Operator::Or);
+    fuzzy.fuzziness = 1;
+    let boolean = SearchRequest {
+        query: FtsQuery::Boolean {
+            must: vec![FtsQuery::Match(fuzzy)],
+            should: Vec::new(),
+            must_not: vec![FtsQuery::Match(MatchLeaf::new("fox", "body", Operator::Or))],
+        },
+        k: None,
+        index_only: false,
+    };
+    for request in [&phrase, &boolean] {
+        let cold = IoStats::new();
+        let first = search(&dataset, request, &cold).await.unwrap();
+        let c = cold.snapshot();
+        assert!(!first.hits.is_empty());
+        assert!(c.round_trips <= 5, "cold {c:?}");
+        let warm = IoStats::new();
+        let again = search(&dataset, request, &warm).await.unwrap();
+        let w = warm.snapshot();
+        eprintln!("cold {c:?}; warm {w:?}");
+        assert_eq!(again.hits, first.hits);
+        assert_eq!((w.requests, w.bytes), (0, 0), "warm {w:?}");
+    }
+    let cache = fts_cache(&dataset);
+    cache.run_pending_tasks().await;
+    // The segment, postings of lazi, dog, river, fox (positions and not), documents.
+    assert!(cache.entry_count() > 10, "{}", cache.entry_count());
+    // The phrase's tokens without positions are new postings, but "river" alone is not.
+    let warm = IoStats::new();
+    let river = SearchRequest::matching("river", "body", Operator::Or, None);
+    search(&dataset, &river, &warm).await.unwrap();
+    assert_eq!(warm.snapshot().requests, 0, "{:?}", warm.snapshot());
 }

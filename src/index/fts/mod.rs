@@ -5,13 +5,21 @@
 //!   (`lance-tokenizer`, the analyzers pylance tokenizes with);
 //! * [`posting`], [`tokens`]: pure, validating decoders of posting blocks and token
 //!   dictionaries (FST and Arrow);
+//! * [`cache`]: the session cache (segments, posting lists, document lengths);
 //! * [`files`], [`read`]: opening a segment's files and reading the rows a query needs;
-//! * [`score`]: lance's BM25; [`search`]: the match query (OR / AND, `k`, deletions,
-//!   unindexed fragments scanned).
+//! * [`positions`]: pure decoders of token positions (both layouts);
+//! * [`score`]: lance's BM25; [`search`]: one leaf query (match OR / AND / fuzzy, or a
+//!   phrase; `k`, deletions, unindexed fragments scanned); [`phrase`]: position and fuzzy
+//!   matching; [`query`]: the query tree (boolean, multi-match, boost) and how scores
+//!   combine.
 
+pub(crate) mod cache;
 pub(crate) mod files;
 pub(crate) mod params;
+pub(crate) mod phrase;
+pub(crate) mod positions;
 pub(crate) mod posting;
+pub(crate) mod query;
 pub(crate) mod read;
 pub(crate) mod score;
 pub(crate) mod search;

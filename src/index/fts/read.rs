@@ -10,8 +10,9 @@ use arrow_array::{
 };
 
 use super::files::{bad, Partition, PartitionKind};
+use super::positions::{decode_per_doc, decode_stream_block, stream_blocks, PositionCodec};
 use super::posting::decode_postings;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
 use crate::lance::selection::RowSelection;
@@ -24,12 +25,53 @@ pub(crate) struct TermPostings {
     pub(crate) docs: Vec<u64>,
     /// Frequencies.
     pub(crate) frequencies: Vec<u32>,
+    /// Each document's token positions, ascending (when asked for).
+    pub(crate) positions: Option<Vec<Vec<u32>>>,
 }
 
-/// The postings of `token_ids` (any order, distinct) of `part`, in that order.
+/// The error pylance gives for a phrase query on an index built without positions.
+pub(crate) fn no_positions() -> Error {
+    Error::InvalidArgument(
+        "position is not found but required for phrase queries, try recreating the index \
+         with position"
+            .into(),
+    )
+}
+
+/// How a partition's invert file stores positions.
+#[derive(Debug, Clone, Copy)]
+enum PositionsLayout {
+    /// `_compressed_position` + `_position_block_offset` (format v2, v3).
+    Shared(PositionCodec),
+    /// `_position`, one list of binaries per posting (format v1).
+    PerDoc,
+}
+
+fn positions_layout(inv: &DataFileReader) -> Result<Option<PositionsLayout>> {
+    if inv
+        .field_indices(&["_compressed_position", "_position_block_offset"])
+        .is_ok()
+    {
+        let codec = inv
+            .schema()
+            .metadata
+            .get("positions_codec")
+            .map(String::as_str);
+        let codec = PositionCodec::parse(codec).map_err(|e| e.at(inv.path().as_ref(), None))?;
+        return Ok(Some(PositionsLayout::Shared(codec)));
+    }
+    if inv.field_indices(&["_position"]).is_ok() {
+        return Ok(Some(PositionsLayout::PerDoc));
+    }
+    Ok(None)
+}
+
+/// The postings of `token_ids` (any order, distinct) of `part`, in that order, with
+/// their positions when `with_positions` (an error when the index has none).
 pub(crate) async fn read_postings(
     part: &Partition,
     token_ids: &[u32],
+    with_positions: bool,
     stats: &IoStats,
 ) -> Result<Vec<TermPostings>> {
     if token_ids.is_empty() {
@@ -38,7 +80,20 @@ pub(crate) async fn read_postings(
     match &part.kind {
         PartitionKind::Blocks(layout) => {
             let inv = &part.invert;
-            let idx = inv.field_indices(&["_posting", "_length"])?;
+            let positions = match (with_positions, positions_layout(inv)?) {
+                (false, _) => None,
+                (true, None) => return Err(no_positions()),
+                (true, Some(l)) => Some(l),
+            };
+            let mut names = vec!["_posting", "_length"];
+            match positions {
+                Some(PositionsLayout::Shared(_)) => {
+                    names.extend(["_compressed_position", "_position_block_offset"])
+                }
+                Some(PositionsLayout::PerDoc) => names.push("_position"),
+                None => {}
+            }
+            let idx = inv.field_indices(&names)?;
             let (selection, order) = RowSelection::sorted_with_order(
                 &token_ids.iter().map(|t| u64::from(*t)).collect::<Vec<_>>(),
             );
@@ -62,15 +117,93 @@ pub(crate) async fn read_postings(
                 let slices: Vec<&[u8]> = blocks.iter().map(|b| b.unwrap_or_default()).collect();
                 let p = decode_postings(&slices, lengths.value(row), num_docs, *layout)
                     .map_err(|e| e.at(inv.path().as_ref(), None))?;
+                let pos = match positions {
+                    None => None,
+                    Some(l) => Some(
+                        row_positions(&batch, row, l, &p.frequencies, layout.block_size)
+                            .map_err(|e| e.at(inv.path().as_ref(), None))?,
+                    ),
+                };
                 decoded.push(TermPostings {
                     docs: p.doc_ids.into_iter().map(u64::from).collect(),
                     frequencies: p.frequencies,
+                    positions: pos,
                 });
             }
             Ok(order.iter().map(|i| decoded[*i as usize].clone()).collect())
         }
+        PartitionKind::Legacy { .. } if with_positions => Err(Error::unsupported(
+            "phrase queries on the older single-partition INVERTED layout",
+        )),
         PartitionKind::Legacy { offsets, .. } => {
             read_legacy_postings(&part.invert, offsets, token_ids, stats).await
+        }
+    }
+}
+
+/// The positions of every posting of invert row `row` of `batch` (columns 2.. are the
+/// position columns of `layout`).
+fn row_positions(
+    batch: &arrow_array::RecordBatch,
+    row: usize,
+    layout: PositionsLayout,
+    frequencies: &[u32],
+    block_size: usize,
+) -> Result<Vec<Vec<u32>>> {
+    match layout {
+        PositionsLayout::Shared(codec) => {
+            let bytes = batch
+                .column(2)
+                .as_binary_opt::<i64>()
+                .ok_or_else(|| Error::corrupt("_compressed_position is not LargeBinary"))?;
+            let offsets = batch
+                .column(3)
+                .as_list_opt::<i32>()
+                .ok_or_else(|| Error::corrupt("_position_block_offset is not a List"))?;
+            let offsets = offsets.value(row);
+            let offsets = offsets
+                .as_primitive_opt::<UInt32Type>()
+                .ok_or_else(|| Error::corrupt("_position_block_offset is not List<UInt32>"))?;
+            let blocks = stream_blocks(bytes.value(row), offsets.values())?;
+            if blocks.len() != frequencies.len().div_ceil(block_size) {
+                return Err(Error::corrupt(format!(
+                    "{} position blocks for {} postings",
+                    blocks.len(),
+                    frequencies.len()
+                )));
+            }
+            let mut out = Vec::with_capacity(frequencies.len());
+            for (block, freqs) in blocks.iter().zip(frequencies.chunks(block_size)) {
+                out.extend(decode_stream_block(block, freqs, codec)?);
+            }
+            Ok(out)
+        }
+        PositionsLayout::PerDoc => {
+            let docs = batch
+                .column(2)
+                .as_list_opt::<i32>()
+                .ok_or_else(|| Error::corrupt("_position is not a List"))?;
+            let docs = docs.value(row);
+            let docs = docs
+                .as_list_opt::<i32>()
+                .ok_or_else(|| Error::corrupt("_position is not List<List<_>>"))?;
+            if docs.len() != frequencies.len() {
+                return Err(Error::corrupt(format!(
+                    "{} position lists for {} postings",
+                    docs.len(),
+                    frequencies.len()
+                )));
+            }
+            let mut out = Vec::with_capacity(frequencies.len());
+            for (d, f) in frequencies.iter().enumerate() {
+                let blobs = docs.value(d);
+                let blobs = blobs
+                    .as_binary_opt::<i64>()
+                    .ok_or_else(|| Error::corrupt("_position blocks are not LargeBinary"))?;
+                let slices: Vec<&[u8]> = blobs.iter().map(|b| b.unwrap_or_default()).collect();
+                out.push(decode_per_doc(&slices, *f)?);
+            }
+            Ok(out)
         }
     }
 }
@@ -108,6 +241,7 @@ async fn read_legacy_postings(
         out.push(TermPostings {
             docs: pairs.iter().map(|p| p.0).collect(),
             frequencies: pairs.iter().map(|p| p.1).collect(),
+            positions: None,
         });
     }
     Ok(out)

@@ -9,13 +9,17 @@
 //! unindexed rows' text); the lengths and row ids of the scored documents.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use roaring::RoaringBitmap;
 
-use super::files::{open_segment, FtsSegment, Partition};
+use super::cache::{fts_cache, key, FtsCache, FtsEntry, FtsItem};
+use super::files::{open_segment, FtsSegment, Partition, PartitionKind};
 use super::params::{build_analyzer, tokenize};
-use super::read::{read_docs, read_postings, TermPostings};
+use super::phrase::{flat_phrase_matches, indexed_phrase_matches, Clause, FuzzyTerm};
+use super::query::{evaluate, FtsQuery};
+use super::read::{no_positions, read_docs, read_postings, TermPostings};
 use super::score::Corpus;
 use crate::error::{Error, Result};
 use crate::index::kind::row_ids::resolve_rows;
@@ -36,19 +40,27 @@ pub(crate) enum Operator {
     And,
 }
 
-/// One full-text search.
+/// One full-text search: a query tree, `k`, and whether unindexed fragments are scanned.
 #[derive(Debug, Clone)]
 pub(crate) struct SearchRequest {
-    /// Query text.
-    pub(crate) text: String,
-    /// The indexed column.
-    pub(crate) column: String,
-    /// OR / AND.
-    pub(crate) operator: Operator,
+    /// What to find.
+    pub(crate) query: FtsQuery,
     /// Best `k` rows (all matches when `None`).
     pub(crate) k: Option<usize>,
     /// Skip fragments no segment covers instead of scanning them.
     pub(crate) index_only: bool,
+}
+
+impl SearchRequest {
+    /// A match query for `text` on `column`.
+    #[cfg(test)]
+    pub(crate) fn matching(text: &str, column: &str, operator: Operator, k: Option<usize>) -> Self {
+        Self {
+            query: FtsQuery::Match(super::query::MatchLeaf::new(text, column, operator)),
+            k,
+            index_only: false,
+        }
+    }
 }
 
 /// One matching row.
@@ -75,12 +87,71 @@ pub(crate) async fn search(
     request: &SearchRequest,
     stats: &IoStats,
 ) -> Result<SearchOutput> {
-    if request.text.trim().is_empty() {
+    let (scores, explain) = evaluate(dataset, &request.query, request.index_only, stats).await?;
+    let mut hits: Vec<Hit> = scores
+        .into_iter()
+        .map(|(row_address, score)| Hit { row_address, score })
+        .collect();
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.row_address.cmp(&b.row_address))
+    });
+    if let Some(k) = request.k {
+        hits.truncate(k);
+    }
+    Ok(SearchOutput { hits, explain })
+}
+
+/// One leaf search: match (OR / AND, fuzzy) or phrase, on one column.
+#[derive(Debug, Clone)]
+pub(crate) struct Leaf<'a> {
+    /// Query text.
+    pub(crate) text: &'a str,
+    /// The indexed column.
+    pub(crate) column: &'a str,
+    /// OR / AND (a phrase is AND).
+    pub(crate) operator: Operator,
+    /// `Some(slop)` for a phrase.
+    pub(crate) phrase_slop: Option<u32>,
+    /// Fuzzy expansion of each token.
+    pub(crate) fuzzy: Option<Fuzzy>,
+}
+
+/// Fuzzy matching of a match query's tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fuzzy {
+    /// Most edits.
+    pub(crate) distance: u32,
+    /// Leading characters kept exactly.
+    pub(crate) prefix_length: u32,
+    /// Most dictionary tokens the whole query expands to.
+    pub(crate) max_expansions: usize,
+}
+
+/// The query's terms: tokens with their query positions, and for AND the group of each
+/// (fuzzy expansions of one token share a group).
+#[derive(Debug, Clone, Default)]
+struct Terms {
+    tokens: Vec<String>,
+    positions: Vec<u32>,
+    groups: Vec<usize>,
+    num_groups: usize,
+}
+
+/// Every matching row of `leaf` with its score (unsorted), and what was read.
+pub(crate) async fn search_leaf(
+    dataset: &DatasetVersion,
+    leaf: &Leaf<'_>,
+    index_only: bool,
+    stats: &IoStats,
+) -> Result<(Vec<Hit>, serde_json::Value)> {
+    if leaf.text.trim().is_empty() {
         return Err(Error::InvalidArgument(
             "full-text query text is empty".into(),
         ));
     }
-    let (name, segments) = inverted_segments(dataset, &request.column)?;
+    let (name, segments) = inverted_segments(dataset, leaf.column)?;
     let current = dataset.manifest().fragment_ids();
     let covered: Vec<(IndexSegment, RoaringBitmap)> = segments
         .into_iter()
@@ -95,7 +166,9 @@ pub(crate) async fn search(
         all_covered |= c;
     }
     let frags: Vec<_> = dataset.manifest().fragments.iter().collect();
-    let opens = covered.iter().map(|(s, _)| open_segment(dataset, s, stats));
+    let opens = covered
+        .iter()
+        .map(|(s, _)| cached_segment(dataset, s, stats));
     let (opened, deletions) = futures::try_join!(
         futures::future::try_join_all(opens),
         dataset.deletion_vectors(&frags, stats)
@@ -105,28 +178,42 @@ pub(crate) async fn search(
         None => Default::default(),
     };
     let mut analyzer = build_analyzer(&params)?;
-    let tokens = distinct_tokens(&mut analyzer, &request.text)?;
+    let phrase = leaf.phrase_slop.is_some();
+    if phrase && !opened.is_empty() && !params.with_position {
+        return Err(no_positions());
+    }
+    // pylance matches unindexed rows with the query's own tokens, indexed ones with their
+    // fuzzy expansions.
+    let flat_terms = query_terms(&mut analyzer, leaf.text, phrase)?;
+    let terms = match leaf.fuzzy {
+        Some(fuzzy) => expand_fuzzy(&flat_terms, &opened, fuzzy),
+        None => flat_terms.clone(),
+    };
+    let tokens = &terms.tokens;
     let unindexed: Vec<u64> = current
         .iter()
         .filter(|f| !all_covered.contains(*f))
         .map(u64::from)
         .collect();
-    let scan_unindexed = !request.index_only && !unindexed.is_empty();
+    let scan_unindexed = !index_only && !unindexed.is_empty();
+    let operator = if phrase { Operator::And } else { leaf.operator };
 
     // Wave 2: postings of every partition, and the unindexed rows' text.
+    let cache = fts_cache(dataset);
     let postings = futures::future::try_join_all(opened.iter().flat_map(|seg| {
         seg.partitions
             .iter()
-            .map(|p| partition_postings(p, &tokens, stats))
+            .map(|p| partition_postings(&cache, p, tokens, phrase, stats))
     }));
     let flat = async {
         if scan_unindexed {
             scan_fragments(
                 dataset,
-                &request.column,
+                leaf.column,
                 &unindexed,
                 &mut build_analyzer(&params)?,
-                &tokens,
+                &flat_terms.tokens,
+                phrase,
                 stats,
             )
             .await
@@ -154,25 +241,23 @@ pub(crate) async fn search(
     // pylance scores indexed rows with the index's statistics, and the rows it scans with
     // those plus the scanned rows' (its `MemBM25Scorer` updated by the flat search).
     let weights: Vec<f32> = (0..tokens.len()).map(|t| corpus.query_weight(t)).collect();
-    let mut flat_corpus = corpus.clone();
-    flat_corpus.num_docs += flat.num_docs;
-    flat_corpus.total_tokens += flat.total_tokens;
-    for (t, n) in flat.token_docs.iter().enumerate() {
-        flat_corpus.token_docs[t] += n;
-    }
-    let flat_weights: Vec<f32> = (0..tokens.len())
+    let flat_corpus = flat_statistics(&corpus, &terms, &flat_terms, &flat, leaf.fuzzy.is_some());
+    let flat_weights: Vec<f32> = (0..flat_terms.tokens.len())
         .map(|t| flat_corpus.query_weight(t))
         .collect();
 
     // Wave 3: lengths and row ids of the matching documents.
     let parts: Vec<(&FtsSegment, &Partition)> = opened
         .iter()
-        .flat_map(|s| s.partitions.iter().map(move |p| (s, p)))
+        .flat_map(|s| s.partitions.iter().map(move |p| (s.as_ref(), p)))
         .collect();
     let scored =
         futures::future::try_join_all(parts.iter().zip(&postings).map(|((seg, part), tp)| {
-            let candidates = match_docs(tp, tokens.len(), request.operator);
-            score_partition(seg, part, candidates, &corpus, &weights, stats)
+            let mut candidates = match_docs(tp, &terms, operator);
+            if let Some(slop) = leaf.phrase_slop {
+                candidates.retain(|doc, _| phrase_in_postings(tp, &terms, *doc, slop));
+            }
+            score_partition(dataset, seg, part, candidates, &corpus, &weights, stats)
         }))
         .await?;
 
@@ -191,35 +276,38 @@ pub(crate) async fn search(
             }
         }
     }
-    for (address, freqs, len) in &flat.docs {
-        if len == &0 || !matches_operator(freqs, request.operator) {
+    for doc in &flat.docs {
+        if doc.length == 0 || !matches_operator(&doc.freqs, &flat_terms, operator) {
             continue;
         }
-        let score = flat_corpus.score(freqs, *len, &flat_weights);
+        if let Some(slop) = leaf.phrase_slop {
+            let clauses: Vec<Clause<'_>> = (0..flat_terms.tokens.len())
+                .map(|t| Clause {
+                    positions: &doc.positions[t],
+                    query_position: flat_terms.positions[t],
+                })
+                .collect();
+            if !flat_phrase_matches(&clauses, slop) {
+                continue;
+            }
+        }
+        let score = flat_corpus.score(&doc.freqs, doc.length, &flat_weights);
         if score > 0.0 {
             hits.push(Hit {
-                row_address: *address,
+                row_address: doc.address,
                 score,
             });
         }
     }
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.row_address.cmp(&b.row_address))
-    });
-    if let Some(k) = request.k {
-        hits.truncate(k);
-    }
     let explain = explain_json(
         &name,
         &opened,
-        &tokens,
+        tokens,
         &flat_corpus,
         &unindexed,
         scan_unindexed,
     );
-    Ok(SearchOutput { hits, explain })
+    Ok((hits, explain))
 }
 
 /// The INVERTED index segments on `column` (the first index by name when there are several).
@@ -252,6 +340,41 @@ fn inverted_segments(
     }
 }
 
+/// What `inspect` shows of an INVERTED index: the first segment's tokenizer params,
+/// format and partitions (`{"error": ...}` when the segment does not open).
+pub(crate) async fn describe_inverted(
+    dataset: &DatasetVersion,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Option<serde_json::Value> {
+    if !is_inverted(segment) {
+        return None;
+    }
+    Some(match cached_segment(dataset, segment, stats).await {
+        Ok(s) => serde_json::json!({
+            "tokenizer": tokenizer_json(&s),
+            "format_version": s.format_version,
+            "partitions": s.partitions.iter().map(|p| serde_json::json!({
+                "id": p.id, "documents": p.num_docs, "tokens": p.num_tokens,
+            })).collect::<Vec<_>>(),
+        }),
+        Err(e) => serde_json::json!({ "error": e.to_string() }),
+    })
+}
+
+fn tokenizer_json(s: &FtsSegment) -> serde_json::Value {
+    let p = &s.params;
+    serde_json::json!({
+        "base_tokenizer": p.base_tokenizer, "language": p.language,
+        "stem": p.stem, "remove_stop_words": p.remove_stop_words,
+        "custom_stop_words": p.custom_stop_words,
+        "lower_case": p.lower_case, "ascii_folding": p.ascii_folding,
+        "max_token_length": p.max_token_length,
+        "min_ngram_length": p.min_ngram_length, "max_ngram_length": p.max_ngram_length,
+        "prefix_only": p.prefix_only, "with_position": p.with_position,
+    })
+}
+
 /// Whether `s` is an INVERTED index segment.
 fn is_inverted(s: &IndexSegment) -> bool {
     match s.type_name() {
@@ -263,76 +386,215 @@ fn is_inverted(s: &IndexSegment) -> bool {
     }
 }
 
-/// The distinct tokens of `text` in first-seen order (the AND and the score count each once).
-fn distinct_tokens(
+/// The statistics the unindexed rows are scored with: the index's plus the scanned rows'
+/// (pylance's `MemBM25Scorer` updated by its flat search), per flat term; a fuzzy query's
+/// flat terms count the indexed documents of the same token among its expansions.
+fn flat_statistics(
+    corpus: &Corpus,
+    terms: &Terms,
+    flat_terms: &Terms,
+    flat: &FlatDocs,
+    fuzzy: bool,
+) -> Corpus {
+    let mut out = Corpus {
+        num_docs: corpus.num_docs + flat.num_docs,
+        total_tokens: corpus.total_tokens + flat.total_tokens,
+        token_docs: flat.token_docs.clone(),
+    };
+    out.token_docs.resize(flat_terms.tokens.len(), 0);
+    for (t, docs) in out.token_docs.iter_mut().enumerate() {
+        *docs += if fuzzy {
+            let same = terms.tokens.iter().position(|x| *x == flat_terms.tokens[t]);
+            same.map_or(0, |i| corpus.token_docs[i])
+        } else {
+            corpus.token_docs[t]
+        };
+    }
+    out
+}
+
+/// The query's terms: for a match its distinct tokens in first-seen order (the AND and
+/// the score count each once), for a phrase every token at its position.
+fn query_terms(
     analyzer: &mut lance_tokenizer::TextAnalyzer,
     text: &str,
-) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for (t, _) in tokenize(analyzer, text) {
-        if !out.contains(&t) {
-            if out.len() == MAX_QUERY_TOKENS {
-                return Err(Error::InvalidArgument(format!(
-                    "full-text query has more than {MAX_QUERY_TOKENS} distinct tokens"
-                )));
-            }
-            out.push(t);
+    phrase: bool,
+) -> Result<Terms> {
+    let mut out = Terms::default();
+    for (t, position) in tokenize(analyzer, text) {
+        if !phrase && out.tokens.contains(&t) {
+            continue;
         }
+        if out.tokens.len() == MAX_QUERY_TOKENS {
+            return Err(Error::InvalidArgument(format!(
+                "full-text query has more than {MAX_QUERY_TOKENS} distinct tokens"
+            )));
+        }
+        out.groups.push(out.tokens.len());
+        out.tokens.push(t);
+        out.positions.push(position);
     }
+    out.num_groups = out.tokens.len();
     Ok(out)
 }
 
-/// The postings of `tokens` in `part` (empty for tokens it lacks).
+/// Each term replaced by the dictionary tokens within its edit distance (ascending, at
+/// most `max_expansions` over the whole query; lance's `expand_fuzzy_tokens`), over every
+/// partition of every segment.
+fn expand_fuzzy(terms: &Terms, opened: &[Arc<FtsSegment>], fuzzy: Fuzzy) -> Terms {
+    let mut out = Terms {
+        num_groups: terms.num_groups,
+        ..Default::default()
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (i, token) in terms.tokens.iter().enumerate() {
+        let remaining = fuzzy.max_expansions.saturating_sub(out.tokens.len());
+        if remaining == 0 {
+            break;
+        }
+        let term = FuzzyTerm::new(token, fuzzy.distance, fuzzy.prefix_length);
+        let mut found = std::collections::BTreeSet::new();
+        for p in opened.iter().flat_map(|s| &s.partitions) {
+            found.extend(p.tokens.tokens_where(|c| term.matches(c)));
+        }
+        for candidate in found.into_iter().take(remaining) {
+            if seen.insert((candidate.clone(), terms.positions[i])) {
+                out.tokens.push(candidate);
+                out.positions.push(terms.positions[i]);
+                out.groups.push(terms.groups[i]);
+            }
+        }
+    }
+    out
+}
+
+/// `segment`, opened, from the session cache or read (and cached).
+async fn cached_segment(
+    dataset: &DatasetVersion,
+    segment: &IndexSegment,
+    stats: &IoStats,
+) -> Result<Arc<FtsSegment>> {
+    let cache = fts_cache(dataset);
+    let path = dataset
+        .index_file_path(segment, "metadata.lance")?
+        .to_string();
+    let k = key(&path, FtsItem::Segment);
+    if let Some(FtsEntry::Segment(s)) = cache.get(&k).await.as_deref() {
+        return Ok(Arc::clone(s));
+    }
+    let s = Arc::new(open_segment(dataset, segment, stats).await?);
+    cache
+        .insert(k, Arc::new(FtsEntry::Segment(Arc::clone(&s))))
+        .await;
+    Ok(s)
+}
+
+/// The postings of `tokens` in `part` (empty for tokens it lacks), with positions for a
+/// phrase: from the session cache, the others read (and cached).
 async fn partition_postings(
+    cache: &FtsCache,
     part: &Partition,
     tokens: &[String],
+    with_positions: bool,
     stats: &IoStats,
 ) -> Result<Vec<TermPostings>> {
-    let mut ids = Vec::new();
-    let mut slots = Vec::new();
-    for (t, token) in tokens.iter().enumerate() {
+    let path = part.invert.path().to_string();
+    let item = |token| FtsItem::Postings {
+        token,
+        positions: with_positions,
+    };
+    let mut found: HashMap<u32, Arc<TermPostings>> = HashMap::new();
+    let mut ids = Vec::with_capacity(tokens.len());
+    let mut missing = Vec::new();
+    for token in tokens {
         let id = part
             .tokens
             .get(token, part.num_tokens)
             .map_err(|e| e.at(part.invert.path().as_ref(), None))?;
         if let Some(id) = id {
-            ids.push(id);
-            slots.push(t);
+            if !found.contains_key(&id) && !missing.contains(&id) {
+                match cache.get(&key(&path, item(id))).await.as_deref() {
+                    Some(FtsEntry::Postings(p)) => {
+                        found.insert(id, Arc::clone(p));
+                    }
+                    _ => missing.push(id),
+                }
+            }
         }
+        ids.push(id);
     }
-    let read = read_postings(part, &ids, stats).await?;
-    let mut out = vec![TermPostings::default(); tokens.len()];
-    for (slot, p) in slots.into_iter().zip(read) {
-        out[slot] = p;
+    let read = read_postings(part, &missing, with_positions, stats).await?;
+    for (id, p) in missing.into_iter().zip(read) {
+        let p = Arc::new(p);
+        cache
+            .insert(
+                key(&path, item(id)),
+                Arc::new(FtsEntry::Postings(Arc::clone(&p))),
+            )
+            .await;
+        found.insert(id, p);
     }
-    Ok(out)
+    Ok(ids
+        .into_iter()
+        .map(|id| {
+            id.and_then(|id| found.get(&id))
+                .map_or_else(TermPostings::default, |p| p.as_ref().clone())
+        })
+        .collect())
 }
 
-/// Document key → frequency of each query token, for the documents `operator` admits.
+/// Whether document `doc` of a partition holds the phrase of `terms` within `slop`.
+fn phrase_in_postings(postings: &[TermPostings], terms: &Terms, doc: u64, slop: u32) -> bool {
+    let mut clauses = Vec::with_capacity(postings.len());
+    for (t, p) in postings.iter().enumerate() {
+        let (Ok(i), Some(positions)) = (p.docs.binary_search(&doc), &p.positions) else {
+            return false;
+        };
+        clauses.push(Clause {
+            positions: &positions[i],
+            query_position: terms.positions[t],
+        });
+    }
+    indexed_phrase_matches(&clauses, slop)
+}
+
+/// Document key → frequency of each query term, for the documents `operator` admits.
 fn match_docs(
     postings: &[TermPostings],
-    num_tokens: usize,
+    terms: &Terms,
     operator: Operator,
 ) -> BTreeMap<u64, Vec<u32>> {
     let mut docs: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
     for (t, p) in postings.iter().enumerate() {
         for (d, f) in p.docs.iter().zip(&p.frequencies) {
-            docs.entry(*d).or_insert_with(|| vec![0; num_tokens])[t] = *f;
+            docs.entry(*d)
+                .or_insert_with(|| vec![0; terms.tokens.len()])[t] = *f;
         }
     }
-    docs.retain(|_, freqs| matches_operator(freqs, operator));
+    docs.retain(|_, freqs| matches_operator(freqs, terms, operator));
     docs
 }
 
-fn matches_operator(freqs: &[u32], operator: Operator) -> bool {
+/// OR: some term is there; AND: every group (a token, or its fuzzy expansions) has one.
+fn matches_operator(freqs: &[u32], terms: &Terms, operator: Operator) -> bool {
     match operator {
         Operator::Or => freqs.iter().any(|f| *f > 0),
-        Operator::And => !freqs.is_empty() && freqs.iter().all(|f| *f > 0),
+        Operator::And => {
+            let mut seen = vec![false; terms.num_groups];
+            for (f, g) in freqs.iter().zip(&terms.groups) {
+                if *f > 0 {
+                    seen[*g] = true;
+                }
+            }
+            terms.num_groups > 0 && seen.iter().all(|s| *s)
+        }
     }
 }
 
-/// Score `candidates` of `part` (reads their lengths and row ids).
+/// Score `candidates` of `part` (their lengths and row ids from the session cache, the
+/// others read and cached).
 async fn score_partition(
+    dataset: &DatasetVersion,
     seg: &FtsSegment,
     part: &Partition,
     candidates: BTreeMap<u64, Vec<u32>>,
@@ -345,7 +607,7 @@ async fn score_partition(
         return Ok(Vec::new());
     }
     let keys: Vec<u64> = candidates.keys().copied().collect();
-    let (row_ids, lengths) = read_docs(part, &keys, stats).await?;
+    let (row_ids, lengths) = cached_docs(dataset, part, &keys, stats).await?;
     let mut out = Vec::with_capacity(keys.len());
     for ((freqs, row_id), len) in candidates.values().zip(row_ids).zip(lengths) {
         let score = corpus.score(freqs, len, weights);
@@ -355,6 +617,43 @@ async fn score_partition(
         });
     }
     Ok(out)
+}
+
+/// Row ids and lengths of `docs` (ascending) of `part`: cached ones, the others read.
+async fn cached_docs(
+    dataset: &DatasetVersion,
+    part: &Partition,
+    docs: &[u64],
+    stats: &IoStats,
+) -> Result<(Vec<u64>, Vec<u32>)> {
+    if matches!(part.kind, PartitionKind::Legacy { .. }) {
+        return read_docs(part, docs, stats).await;
+    }
+    let cache = fts_cache(dataset);
+    let path = part.docs.path().to_string();
+    let mut known: HashMap<u64, (u64, u32)> = HashMap::new();
+    let mut missing = Vec::new();
+    for d in docs {
+        match cache.get(&key(&path, FtsItem::Doc(*d))).await.as_deref() {
+            Some(FtsEntry::Doc(row, len)) => {
+                known.insert(*d, (*row, *len));
+            }
+            _ => missing.push(*d),
+        }
+    }
+    if !missing.is_empty() {
+        let (rows, lens) = read_docs(part, &missing, stats).await?;
+        for ((d, row), len) in missing.iter().zip(rows).zip(lens) {
+            cache
+                .insert(
+                    key(&path, FtsItem::Doc(*d)),
+                    Arc::new(FtsEntry::Doc(row, len)),
+                )
+                .await;
+            known.insert(*d, (row, len));
+        }
+    }
+    Ok(docs.iter().map(|d| known[d]).unzip())
 }
 
 /// Whether the row at `address` is still in the dataset and the segment still covers it.
@@ -377,13 +676,23 @@ fn is_live(
     }
 }
 
-/// The unindexed rows, tokenized: per row its address, query-token frequencies and length.
+/// One unindexed row, tokenized: its address, query-term frequencies and positions, and
+/// length.
+#[derive(Debug)]
+struct FlatDoc {
+    address: u64,
+    freqs: Vec<u32>,
+    positions: Vec<Vec<u32>>,
+    length: u32,
+}
+
+/// The unindexed rows, tokenized.
 #[derive(Debug, Default)]
 struct FlatDocs {
     num_docs: u64,
     total_tokens: u64,
     token_docs: Vec<u64>,
-    docs: Vec<(u64, Vec<u32>, u32)>,
+    docs: Vec<FlatDoc>,
 }
 
 /// Read and tokenize `column` of `fragments` (live rows).
@@ -393,6 +702,7 @@ async fn scan_fragments(
     fragments: &[u64],
     analyzer: &mut lance_tokenizer::TextAnalyzer,
     tokens: &[String],
+    with_positions: bool,
     stats: &IoStats,
 ) -> Result<FlatDocs> {
     let manifest = dataset.manifest();
@@ -426,11 +736,17 @@ async fn scan_fragments(
     for (i, value) in values.into_iter().enumerate() {
         let Some(value) = value else { continue };
         let mut freqs = vec![0u32; tokens.len()];
+        let mut positions = vec![Vec::new(); if with_positions { tokens.len() } else { 0 }];
         let mut len = 0u32;
-        for (t, _) in tokenize(analyzer, value) {
+        for (t, position) in tokenize(analyzer, value) {
             len += 1;
-            if let Some(slot) = tokens.iter().position(|q| *q == t) {
-                freqs[slot] += 1;
+            for (slot, q) in tokens.iter().enumerate() {
+                if *q == t {
+                    freqs[slot] += 1;
+                    if with_positions {
+                        positions[slot].push(position);
+                    }
+                }
             }
         }
         if len == 0 {
@@ -443,14 +759,19 @@ async fn scan_fragments(
                 out.token_docs[slot] += 1;
             }
         }
-        out.docs.push((rows.value(i), freqs, len));
+        out.docs.push(FlatDoc {
+            address: rows.value(i),
+            freqs,
+            positions,
+            length: len,
+        });
     }
     Ok(out)
 }
 
 fn explain_json(
     name: &str,
-    opened: &[FtsSegment],
+    opened: &[Arc<FtsSegment>],
     tokens: &[String],
     corpus: &Corpus,
     unindexed: &[u64],
@@ -471,12 +792,7 @@ fn explain_json(
         .collect();
     serde_json::json!({
         "index": name,
-        "tokenizer": opened.first().map(|s| serde_json::json!({
-            "base_tokenizer": s.params.base_tokenizer, "language": s.params.language,
-            "stem": s.params.stem, "remove_stop_words": s.params.remove_stop_words,
-            "lower_case": s.params.lower_case, "ascii_folding": s.params.ascii_folding,
-            "with_position": s.params.with_position,
-        })),
+        "tokenizer": opened.first().map(|s| tokenizer_json(s)),
         "segments": segments,
         "query_tokens": tokens,
         "documents": corpus.num_docs,

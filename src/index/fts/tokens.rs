@@ -33,6 +33,31 @@ impl TokenSet {
     }
 }
 
+impl TokenSet {
+    /// Every token `keep` admits, ascending (the whole dictionary is in memory already).
+    pub(crate) fn tokens_where(&self, keep: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut out = Vec::new();
+        match self {
+            Self::Fst(map) => {
+                use fst::Streamer;
+                let mut stream = map.stream();
+                while let Some((key, _)) = stream.next() {
+                    if let Ok(token) = std::str::from_utf8(key) {
+                        if keep(token) {
+                            out.push(token.to_string());
+                        }
+                    }
+                }
+            }
+            Self::Arrow(map) => {
+                out.extend(map.keys().filter(|t| keep(t)).cloned());
+                out.sort_unstable();
+            }
+        }
+        out
+    }
+}
+
 /// The FST token set of a batch with `_token_fst_bytes` (one row).
 pub(crate) fn decode_fst(batch: &RecordBatch) -> Result<TokenSet> {
     let column = batch
