@@ -127,13 +127,7 @@ async fn check_all(place: Place<'_>) -> (usize, Vec<String>) {
             let case = Case {
                 dataset: "srid_search".into(),
                 label: text.into(),
-                request: SearchRequest {
-                    text: text.into(),
-                    column: "body".into(),
-                    operator: Operator::Or,
-                    k: None,
-                    index_only: false,
-                },
+                request: SearchRequest::matching(text, "body", Operator::Or, None),
                 addresses: u64s(&q["row_addresses"]),
                 scores: q["scores"]
                     .as_array()
@@ -141,6 +135,7 @@ async fn check_all(place: Place<'_>) -> (usize, Vec<String>) {
                     .iter()
                     .map(|s| s.as_f64().unwrap() as f32)
                     .collect(),
+                error: None,
             };
             checked += 1;
             match search(&dataset, &case.request, &IoStats::new()).await {
@@ -218,11 +213,8 @@ async fn the_indices_answer_on_the_stable_row_id_dataset() {
         kinds(&plan.explain(), &mut found);
         assert!(found.iter().any(|k| k == "ngram"), "@{version}: {found:?}");
         let request = SearchRequest {
-            text: "river".into(),
-            column: "body".into(),
-            operator: Operator::Or,
-            k: None,
             index_only: true,
+            ..SearchRequest::matching("river", "body", Operator::Or, None)
         };
         let out = search(&dataset, &request, &IoStats::new()).await.unwrap();
         assert!(!out.hits.is_empty(), "@{version}: the index alone answers");
