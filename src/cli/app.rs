@@ -49,7 +49,7 @@ enum Command {
     /// ecpfs vector indices.
     #[command(subcommand)]
     Ecp(EcpCommand),
-    /// Benchmarks to point at your own bucket: random take, point lookups.
+    /// Benchmarks to point at your own bucket: random take, point lookups, blob takes, load.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
     /// SQL over Lance datasets on DataFusion (`sql --table NAME=URL ... "SQL"`; runs the
@@ -129,6 +129,11 @@ pub fn main() -> ExitCode {
             }
             Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
             Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
+            Command::Bench(crate::bench::BenchCommand::Load(args)) => {
+                crate::bench::load::run_load_bench(args, &mut out)
+                    .await
+                    .map(|_| ())
+            }
             Command::Bench(command) => crate::bench::run_bench(command, &mut out).await.map(|_| ()),
             Command::Sql(_) | Command::Worker(_) => Ok(()), // ran above
         }
