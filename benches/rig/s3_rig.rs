@@ -66,6 +66,17 @@ struct Args {
     /// `NAME=LOCAL_DIR`: upload LOCAL_DIR to `s3://BUCKET/NAME/` before serving.
     #[arg(long)]
     load: Vec<String>,
+    /// Serve at most this many request units at a time (0 = no limit); the others wait in
+    /// arrival order after their first-byte delay, as on a store with little capacity.
+    #[arg(long, default_value_t = 0)]
+    capacity: u32,
+    /// Units a LIST takes of `--capacity` (a GET, HEAD or PUT takes 1).
+    #[arg(long, default_value_t = 1)]
+    list_units: u32,
+    /// Extra server time of a LIST, in ms, spent holding its units (a store whose LIST walks
+    /// many keys; the issue's server: ~40 ms a LIST where a GET costs ~1.5 ms).
+    #[arg(long, default_value_t = 0)]
+    list_ms: u64,
 }
 
 /// The per-connection service: control requests, or shaped S3 requests.
@@ -73,6 +84,10 @@ struct Args {
 struct Front {
     s3: s3s::service::S3Service,
     shaper: Arc<Shaper>,
+    /// `--capacity` units (`None`: no limit) and the units of a LIST.
+    capacity: Option<(Arc<tokio::sync::Semaphore>, u32)>,
+    /// `--list-ms`.
+    list_time: std::time::Duration,
 }
 
 type Resp = http::Response<s3s::Body>;
@@ -119,6 +134,24 @@ impl Front {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
+        // Held while s3s serves the request and its body is read (not while it is paced).
+        let is_list = method == "GET" && !path.trim_start_matches('/').contains('/');
+        let serving = match &self.capacity {
+            Some((units, list_units)) => {
+                let want = if is_list { *list_units } else { 1 };
+                let semaphore = Arc::clone(units);
+                Some(
+                    semaphore
+                        .acquire_many_owned(want)
+                        .await
+                        .expect("never closed"),
+                )
+            }
+            None => None,
+        };
+        if is_list && !self.list_time.is_zero() {
+            tokio::time::sleep(self.list_time).await;
+        }
         let resp = match hyper::service::Service::call(&self.s3, req).await {
             Ok(resp) => resp,
             Err(e) => {
@@ -139,6 +172,7 @@ impl Front {
                 return Err(s3s::HttpError::new(e));
             }
         };
+        drop(serving);
         let status = parts.status.as_u16();
         let rate = self.shaper.shape().bw_mbps * 1e6;
         if method == "HEAD" || rate <= 0.0 || payload.len() <= PIECE {
@@ -283,9 +317,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let shaper = Shaper::new(shape.clone(), args.seed);
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
+        let capacity = (args.capacity > 0).then(|| {
+            let units = Arc::new(tokio::sync::Semaphore::new(args.capacity as usize));
+            (units, args.list_units.clamp(1, args.capacity))
+        });
         let front = Front {
             s3: builder.build(),
             shaper: Arc::clone(&shaper),
+            capacity,
+            list_time: std::time::Duration::from_millis(args.list_ms),
         };
         tokio::spawn(serve(listener, front));
         if !args.load.is_empty() {
@@ -299,8 +339,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         shaper.reset();
         eprintln!(
-            "s3_rig: ready on http://{} (bucket {}, delay {} ms {}, p99 {} ms, {} MB/s)",
-            args.listen, args.bucket, shape.delay_ms, shape.dist, shape.p99_ms, shape.bw_mbps
+            "s3_rig: ready on http://{} (bucket {}, delay {} ms {}, p99 {} ms, {} MB/s, \
+             capacity {} (0: none), LIST units {} + {} ms)",
+            args.listen,
+            args.bucket,
+            shape.delay_ms,
+            shape.dist,
+            shape.p99_ms,
+            shape.bw_mbps,
+            args.capacity,
+            args.list_units,
+            args.list_ms
         );
         std::future::pending::<()>().await;
         Ok(())
