@@ -130,12 +130,14 @@ enum Outcome {
     Failed(Error),
 }
 
-/// Run the load benchmark with the process session's admission flags; print the report.
+/// Run the load benchmark with the admission settings of `flags` (the process session
+/// the global `--max-requests` / `--max-in-flight-bytes` built); print the report.
 pub(crate) async fn run_load_bench(
     args: &LoadBenchArgs,
+    flags: &Session,
     out: &mut dyn std::io::Write,
 ) -> Result<LoadReport> {
-    let session = load_session(args.budget_bytes, &crate::cli::process_session())?;
+    let session = load_session(args.budget_bytes, flags)?;
     let report = run_load(args, &session).await?;
     if args.json {
         serde_json::to_writer(&mut *out, &report)

@@ -130,7 +130,8 @@ pub fn main() -> ExitCode {
             Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
             Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
             Command::Bench(crate::bench::BenchCommand::Load(args)) => {
-                crate::bench::load::run_load_bench(args, &mut out)
+                let flags = crate::cli::process_session();
+                crate::bench::load::run_load_bench(args, &flags, &mut out)
                     .await
                     .map(|_| ())
             }
