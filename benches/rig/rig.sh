@@ -3,6 +3,8 @@
 #
 #   benches/rig/rig.sh build
 #   benches/rig/rig.sh start [DELAY_MS [BW_MBPS [fixed|lognormal [P99_MS]]]]   (20 80 fixed 100)
+#       (RIG_CAPACITY=N RIG_LIST_UNITS=W RIG_LIST_MS=T: serve N request units at a time, a LIST
+#        taking W of them for T ms more than its own service time)
 #   benches/rig/rig.sh config DELAY_MS BW_MBPS [fixed|lognormal [P99_MS]]
 #   benches/rig/rig.sh stats | reset | status | stop
 #
@@ -47,7 +49,8 @@ start)
     done
     nohup "$BIN" --root "$HOME_DIR/root" --listen "127.0.0.1:$PORT" \
         --delay-ms "${2:-20}" --bw-mbps "${3:-80}" --dist "${4:-fixed}" --p99-ms "${5:-100}" \
-        "${loads[@]}" > "$HOME_DIR/s3_rig.log" 2>&1 &
+        --capacity "${RIG_CAPACITY:-0}" --list-units "${RIG_LIST_UNITS:-1}" \
+        --list-ms "${RIG_LIST_MS:-0}" "${loads[@]}" > "$HOME_DIR/s3_rig.log" 2>&1 &
     echo $! > "$PIDFILE"
     for _ in $(seq 1 300); do
         grep -q "ready on" "$HOME_DIR/s3_rig.log" 2>/dev/null && break
@@ -74,5 +77,5 @@ stop)
     rm -f "$PIDFILE"
     ;;
 *)
-    sed -n '2,12p' "$0"; exit 2 ;;
+    sed -n '2,14p' "$0"; exit 2 ;;
 esac

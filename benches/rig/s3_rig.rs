@@ -66,6 +66,17 @@ struct Args {
     /// `NAME=LOCAL_DIR`: upload LOCAL_DIR to `s3://BUCKET/NAME/` before serving.
     #[arg(long)]
     load: Vec<String>,
+    /// Serve at most this many request units at a time (0 = no limit); the others wait in
+    /// arrival order after their first-byte delay, as on a store with little capacity.
+    #[arg(long, default_value_t = 0)]
+    capacity: u32,
+    /// Units a LIST takes of `--capacity` (a GET, HEAD or PUT takes 1).
+    #[arg(long, default_value_t = 1)]
+    list_units: u32,
+    /// Extra server time of a LIST, in ms, spent holding its units (a store whose LIST walks
+    /// many keys; the issue's server: ~40 ms a LIST where a GET costs ~1.5 ms).
+    #[arg(long, default_value_t = 0)]
+    list_ms: u64,
 }
 
 /// The per-connection service: control requests, or shaped S3 requests.
@@ -73,6 +84,10 @@ struct Args {
 struct Front {
     s3: s3s::service::S3Service,
     shaper: Arc<Shaper>,
+    /// `--capacity` units (`None`: no limit) and the units of a LIST.
+    capacity: Option<(Arc<tokio::sync::Semaphore>, u32)>,
+    /// `--list-ms`.
+    list_time: std::time::Duration,
 }
 
 type Resp = http::Response<s3s::Body>;
@@ -119,6 +134,24 @@ impl Front {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
+        // Held while s3s serves the request and its body is read (not while it is paced).
+        let is_list = method == "GET" && !path.trim_start_matches('/').contains('/');
+        let serving = match &self.capacity {
+            Some((units, list_units)) => {
+                let want = if is_list { *list_units } else { 1 };
+                let semaphore = Arc::clone(units);
+                Some(
+                    semaphore
+                        .acquire_many_owned(want)
+                        .await
+                        .expect("never closed"),
+                )
+            }
+            None => None,
+        };
+        if is_list && !self.list_time.is_zero() {
+            tokio::time::sleep(self.list_time).await;
+        }
         let resp = match hyper::service::Service::call(&self.s3, req).await {
             Ok(resp) => resp,
             Err(e) => {
@@ -127,13 +160,19 @@ impl Front {
             }
         };
         let (parts, body) = resp.into_parts();
-        let payload = match body.collect().await {
-            Ok(c) => c.to_bytes(),
+        let length = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        let payload = match read_body(body, length).await {
+            Ok(bytes) => bytes,
             Err(e) => {
                 request.finish(500, 0);
                 return Err(s3s::HttpError::new(e));
             }
         };
+        drop(serving);
         let status = parts.status.as_u16();
         let rate = self.shaper.shape().bw_mbps * 1e6;
         if method == "HEAD" || rate <= 0.0 || payload.len() <= PIECE {
@@ -145,6 +184,26 @@ impl Front {
         let body = paced_body(request, status, payload, rate);
         Ok(http::Response::from_parts(parts, body))
     }
+}
+
+/// The response body, read up to its `Content-Length` (all of it when there is none; the
+/// rest is dropped unread). s3s-fs 0.14.1's ranged GET goes on reading the object to its
+/// end after the range (its `bytes_stream` yields empty chunks instead of stopping), so
+/// without this a 4 KiB range of a 1 GB object cost ~4 s of server time.
+async fn read_body<B>(mut body: B, length: Option<usize>) -> Result<bytes::Bytes, B::Error>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Unpin,
+{
+    let mut out = bytes::BytesMut::new();
+    while length.is_none_or(|n| out.len() < n) {
+        let Some(frame) = body.frame().await else {
+            break;
+        };
+        if let Ok(data) = frame?.into_data() {
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out.freeze())
 }
 
 /// A JSON control reply, or 404 for an unknown command.
@@ -258,9 +317,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let shaper = Shaper::new(shape.clone(), args.seed);
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
+        let capacity = (args.capacity > 0).then(|| {
+            let units = Arc::new(tokio::sync::Semaphore::new(args.capacity as usize));
+            (units, args.list_units.clamp(1, args.capacity))
+        });
         let front = Front {
             s3: builder.build(),
             shaper: Arc::clone(&shaper),
+            capacity,
+            list_time: std::time::Duration::from_millis(args.list_ms),
         };
         tokio::spawn(serve(listener, front));
         if !args.load.is_empty() {
@@ -274,8 +339,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         shaper.reset();
         eprintln!(
-            "s3_rig: ready on http://{} (bucket {}, delay {} ms {}, p99 {} ms, {} MB/s)",
-            args.listen, args.bucket, shape.delay_ms, shape.dist, shape.p99_ms, shape.bw_mbps
+            "s3_rig: ready on http://{} (bucket {}, delay {} ms {}, p99 {} ms, {} MB/s, \
+             capacity {} (0: none), LIST units {} + {} ms)",
+            args.listen,
+            args.bucket,
+            shape.delay_ms,
+            shape.dist,
+            shape.p99_ms,
+            shape.bw_mbps,
+            args.capacity,
+            args.list_units,
+            args.list_ms
         );
         std::future::pending::<()>().await;
         Ok(())

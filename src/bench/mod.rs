@@ -6,6 +6,11 @@
 //!   single `.lance` file ([`take`]).
 //! * `lakeseek bench query <DATASET_URL> --filter-template "key = '{}'" --values-from key
 //!   --queries 200` answers the filter with values sampled from a column ([`query`]).
+//! * `lakeseek bench blob <DATASET_URL> --column img --blobs-per-take 32 --takes 100`
+//!   reads the bytes of random blobs of a blob column ([`blob`]).
+//! * `lakeseek [--max-requests N] bench load '<URL with {}>' --datasets 120 --filter F
+//!   --queries 3000` runs many queries at once through one session, most opening their own
+//!   dataset ([`load`]; its own report).
 //!
 //! **Cold** operations start from nothing: fresh caches and a fresh open (dataset manifest or
 //! file footer) each; the open's share is recorded apart in each operation. **Warm**
@@ -33,6 +38,8 @@
 //! (printed in the report).
 #![allow(clippy::future_not_send)] // benchmarks drive their operations on one task and write to `&mut dyn Write`
 
+pub(crate) mod blob;
+pub(crate) mod load;
 pub(crate) mod plot;
 pub(crate) mod query;
 pub(crate) mod report;
@@ -59,6 +66,11 @@ pub(crate) enum BenchCommand {
     Take(take::TakeBenchArgs),
     /// Point lookups: a filter template filled with values sampled from a column.
     Query(query::QueryBenchArgs),
+    /// Many concurrent filter queries through one session over many datasets, most opening
+    /// their own (the load scenario of issue 36): errors, throughput, latency, the limit.
+    Load(load::LoadBenchArgs),
+    /// Random blob takes: `--blobs-per-take` random blobs of a blob column per operation.
+    Blob(blob::BlobBenchArgs),
 }
 
 /// Flags shared by `bench take` and `bench query`.
@@ -154,6 +166,12 @@ pub(crate) async fn run_bench(command: &BenchCommand, out: &mut dyn Write) -> Re
     let (report, common) = match command {
         BenchCommand::Take(args) => (take::run_take_bench(args).await?, &args.common),
         BenchCommand::Query(args) => (query::run_query_bench(args).await?, &args.common),
+        BenchCommand::Blob(args) => (blob::run_blob_bench(args).await?, &args.common),
+        BenchCommand::Load(_) => {
+            return Err(Error::InvalidArgument(
+                "bench load prints its own report: run it with load::run_load_bench".into(),
+            ))
+        }
     };
     if common.json {
         serde_json::to_writer(&mut *out, &report)

@@ -49,7 +49,7 @@ enum Command {
     /// ecpfs vector indices.
     #[command(subcommand)]
     Ecp(EcpCommand),
-    /// Benchmarks to point at your own bucket: random take, point lookups.
+    /// Benchmarks to point at your own bucket: random take, point lookups, blob takes, load.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
     /// SQL over Lance datasets on DataFusion (`sql --table NAME=URL ... "SQL"`; runs the
@@ -129,6 +129,12 @@ pub fn main() -> ExitCode {
             }
             Command::Ecp(EcpCommand::Info(args)) => ecp_cli::run_info(args.clone()).await,
             Command::Ecp(EcpCommand::Search(args)) => ecp_cli::run_search(args.clone()).await,
+            Command::Bench(crate::bench::BenchCommand::Load(args)) => {
+                let flags = crate::cli::process_session();
+                crate::bench::load::run_load_bench(args, &flags, &mut out)
+                    .await
+                    .map(|_| ())
+            }
             Command::Bench(command) => crate::bench::run_bench(command, &mut out).await.map(|_| ()),
             Command::Sql(_) | Command::Worker(_) => Ok(()), // ran above
         }
