@@ -7,7 +7,7 @@ use crate::suite::common::S3TestServer;
 use crate::suite::vector_catalog::{check_catalog, vector_fixture};
 use crate::{Dataset, IoStats, Session};
 
-const NAMES: [&str; 7] = [
+const NAMES: [&str; 11] = [
     "ivf_pq_l2",
     "ivf_flat_l2",
     "ivf_sq_l2",
@@ -15,6 +15,10 @@ const NAMES: [&str; 7] = [
     "ivf_pq_l2_delta",
     "ivf_pq_l2_deleted",
     "ivf_pq_l2_unindexed",
+    "ivf_hnsw_flat_l2",
+    "ivf_hnsw_sq_l2",
+    "ivf_hnsw_pq_l2",
+    "ivf_hnsw_sq_l2_mixed",
 ];
 
 async fn server() -> S3TestServer {
@@ -72,7 +76,16 @@ async fn recorded_nearest_queries_match_pylance_over_s3() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
     let s3 = server().await;
-    for name in ["ivf_pq_l2", "ivf_flat_l2", "ivf_sq_l2"] {
+    // (dataset, partitions probed cold, then warm with more): 4 partitions for the flat
+    // sub-index, 2 for HNSW.
+    for (name, first, then) in [
+        ("ivf_pq_l2", 2, 4),
+        ("ivf_flat_l2", 2, 4),
+        ("ivf_sq_l2", 2, 4),
+        ("ivf_hnsw_sq_l2", 1, 2),
+        ("ivf_hnsw_pq_l2", 1, 2),
+        ("ivf_hnsw_flat_l2", 1, 2),
+    ] {
         let session = Session::default();
         let stats = IoStats::new();
         let before = s3.http_counts();
@@ -80,7 +93,7 @@ async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
         let batch = dataset
             .nearest("vec", &query_of(name))
             .k(10)
-            .nprobes(2)
+            .nprobes(first)
             .execute()
             .await
             .unwrap();
@@ -94,7 +107,7 @@ async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
         dataset
             .nearest("vec", &query_of(name))
             .k(10)
-            .nprobes(2)
+            .nprobes(first)
             .stats(&warm)
             .execute()
             .await
@@ -110,7 +123,7 @@ async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
         dataset
             .nearest("vec", &query_of(name))
             .k(10)
-            .nprobes(4)
+            .nprobes(then)
             .stats(&more)
             .execute()
             .await
