@@ -95,6 +95,7 @@ async fn corrupt_naming_index_file(root: &Path, name: &str) {
     match got {
         Err(e @ Error::Corrupt { .. }) => {
             assert!(e.to_string().contains("index.idx"), "{name}: {e}");
+            eprintln!("{name}: {e}");
         }
         other => panic!("{name}: {other:?}"),
     }
@@ -123,5 +124,10 @@ async fn garbled_hnsw_metadata_is_corrupt_naming_the_index_file() {
         b[at..at + digits].fill(b'9');
         b[at] = b'8';
     });
+    corrupt_naming_index_file(dir.path(), name).await;
+    // The `__neighbors` page (bytes 1536..10352 of this fixture's index.idx) overwritten
+    // with all-ones bits: the page decoder refuses it (neighbour ids out of range in a
+    // well-formed page are the graph decoder's, unit-tested in index::vector::hnsw).
+    let dir = edited(name, |b| b[2000..9000].fill(0xff));
     corrupt_naming_index_file(dir.path(), name).await;
 }
