@@ -1,6 +1,6 @@
 //! [`Nearest`]: a nearest-neighbour query on a vector column — the `k` rows nearest to a
-//! query vector, found through the column's Lance vector index (IVF_FLAT, IVF_PQ, IVF_SQ)
-//! with pylance's semantics, returned as a record batch with `_rowaddr` and `_distance`.
+//! query vector, found through the column's Lance vector index (IVF_FLAT, IVF_PQ, IVF_SQ,
+//! IVF_HNSW_FLAT/SQ/PQ) with pylance's semantics, returned as a record batch with `_rowaddr` and `_distance`.
 
 use std::sync::Arc;
 
@@ -23,7 +23,8 @@ pub const DISTANCE_COLUMN: &str = "_distance";
 ///
 /// Same rows and `_distance` as pylance's `to_table(nearest={...})` for the same
 /// parameters: the IVF partitions nearest the query (`nprobes`), scored as lance scores
-/// them (PQ lookup tables, SQ codes, raw vectors), deleted rows left out, fragments no
+/// them (PQ lookup tables, SQ codes, raw vectors; an HNSW sub-index's graph searched with
+/// [`Nearest::ef`] candidates), deleted rows left out, fragments no
 /// index segment covers searched exactly (unless [`Nearest::fast_search`]), optionally
 /// re-ranked with exact distances ([`Nearest::refine`]), filtered before the search
 /// ([`Nearest::filter`]; after it with [`Nearest::postfilter`]).

@@ -37,7 +37,8 @@ pub(crate) struct NearestArgs {
     /// Re-rank k * R candidates with exact distances read from the data.
     #[arg(long, requires = "nearest")]
     pub refine: Option<u32>,
-    /// HNSW ef (HNSW indices are not searched yet).
+    /// HNSW indices: candidates each probed partition's graph search keeps (at least
+    /// k × refine; default 1.5 × k × refine, as pylance). Other kinds ignore it.
     #[arg(long, requires = "nearest")]
     pub ef: Option<u32>,
     /// Apply --filter to the search's candidates instead of before the search.

@@ -20,6 +20,10 @@ const NAMES: [&str; 11] = [
     "ivf_pq_l2_delta",
     "ivf_pq_l2_deleted",
     "ivf_pq_l2_unindexed",
+    "ivf_hnsw_flat_l2",
+    "ivf_hnsw_sq_l2",
+    "ivf_hnsw_pq_l2",
+    "ivf_hnsw_sq_l2_mixed",
 ];
 
 async fn server() -> S3TestServer {
@@ -77,12 +81,17 @@ async fn recorded_nearest_queries_match_pylance_over_s3() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
     let s3 = server().await;
-    for name in [
-        "ivf_pq_l2",
-        "ivf_flat_l2",
-        "ivf_sq_l2",
-        "ivf_rq_l2",
-        "ivf_pq_l2_legacy",
+    // (dataset, partitions probed cold, then warm with more): 4 partitions for the flat
+    // sub-index, 2 for HNSW.
+    for (name, first, then) in [
+        ("ivf_pq_l2", 2, 4),
+        ("ivf_flat_l2", 2, 4),
+        ("ivf_sq_l2", 2, 4),
+        ("ivf_rq_l2", 2, 4),
+        ("ivf_pq_l2_legacy", 2, 4),
+        ("ivf_hnsw_sq_l2", 1, 2),
+        ("ivf_hnsw_pq_l2", 1, 2),
+        ("ivf_hnsw_flat_l2", 1, 2),
     ] {
         let session = Session::default();
         let stats = IoStats::new();
@@ -91,7 +100,7 @@ async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
         let batch = dataset
             .nearest("vec", &query_of(name))
             .k(10)
-            .nprobes(2)
+            .nprobes(first)
             .execute()
             .await
             .unwrap();
@@ -105,7 +114,7 @@ async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
         dataset
             .nearest("vec", &query_of(name))
             .k(10)
-            .nprobes(2)
+            .nprobes(first)
             .stats(&warm)
             .execute()
             .await
@@ -121,7 +130,7 @@ async fn a_cold_nearest_query_takes_at_most_five_round_trips_and_no_head() {
         dataset
             .nearest("vec", &query_of(name))
             .k(10)
-            .nprobes(4)
+            .nprobes(then)
             .stats(&more)
             .execute()
             .await

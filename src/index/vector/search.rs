@@ -98,12 +98,15 @@ pub(crate) struct NearestReport {
     pub partitions_probed: usize,
     /// Partitions served from the session cache.
     pub partitions_cached: usize,
-    /// Rows scored from the index.
+    /// Rows scored from the index (for HNSW: distances computed in the graph search).
     pub rows_scored: u64,
     /// Fragments no segment covers, searched exactly.
     pub unindexed_fragments: Vec<u64>,
     /// Candidates re-ranked with exact distances.
     pub refined: usize,
+    /// The beam width of an HNSW sub-index's search (none for other kinds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ef: Option<usize>,
 }
 
 /// The answer: hits nearest first, and how they were found.
@@ -311,6 +314,9 @@ pub(crate) async fn nearest(
         let searches = opened
             .iter()
             .map(|o| search_segment(o, params, &live, prefilter, want, caches, stats));
+        if opened[0].graph.is_some() {
+            report.ef = Some(super::hnsw::effective_ef(params.ef, want)?);
+        }
         for (hits, probed, cached, scored) in futures::future::try_join_all(searches).await? {
             candidates.extend(hits);
             report.partitions_probed += probed;

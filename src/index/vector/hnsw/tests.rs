@@ -13,6 +13,14 @@ use super::graph::{decode_graph, decode_hnsw_meta, HnswMeta, HNSW_METADATA_KEY};
 use super::traverse::{search, HnswQuery};
 use crate::Error;
 
+/// Graph rows of a test: `(node id, neighbours)`.
+type Rows<'a> = Vec<(u32, &'a [u32])>;
+
+/// One partition's graph rows `0..6`.
+fn six() -> Vec<std::ops::Range<u64>> {
+    std::iter::once(0..6).collect()
+}
+
 fn corrupt<T: std::fmt::Debug>(r: crate::Result<T>) -> bool {
     matches!(r, Err(Error::Corrupt { .. }))
 }
@@ -28,11 +36,11 @@ fn metadata(parts: &[&str]) -> HashMap<String, String> {
 #[test]
 fn hnsw_metadata_must_add_up_to_the_partition_rows() {
     let good = r#"{"entry_point":1,"params":{"max_level":7,"m":8},"level_offsets":[0,4,6,6]}"#;
-    let meta = decode_hnsw_meta(&metadata(&[good]), &[0..6]).unwrap();
+    let meta = decode_hnsw_meta(&metadata(&[good]), &six()).unwrap();
     assert_eq!(meta[0].entry_point, 1);
     assert_eq!(meta[0].rows(), 6);
     for (json, rows) in [
-        (good, 0..7),                                             // rows disagree
+        (good, 0..7u64),                                          // rows disagree
         (r#"{"entry_point":0,"level_offsets":[1,4,6]}"#, 0..6),   // not from 0
         (r#"{"entry_point":0,"level_offsets":[0,5,4,6]}"#, 0..6), // decreasing
         (r#"{"entry_point":0,"level_offsets":[0]}"#, 0..6),       // no level
@@ -45,8 +53,8 @@ fn hnsw_metadata_must_add_up_to_the_partition_rows() {
         );
     }
     // One document per partition, and the key must be there.
-    assert!(corrupt(decode_hnsw_meta(&metadata(&[good, good]), &[0..6])));
-    assert!(corrupt(decode_hnsw_meta(&HashMap::new(), &[0..6])));
+    assert!(corrupt(decode_hnsw_meta(&metadata(&[good, good]), &six())));
+    assert!(corrupt(decode_hnsw_meta(&HashMap::new(), &six())));
 }
 
 /// A graph batch: `(node id, neighbours)` rows, level 0 first.
@@ -99,7 +107,7 @@ fn graph_rows_are_validated() {
     assert!(corrupt(decode_graph(&b, &meta(0, &[0, 6, 9]), 6)));
     // A neighbour out of range, a level-0 id that is not its row, an upper-level node the
     // graph lacks, an entry point past the nodes.
-    let bad: [(Vec<(u32, &[u32])>, HnswMeta); 4] = [
+    let bad: [(Rows, HnswMeta); 4] = [
         (vec![(0, &[1]), (1, &[2])], meta(0, &[0, 2])),
         (vec![(0, &[1]), (0, &[0])], meta(0, &[0, 2])),
         (vec![(0, &[1]), (1, &[0]), (7, &[])], meta(0, &[0, 2, 3])),
