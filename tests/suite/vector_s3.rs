@@ -8,7 +8,7 @@ use crate::suite::common::S3TestServer;
 use crate::suite::vector_catalog::{check_catalog, vector_fixture};
 use crate::{Dataset, IoStats, Session};
 
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 15] = [
     "ivf_pq_l2",
     "ivf_rq_l2",
     "ivf_flat_hamming",
