@@ -5,6 +5,8 @@
 use serde::Serialize;
 
 use super::dataset::Dataset;
+use super::describe_vector::describe_vectors;
+pub use super::describe_vector::VectorIndexDescription;
 use crate::error::Result;
 use crate::lance::dataset::manifest::{Fragment, IndexSegment, Manifest};
 use crate::lance::dataset::DatasetVersion;
@@ -77,6 +79,10 @@ pub struct IndexDescription {
     pub fragments: Vec<u32>,
     /// Segments.
     pub segments: Vec<IndexSegmentDescription>,
+    /// A vector index's type, metric, partitions, quantizer and size (`None` for other
+    /// kinds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector: Option<VectorIndexDescription>,
 }
 
 /// One segment of an [`IndexDescription`].
@@ -113,7 +119,9 @@ impl Dataset {
     /// Describe this version: storage version, fragments with their data files (and each
     /// file's version) and deletions, indices and their coverage, and the schema with field
     /// ids. Reads the deletion files whose row counts the manifest does not record (one
-    /// wave, cached); everything else comes from the manifest already read.
+    /// wave, cached) and opens each vector index's first segment (type, metric,
+    /// partitions, quantizer; cached in the session); everything else comes from the
+    /// manifest already read.
     ///
     /// ```
     /// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
@@ -135,6 +143,10 @@ impl Dataset {
         let fragments = describe_fragments(version, self)
             .await
             .map_err(|e| self.named(e))?;
+        let mut indices = describe_indices(manifest);
+        describe_vectors(version, &mut indices, self.stats_handle())
+            .await
+            .map_err(|e| self.named(e))?;
         let num_rows = fragments
             .iter()
             .map(|f| f.physical_rows.saturating_sub(f.deleted_rows))
@@ -146,7 +158,7 @@ impl Dataset {
             writer: manifest.writer.clone(),
             num_rows,
             fragments,
-            indices: describe_indices(manifest),
+            indices,
             schema: describe_schema(manifest),
         })
     }
@@ -217,6 +229,7 @@ fn describe_indices(manifest: &Manifest) -> Vec<IndexDescription> {
                     .collect(),
                 fragments: Vec::new(),
                 segments: vec![described],
+                vector: None,
             }),
         }
     }

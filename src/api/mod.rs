@@ -5,6 +5,7 @@ mod blob;
 mod columns;
 mod dataset;
 mod describe;
+mod describe_vector;
 pub(crate) mod ecp;
 mod file;
 mod filter_expr;
@@ -23,7 +24,7 @@ pub use columns::ColumnInfo;
 pub use dataset::{Dataset, DatasetBuilder};
 pub use describe::{
     DataFileDescription, DatasetDescription, FieldDescription, FragmentDescription,
-    IndexDescription, IndexSegmentDescription,
+    IndexDescription, IndexSegmentDescription, VectorIndexDescription,
 };
 pub use ecp::EcpIndexBuilder;
 pub use file::{LanceFile, LanceFileBuilder};

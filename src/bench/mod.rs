@@ -6,6 +6,11 @@
 //!   single `.lance` file ([`take`]).
 //! * `lakeseek bench query <DATASET_URL> --filter-template "key = '{}'" --values-from key
 //!   --queries 200` answers the filter with values sampled from a column ([`query`]).
+//! * `lakeseek bench nearest <DATASET_URL> --column vec [--queries-file q.npy
+//!   [--ground-truth gt.txt]] -k 10 --nprobes 20 [--refine R]` runs nearest-neighbour
+//!   queries, with recall@k when the exact answers are given ([`nearest`]).
+//! * `lakeseek bench search <DATASET_URL> --column body --text T | --texts FILE [-k K]
+//!   [--operator and]` runs full-text searches ([`search`]).
 //!
 //! **Cold** operations start from nothing: fresh caches and a fresh open (dataset manifest or
 //! file footer) each; the open's share is recorded apart in each operation. **Warm**
@@ -33,9 +38,11 @@
 //! (printed in the report).
 #![allow(clippy::future_not_send)] // benchmarks drive their operations on one task and write to `&mut dyn Write`
 
+pub(crate) mod nearest;
 pub(crate) mod plot;
 pub(crate) mod query;
 pub(crate) mod report;
+pub(crate) mod search;
 pub(crate) mod take;
 
 use std::future::Future;
@@ -59,6 +66,11 @@ pub(crate) enum BenchCommand {
     Take(take::TakeBenchArgs),
     /// Point lookups: a filter template filled with values sampled from a column.
     Query(query::QueryBenchArgs),
+    /// Nearest-neighbour queries on a vector column (query vectors from a `.npy` file or
+    /// random rows), with recall@k against `--ground-truth`.
+    Nearest(nearest::NearestBenchArgs),
+    /// Full-text searches on a column with an INVERTED index (`--text` or `--texts FILE`).
+    Search(search::SearchBenchArgs),
 }
 
 /// Flags shared by `bench take` and `bench query`.
@@ -154,6 +166,8 @@ pub(crate) async fn run_bench(command: &BenchCommand, out: &mut dyn Write) -> Re
     let (report, common) = match command {
         BenchCommand::Take(args) => (take::run_take_bench(args).await?, &args.common),
         BenchCommand::Query(args) => (query::run_query_bench(args).await?, &args.common),
+        BenchCommand::Nearest(args) => (nearest::run_nearest_bench(args).await?, &args.common),
+        BenchCommand::Search(args) => (search::run_search_bench(args).await?, &args.common),
     };
     if common.json {
         serde_json::to_writer(&mut *out, &report)
@@ -487,6 +501,7 @@ mod tests {
                     round_trips: 1,
                     rows: 0,
                     open: None,
+                    recall: None,
                 })
             }
         })
@@ -507,6 +522,7 @@ mod tests {
                     round_trips: 0,
                     rows: 0,
                     open: None,
+                    recall: None,
                 })
             }
         };

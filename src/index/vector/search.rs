@@ -321,7 +321,7 @@ pub(crate) async fn nearest(
 }
 
 /// Open `segment` through the cache (concurrent misses load once).
-async fn cached_open(
+pub(crate) async fn cached_open(
     dataset: &DatasetVersion,
     segment: &IndexSegment,
     caches: &VectorCache,
@@ -446,7 +446,7 @@ pub(crate) fn initial_probes(minimum: usize, available: usize) -> usize {
 }
 
 /// Partitions `ids` of `open`, from the caches or read in one wave.
-async fn load_partitions(
+pub(crate) async fn load_partitions(
     open: &OpenSegment,
     ids: &[usize],
     caches: &VectorCache,
