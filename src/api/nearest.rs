@@ -91,6 +91,7 @@ impl Dataset {
                 distance_range: (None, None),
                 metric: None,
                 half_precision: false,
+                ef: None,
             },
             filter: None,
             postfilter: false,
@@ -135,9 +136,12 @@ impl<'a> Nearest<'a> {
         self
     }
 
-    /// HNSW's `ef` (accepted for HNSW indices, which are not searched yet).
+    /// HNSW's `ef`: the candidates each partition's graph search keeps (at least `k`
+    /// times the refine factor; default 1.5 times that, as lance). Other index kinds
+    /// ignore it.
     pub fn ef(mut self, ef: u32) -> Self {
         self.ef = Some(ef);
+        self.params.ef = Some(ef as usize);
         self
     }
 

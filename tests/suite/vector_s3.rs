@@ -55,7 +55,7 @@ fn query_of(name: &str) -> Vec<f32> {
 async fn recorded_nearest_queries_match_pylance_over_s3() {
     let s3 = server().await;
     let session = Session::default();
-    let (checked, failures) = check_catalog(&NAMES, |name| {
+    let (checked, failures, _) = check_catalog(&NAMES, |name| {
         let (s3, session) = (&s3, session.clone());
         async move { open(s3, &name, &session, &IoStats::new()).await }
     })

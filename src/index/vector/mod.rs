@@ -1,7 +1,8 @@
-//! Lance vector indices (IVF with a flat sub-index; quantizers none, PQ and SQ), v3 files
-//! as pylance writes them: the pure decoders ([`format`], [`partition`]), distances as
-//! lance computes them ([`distance`]), opening a segment and reading its partitions
-//! ([`segment`]), and the nearest-neighbour query ([`search`]).
+//! Lance vector indices (IVF with a flat or HNSW sub-index; quantizers none, PQ and SQ),
+//! v3 files as pylance writes them: the pure decoders ([`format`], [`partition`]),
+//! distances as lance computes them ([`distance`]), HNSW graphs and their search
+//! ([`hnsw`]), opening a segment and reading its partitions ([`segment`]), and the
+//! nearest-neighbour query ([`search`]).
 //!
 //! Not an index kind of the filter engine: a different query, which uses the engine (via
 //! [`crate::index::filter`]) only for its filter's allowed rows, computed by the caller.
@@ -9,6 +10,7 @@
 pub(crate) mod caches;
 pub(crate) mod distance;
 pub(crate) mod format;
+pub(crate) mod hnsw;
 pub(crate) mod partition;
 pub(crate) mod search;
 pub(crate) mod segment;

@@ -21,6 +21,8 @@ pub(crate) struct Partition {
     pub row_ids: Vec<u64>,
     /// The rows' codes.
     pub codes: Codes,
+    /// The partition's HNSW graph (HNSW sub-indices only).
+    pub graph: Option<std::sync::Arc<super::hnsw::graph::HnswGraph>>,
 }
 
 /// A partition's codes, row-major.
@@ -41,7 +43,8 @@ impl Partition {
             Codes::Flat(v) => v.len() * 4,
             Codes::Pq(v) | Codes::Sq(v) => v.len(),
         };
-        self.row_ids.len() * 8 + codes + 64
+        let graph = self.graph.as_ref().map_or(0, |g| g.size_bytes());
+        self.row_ids.len() * 8 + codes + graph + 64
     }
 }
 
@@ -78,6 +81,7 @@ pub(crate) fn decode_partition(batch: &RecordBatch, quantizer: &Quantizer) -> Re
     Ok(Partition {
         row_ids: row_ids.values().to_vec(),
         codes,
+        graph: None,
     })
 }
 

@@ -14,6 +14,8 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::caches::{key, VectorCache, VectorEntry};
 use super::distance;
 use super::format::Metric;
+use super::hnsw::traverse::HnswQuery;
+use super::hnsw::{effective_ef, search_partition};
 use super::partition::{index_query, score, Partition};
 use super::segment::{open_segment, read_partitions, OpenSegment};
 use crate::error::{Error, Result};
@@ -54,6 +56,8 @@ pub(crate) struct NearestParams {
     pub metric: Option<Metric>,
     /// The column holds f16 vectors: lance computes PQ residuals in f16.
     pub half_precision: bool,
+    /// HNSW's beam width (default `k * refine + (k * refine) / 2`, as lance).
+    pub ef: Option<usize>,
 }
 
 /// The rows a filter allows, and whether it applies before the search or after it.
@@ -398,6 +402,15 @@ async fn search_segment(
         .min(order.len());
     let mut probed = initial_probes(params.minimum_nprobes, max);
     let (mut hits, mut cached, mut scored) = (Vec::new(), 0, 0u64);
+    let hnsw = match &open.graph {
+        Some(_) => Some(HnswQuery {
+            k: want,
+            ef: effective_ef(params.ef, want)?,
+            range: params.distance_range,
+        }),
+        None => None,
+    };
+    let admitted = |row: u64| live.contains(row) && allowed.is_none_or(|a| a.contains(row));
     let mut start = 0;
     loop {
         let ids = &order[start..probed];
@@ -405,21 +418,39 @@ async fn search_segment(
         cached += from_cache;
         for (&p, part) in ids.iter().zip(&parts) {
             let centroid = open.header.centroids.row(p);
-            let d = score(
-                part,
-                &open.quantizer,
-                metric,
-                &query,
-                centroid,
-                params.half_precision,
-            )
-            .map_err(|e| e.at(&open.aux_path(), None))?;
-            scored += part.row_ids.len() as u64;
-            for (&row, &distance) in part.row_ids.iter().zip(&d) {
-                if live.contains(row)
-                    && allowed.is_none_or(|a| a.contains(row))
-                    && in_range(params.distance_range, distance)
-                {
+            let found: Vec<(u64, f32)> = match (&part.graph, &hnsw) {
+                (Some(graph), Some(h)) => {
+                    let (found, computed) = search_partition(
+                        graph,
+                        part,
+                        &open.quantizer,
+                        metric,
+                        &query,
+                        centroid,
+                        params.half_precision,
+                        h,
+                        admitted,
+                    )
+                    .map_err(|e| e.at(&open.aux_path(), None))?;
+                    scored += computed;
+                    found
+                }
+                _ => {
+                    let d = score(
+                        part,
+                        &open.quantizer,
+                        metric,
+                        &query,
+                        centroid,
+                        params.half_precision,
+                    )
+                    .map_err(|e| e.at(&open.aux_path(), None))?;
+                    scored += part.row_ids.len() as u64;
+                    part.row_ids.iter().copied().zip(d).collect()
+                }
+            };
+            for (row, distance) in found {
+                if admitted(row) && in_range(params.distance_range, distance) {
                     hits.push(Hit { row, distance });
                 }
             }

@@ -17,6 +17,7 @@ use super::format::{
     decode_index_header, decode_ivf, decode_storage_spec, ivf_buffer_index, partition_ranges,
     quantizer_of, IndexHeader, Quantizer, StorageSpec, SubIndex,
 };
+use super::hnsw::GraphFile;
 use super::partition::{decode_partition, Partition, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
 use crate::io::fetch::ReadRequest;
@@ -50,6 +51,8 @@ pub(crate) struct OpenSegment {
     pub aux: DataFileReader,
     /// Fields of `auxiliary.idx` read per partition: `_rowid`, the codes.
     pub columns: [usize; 2],
+    /// The graphs' file, for an HNSW sub-index.
+    pub graph: Option<Arc<GraphFile>>,
 }
 
 impl OpenSegment {
@@ -64,7 +67,12 @@ impl OpenSegment {
             Quantizer::Pq(pq) => pq.codebook.len() * 4,
             _ => 0,
         };
-        self.header.centroids.values.len() * 4 + self.partitions.len() * 16 + codebook + 1024
+        let graph = self.graph.as_ref().map_or(0, |g| g.size_bytes());
+        self.header.centroids.values.len() * 4
+            + self.partitions.len() * 16
+            + codebook
+            + graph
+            + 1024
     }
 }
 
@@ -147,12 +155,21 @@ pub(crate) async fn open_segment(
     let quantizer = quantizer_of(&spec, codebook.as_deref()).map_err(aux_at)?;
     check_header(&header, &partitions, &spec).map_err(aux_at)?;
     let columns = aux.field_indices(&[ROW_ID_COLUMN, &code_column])?;
+    let graph = match header.sub_index {
+        SubIndex::Hnsw => Some(Arc::new(GraphFile::open(
+            index.clone(),
+            index_meta,
+            &index_ivf,
+        )?)),
+        SubIndex::Flat => None,
+    };
     Ok(OpenSegment {
         header: Arc::new(header),
         partitions: Arc::new(partitions),
         quantizer: Arc::new(quantizer),
         aux,
         columns: [columns[0], columns[1]],
+        graph,
     })
 }
 
@@ -221,12 +238,6 @@ fn check_header(header: &IndexHeader, partitions: &[Range<u64>], spec: &StorageS
             spec.dim()
         )));
     }
-    if header.sub_index == SubIndex::Hnsw {
-        return Err(Error::unsupported(format!(
-            "{} indices (HNSW sub-index) are not searched yet",
-            header.index_type
-        )));
-    }
     Ok(())
 }
 
@@ -245,8 +256,9 @@ async fn global_buffer(
     file.read_global_buffer(index, stats).await
 }
 
-/// Read and decode `partitions` (ids) of `open` in one read: the partitions in the order
-/// asked.
+/// Read and decode `partitions` (ids) of `open` in one wave (their rows of
+/// `auxiliary.idx` and, for HNSW, their graphs' rows of `index.idx`): the partitions in
+/// the order asked.
 pub(crate) async fn read_partitions(
     open: &OpenSegment,
     partitions: &[usize],
@@ -261,12 +273,25 @@ pub(crate) async fn read_partitions(
         .filter(|r| r.start < r.end)
         .collect();
     let rows: Vec<u64> = ranges.iter().flat_map(|r| r.clone()).collect();
-    let batch = if rows.is_empty() {
-        None
-    } else {
-        let selection = RowSelection::Rows(rows);
-        Some(open.aux.read_rows(&open.columns, &selection, stats).await?)
+    let storage = async {
+        if rows.is_empty() {
+            Ok(None)
+        } else {
+            let selection = RowSelection::Rows(rows);
+            open.aux
+                .read_rows(&open.columns, &selection, stats)
+                .await
+                .map(Some)
+        }
     };
+    let graphs = async {
+        match &open.graph {
+            Some(g) => g.read(&sorted, stats).await,
+            None => Ok(None),
+        }
+    };
+    let (batch, graphs) = futures::try_join!(storage, graphs)?;
+    let mut graph_at = 0usize;
     let mut decoded = Vec::with_capacity(sorted.len());
     let mut at = 0usize;
     for &p in &sorted {
@@ -280,9 +305,21 @@ pub(crate) async fn read_partitions(
             _ => Partition {
                 row_ids: Vec::new(),
                 codes: empty_codes(&open.quantizer),
+                graph: None,
             },
         };
         at += len;
+        let part = match &open.graph {
+            Some(g) => {
+                let graph = g.decode(graphs.as_ref(), graph_at, p, len)?;
+                graph_at += g.meta.get(p).map_or(0, |m| m.rows() as usize);
+                Partition {
+                    graph: Some(Arc::new(graph)),
+                    ..part
+                }
+            }
+            None => part,
+        };
         decoded.push((p, part));
     }
     Ok(partitions
