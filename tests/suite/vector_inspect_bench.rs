@@ -35,6 +35,8 @@ async fn describe_shows_each_vector_index() {
         ("ivf_pq4_l2", "PQ", Some(8), Some(4)),
         ("ivf_sq_l2", "SQ", None, Some(8)),
         ("ivf_flat_cosine", "FLAT", None, None),
+        ("ivf_hnsw_sq_l2", "SQ", None, Some(8)),
+        ("ivf_hnsw_pq_l2", "PQ", Some(4), Some(8)),
     ] {
         let ds = &cat["datasets"][name];
         let dataset = open(name, &Session::default(), &IoStats::new()).await;
