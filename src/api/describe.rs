@@ -144,9 +144,11 @@ impl Dataset {
             .await
             .map_err(|e| self.named(e))?;
         let mut indices = describe_indices(manifest);
-        describe_vectors(version, &mut indices, self.stats_handle())
-            .await
-            .map_err(|e| self.named(e))?;
+        let names: Vec<&str> = indices.iter().map(|i| i.name.as_str()).collect();
+        let vectors = describe_vectors(version, &names, self.stats_handle()).await;
+        for (index, vector) in indices.iter_mut().zip(vectors) {
+            index.vector = vector;
+        }
         let num_rows = fragments
             .iter()
             .map(|f| f.physical_rows.saturating_sub(f.deleted_rows))

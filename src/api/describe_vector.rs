@@ -5,7 +5,6 @@
 
 use serde::Serialize;
 
-use super::describe::IndexDescription;
 use crate::error::Result;
 use crate::index::vector::caches::vector_cache;
 use crate::index::vector::format::Quantizer;
@@ -43,20 +42,21 @@ pub struct VectorIndexDescription {
     pub error: Option<String>,
 }
 
-/// Add a [`VectorIndexDescription`] to every vector index of `indices`: the first
-/// segment of each opened (all in one go, through the session's vector cache).
+/// A [`VectorIndexDescription`] for each index name that is a vector index (`None` for
+/// the others): the first segment of each opened (all in one go, through the session's
+/// vector cache).
 pub(crate) async fn describe_vectors(
     version: &DatasetVersion,
-    indices: &mut [IndexDescription],
+    names: &[&str],
     stats: &IoStats,
-) -> Result<()> {
+) -> Vec<Option<VectorIndexDescription>> {
     let manifest = version.manifest();
     let caches = vector_cache(version);
-    let opens = indices.iter().map(|index| {
+    let opens = names.iter().map(|name| {
         let segments: Vec<&IndexSegment> = manifest
             .indices
             .iter()
-            .filter(|s| s.name == index.name && is_vector_segment(s))
+            .filter(|s| s.name == *name && is_vector_segment(s))
             .collect();
         let caches = &caches;
         async move {
@@ -70,11 +70,7 @@ pub(crate) async fn describe_vectors(
             Some(describe(opened, size_bytes))
         }
     });
-    let described = futures::future::join_all(opens).await;
-    for (index, vector) in indices.iter_mut().zip(described) {
-        index.vector = vector;
-    }
-    Ok(())
+    futures::future::join_all(opens).await
 }
 
 /// The description of an opened (or failed) first segment.
