@@ -187,7 +187,7 @@ pub use api::{
     evaluate_any_element, DataFileDescription, Dataset, DatasetBuilder, DatasetDescription,
     FieldDescription, FilterExactness, FragmentDescription, FragmentInfo, IndexDescription,
     IndexSegmentDescription, LanceFile, LanceFileBuilder, PlannedFilter, Prewarm, PrewarmReport,
-    Query, QueryResult,
+    Query, QueryResult, VectorIndexDescription,
 };
 pub use api::{BlobHandle, BlobReader, BLOB_READ_CHUNK_BYTES};
 pub use api::{ColumnInfo, OpenedStore};

@@ -6,6 +6,9 @@
 //!   (`list<struct<label, confidence, area, x, y, track_id>>`, 2.3 sparse pages, mostly
 //!   empty lists), `camera` (int32) and `key` (string, unique, BTree index `key_idx`), plus
 //!   a list element index `det_idx` on `detections` keyed by (label, confidence).
+//! * `vectors.lance`: 2,000 float32 vectors of dimension 16 (`id` int64, `vec`) in one
+//!   fragment, IVF_PQ index `vec_idx` (4 partitions, 4 sub-vectors of 8 bits, l2), for
+//!   [`Dataset::nearest`](crate::Dataset::nearest).
 //! * `ecp_index`: an ecpfs index of 2,000 float32 vectors of dimension 16 (L2, 2 levels).
 //!
 //! ```
@@ -33,6 +36,9 @@ pub const FILES: &[(&str, &[u8])] = include!("../assets/demo/files.rs");
 
 /// URL of the sample dataset inside [`store`].
 pub const DATASET_URL: &str = "memory:///sample/frames.lance";
+
+/// URL of the sample vector dataset (IVF_PQ index on `vec`) inside [`store`].
+pub const VECTORS_URL: &str = "memory:///sample/vectors.lance";
 
 /// URL of the sample ecpfs index inside [`store`].
 pub const ECP_INDEX_URL: &str = "memory:///sample/ecp_index";

@@ -508,4 +508,12 @@
     ("frames.lance/data/0111101011000101111101011cda4947979544285883a68851.lance", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/frames.lance/data/0111101011000101111101011cda4947979544285883a68851.lance"))),
     ("frames.lance/data/10011101101111000101011147e4014fc4afa795424e7c5e89.lance", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/frames.lance/data/10011101101111000101011147e4014fc4afa795424e7c5e89.lance"))),
     ("frames.lance/data/111101010001111100010000f5db7340d1ac48d80c194c425a.lance", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/frames.lance/data/111101010001111100010000f5db7340d1ac48d80c194c425a.lance"))),
+    ("vectors.lance/_indices/b9cf35a3-57e0-44d5-8b96-42c324f11352/auxiliary.idx", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/_indices/b9cf35a3-57e0-44d5-8b96-42c324f11352/auxiliary.idx"))),
+    ("vectors.lance/_indices/b9cf35a3-57e0-44d5-8b96-42c324f11352/index.idx", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/_indices/b9cf35a3-57e0-44d5-8b96-42c324f11352/index.idx"))),
+    ("vectors.lance/_transactions/0-d7d45246-c5b6-468b-9df0-95bd3903fabe.txn", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/_transactions/0-d7d45246-c5b6-468b-9df0-95bd3903fabe.txn"))),
+    ("vectors.lance/_transactions/1-b77975a1-cf3b-4250-8304-a395c411d213.txn", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/_transactions/1-b77975a1-cf3b-4250-8304-a395c411d213.txn"))),
+    ("vectors.lance/_versions/18446744073709551613.manifest", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/_versions/18446744073709551613.manifest"))),
+    ("vectors.lance/_versions/18446744073709551614.manifest", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/_versions/18446744073709551614.manifest"))),
+    ("vectors.lance/_versions/latest_version_hint.json", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/_versions/latest_version_hint.json"))),
+    ("vectors.lance/data/10111110111000100101101167ce284e41905d2d79ebaed080.lance", include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/vectors.lance/data/10111110111000100101101167ce284e41905d2d79ebaed080.lance"))),
 ]

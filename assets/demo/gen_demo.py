@@ -5,6 +5,7 @@ Usage (from the repository root, pinned venv, see tests/fixtures/requirements.tx
 
     /work/.venv-pylance/bin/python assets/demo/gen_demo.py                 # everything
     /work/.venv-pylance/bin/python assets/demo/gen_demo.py --answers-only  # keep the data
+    /work/.venv-pylance/bin/python assets/demo/gen_demo.py --vectors-only  # rewrite vectors.lance
 
 Lance names data and index files with random UUIDs, so a full run rewrites every binary
 file; ``--answers-only`` recomputes ``answers.json`` and ``files.rs`` (and checks the ecp
@@ -22,6 +23,9 @@ Writes, next to this script:
   index ``det_idx`` on
   ``detections`` keyed by (label, confidence), written by the fixture generator of
   ``tests/fixtures/list_element/`` (lance 14 has no list element index).
+* ``vectors.lance/``: a Lance dataset of ``VECTOR_ROWS`` float32 vectors of dimension
+  ``VECTOR_DIM`` (``id`` int64, ``vec``) in one fragment with an IVF_PQ index ``vec_idx``
+  (4 partitions, 4 sub-vectors, 8 bits, l2), for ``Dataset::nearest``'s doctest.
 * ``ecp_index/``: a copy of the ecpfs fixture ``tests/fixtures/ecp/l2_l2_f32`` (2000
   float32 vectors of dimension 16, L2, 2 levels; written by ``tests/fixtures/ecp/gen_ecp.py``
   with zarr-python as ecp-core does), checked byte-identical to the fixture.
@@ -78,6 +82,10 @@ LE_INDEX = {"name": "det_idx", "column": "detections", "keys": ["label", "confid
 LOOKUP_KEY_ROW = 29_417  # the row whose key the BTree step looks up
 ANY_ELEMENT_PRED = ("and", [("cmp", "label", "=", "car"), ("cmp", "confidence", ">", 0.9)])
 TAKE_ROWS = 20  # rows per take step (cold, then warm: two seeded draws)
+VECTOR_ROWS = 2_000
+VECTOR_DIM = 16
+VECTOR_QUERY_ROW = 1_234  # the nearest query is this row's vector, slightly moved
+VECTOR_K = 5
 ECP_CASE = "q0"
 ECP_K = 10
 
@@ -129,6 +137,39 @@ def build_dataset(path: str) -> lance.LanceDataset:
     assert ds.to_table().equals(table.replace_schema_metadata(ds.schema.metadata)) or \
         ds.to_table()["detections"].to_pylist() == table["detections"].to_pylist()
     return ds
+
+
+def vector_table() -> pa.Table:
+    """``VECTOR_ROWS`` float32 vectors of dimension ``VECTOR_DIM`` around 8 centres."""
+    rng = np.random.default_rng(SEED + 33)
+    centres = rng.normal(0, 4, (8, VECTOR_DIM)).astype(np.float32)
+    vec = centres[rng.integers(0, 8, VECTOR_ROWS)] + rng.normal(0, 1, (VECTOR_ROWS, VECTOR_DIM))
+    vec = np.round(vec.astype(np.float32), 3)
+    return pa.table({
+        "id": pa.array(np.arange(VECTOR_ROWS, dtype=np.int64)),
+        "vec": pa.FixedSizeListArray.from_arrays(pa.array(vec.reshape(-1)), VECTOR_DIM),
+    })
+
+
+def build_vectors(path: str) -> lance.LanceDataset:
+    """``vectors.lance``: one fragment, IVF_PQ ``vec_idx`` (4 partitions, 4 sub-vectors of
+    8 bits, l2)."""
+    shutil.rmtree(path, ignore_errors=True)
+    lance.write_dataset(vector_table(), path)
+    ds = lance.dataset(path)
+    ds.create_index("vec", index_type="IVF_PQ", name="vec_idx", metric="l2",
+                    num_partitions=4, num_sub_vectors=4, num_bits=8)
+    return lance.dataset(path)
+
+
+def nearest_answer(ds: lance.LanceDataset) -> dict:
+    row = ds.take([VECTOR_QUERY_ROW], columns=["vec"])["vec"][0].as_py()
+    query = [round(v + 0.01, 3) for v in row]
+    t = ds.to_table(nearest={"column": "vec", "q": np.array(query, np.float32), "k": VECTOR_K,
+                             "nprobes": 4}, columns=["id"], with_row_address=True)
+    return {"path": "vectors.lance", "column": "vec", "query": query, "k": VECTOR_K,
+            "nprobes": 4, "row_addresses": t["_rowaddr"].to_pylist(),
+            "distances": t["_distance"].to_pylist(), "ids": t["id"].to_pylist()}
 
 
 def any_element_answer(ds: lance.LanceDataset) -> dict:
@@ -203,6 +244,7 @@ def answers(ds: lance.LanceDataset) -> dict:
                 "case": ECP_CASE, "query": case["query"], "k": ECP_K,
                 "expected": {k: v for k, v in case.items() if k not in ("query",)}},
         "files": whole_sizes(os.path.join(HERE, "frames.lance")),
+        "nearest": nearest_answer(lance.dataset(os.path.join(HERE, "vectors.lance"))),
     }
 
 
@@ -229,7 +271,7 @@ def write_files_rs(paths: list) -> None:
 
 def bundled() -> list:
     out = []
-    for top in ("frames.lance", "ecp_index"):
+    for top in ("frames.lance", "ecp_index", "vectors.lance"):
         for root, _, files in os.walk(os.path.join(HERE, top)):
             for name in files:
                 out.append(os.path.relpath(os.path.join(root, name), HERE))
@@ -238,10 +280,13 @@ def bundled() -> list:
 
 def main() -> None:
     path = os.path.join(HERE, "frames.lance")
-    if "--answers-only" in sys.argv[1:]:
+    vectors = os.path.join(HERE, "vectors.lance")
+    if "--answers-only" in sys.argv[1:] or "--vectors-only" in sys.argv[1:]:
         ds = lance.dataset(path)
     else:
         ds = build_dataset(path)
+    if "--answers-only" not in sys.argv[1:] or not os.path.isdir(vectors):
+        build_vectors(vectors)
     copy_ecp(os.path.join(HERE, "ecp_index"))
     result = answers(ds)
     with open(os.path.join(HERE, "answers.json"), "w") as f:

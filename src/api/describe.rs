@@ -5,6 +5,8 @@
 use serde::Serialize;
 
 use super::dataset::Dataset;
+use super::describe_vector::describe_vectors;
+pub use super::describe_vector::VectorIndexDescription;
 use crate::error::Result;
 use crate::index::fts::search::describe_inverted;
 use crate::lance::dataset::manifest::{Fragment, IndexSegment, Manifest};
@@ -83,6 +85,10 @@ pub struct IndexDescription {
     /// version and partitions (documents, tokens); `{"error": ...}` when it does not open.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_text: Option<serde_json::Value>,
+    /// A vector index's type, metric, partitions, quantizer and size (`None` for other
+    /// kinds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector: Option<VectorIndexDescription>,
 }
 
 /// One segment of an [`IndexDescription`].
@@ -119,7 +125,9 @@ impl Dataset {
     /// Describe this version: storage version, fragments with their data files (and each
     /// file's version) and deletions, indices and their coverage, and the schema with field
     /// ids. Reads the deletion files whose row counts the manifest does not record (one
-    /// wave, cached); everything else comes from the manifest already read.
+    /// wave, cached) and opens each vector index's first segment (type, metric,
+    /// partitions, quantizer; cached in the session); everything else comes from the
+    /// manifest already read.
     ///
     /// ```
     /// # #[tokio::main] async fn main() -> lakeseek::Result<()> {
@@ -141,6 +149,12 @@ impl Dataset {
         let fragments = describe_fragments(version, self)
             .await
             .map_err(|e| self.named(e))?;
+        let mut indices = describe_indices(manifest);
+        let names: Vec<&str> = indices.iter().map(|i| i.name.as_str()).collect();
+        let vectors = describe_vectors(version, &names, self.stats_handle()).await;
+        for (index, vector) in indices.iter_mut().zip(vectors) {
+            index.vector = vector;
+        }
         let num_rows = fragments
             .iter()
             .map(|f| f.physical_rows.saturating_sub(f.deleted_rows))
@@ -231,6 +245,7 @@ fn describe_indices(manifest: &Manifest) -> Vec<IndexDescription> {
                 fragments: Vec::new(),
                 segments: vec![described],
                 full_text: None,
+                vector: None,
             }),
         }
     }

@@ -6,6 +6,7 @@ mod blob_external;
 mod columns;
 mod dataset;
 mod describe;
+mod describe_vector;
 pub(crate) mod ecp;
 mod file;
 mod filter_expr;
@@ -24,7 +25,7 @@ pub use columns::ColumnInfo;
 pub use dataset::{Dataset, DatasetBuilder};
 pub use describe::{
     DataFileDescription, DatasetDescription, FieldDescription, FragmentDescription,
-    IndexDescription, IndexSegmentDescription,
+    IndexDescription, IndexSegmentDescription, VectorIndexDescription,
 };
 pub use ecp::EcpIndexBuilder;
 pub use file::{LanceFile, LanceFileBuilder};

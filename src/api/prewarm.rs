@@ -8,8 +8,9 @@ use crate::error::Result;
 use crate::index::prewarm::{prewarm, PrewarmPlan};
 use crate::io::IoStatsSnapshot;
 
-/// Prewarm a [`Dataset`]: its index lookups, optionally every index page and the page
-/// inits of named columns, into the session's caches and disk tier. Built by
+/// Prewarm a [`Dataset`]: its index lookups (a vector index: its centroids and codebook,
+/// and its partitions while they fit the session's vector cache), optionally every index
+/// page and the page inits of named columns, into the session's caches and disk tier. Built by
 /// [`Dataset::prewarm`].
 ///
 /// ```
@@ -54,6 +55,9 @@ pub struct PrewarmReport {
     pub index_pages: usize,
     /// Pages of the named columns whose page inits are now cached.
     pub column_pages: usize,
+    /// Decoded vector index partitions now cached (vector indices: their centroids and
+    /// codebook always, then partitions while they fit the session's vector cache).
+    pub vector_partitions: usize,
     /// Requests, bytes and round trips the prewarm took (also counted into the dataset's
     /// stats handle).
     pub stats: IoStatsSnapshot,
@@ -104,6 +108,7 @@ impl<'a> Prewarm<'a> {
             segments: done.segments,
             index_pages: done.index_pages,
             column_pages: done.column_pages,
+            vector_partitions: done.vector_partitions,
             stats: stats.snapshot().since(&before),
             millis: started.elapsed().as_millis() as u64,
         })

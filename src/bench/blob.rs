@@ -130,6 +130,7 @@ fn settings(args: &BlobBenchArgs, store: &BenchStore) -> BenchSettings {
         filter_template: None,
         values_from: None,
         warmup: common.warmup,
+        ..BenchSettings::default()
     }
 }
 
@@ -170,6 +171,7 @@ async fn blob_take_once(
         round_trips: total.round_trips,
         rows: blobs.iter().flatten().count() as u64,
         open,
+        recall: None,
     })
 }
 

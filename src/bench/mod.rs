@@ -11,6 +11,11 @@
 //! * `lakeseek [--max-requests N] bench load '<URL with {}>' --datasets 120 --filter F
 //!   --queries 3000` runs many queries at once through one session, most opening their own
 //!   dataset ([`load`]; its own report).
+//! * `lakeseek bench nearest <DATASET_URL> --column vec [--queries-file q.npy
+//!   [--ground-truth gt.txt]] -k 10 --nprobes 20 [--refine R]` runs nearest-neighbour
+//!   queries, with recall@k when the exact answers are given ([`nearest`]).
+//! * `lakeseek bench search <DATASET_URL> --column body --text T | --texts FILE [-k K]
+//!   [--operator and]` runs full-text searches ([`search`]).
 //!
 //! **Cold** operations start from nothing: fresh caches and a fresh open (dataset manifest or
 //! file footer) each; the open's share is recorded apart in each operation. **Warm**
@@ -40,9 +45,11 @@
 
 pub(crate) mod blob;
 pub(crate) mod load;
+pub(crate) mod nearest;
 pub(crate) mod plot;
 pub(crate) mod query;
 pub(crate) mod report;
+pub(crate) mod search;
 pub(crate) mod take;
 
 use std::future::Future;
@@ -71,6 +78,11 @@ pub(crate) enum BenchCommand {
     Load(load::LoadBenchArgs),
     /// Random blob takes: `--blobs-per-take` random blobs of a blob column per operation.
     Blob(blob::BlobBenchArgs),
+    /// Nearest-neighbour queries on a vector column (query vectors from a `.npy` file or
+    /// random rows), with recall@k against `--ground-truth`.
+    Nearest(nearest::NearestBenchArgs),
+    /// Full-text searches on a column with an INVERTED index (`--text` or `--texts FILE`).
+    Search(search::SearchBenchArgs),
 }
 
 /// Flags shared by `bench take` and `bench query`.
@@ -172,6 +184,8 @@ pub(crate) async fn run_bench(command: &BenchCommand, out: &mut dyn Write) -> Re
                 "bench load prints its own report: run it with load::run_load_bench".into(),
             ))
         }
+        BenchCommand::Nearest(args) => (nearest::run_nearest_bench(args).await?, &args.common),
+        BenchCommand::Search(args) => (search::run_search_bench(args).await?, &args.common),
     };
     if common.json {
         serde_json::to_writer(&mut *out, &report)
@@ -505,6 +519,7 @@ mod tests {
                     round_trips: 1,
                     rows: 0,
                     open: None,
+                    recall: None,
                 })
             }
         })
@@ -525,6 +540,7 @@ mod tests {
                     round_trips: 0,
                     rows: 0,
                     open: None,
+                    recall: None,
                 })
             }
         };

@@ -111,6 +111,7 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
         }),
         values_from: args.values_from.clone(),
         warmup: common.warmup,
+        ..BenchSettings::default()
     };
     Ok(BenchReport::new(
         settings,
@@ -304,6 +305,7 @@ async fn query_once(
         round_trips: total.round_trips,
         rows,
         open,
+        recall: None,
     })
 }
 

@@ -54,6 +54,10 @@ pub(crate) struct OperationRecord {
     /// The open's share of a cold operation (`None` when warm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) open: Option<PhaseRecord>,
+    /// Recall@k of a nearest query against the `--ground-truth` answer (0..=1; `None`
+    /// without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) recall: Option<f64>,
 }
 
 impl OperationRecord {
@@ -103,6 +107,28 @@ impl Distribution {
             max: sorted[sorted.len() - 1],
         }
     }
+}
+
+/// The header's description of a nearest or search run: column, k and the search knobs.
+fn search_description(s: &BenchSettings) -> String {
+    let mut parts = vec![format!(
+        "column {}",
+        s.search_column.as_deref().unwrap_or("?")
+    )];
+    let knobs = [
+        ("k", s.k.map(|v| v.to_string())),
+        ("nprobes", s.nprobes.map(|v| v.to_string())),
+        ("refine", s.refine.map(|v| v.to_string())),
+        ("ef", s.ef.map(|v| v.to_string())),
+        ("operator", s.operator.clone()),
+        ("queries from", s.queries_from.clone()),
+    ];
+    for (name, value) in knobs {
+        if let Some(v) = value {
+            parts.push(format!("{name} {v}"));
+        }
+    }
+    parts.join(", ")
 }
 
 /// Nearest-rank percentile `p` (0..=100) of ascending `sorted` values: the smallest value
@@ -212,6 +238,27 @@ pub(crate) struct BenchSettings {
     pub(crate) values_from: Option<String>,
     /// Unmeasured warm-up operations before the measured ones.
     pub(crate) warmup: u64,
+    /// Searched column (nearest: the vector column; search: the text column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) search_column: Option<String>,
+    /// Where the queries come from (a file, or random rows of the vector column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) queries_from: Option<String>,
+    /// Rows asked per nearest or search query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) k: Option<usize>,
+    /// IVF partitions probed (nearest only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) nprobes: Option<usize>,
+    /// Refine factor (nearest only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) refine: Option<u32>,
+    /// HNSW ef (nearest only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ef: Option<u32>,
+    /// How a search's tokens combine: `or` or `and` (search only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) operator: Option<String>,
 }
 
 /// The whole report (`--json` prints it as one object).
@@ -250,6 +297,9 @@ pub(crate) struct BenchReport {
     /// The first distinct messages of those failures.
     #[serde(default)]
     pub(crate) error_messages: Vec<String>,
+    /// Recall@k per operation (nearest with `--ground-truth`; `None` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) recall: Option<Distribution>,
 }
 
 impl BenchReport {
@@ -280,6 +330,8 @@ impl BenchReport {
                 round_trips: t.round_trips + o.round_trips,
                 ..t
             });
+        let recalls: Vec<f64> = operations.iter().filter_map(|o| o.recall).collect();
+        let recall = (!recalls.is_empty()).then(|| Distribution::of(&recalls));
         let completed = operations.len() as u64;
         let throughput_ops_per_sec = if wall_seconds > 0.0 {
             completed as f64 / wall_seconds
@@ -302,6 +354,7 @@ impl BenchReport {
             operations,
             errors: 0,
             error_messages: Vec::new(),
+            recall,
         }
     }
 
@@ -347,6 +400,7 @@ impl BenchReport {
                         round_trips: 0,
                         rows: 0,
                         open: None,
+                        recall: None,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -379,6 +433,7 @@ impl BenchReport {
     fn write_header(&self, out: &mut dyn Write) -> Result<()> {
         let s = &self.settings;
         let what = match (&s.rows_per_take, &s.filter_template) {
+            _ if s.search_column.is_some() => search_description(s),
             (Some(n), _) => format!("{n} rows/take, columns {}", s.columns.join(",")),
             (None, Some(t)) => format!(
                 "filter {t:?}, values from {}",
@@ -450,7 +505,8 @@ impl BenchReport {
             ("round trips", self.per_operation.round_trips),
             ("rows", self.per_operation.rows),
         ];
-        for (name, d) in rows {
+        let recall = self.recall.map(|r| ("recall@k", r));
+        for (name, d) in rows.into_iter().chain(recall) {
             writeln!(
                 out,
                 "{name:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",
@@ -499,6 +555,7 @@ mod tests {
             round_trips: 1,
             rows: 10,
             open: None,
+            recall: None,
         }
     }
 

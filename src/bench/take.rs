@@ -143,6 +143,7 @@ fn settings(args: &TakeBenchArgs, target: &TakeTarget) -> BenchSettings {
         filter_template: None,
         values_from: None,
         warmup: common.warmup,
+        ..BenchSettings::default()
     }
 }
 
@@ -330,6 +331,7 @@ async fn take_once(
         round_trips: total.round_trips,
         rows: returned as u64,
         open,
+        recall: None,
     })
 }
 

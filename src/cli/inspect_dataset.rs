@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::cli::{print_stats, StoreArgs};
-use crate::{Dataset, DatasetDescription, Error, IoStats, Result};
+use crate::{Dataset, DatasetDescription, Error, IoStats, Result, VectorIndexDescription};
 
 /// Describe the dataset at `url` (latest version) as JSON or text.
 pub(crate) async fn run_inspect_dataset(
@@ -80,6 +80,31 @@ fn write_description_text(out: &mut dyn Write, d: &DatasetDescription) -> Result
         if let Some(fts) = &i.full_text {
             writeln!(out, "    full text: {fts}")?;
         }
+        if let Some(v) = &i.vector {
+            writeln!(out, "    {}", vector_line(v))?;
+        }
     }
     Ok(())
+}
+
+/// One line about a vector index: type, metric, partitions, quantizer, size.
+fn vector_line(v: &VectorIndexDescription) -> String {
+    if let Some(e) = &v.error {
+        return format!("vector index, {} bytes: not described ({e})", v.size_bytes);
+    }
+    let mut parts = vec![
+        v.index_type.clone().unwrap_or_default(),
+        format!("metric {}", v.metric.as_deref().unwrap_or("?")),
+        format!("{} partitions", v.partitions.unwrap_or(0)),
+        format!("dim {}", v.dim.unwrap_or(0)),
+    ];
+    match (&v.quantizer, v.sub_vectors, v.bits) {
+        (Some(q), Some(m), Some(b)) => parts.push(format!("{q} {m} sub-vectors x {b} bits")),
+        (Some(q), None, Some(b)) => parts.push(format!("{q} {b} bits")),
+        (Some(q), _, _) => parts.push(q.clone()),
+        _ => {}
+    }
+    parts.push(format!("{} rows", v.rows.unwrap_or(0)));
+    parts.push(format!("{} bytes", v.size_bytes));
+    parts.join(", ")
 }

@@ -17,7 +17,7 @@ pub(crate) mod demo;
 pub(crate) mod ecp;
 pub(crate) mod file_commands;
 pub(crate) mod index_create;
-mod inspect_dataset;
+pub(crate) mod inspect_dataset;
 pub(crate) mod nearest;
 pub(crate) mod prewarm;
 pub(crate) mod query;

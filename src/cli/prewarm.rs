@@ -3,7 +3,7 @@
 //! `--all-pages` every index page, and the page inits of `--columns`, into the session
 //! caches and — the point, across processes — the disk tier (`--cache-dir`). Prints one
 //! JSON object on stdout: `{"dataset", "version", "indices", "segments", "index_pages",
-//! "column_pages", "requests", "bytes", "round_trips", "disk_hits", "disk_bytes",
+//! "column_pages", "vector_partitions", "requests", "bytes", "round_trips", "disk_hits", "disk_bytes",
 //! "millis"}` (the dataset open included in the counters and the time).
 
 use std::io::Write;
@@ -63,6 +63,7 @@ pub(crate) async fn run_prewarm(args: &PrewarmArgs, out: &mut dyn Write) -> Resu
         "segments": report.segments,
         "index_pages": report.index_pages,
         "column_pages": report.column_pages,
+        "vector_partitions": report.vector_partitions,
         "requests": total.requests,
         "bytes": total.bytes,
         "round_trips": total.round_trips,

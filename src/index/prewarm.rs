@@ -9,6 +9,9 @@
 //!   set of a bitmap lookup into the bitmap caches; with a disk tier,
 //!   every listed index file whole first (one entry each, which then answers any range of
 //!   it in later processes).
+//! * Vector indices: each segment's header (centroids, partition ranges, codebook) into the
+//!   session's vector cache, then its partitions in id order, one wave, while their decoded
+//!   size fits the segment's part of the vector share of the session budget.
 //! * Columns (when named): the page inits (chunk tables, dictionaries, structural plans of
 //!   2.3 sparse pages) of every page of those top-level columns in every data file.
 
@@ -18,6 +21,10 @@ use crate::error::{Error, Result};
 use crate::index::filter::kind_reading;
 use crate::index::kind::segments::open_lance_files;
 use crate::index::kind::PrewarmCounts;
+use crate::index::vector::caches::vector_cache;
+use crate::index::vector::format::Quantizer;
+use crate::index::vector::search::{cached_open, is_vector_segment, load_partitions};
+use crate::io::budget::CacheShare;
 use crate::io::{IoStats, ObjectVersion};
 use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
@@ -43,6 +50,8 @@ pub(crate) struct PrewarmDone {
     pub(crate) index_pages: usize,
     /// Page inits of the named columns now cached.
     pub(crate) column_pages: usize,
+    /// Decoded vector index partitions now cached.
+    pub(crate) vector_partitions: usize,
 }
 
 /// Prewarm `dataset` as `plan` says, counting into `stats`.
@@ -59,20 +68,35 @@ pub(crate) async fn prewarm(
         .filter(|s| names.contains(&s.name))
         .collect();
     let columns = column_ids(dataset, &plan.columns)?;
+    let vector_segments = segments.iter().filter(|s| is_vector_segment(s)).count();
+    let vector_room =
+        dataset.session().caches.bytes(CacheShare::VectorIndices) / (vector_segments.max(1) as u64);
     let index_work = async {
-        let loads = segments
-            .iter()
-            .map(|s| prewarm_segment(dataset, s, plan.all_index_pages, stats));
-        let pages: Vec<usize> = futures::future::try_join_all(loads).await?;
-        Ok::<_, Error>(pages.into_iter().sum::<usize>())
+        let loads = segments.iter().map(|s| async move {
+            if is_vector_segment(s) {
+                let parts = prewarm_vector_segment(dataset, s, vector_room, stats).await?;
+                Ok::<_, Error>((0, parts))
+            } else {
+                let pages = prewarm_segment(dataset, s, plan.all_index_pages, stats).await?;
+                Ok((pages, 0))
+            }
+        });
+        let counts: Vec<(usize, usize)> = futures::future::try_join_all(loads).await?;
+        Ok::<_, Error>(
+            counts
+                .into_iter()
+                .fold((0, 0), |(a, b), (p, v)| (a + p, b + v)),
+        )
     };
     let column_work = prewarm_columns(dataset, &columns, stats);
-    let (index_pages, column_pages) = futures::try_join!(index_work, column_work)?;
+    let ((index_pages, vector_partitions), column_pages) =
+        futures::try_join!(index_work, column_work)?;
     Ok(PrewarmDone {
         indices: names.into_iter().collect(),
         segments: segments.len(),
         index_pages,
         column_pages,
+        vector_partitions,
     })
 }
 
@@ -140,6 +164,51 @@ async fn prewarm_segment(
         }
     };
     Ok(counts.index_pages)
+}
+
+/// Open a vector index segment into the session's vector cache (centroids, partition
+/// ranges, codebook), then read its partitions in id order, in one wave, while their
+/// decoded size fits in `room` bytes (less the header); returns the partitions loaded.
+async fn prewarm_vector_segment(
+    dataset: &DatasetVersion,
+    segment: &IndexSegment,
+    room: u64,
+    stats: &IoStats,
+) -> Result<usize> {
+    let caches = vector_cache(dataset);
+    let open = cached_open(dataset, segment, &caches, stats).await?;
+    let room = room.saturating_sub(open.size_bytes() as u64);
+    let ids = partitions_within(&open.partitions, row_bytes(&open.quantizer), room);
+    if !ids.is_empty() {
+        load_partitions(&open, &ids, &caches, stats).await?;
+    }
+    Ok(ids.len())
+}
+
+/// Decoded bytes per row of a partition: its row id and codes.
+fn row_bytes(quantizer: &Quantizer) -> u64 {
+    8 + match quantizer {
+        Quantizer::Flat { dim } => 4 * *dim as u64,
+        Quantizer::Pq(pq) => pq.code_bytes() as u64,
+        Quantizer::Sq { dim, .. } => *dim as u64,
+        // Binary and extended codes, and five f32 factors.
+        Quantizer::Rq(rq) => (rq.code_bytes() + rq.ex_code_bytes() + 20) as u64,
+    }
+}
+
+/// The partitions (ids, in order) whose rows at `row_bytes` each fit in `room` bytes.
+fn partitions_within(partitions: &[std::ops::Range<u64>], row_bytes: u64, room: u64) -> Vec<usize> {
+    let mut used = 0u64;
+    let mut ids = Vec::new();
+    for (id, rows) in partitions.iter().enumerate() {
+        let bytes = (rows.end.saturating_sub(rows.start)).saturating_mul(row_bytes);
+        if used.saturating_add(bytes) > room {
+            break;
+        }
+        used += bytes;
+        ids.push(id);
+    }
+    ids
 }
 
 /// Read every file the segment lists whole (into the disk tier), in one wave.
@@ -222,4 +291,24 @@ async fn prewarm_columns(
     });
     let counts = futures::future::try_join_all(loads).await?;
     Ok(counts.into_iter().sum())
+}
+
+#[cfg(test)]
+mod vector_tests {
+    use super::*;
+
+    #[test]
+    fn vector_partitions_load_in_order_while_they_fit() {
+        let parts = [0..10, 10..30, 30..30, 30..40];
+        // 10 rows of 10 bytes = 100, then 200, then 0, then 100.
+        assert_eq!(partitions_within(&parts, 10, 1000), vec![0, 1, 2, 3]);
+        assert_eq!(partitions_within(&parts, 10, 300), vec![0, 1, 2]);
+        assert_eq!(partitions_within(&parts, 10, 99), Vec::<usize>::new());
+        let pq = Quantizer::Sq {
+            dim: 16,
+            bounds: 0.0..1.0,
+        };
+        assert_eq!(row_bytes(&pq), 24);
+        assert_eq!(row_bytes(&Quantizer::Flat { dim: 4 }), 24);
+    }
 }

@@ -97,4 +97,5 @@ mod v2_0_pages;
 mod vector_catalog;
 mod vector_cli;
 mod vector_hnsw;
+mod vector_inspect_bench;
 mod vector_s3;

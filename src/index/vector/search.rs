@@ -372,7 +372,7 @@ pub(crate) async fn nearest(
 }
 
 /// Open `segment` through the cache (concurrent misses load once).
-async fn cached_open(
+pub(crate) async fn cached_open(
     dataset: &DatasetVersion,
     segment: &IndexSegment,
     caches: &VectorCache,
@@ -570,7 +570,7 @@ async fn search_segment(
 }
 
 /// Partitions `ids` of `open`, from the caches or read in one wave.
-async fn load_partitions(
+pub(crate) async fn load_partitions(
     open: &OpenSegment,
     ids: &[usize],
     caches: &VectorCache,
