@@ -21,8 +21,9 @@ FTS_ANSWERS = load_json(FTS / "answers.json")
 def answered(name, ds):
     """The datasets lakeseek searches (the others must be refused)."""
     kind = ds["index"]["type"]
-    return (kind in ("IVF_FLAT", "IVF_PQ", "IVF_SQ") and ds["vector_type"] != "u8"
-            and not any(w in name for w in ("legacy", "stable", "fragreuse")))
+    return (kind in ("IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_RQ", "IVF_HNSW_FLAT", "IVF_HNSW_SQ",
+                     "IVF_HNSW_PQ")
+            and not any(w in name for w in ("stable", "fragreuse")))
 
 
 def known_mismatch(name, q):
@@ -41,7 +42,7 @@ def checkable(q):
 def nearest_kwargs(ds, q):
     """The `Dataset.nearest` arguments of recorded query `q` (pylance's names)."""
     kwargs = {"k": q["k"], "allow_scan": True}
-    for key in ("nprobes", "minimum_nprobes", "maximum_nprobes", "refine_factor", "metric"):
+    for key in ("nprobes", "minimum_nprobes", "maximum_nprobes", "refine_factor", "metric", "ef"):
         if key in q:
             kwargs[key] = q[key]
     if q.get("filter"):
@@ -121,7 +122,9 @@ def test_every_recorded_nearest_query_matches_pylance():
 def test_the_kinds_not_searched_are_refused():
     refused = 0
     for name, ds in CATALOG["datasets"].items():
-        if answered(name, ds):
+        # The stable-row-id dataset is answered (pylance ranks ids a compaction dropped:
+        # the Rust suite rowids_search checks it).
+        if answered(name, ds) or "stable" in name:
             continue
         dataset = lakeseek.Dataset(str(VECTOR / "datasets" / name))
         q = next(q for q in ds["queries"] if "error" not in q and q.get("use_index") is not False)
@@ -130,7 +133,7 @@ def test_the_kinds_not_searched_are_refused():
         with pytest.raises((lakeseek.Unsupported, lakeseek.InvalidArgument)):
             dataset.nearest("vec", ds["query_vectors"][q["q"]], **kwargs)
         refused += 1
-    assert refused >= 10, refused
+    assert refused >= 1, refused  # the fragment-reuse index
 
 
 async def awaiting(start):
