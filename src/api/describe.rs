@@ -159,7 +159,6 @@ impl Dataset {
             .iter()
             .map(|f| f.physical_rows.saturating_sub(f.deleted_rows))
             .sum();
-        let mut indices = describe_indices(manifest);
         for index in &mut indices {
             let first = manifest.indices.iter().find(|s| s.name == index.name);
             if let Some(segment) = first {

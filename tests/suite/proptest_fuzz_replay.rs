@@ -182,6 +182,39 @@ fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     out.extend(input_seeds());
     out.extend(fts_seeds());
+    out.extend(vector_index_seeds());
+    out
+}
+
+/// Seeds of `vector_index`: pylance 0.18.2's legacy `index.idx` files (mode 0), and short
+/// inputs of the other modes (IVF message, storage JSON, RaBitQ codes, a legacy partition).
+fn vector_index_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let mut out = Vec::new();
+    for ds in ["ivf_pq_l2_legacy", "ivf_pq_l2_legacy_delta_p0_18_2"] {
+        let mut files = Vec::new();
+        files_under(
+            &root().join(format!("tests/fixtures/vector/datasets/{ds}/_indices")),
+            "index.idx",
+            &mut files,
+        );
+        for f in files.iter().take(2) {
+            out.push(("vector_index", with_prefix(&[0], std::fs::read(f).unwrap())));
+        }
+    }
+    let json = br#"{"dim":16,"num_bits":8,"num_sub_vectors":4,"metric_type":"l2"}"#;
+    let mut storage = vec![2u8, 0, 8];
+    storage.extend((json.len() as u16).to_le_bytes());
+    storage.extend_from_slice(json);
+    out.push(("vector_index", storage));
+    out.push(("vector_index", vec![1, 8, 0, 0, 0, 0x0a, 0x02, 0x10, 0x04]));
+    out.push((
+        "vector_index",
+        vec![3, 4, 1, 2, 0, 0xaa, 0x55, 0x0f, 0xf0, 1, 2, 3, 4],
+    ));
+    out.push((
+        "vector_index",
+        vec![4, 2, 2, 4, 0, 1, 2, 3, 7, 0, 0, 0, 0, 0, 0, 0],
+    ));
     out
 }
 

@@ -35,8 +35,7 @@ pub(crate) fn answered(name: &str, ds: &Value) -> bool {
             | "IVF_HNSW_FLAT"
             | "IVF_HNSW_SQ"
             | "IVF_HNSW_PQ"
-    )
-        && !name.contains("stable")
+    ) && !name.contains("stable")
         && !name.contains("fragreuse")
 }
 
