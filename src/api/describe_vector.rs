@@ -13,7 +13,7 @@ use crate::index::vector::segment::OpenSegment;
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
-/// What a vector index is, in an [`IndexDescription`].
+/// What a vector index is, in an [`IndexDescription`](crate::IndexDescription).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct VectorIndexDescription {

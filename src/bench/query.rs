@@ -15,7 +15,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
 
 use crate::bench::report::{BenchReport, BenchSettings, OperationRecord, PhaseRecord};
-use crate::bench::take::{add, open_dataset, row_addresses};
+use crate::bench::take::{add, open_bench_dataset, open_dataset, row_addresses};
 use crate::bench::{
     drive_operations, elapsed_ms, operation_seed, random_rows, splitmix64, warmup_seed, BenchStore,
     CommonBenchArgs,
@@ -62,21 +62,9 @@ pub(crate) struct QueryBenchArgs {
 /// Run the query benchmark and build its report (nothing printed).
 pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport> {
     let common = &args.common;
-    common.validate()?;
-    if args.queries == 0 {
-        return Err(Error::InvalidArgument(
-            "--queries must be at least 1".into(),
-        ));
-    }
-    let store = BenchStore::open(&args.dataset, &common.storage_options, common.latency_ms)?;
     let setup = IoStats::new();
-    if !store.is_dataset(&Session::default(), &setup).await {
-        return Err(Error::InvalidArgument(format!(
-            "{} is not a Lance dataset (no objects under _versions/)",
-            args.dataset
-        )));
-    }
-    let shared = open_dataset(&store, args.version, &Session::default(), &setup).await?;
+    let (store, shared) =
+        open_bench_dataset(&args.dataset, args.version, common, args.queries, &setup).await?;
     let filters = QueryFilters::new(&store, args, &setup).await?;
     let mut warmup_cost = IoStatsSnapshot::default();
     for j in 0..common.warmup {

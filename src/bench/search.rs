@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::bench::report::{BenchReport, BenchSettings, OperationRecord, PhaseRecord};
-use crate::bench::take::{add, open_dataset};
+use crate::bench::take::{add, open_bench_dataset, open_dataset};
 use crate::bench::{drive_operations, elapsed_ms, BenchStore, CommonBenchArgs};
 use crate::{Dataset, Error, IoStats, IoStatsSnapshot, Result, SearchOperator, Session};
 
@@ -57,22 +57,10 @@ pub(crate) struct SearchBenchArgs {
 /// Run the search benchmark and build its report (nothing printed).
 pub(crate) async fn run_search_bench(args: &SearchBenchArgs) -> Result<BenchReport> {
     let common = &args.common;
-    common.validate()?;
-    if args.queries == 0 {
-        return Err(Error::InvalidArgument(
-            "--queries must be at least 1".into(),
-        ));
-    }
     let texts = query_texts(args)?;
-    let store = BenchStore::open(&args.dataset, &common.storage_options, common.latency_ms)?;
     let setup = IoStats::new();
-    if !store.is_dataset(&Session::default(), &setup).await {
-        return Err(Error::InvalidArgument(format!(
-            "{} is not a Lance dataset (no objects under _versions/)",
-            args.dataset
-        )));
-    }
-    let shared = open_dataset(&store, args.version, &Session::default(), &setup).await?;
+    let (store, shared) =
+        open_bench_dataset(&args.dataset, args.version, common, args.queries, &setup).await?;
     let mut warmup_cost = IoStatsSnapshot::default();
     for j in 0..common.warmup {
         let text = &texts[(j as usize) % texts.len()];

@@ -185,6 +185,32 @@ async fn open_target(
     })))
 }
 
+/// What the dataset benchmarks (`query`, `nearest`, `search`) do before measuring: check
+/// the shared flags and the query count, open the store, make sure it holds a dataset and
+/// open that once (its cost lands in `setup`).
+pub(crate) async fn open_bench_dataset(
+    url: &str,
+    version: Option<u64>,
+    common: &CommonBenchArgs,
+    queries: u64,
+    setup: &IoStats,
+) -> Result<(BenchStore, Dataset)> {
+    common.validate()?;
+    if queries == 0 {
+        return Err(Error::InvalidArgument(
+            "--queries must be at least 1".into(),
+        ));
+    }
+    let store = BenchStore::open(url, &common.storage_options, common.latency_ms)?;
+    if !store.is_dataset(&Session::default(), setup).await {
+        return Err(Error::InvalidArgument(format!(
+            "{url} is not a Lance dataset (no objects under _versions/)"
+        )));
+    }
+    let shared = open_dataset(&store, version, &Session::default(), setup).await?;
+    Ok((store, shared))
+}
+
 /// Open the dataset with `session`, counting the open into `stats`.
 pub(crate) async fn open_dataset(
     store: &BenchStore,
