@@ -119,8 +119,8 @@ pub(crate) fn flat_phrase_matches(clauses: &[Clause<'_>], slop: u32) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) struct FuzzyTerm {
     prefix: String,
-    whole: Vec<char>,
-    suffix: Vec<char>,
+    whole: String,
+    suffix: String,
     ascii: bool,
     distance: u32,
 }
@@ -134,8 +134,8 @@ impl FuzzyTerm {
             .map_or(token.len(), |(i, _)| i);
         Self {
             prefix: token[..end].to_string(),
-            whole: token.chars().collect(),
-            suffix: token[end..].chars().collect(),
+            whole: token.to_string(),
+            suffix: token[end..].to_string(),
             ascii: token.is_ascii(),
             distance,
         }
@@ -147,35 +147,16 @@ impl FuzzyTerm {
         let Some(rest) = candidate.strip_prefix(&self.prefix) else {
             return false;
         };
-        if self.ascii {
-            within(&self.whole, candidate.chars(), self.distance)
+        let (query, candidate) = if self.ascii {
+            (self.whole.as_str(), candidate)
         } else {
-            within(&self.suffix, rest.chars(), self.distance)
-        }
+            (self.suffix.as_str(), rest)
+        };
+        // The lengths alone rule most dictionary tokens out before the edit distance.
+        let (q, c) = (query.chars().count(), candidate.chars().count());
+        q.abs_diff(c) <= self.distance as usize
+            && strsim::levenshtein(query, candidate) <= self.distance as usize
     }
-}
-
-/// Levenshtein distance of `a` and `b` at most `max` (rows cut off early).
-fn within(a: &[char], b: impl Iterator<Item = char>, max: u32) -> bool {
-    let b: Vec<char> = b.collect();
-    let max = max as usize;
-    if a.len().abs_diff(b.len()) > max {
-        return false;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0usize; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        if cur.iter().min().is_some_and(|m| *m > max) {
-            return false;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()] <= max
 }
 
 #[cfg(test)]
