@@ -265,12 +265,13 @@ pub(crate) async fn nearest(
     } else {
         Vec::new()
     };
-    let opened = futures::future::try_join_all(
+    // The segments and the deletion vectors are read in the same wave.
+    let opens = futures::future::try_join_all(
         segments
             .iter()
             .map(|s| Box::pin(cached_open(dataset, s, caches, stats))),
-    )
-    .await?;
+    );
+    let (opened, mut live) = futures::try_join!(opens, live_fragments(dataset, stats))?;
     // A metric other than the index's: pylance searches exactly, in that metric.
     if let (Some(m), Some(o)) = (params.metric, opened.first()) {
         if m != o.header.metric {
@@ -289,7 +290,6 @@ pub(crate) async fn nearest(
         )));
     }
     let prefilter = filter.filter(|f| !f.postfilter).map(|f| &f.allowed);
-    let mut live = live_fragments(dataset, stats).await?;
     live.row_ids = RowIdResolver::for_segments(dataset, &live.deletions, &segments);
     let mut report = NearestReport::default();
     // Without an index or a metric: L2, hamming on binary vectors (as pylance).
