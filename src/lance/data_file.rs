@@ -59,6 +59,22 @@ impl DataFileReader {
         hint: Option<LegacySchemaHint>,
         stats: &IoStats,
     ) -> Result<Self> {
+        let tail = DEFAULT_TAIL_BYTES;
+        Self::open_with_tail(fetcher, path, size_hint, caches, hint, tail, stats).await
+    }
+
+    /// [`Self::open`] whose suffix read of a v2 file of known size asks for `tail_bytes`
+    /// (the metadata region when the caller knows about how large it is; a larger region
+    /// costs one more read of exactly what is missing).
+    pub(crate) async fn open_with_tail(
+        fetcher: RangeFetcher,
+        path: Path,
+        size_hint: Option<u64>,
+        caches: Arc<ReaderCaches>,
+        hint: Option<LegacySchemaHint>,
+        tail_bytes: u64,
+        stats: &IoStats,
+    ) -> Result<Self> {
         if let Some(size) = size_hint {
             // Concurrent opens of one file share one load: both caches are keyed by path and
             // size and load once. The manifest says legacy (or the legacy file is cached):
@@ -80,11 +96,12 @@ impl DataFileReader {
                     other => return other,
                 }
             }
-            let v2 = LanceFileReader::open(
+            let v2 = LanceFileReader::open_with_tail(
                 fetcher.clone(),
                 path.clone(),
                 size_hint,
                 Arc::clone(&caches),
+                tail_bytes,
                 stats,
             );
             return match v2.await {
@@ -212,6 +229,20 @@ impl DataFileReader {
                 })
             })
             .collect()
+    }
+
+    /// [`Self::read_rows`] of a few rows: a v2 file reads the pages whose init is not
+    /// cached the few-row way ([`LanceFileReader::read_few_rows`]); other files as always.
+    pub(crate) async fn read_few_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
+        match self {
+            Self::V2(r) => r.read_few_rows(columns, selection, stats).await,
+            Self::Legacy(_) => self.read_rows(columns, selection, stats).await,
+        }
     }
 
     /// Read `selection` of the top-level fields `columns`.

@@ -653,11 +653,15 @@ pub(crate) async fn open_file_metadata(
     size_hint: Option<u64>,
     cache: Option<&FileMetadataCache>,
     prefetched: Option<Tail>,
+    tail_bytes: u64,
     stats: &IoStats,
 ) -> Result<OpenedFile> {
     let read_tail = TailSlot::default();
-    let load =
-        |tail: Option<Tail>| load_metadata(fetcher, path, size_hint, tail, &read_tail, stats);
+    let sized = SizedTail {
+        size_hint,
+        tail_bytes,
+    };
+    let load = |tail: Option<Tail>| load_metadata(fetcher, path, sized, tail, &read_tail, stats);
     let loaded = match (size_hint, cache) {
         // With a size hint a cached entry needs no request at all.
         (Some(size), Some(cache)) if prefetched.is_none() => {
@@ -732,12 +736,20 @@ async fn cached_for_tail(
     None
 }
 
+/// The suffix read of an open without a prefetched one: the object's size when known, and
+/// how many bytes to read (more are read exactly when the metadata turns out larger).
+#[derive(Debug, Clone, Copy)]
+struct SizedTail {
+    size_hint: Option<u64>,
+    tail_bytes: u64,
+}
+
 /// Decode the metadata from `tail` (or a suffix read of its own, by the size hint) and the
 /// extra reads it needs; the suffix read is left in `slot`.
 async fn load_metadata(
     fetcher: &RangeFetcher,
     path: &Path,
-    size_hint: Option<u64>,
+    sized: SizedTail,
     tail: Option<Tail>,
     slot: &TailSlot,
     stats: &IoStats,
@@ -745,9 +757,9 @@ async fn load_metadata(
     let tail = match tail {
         Some(tail) => tail,
         None => {
-            let known = size_hint.map(|size| ObjectVersion { size, etag: None });
+            let known = sized.size_hint.map(|size| ObjectVersion { size, etag: None });
             fetcher
-                .tail_of(path, DEFAULT_TAIL_BYTES, known.as_ref(), stats)
+                .tail_of(path, sized.tail_bytes, known.as_ref(), stats)
                 .await?
         }
     };

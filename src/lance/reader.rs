@@ -17,12 +17,15 @@ use crate::io::fetch::Tail;
 use crate::io::{is_object_changed, IoStats, ObjectVersion, RangeFetcher, ReadRequest};
 use crate::lance::file::{
     forget_file_metadata, open_file_metadata, DataTail, FileMetadata, FileMetadataCache,
+    DEFAULT_TAIL_BYTES,
 };
 use crate::lance::page::sparse_plan::SparseStructuralPlan;
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
 use crate::lance::page::{PageInit, PageReadPlan};
 use crate::lance::schema::{LanceField, LanceSchema};
 use crate::lance::version::FileVersion;
+
+mod few_rows;
 
 #[cfg_attr(not(test), allow(unused_imports))] // used by the tests
 pub(crate) use crate::lance::inspect::{inspect, FileInspection};
@@ -111,6 +114,7 @@ struct PageTask {
 impl LanceFileReader {
     /// Open `path`: one suffix read (two when the metadata is larger than 64 KiB), or none
     /// when `size_hint` is given and the metadata is cached.
+    #[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
     pub(crate) async fn open(
         fetcher: RangeFetcher,
         path: Path,
@@ -118,7 +122,21 @@ impl LanceFileReader {
         caches: Arc<ReaderCaches>,
         stats: &IoStats,
     ) -> Result<Self> {
-        Self::open_with(fetcher, path, size_hint, caches, None, stats).await
+        let tail_bytes = DEFAULT_TAIL_BYTES;
+        Self::open_with(fetcher, path, size_hint, caches, None, tail_bytes, stats).await
+    }
+
+    /// [`Self::open`] whose suffix read, when the metadata is not cached, asks for
+    /// `tail_bytes` (one more read, of exactly what is missing, when the metadata is larger).
+    pub(crate) async fn open_with_tail(
+        fetcher: RangeFetcher,
+        path: Path,
+        size_hint: Option<u64>,
+        caches: Arc<ReaderCaches>,
+        tail_bytes: u64,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        Self::open_with(fetcher, path, size_hint, caches, None, tail_bytes, stats).await
     }
 
     /// [`Self::open`] from a suffix read already made (its footer was checked by the
@@ -130,7 +148,8 @@ impl LanceFileReader {
         caches: Arc<ReaderCaches>,
         stats: &IoStats,
     ) -> Result<Self> {
-        Self::open_with(fetcher, path, None, caches, Some(tail), stats).await
+        let tail_bytes = DEFAULT_TAIL_BYTES;
+        Self::open_with(fetcher, path, None, caches, Some(tail), tail_bytes, stats).await
     }
 
     async fn open_with(
@@ -139,6 +158,7 @@ impl LanceFileReader {
         size_hint: Option<u64>,
         caches: Arc<ReaderCaches>,
         prefetched: Option<Tail>,
+        tail_bytes: u64,
         stats: &IoStats,
     ) -> Result<Self> {
         let opened = open_file_metadata(
@@ -147,6 +167,7 @@ impl LanceFileReader {
             size_hint,
             Some(&caches.file_metadata),
             prefetched,
+            tail_bytes,
             stats,
         )
         .await?;
@@ -223,7 +244,27 @@ impl LanceFileReader {
         selection: &RowSelection,
         stats: &IoStats,
     ) -> Result<RecordBatch> {
-        let result = self.read_rows_once(columns, selection, stats).await;
+        let result = self.read_rows_once(columns, selection, false, stats).await;
+        self.forget_if_changed(result).await
+    }
+
+    /// [`Self::read_rows`] of a few rows from pages whose init is not cached: for full-zip
+    /// pages only the repetition index entries of the rows, and for them and flat
+    /// mini-block pages the likely place of the values fetched in the same wave
+    /// ([`crate::lance::page::few_rows`]) — one wave and most of the init bytes less when
+    /// the guesses hold. Nothing of a few-row read of a full-zip page is cached.
+    pub(crate) async fn read_few_rows(
+        &self,
+        columns: &[usize],
+        selection: &RowSelection,
+        stats: &IoStats,
+    ) -> Result<RecordBatch> {
+        let result = self.read_rows_once(columns, selection, true, stats).await;
+        self.forget_if_changed(result).await
+    }
+
+    /// `result`, after dropping the cached metadata when it says the object changed.
+    async fn forget_if_changed(&self, result: Result<RecordBatch>) -> Result<RecordBatch> {
         if result.as_ref().is_err_and(is_object_changed) {
             forget_file_metadata(&self.caches.file_metadata, &self.path, self.version.size).await;
         }
@@ -234,6 +275,7 @@ impl LanceFileReader {
         &self,
         columns: &[usize],
         selection: &RowSelection,
+        few_rows: bool,
         stats: &IoStats,
     ) -> Result<RecordBatch> {
         let (ranges, repeat) = normalize_selection(selection, self.num_rows())?;
@@ -263,22 +305,23 @@ impl LanceFileReader {
             }
             leaf_types.push(types);
         }
-        // Wave 1: page init of pages not cached yet. Wave 2: the value bytes.
-        let inits = self.load_page_inits(&tasks, stats).await?;
-        let plans = tasks
-            .iter()
-            .zip(&inits)
-            .map(|(t, init)| {
-                self.page(t)
-                    .and_then(|p| p.layout.plan(init, &t.rows))
-                    .map_err(|e| self.page_error(e, t))
-            })
-            .collect::<Result<Vec<PageReadPlan>>>()?;
+        // Wave 1: page init of pages not cached yet (few rows: or their entries, and
+        // guesses). Wave 2: the value bytes no guess holds.
+        let (inits, plans, guesses) = if few_rows {
+            self.plan_few_rows(&tasks, stats).await?
+        } else {
+            let inits = self.load_page_inits(&tasks, stats).await?;
+            let plans = self.plan_pages(&tasks, &inits)?;
+            (inits, plans, Vec::new())
+        };
         let all_ranges: Vec<Range<u64>> = plans
             .iter()
             .flat_map(|p| p.ranges.iter().cloned())
             .collect();
-        let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
+        let mut fetched = self
+            .fetch_with_guesses(&all_ranges, &guesses, stats)
+            .await?
+            .into_iter();
         let mut parts: Vec<FieldParts> = fields.iter().map(|f| FieldParts::new(f)).collect();
         for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
             let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
@@ -505,10 +548,35 @@ impl LanceFileReader {
         self.load_page_inits(&tasks, stats).await
     }
 
+    /// The value plan of each task from its init.
+    fn plan_pages(&self, tasks: &[PageTask], inits: &[Arc<PageInit>]) -> Result<Vec<PageReadPlan>> {
+        tasks
+            .iter()
+            .zip(inits)
+            .map(|(t, init)| {
+                self.page(t)
+                    .and_then(|p| p.layout.plan(init, &t.rows))
+                    .map_err(|e| self.page_error(e, t))
+            })
+            .collect()
+    }
+
     /// Page init for every task: cached ones from the cache, the rest in one wave.
     async fn load_page_inits(
         &self,
         tasks: &[PageTask],
+        stats: &IoStats,
+    ) -> Result<Vec<Arc<PageInit>>> {
+        let skip = vec![false; tasks.len()];
+        self.load_page_inits_except(tasks, &skip, stats).await
+    }
+
+    /// [`Self::load_page_inits`] of the tasks not marked in `skip` (those get
+    /// [`PageInit::None`]).
+    async fn load_page_inits_except(
+        &self,
+        tasks: &[PageTask],
+        skip: &[bool],
         stats: &IoStats,
     ) -> Result<Vec<Arc<PageInit>>> {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
@@ -516,6 +584,10 @@ impl LanceFileReader {
         let mut ranges: Vec<Range<u64>> = Vec::new();
         let mut seen: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
         for (i, t) in tasks.iter().enumerate() {
+            if skip.get(i).copied().unwrap_or(false) {
+                inits.push(Some(Arc::new(PageInit::None)));
+                continue;
+            }
             let layout = &self.page(t)?.layout;
             let needed = layout.init_ranges();
             if needed.is_empty() {

@@ -22,6 +22,7 @@ mod bad_input_sparse;
 mod bench_cli;
 mod blobs;
 mod blobs_big;
+mod blobs_cost;
 mod btree_bench;
 mod btree_read_plan;
 mod dataset_answers;

@@ -14,7 +14,8 @@ use object_store::path::Path;
 use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::blob::{locations, sidecar_dir, sidecar_name, BlobFormat, BlobSource};
-use crate::lance::dataset::take::take_rows;
+use crate::lance::dataset::take::{take_rows_with, TakeOptions};
+use crate::lance::file::DEFAULT_TAIL_BYTES;
 use crate::lance::dataset::{DataFile, DatasetVersion, SchemaField};
 
 /// Where one non-null blob is.
@@ -52,7 +53,11 @@ pub(crate) async fn blob_ranges(
     stats: &IoStats,
 ) -> Result<Vec<Option<BlobRange>>> {
     let (field, format) = blob_field(dataset, column)?;
-    let batch = take_rows(dataset, addresses, &[column.to_string()], stats).await?;
+    let options = TakeOptions {
+        few_rows: Some(metadata_tail_bytes),
+    };
+    let columns = [column.to_string()];
+    let batch = take_rows_with(dataset, addresses, &columns, options, stats).await?;
     if batch.num_rows() != addresses.len() {
         return Err(deleted_address(addresses, batch.column(0).as_ref()));
     }
@@ -105,6 +110,19 @@ pub(crate) async fn blob_ranges(
             }))
         })
         .collect()
+}
+
+/// Bytes of a blob take's suffix read of data file `file`: the whole file when it is
+/// small (at most the default suffix read), else about its metadata region — a footer,
+/// the column metadata (a few pages per column) and the schema — sized by the number of
+/// fields it holds, so a take of one blob does not read 64 KiB of the file's last pages.
+/// A larger metadata region costs one more read, of exactly what is missing.
+fn metadata_tail_bytes(file: &DataFile) -> u64 {
+    let estimate = 2048 + 1024 * file.fields.len() as u64;
+    match file.size_bytes {
+        Some(size) if size <= DEFAULT_TAIL_BYTES => DEFAULT_TAIL_BYTES,
+        _ => estimate.min(DEFAULT_TAIL_BYTES),
+    }
 }
 
 /// The top-level field `column` and its blob format (`InvalidArgument` when there is no such

@@ -33,6 +33,26 @@ impl DatasetVersion {
         .await
     }
 
+    /// [`Self::open_data_file`] whose suffix read, when the metadata is not cached, asks
+    /// for `tail_bytes` (see [`DataFileReader::open_with_tail`]).
+    pub(crate) async fn open_data_file_with_tail(
+        &self,
+        file: &DataFile,
+        tail_bytes: u64,
+        stats: &IoStats,
+    ) -> Result<DataFileReader> {
+        DataFileReader::open_with_tail(
+            self.store().fetcher.clone(),
+            self.data_file_path(file),
+            file.size_bytes,
+            Arc::clone(&self.session().reader_caches),
+            legacy_hint(&self.manifest().schema, file),
+            tail_bytes,
+            stats,
+        )
+        .await
+    }
+
     /// A reader of index file `name` of `segment` (metadata through the session caches; the
     /// size the manifest lists for it, when it does, saves a HEAD): the one way every index
     /// kind, prewarm and `inspect` open an index file. Index files are self-describing: a v2

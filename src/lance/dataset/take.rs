@@ -45,6 +45,27 @@ pub(crate) async fn take_rows(
     columns: &[String],
     stats: &IoStats,
 ) -> Result<RecordBatch> {
+    take_rows_with(dataset, addresses, columns, TakeOptions::default(), stats).await
+}
+
+/// How a take reads what is not cached.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TakeOptions {
+    /// Few rows of small values (blob descriptors): open each data file with a suffix read
+    /// of this many bytes (`tail_bytes(file)`; the metadata region, about) instead of the
+    /// default, and read its pages the few-row way
+    /// ([`DataFileReader::read_few_rows`]).
+    pub few_rows: Option<fn(&DataFile) -> u64>,
+}
+
+/// [`take_rows`] with `options`.
+pub(crate) async fn take_rows_with(
+    dataset: &DatasetVersion,
+    addresses: &[u64],
+    columns: &[String],
+    options: TakeOptions,
+    stats: &IoStats,
+) -> Result<RecordBatch> {
     let manifest = Arc::clone(dataset.manifest());
     let columns = TakeColumns::resolve(&manifest.schema, columns)?;
     let mut per_fragment = group_by_fragment(&manifest, addresses)?;
@@ -54,7 +75,15 @@ pub(crate) async fn take_rows(
         .collect();
     // Wave 1: deletion files and every data file's metadata.
     let files = files_to_read(&involved, &columns);
-    let opens = files.iter().map(|(_, d)| dataset.open_data_file(d, stats));
+    let opens = files.iter().map(|(_, d)| async move {
+        match options.few_rows {
+            Some(tail_bytes) => {
+                let tail = tail_bytes(d);
+                dataset.open_data_file_with_tail(d, tail, stats).await
+            }
+            None => dataset.open_data_file(d, stats).await,
+        }
+    });
     let (readers, deletions) = futures::try_join!(
         futures::future::try_join_all(opens),
         dataset.deletion_vectors(&involved, stats)
@@ -63,7 +92,8 @@ pub(crate) async fn take_rows(
     // Waves 2-3: one read per (file, its requested columns), all concurrent.
     let reads = files.iter().zip(&readers).map(|((fragment, d), reader)| {
         let offsets = per_fragment.get(fragment).cloned().unwrap_or_default();
-        read_file(*fragment, columns.wanted(d, reader), reader, offsets, stats)
+        let few_rows = options.few_rows.is_some();
+        read_file(*fragment, columns.wanted(d, reader), reader, offsets, few_rows, stats)
     });
     let results = futures::future::try_join_all(reads).await?;
     let (kept_addresses, pieces) = assemble(&per_fragment, &columns, &results)?;
@@ -196,17 +226,15 @@ async fn read_file(
     wanted: Vec<(usize, usize)>,
     reader: &DataFileReader,
     offsets: Vec<u64>,
+    few_rows: bool,
     stats: &IoStats,
 ) -> Result<FileRead> {
     let idx: Vec<usize> = wanted.iter().map(|(_, i)| *i).collect();
-    let batch = if offsets.is_empty() || idx.is_empty() {
-        None
-    } else {
-        Some(
-            reader
-                .read_rows(&idx, &RowSelection::Rows(offsets), stats)
-                .await?,
-        )
+    let selection = RowSelection::Rows(offsets);
+    let batch = match &selection {
+        RowSelection::Rows(o) if o.is_empty() || idx.is_empty() => None,
+        _ if few_rows => Some(reader.read_few_rows(&idx, &selection, stats).await?),
+        _ => Some(reader.read_rows(&idx, &selection, stats).await?),
     };
     Ok(FileRead {
         fragment,

@@ -276,6 +276,16 @@ impl FullZipPage {
         row_offsets: Option<&[u64]>,
         rows: &RowRanges,
     ) -> Result<PageReadPlan> {
+        self.plan_spans(rows, |r| self.span(row_offsets, r))
+    }
+
+    /// The plan of `rows` given each row range's byte span in the data buffer
+    /// (page-data relative), checked against the buffer's size by `span_of`.
+    pub(crate) fn plan_spans(
+        &self,
+        rows: &RowRanges,
+        span_of: impl Fn(&Range<u64>) -> Result<Range<u64>>,
+    ) -> Result<PageReadPlan> {
         if self.layers.len() == 1 {
             flat_nullability(&self.layers)?;
         }
@@ -296,7 +306,7 @@ impl FullZipPage {
         let mut ranges = Vec::new();
         let mut plan_rows = Vec::new();
         for r in rows.iter().filter(|r| r.start < r.end) {
-            let span = self.span(row_offsets, r)?;
+            let span = span_of(r)?;
             if span.start < span.end {
                 ranges.push(self.data.start + span.start..self.data.start + span.end);
                 plan_rows.push(r.clone());

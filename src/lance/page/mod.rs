@@ -28,6 +28,7 @@
 
 pub(crate) mod array_encoding;
 pub(crate) mod constant;
+pub(crate) mod few_rows;
 pub(crate) mod fullzip;
 pub(crate) mod level_runs;
 pub(crate) mod miniblock;
