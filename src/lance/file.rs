@@ -757,7 +757,9 @@ async fn load_metadata(
     let tail = match tail {
         Some(tail) => tail,
         None => {
-            let known = sized.size_hint.map(|size| ObjectVersion { size, etag: None });
+            let known = sized
+                .size_hint
+                .map(|size| ObjectVersion { size, etag: None });
             fetcher
                 .tail_of(path, sized.tail_bytes, known.as_ref(), stats)
                 .await?

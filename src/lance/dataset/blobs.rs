@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::blob::{locations, sidecar_dir, sidecar_name, BlobFormat, BlobSource};
 use crate::lance::dataset::take::{take_rows_with, TakeOptions};
-use crate::lance::file::DEFAULT_TAIL_BYTES;
 use crate::lance::dataset::{DataFile, DatasetVersion, SchemaField};
+use crate::lance::file::DEFAULT_TAIL_BYTES;
 
 /// Where one non-null blob is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -93,7 +93,14 @@ pub(crate) async fn take_rows_with(
     let reads = files.iter().zip(&readers).map(|((fragment, d), reader)| {
         let offsets = per_fragment.get(fragment).cloned().unwrap_or_default();
         let few_rows = options.few_rows.is_some();
-        read_file(*fragment, columns.wanted(d, reader), reader, offsets, few_rows, stats)
+        read_file(
+            *fragment,
+            columns.wanted(d, reader),
+            reader,
+            offsets,
+            few_rows,
+            stats,
+        )
     });
     let results = futures::future::try_join_all(reads).await?;
     let (kept_addresses, pieces) = assemble(&per_fragment, &columns, &results)?;

@@ -181,8 +181,8 @@ impl MiniBlockPage {
         }
         // Rows per chunk: the power of two that `chunks` chunks need for the page's rows.
         let per_chunk = self.page_rows.div_ceil(chunks).next_power_of_two();
-        let chunk_bytes = (u128::from(size) * u128::from(per_chunk)
-            / u128::from(self.page_rows)) as u64;
+        let chunk_bytes =
+            (u128::from(size) * u128::from(per_chunk) / u128::from(self.page_rows)) as u64;
         let margin = GUESS_MARGIN_BYTES.max(chunk_bytes / 8);
         let windows = rows
             .iter()
@@ -252,7 +252,9 @@ mod tests {
         PageLayout::FullZip(FullZipPage {
             bits_rep: 0,
             bits_def: 0,
-            addressing: ZipAddressing::Variable { bits_per_offset: 32 },
+            addressing: ZipAddressing::Variable {
+                bits_per_offset: 32,
+            },
             num_items: rows,
             num_visible_items: rows,
             value_compression: Default::default(),
@@ -264,7 +266,12 @@ mod tests {
     }
 
     fn entries(offsets: &[u32]) -> Bytes {
-        Bytes::from(offsets.iter().flat_map(|o| o.to_le_bytes()).collect::<Vec<u8>>())
+        Bytes::from(
+            offsets
+                .iter()
+                .flat_map(|o| o.to_le_bytes())
+                .collect::<Vec<u8>>(),
+        )
     }
 
     #[test]
@@ -289,11 +296,22 @@ mod tests {
         let fetched: Vec<(Range<u64>, Bytes)> = plan
             .guesses
             .iter()
-            .map(|g| (g.clone(), Bytes::from(vec![7u8; (g.end - g.start) as usize])))
+            .map(|g| {
+                (
+                    g.clone(),
+                    Bytes::from(vec![7u8; (g.end - g.start) as usize]),
+                )
+            })
             .collect();
-        assert!(plan.guesses.iter().all(|g| g.start >= 1000 && g.end <= 3900));
+        assert!(plan
+            .guesses
+            .iter()
+            .all(|g| g.start >= 1000 && g.end <= 3900));
         for r in &got.ranges {
-            assert_eq!(from_guesses(r, &fetched).map(|b| b.len() as u64), Some(r.end - r.start));
+            assert_eq!(
+                from_guesses(r, &fetched).map(|b| b.len() as u64),
+                Some(r.end - r.start)
+            );
         }
     }
 
@@ -304,7 +322,12 @@ mod tests {
         let fetched: Vec<(Range<u64>, Bytes)> = plan
             .guesses
             .iter()
-            .map(|g| (g.clone(), Bytes::from(vec![0u8; (g.end - g.start) as usize])))
+            .map(|g| {
+                (
+                    g.clone(),
+                    Bytes::from(vec![0u8; (g.end - g.start) as usize]),
+                )
+            })
             .collect();
         // Rows of unequal widths: row 5 lies far from where the average puts it.
         assert_eq!(from_guesses(&(3000..3029), &fetched), None);

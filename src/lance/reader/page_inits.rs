@@ -39,7 +39,11 @@ impl LanceFileReader {
     }
 
     /// The value plan of each task from its init.
-    pub(super) fn plan_pages(&self, tasks: &[PageTask], inits: &[Arc<PageInit>]) -> Result<Vec<PageReadPlan>> {
+    pub(super) fn plan_pages(
+        &self,
+        tasks: &[PageTask],
+        inits: &[Arc<PageInit>],
+    ) -> Result<Vec<PageReadPlan>> {
         tasks
             .iter()
             .zip(inits)
