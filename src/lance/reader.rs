@@ -20,7 +20,7 @@ use crate::lance::file::{
 };
 use crate::lance::page::sparse_plan::SparseStructuralPlan;
 use crate::lance::page::structure::{assemble, LayerSlots, LeafData};
-use crate::lance::page::{PageInit, PageReadPlan};
+use crate::lance::page::PageInit;
 use crate::lance::schema::{LanceField, LanceSchema};
 use crate::lance::version::FileVersion;
 
@@ -94,9 +94,16 @@ pub(crate) struct LanceFileReader {
     caches: Arc<ReaderCaches>,
     /// Data bytes of the open's suffix read (see [`LanceFileReader::open`]).
     tail: Option<DataTail>,
+    /// Pages spanning at most this many bytes whose init is not cached are read whole in
+    /// the value wave (see [`whole_pages`]); 0: never.
+    whole_page_bytes: u64,
 }
 
+#[path = "reader_whole_pages.rs"]
+mod whole_pages;
+
 /// One page's share of a read.
+#[derive(Debug)]
 struct PageTask {
     /// Position of the output column.
     output: usize,
@@ -163,6 +170,7 @@ impl LanceFileReader {
             metadata: opened.metadata,
             caches,
             tail,
+            whole_page_bytes: 0,
         })
     }
 
@@ -184,6 +192,18 @@ impl LanceFileReader {
     /// The decoded metadata.
     pub(crate) fn metadata(&self) -> &Arc<FileMetadata> {
         &self.metadata
+    }
+
+    /// Read pages spanning at most `bytes` whole when their init is not cached, in the
+    /// value wave: a cold [`Self::read_rows`] of such pages is one wave, not two (0: never).
+    pub(crate) fn with_whole_page_bytes(mut self, bytes: u64) -> Self {
+        self.whole_page_bytes = bytes;
+        self
+    }
+
+    /// Whether the open's suffix read holds `range` (reading it needs no request).
+    pub(crate) fn holds(&self, range: &Range<u64>) -> bool {
+        self.tail.as_ref().is_some_and(|t| t.slice(range).is_some())
     }
 
     /// Object path.
@@ -263,25 +283,12 @@ impl LanceFileReader {
             }
             leaf_types.push(types);
         }
-        // Wave 1: page init of pages not cached yet. Wave 2: the value bytes.
-        let inits = self.load_page_inits(&tasks, stats).await?;
-        let plans = tasks
-            .iter()
-            .zip(&inits)
-            .map(|(t, init)| {
-                self.page(t)
-                    .and_then(|p| p.layout.plan(init, &t.rows))
-                    .map_err(|e| self.page_error(e, t))
-            })
-            .collect::<Result<Vec<PageReadPlan>>>()?;
-        let all_ranges: Vec<Range<u64>> = plans
-            .iter()
-            .flat_map(|p| p.ranges.iter().cloned())
-            .collect();
-        let mut fetched = self.fetch(&all_ranges, stats).await?.into_iter();
+        // Wave 1: page init of pages not cached yet (none when those pages are small enough
+        // to be read whole). Wave 2: the value bytes.
+        let planned = self.plan_pages(&tasks, stats).await?;
         let mut parts: Vec<FieldParts> = fields.iter().map(|f| FieldParts::new(f)).collect();
-        for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
-            let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
+        for (task, (init, plan, bytes)) in tasks.iter().zip(planned) {
+            let (init, plan) = (&init, &plan);
             let layout = &self.page(task)?.layout;
             let leaf_type = &leaf_types[task.output][task.leaf];
             match &mut parts[task.output] {
@@ -502,13 +509,14 @@ impl LanceFileReader {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        self.load_page_inits(&tasks, stats).await
+        self.load_page_inits(&tasks.iter().collect::<Vec<_>>(), stats)
+            .await
     }
 
     /// Page init for every task: cached ones from the cache, the rest in one wave.
     async fn load_page_inits(
         &self,
-        tasks: &[PageTask],
+        tasks: &[&PageTask],
         stats: &IoStats,
     ) -> Result<Vec<Arc<PageInit>>> {
         let mut inits: Vec<Option<Arc<PageInit>>> = Vec::with_capacity(tasks.len());
@@ -626,6 +634,28 @@ impl LanceFileReader {
                 None => Ok(Bytes::new()),
             })
             .collect()
+    }
+
+    /// The bytes of global buffers `indices` in one wave (adjacent buffers in one
+    /// request; none when the open's suffix read holds them).
+    pub(crate) async fn read_global_buffers(
+        &self,
+        indices: &[usize],
+        stats: &IoStats,
+    ) -> Result<Vec<Bytes>> {
+        let ranges = indices
+            .iter()
+            .map(|&i| {
+                self.metadata.global_buffers.get(i).cloned().ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "no global buffer {i} ({} in the file)",
+                        self.metadata.global_buffers.len()
+                    ))
+                    .at(self.path.as_ref(), None)
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.fetch(&ranges, stats).await
     }
 
     /// The bytes of global buffer `index` (one request, or none when the open's suffix
