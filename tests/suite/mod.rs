@@ -95,6 +95,7 @@ mod stress_rss;
 mod v2_0_datasets;
 mod v2_0_pages;
 mod vector_catalog;
+mod vector_cold_layout;
 mod vector_cold_trace;
 mod vector_cli;
 mod vector_hnsw;

@@ -31,16 +31,51 @@ use crate::lance::selection::RowSelection;
 pub(crate) const INDEX_FILE: &str = "index.idx";
 /// File of the quantized storage.
 pub(crate) const AUXILIARY_FILE: &str = "auxiliary.idx";
-/// Index files up to this size are read whole by the open (one request; a flat
-/// sub-index's `index.idx` is its centroids and metadata, a small `auxiliary.idx` holds
-/// its global buffers and partitions): less than a round trip of transfer time on a
-/// store serving ~80 MB/s per connection.
-const WHOLE_FILE_BYTES: u64 = 1 << 20;
-/// Pages of `auxiliary.idx` up to this size are read whole with the partitions when their
-/// init is not cached (no init wave before the partition read).
-const WHOLE_PAGE_BYTES: u64 = 256 << 10;
+/// What the open reads whole: files and pages up to these sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadSizes {
+    /// Index files up to this size are read whole by the open (one request; a flat
+    /// sub-index's `index.idx` is its centroids and metadata, a small `auxiliary.idx`
+    /// holds its global buffers and partitions).
+    pub whole_file: u64,
+    /// Pages of `auxiliary.idx` up to this size are read whole with the partitions when
+    /// their init is not cached (no init wave before the partition read); the larger
+    /// ones have their init read in the open's global-buffer wave.
+    pub whole_page: u64,
+}
+
+impl ReadSizes {
+    /// 1 MiB files (less than a round trip of transfer time on a store serving ~80 MB/s
+    /// per connection), 256 KiB pages.
+    pub(crate) const DEFAULT: ReadSizes = ReadSizes {
+        whole_file: 1 << 20,
+        whole_page: 256 << 10,
+    };
+}
+
 /// At most this many large pages have their init read in the open's global-buffer wave.
 const MAX_PREFETCHED_INITS: usize = 32;
+
+#[cfg(test)]
+tokio::task_local! {
+    static READ_SIZES: ReadSizes;
+}
+
+/// The read sizes in effect ([`ReadSizes::DEFAULT`] but inside [`with_read_sizes`]).
+fn read_sizes() -> ReadSizes {
+    #[cfg(test)]
+    if let Ok(sizes) = READ_SIZES.try_with(|s| *s) {
+        return sizes;
+    }
+    ReadSizes::DEFAULT
+}
+
+/// Run `f` with other read sizes: tests scale them down so that a small fixture is read
+/// as a large index of the same layout is.
+#[cfg(test)]
+pub(crate) async fn with_read_sizes<F: std::future::Future>(sizes: ReadSizes, f: F) -> F::Output {
+    READ_SIZES.scope(sizes, f).await
+}
 
 /// An opened segment: what a query needs before reading partitions.
 #[derive(Debug, Clone)]
@@ -146,9 +181,10 @@ pub(crate) async fn open_segment(
             Footer::V2 => {}
         }
     }
+    let sizes = read_sizes();
     let (index, aux) = futures::try_join!(
-        open_file(dataset, segment, INDEX_FILE, stats),
-        open_file(dataset, segment, AUXILIARY_FILE, stats),
+        open_file(dataset, segment, INDEX_FILE, sizes.whole_file, stats),
+        open_file(dataset, segment, AUXILIARY_FILE, sizes.whole_file, stats),
     )?;
     if index.is_legacy() {
         return Err(Error::unsupported(
@@ -178,7 +214,7 @@ pub(crate) async fn open_segment(
     let index_buffers = [index_ivf];
     let fetch_buffers = !holds_buffers(&index, &index_buffers) || !holds_buffers(&aux, &aux_buffers);
     let large = if fetch_buffers {
-        large_pages(&aux)
+        large_pages(&aux, sizes.whole_page)
     } else {
         Vec::new()
     };
@@ -220,27 +256,28 @@ pub(crate) async fn open_segment(
         partitions: Arc::new(partitions),
         quantizer: Arc::new(quantizer),
         store: PartitionStore::Aux {
-            reader: Box::new(aux.with_whole_page_bytes(WHOLE_PAGE_BYTES)),
+            reader: Box::new(aux.with_whole_page_bytes(sizes.whole_page)),
             columns,
         },
         graph,
     })
 }
 
-/// Open index file `name` of `segment`: read whole when it is at most
-/// [`WHOLE_FILE_BYTES`] (its global buffers and pages then come with its metadata, in one
-/// request), else from its suffix; no request when its metadata is cached.
+/// Open index file `name` of `segment`: read whole when it is at most `whole` bytes (its
+/// global buffers and pages then come with its metadata, in one request), else from its
+/// suffix; no request when its metadata is cached.
 async fn open_file(
     dataset: &DatasetVersion,
     segment: &IndexSegment,
     name: &str,
+    whole: u64,
     stats: &IoStats,
 ) -> Result<DataFileReader> {
     let path = dataset.index_file_path(segment, name)?;
     let Some(size) = segment.file_size(name) else {
         return dataset.open_index_file(segment, name, stats).await;
     };
-    if size > WHOLE_FILE_BYTES || dataset.is_file_metadata_cached(&path, size).await {
+    if size > whole || dataset.is_file_metadata_cached(&path, size).await {
         return dataset.open_index_file(segment, name, stats).await;
     }
     let fetcher = dataset.store().fetcher.clone();
@@ -258,9 +295,9 @@ fn holds_buffers(file: &DataFileReader, indices: &[usize]) -> bool {
     })
 }
 
-/// `(column, page)` of the pages of `file` larger than [`WHOLE_PAGE_BYTES`] whose reads
-/// need page init data: none when there are more than [`MAX_PREFETCHED_INITS`].
-fn large_pages(file: &DataFileReader) -> Vec<(usize, usize)> {
+/// `(column, page)` of the pages of `file` larger than `whole_page` whose reads need page
+/// init data: none when there are more than [`MAX_PREFETCHED_INITS`].
+fn large_pages(file: &DataFileReader, whole_page: u64) -> Vec<(usize, usize)> {
     let DataFileReader::V2(reader) = file else {
         return Vec::new();
     };
@@ -270,7 +307,7 @@ fn large_pages(file: &DataFileReader) -> Vec<(usize, usize)> {
             let start = page.buffers.iter().map(|b| b.start).min().unwrap_or(0);
             let end = page.buffers.iter().map(|b| b.end).max().unwrap_or(0);
             let needs_init = !page.layout.init_ranges().is_empty();
-            if needs_init && end.saturating_sub(start) > WHOLE_PAGE_BYTES {
+            if needs_init && end.saturating_sub(start) > whole_page {
                 large.push((c, p));
             }
         }
