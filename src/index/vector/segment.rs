@@ -210,18 +210,22 @@ pub(crate) async fn open_segment(
     }
     // One wave for what the first read did not hold: the global buffers (the two of
     // auxiliary.idx are adjacent: one request) and, when that wave is needed anyway, the
-    // init of the large partition pages (small ones are read whole with the partitions).
+    // init of the large pages the partition reads use (partition rows in auxiliary.idx,
+    // HNSW graph rows in index.idx; small pages are read whole with the partitions).
     let index_buffers = [index_ivf];
-    let fetch_buffers = !holds_buffers(&index, &index_buffers) || !holds_buffers(&aux, &aux_buffers);
-    let large = if fetch_buffers {
-        large_pages(&aux, sizes.whole_page)
+    let fetch_buffers =
+        !holds_buffers(&index, &index_buffers) || !holds_buffers(&aux, &aux_buffers);
+    let (large_index, large_aux) = if fetch_buffers {
+        let whole = sizes.whole_page;
+        (large_pages(&index, whole), large_pages(&aux, whole))
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
-    let (index_ivf, aux_read, ()) = futures::try_join!(
+    let (index_ivf, aux_read, (), ()) = futures::try_join!(
         index.read_global_buffers(&index_buffers, stats),
         aux.read_global_buffers(&aux_buffers, stats),
-        aux.prefetch_page_inits(&large, stats),
+        index.prefetch_page_inits(&large_index, stats),
+        aux.prefetch_page_inits(&large_aux, stats),
     )?;
     let index_ivf = index_ivf
         .into_iter()
@@ -245,7 +249,7 @@ pub(crate) async fn open_segment(
     let columns = aux.field_indices(&names)?;
     let graph = match header.sub_index {
         SubIndex::Hnsw => Some(Arc::new(GraphFile::open(
-            index.clone(),
+            index.clone().with_whole_page_bytes(sizes.whole_page),
             index_meta,
             &index_ivf,
         )?)),
