@@ -293,10 +293,9 @@ async fn open_file(
 
 /// Whether `file`'s first read holds its global buffers `indices` (nothing to fetch).
 fn holds_buffers(file: &DataFileReader, indices: &[usize]) -> bool {
-    indices.iter().all(|&i| {
-        file.global_buffer_range(i)
-            .is_some_and(|r| file.holds(&r))
-    })
+    indices
+        .iter()
+        .all(|&i| file.global_buffer_range(i).is_some_and(|r| file.holds(&r)))
 }
 
 /// `(column, page)` of the pages of `file` larger than `whole_page` whose reads need page
