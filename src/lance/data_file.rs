@@ -124,6 +124,24 @@ impl DataFileReader {
         Ok(Self::V2(reader.await?))
     }
 
+    /// Open `path` from a suffix read the caller made (`tail`: the last bytes, or the whole
+    /// file): no request when it holds the metadata, and page reads inside it are served
+    /// from it.
+    pub(crate) async fn open_from_tail(
+        fetcher: RangeFetcher,
+        path: Path,
+        tail: Tail,
+        caches: Arc<ReaderCaches>,
+        stats: &IoStats,
+    ) -> Result<Self> {
+        let size = Some(tail.version.size);
+        if ends_in_legacy_footer(&tail.bytes) {
+            return open_legacy(fetcher, path, size, &caches, None, Some(tail), stats).await;
+        }
+        let reader = LanceFileReader::open_from_tail(fetcher, path, tail, caches, stats);
+        Ok(Self::V2(reader.await?))
+    }
+
     /// The schema reads are typed by.
     pub(crate) fn schema(&self) -> &LanceSchema {
         match self {
@@ -183,6 +201,49 @@ impl DataFileReader {
         match self {
             Self::V2(r) => r.metadata().global_buffers.get(index).cloned(),
             Self::Legacy(_) => None,
+        }
+    }
+
+    /// The bytes of global buffers `indices` in one wave (`Corrupt` for a legacy file).
+    pub(crate) async fn read_global_buffers(
+        &self,
+        indices: &[usize],
+        stats: &IoStats,
+    ) -> Result<Vec<Bytes>> {
+        match self {
+            Self::V2(r) => r.read_global_buffers(indices, stats).await,
+            Self::Legacy(r) => Err(Error::corrupt("global buffers asked of a legacy v1 file")
+                .at(r.path().as_ref(), None)),
+        }
+    }
+
+    /// Whether reading `range` needs no request (a v2 file whose open read holds it).
+    pub(crate) fn holds(&self, range: &Range<u64>) -> bool {
+        match self {
+            Self::V2(r) => r.holds(range),
+            Self::Legacy(_) => false,
+        }
+    }
+
+    /// Read pages of at most `bytes` whole when their init is not cached (v2 files; see
+    /// [`LanceFileReader::with_whole_page_bytes`]).
+    pub(crate) fn with_whole_page_bytes(self, bytes: u64) -> Self {
+        match self {
+            Self::V2(r) => Self::V2(r.with_whole_page_bytes(bytes)),
+            legacy => legacy,
+        }
+    }
+
+    /// Decoded page init of `(column, page)` pairs of a v2 file, the ones not cached read
+    /// in one wave (into the reader's page-init cache); nothing for a legacy file.
+    pub(crate) async fn prefetch_page_inits(
+        &self,
+        pages: &[(usize, usize)],
+        stats: &IoStats,
+    ) -> Result<()> {
+        match self {
+            Self::V2(r) if !pages.is_empty() => r.page_inits(pages, stats).await.map(|_| ()),
+            _ => Ok(()),
         }
     }
 

@@ -27,6 +27,7 @@ use crate::lance::version::FileVersion;
 
 mod few_rows;
 mod page_inits;
+mod whole_pages;
 
 #[cfg_attr(not(test), allow(unused_imports))] // used by the tests
 pub(crate) use crate::lance::inspect::{inspect, FileInspection};
@@ -98,9 +99,13 @@ pub(crate) struct LanceFileReader {
     caches: Arc<ReaderCaches>,
     /// Data bytes of the open's suffix read (see [`LanceFileReader::open`]).
     tail: Option<DataTail>,
+    /// Pages spanning at most this many bytes whose init is not cached are read whole in
+    /// the value wave (see [`whole_pages`]); 0: never.
+    whole_page_bytes: u64,
 }
 
 /// One page's share of a read.
+#[derive(Debug)]
 struct PageTask {
     /// Position of the output column.
     output: usize,
@@ -185,6 +190,7 @@ impl LanceFileReader {
             metadata: opened.metadata,
             caches,
             tail,
+            whole_page_bytes: 0,
         })
     }
 
@@ -206,6 +212,18 @@ impl LanceFileReader {
     /// The decoded metadata.
     pub(crate) fn metadata(&self) -> &Arc<FileMetadata> {
         &self.metadata
+    }
+
+    /// Read pages spanning at most `bytes` whole when their init is not cached, in the
+    /// value wave: a cold [`Self::read_rows`] of such pages is one wave, not two (0: never).
+    pub(crate) fn with_whole_page_bytes(mut self, bytes: u64) -> Self {
+        self.whole_page_bytes = bytes;
+        self
+    }
+
+    /// Whether the open's suffix read holds `range` (reading it needs no request).
+    pub(crate) fn holds(&self, range: &Range<u64>) -> bool {
+        self.tail.as_ref().is_some_and(|t| t.slice(range).is_some())
     }
 
     /// Object path.
@@ -307,25 +325,15 @@ impl LanceFileReader {
             leaf_types.push(types);
         }
         // Wave 1: page init of pages not cached yet (few rows: or their entries, and
-        // guesses). Wave 2: the value bytes no guess holds.
-        let (inits, plans, guesses) = if few_rows {
-            self.plan_few_rows(&tasks, stats).await?
+        // guesses; small pages read whole: none). Wave 2: the value bytes not yet held.
+        let planned = if few_rows {
+            self.plan_few_rows_and_fetch(&tasks, stats).await?
         } else {
-            let inits = self.load_page_inits(&tasks, stats).await?;
-            let plans = self.plan_pages(&tasks, &inits)?;
-            (inits, plans, Vec::new())
+            self.plan_pages_and_fetch(&tasks, stats).await?
         };
-        let all_ranges: Vec<Range<u64>> = plans
-            .iter()
-            .flat_map(|p| p.ranges.iter().cloned())
-            .collect();
-        let mut fetched = self
-            .fetch_with_guesses(&all_ranges, &guesses, stats)
-            .await?
-            .into_iter();
         let mut parts: Vec<FieldParts> = fields.iter().map(|f| FieldParts::new(f)).collect();
-        for ((task, init), plan) in tasks.iter().zip(&inits).zip(&plans) {
-            let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
+        for (task, (init, plan, bytes)) in tasks.iter().zip(planned) {
+            let (init, plan) = (&init, &plan);
             let layout = &self.page(task)?.layout;
             let leaf_type = &leaf_types[task.output][task.leaf];
             match &mut parts[task.output] {
@@ -572,6 +580,28 @@ impl LanceFileReader {
                 None => Ok(Bytes::new()),
             })
             .collect()
+    }
+
+    /// The bytes of global buffers `indices` in one wave (adjacent buffers in one
+    /// request; none when the open's suffix read holds them).
+    pub(crate) async fn read_global_buffers(
+        &self,
+        indices: &[usize],
+        stats: &IoStats,
+    ) -> Result<Vec<Bytes>> {
+        let ranges = indices
+            .iter()
+            .map(|&i| {
+                self.metadata.global_buffers.get(i).cloned().ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "no global buffer {i} ({} in the file)",
+                        self.metadata.global_buffers.len()
+                    ))
+                    .at(self.path.as_ref(), None)
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.fetch(&ranges, stats).await
     }
 
     /// The bytes of global buffer `index` (one request, or none when the open's suffix

@@ -97,6 +97,8 @@ mod v2_0_datasets;
 mod v2_0_pages;
 mod vector_catalog;
 mod vector_cli;
+mod vector_cold_layout;
+mod vector_cold_trace;
 mod vector_hnsw;
 mod vector_inspect_bench;
 mod vector_s3;

@@ -2,16 +2,17 @@
 //! reading its partitions: the I/O around the pure decoders of [`super::format`] and
 //! [`super::partition`].
 //!
-//! Waves: both files' suffixes in parallel (sizes from the manifest: no HEAD), together
-//! with a speculative read of the first bytes of `auxiliary.idx`, where pylance writes its
-//! global buffers (IVF message, codebook); then any global buffer the suffix and prefix did
-//! not hold; then one read of every probed partition's rows.
+//! Waves of a cold query: (1) both files in parallel (sizes from the manifest: no HEAD),
+//! each read whole when small, else by its suffix; (2) only when (1) did not hold them,
+//! the global buffers (IVF messages, codebook: wherever pylance wrote them, mid-file in a
+//! large `auxiliary.idx`) together with the page init of the large partition pages;
+//! (3) one read of every probed partition's rows, small pages read whole (their init
+//! from the same bytes).
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use bytes::Bytes;
 
 use super::format::{
     decode_index_header, decode_ivf, decode_storage_spec, ivf_buffer_index, partition_ranges,
@@ -21,23 +22,60 @@ use super::hnsw::GraphFile;
 use super::legacy::{self, Footer, LegacyFile};
 use super::partition::{decode_partition, Partition, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
-use crate::io::fetch::ReadRequest;
-use crate::io::IoStats;
+use crate::io::{IoStats, ObjectVersion};
 use crate::lance::data_file::DataFileReader;
 use crate::lance::dataset::{DatasetVersion, IndexSegment};
-use crate::lance::file::DEFAULT_TAIL_BYTES;
 use crate::lance::selection::RowSelection;
 
 /// File of the sub-index and IVF centroids.
 pub(crate) const INDEX_FILE: &str = "index.idx";
 /// File of the quantized storage.
 pub(crate) const AUXILIARY_FILE: &str = "auxiliary.idx";
-/// Bytes read speculatively from the start of `auxiliary.idx` (its global buffers: the IVF
-/// message and a PQ codebook of up to ~1000 dimensions).
-const AUX_PREFIX_BYTES: u64 = 1 << 20;
-/// Bytes read speculatively from the start of `index.idx` (the centroids: a flat
-/// sub-index's `index.idx` holds nothing else).
-const INDEX_PREFIX_BYTES: u64 = 16 << 20;
+/// What the open reads whole: files and pages up to these sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadSizes {
+    /// Index files up to this size are read whole by the open (one request; a flat
+    /// sub-index's `index.idx` is its centroids and metadata, a small `auxiliary.idx`
+    /// holds its global buffers and partitions).
+    pub whole_file: u64,
+    /// Pages of `auxiliary.idx` up to this size are read whole with the partitions when
+    /// their init is not cached (no init wave before the partition read); the larger
+    /// ones have their init read in the open's global-buffer wave.
+    pub whole_page: u64,
+}
+
+impl ReadSizes {
+    /// 1 MiB files (less than a round trip of transfer time on a store serving ~80 MB/s
+    /// per connection), 256 KiB pages.
+    pub(crate) const DEFAULT: ReadSizes = ReadSizes {
+        whole_file: 1 << 20,
+        whole_page: 256 << 10,
+    };
+}
+
+/// At most this many large pages have their init read in the open's global-buffer wave.
+const MAX_PREFETCHED_INITS: usize = 32;
+
+#[cfg(test)]
+tokio::task_local! {
+    static READ_SIZES: ReadSizes;
+}
+
+/// The read sizes in effect ([`ReadSizes::DEFAULT`] but inside [`with_read_sizes`]).
+fn read_sizes() -> ReadSizes {
+    #[cfg(test)]
+    if let Ok(sizes) = READ_SIZES.try_with(|s| *s) {
+        return sizes;
+    }
+    ReadSizes::DEFAULT
+}
+
+/// Run `f` with other read sizes: tests scale them down so that a small fixture is read
+/// as a large index of the same layout is.
+#[cfg(test)]
+pub(crate) async fn with_read_sizes<F: std::future::Future>(sizes: ReadSizes, f: F) -> F::Output {
+    READ_SIZES.scope(sizes, f).await
+}
 
 /// An opened segment: what a query needs before reading partitions.
 #[derive(Debug, Clone)]
@@ -143,26 +181,10 @@ pub(crate) async fn open_segment(
             Footer::V2 => {}
         }
     }
-    let aux_path = dataset.index_file_path(segment, AUXILIARY_FILE)?;
-    let index_prefix = prefix_read(
-        dataset,
-        &index_path,
-        segment.file_size(INDEX_FILE),
-        INDEX_PREFIX_BYTES,
-        stats,
-    );
-    let aux_prefix = prefix_read(
-        dataset,
-        &aux_path,
-        segment.file_size(AUXILIARY_FILE),
-        AUX_PREFIX_BYTES,
-        stats,
-    );
-    let (index, aux, index_prefix, aux_prefix) = futures::try_join!(
-        dataset.open_index_file(segment, INDEX_FILE, stats),
-        dataset.open_index_file(segment, AUXILIARY_FILE, stats),
-        index_prefix,
-        aux_prefix
+    let sizes = read_sizes();
+    let (index, aux) = futures::try_join!(
+        open_file(dataset, segment, INDEX_FILE, sizes.whole_file, stats),
+        open_file(dataset, segment, AUXILIARY_FILE, sizes.whole_file, stats),
     )?;
     if index.is_legacy() {
         return Err(Error::unsupported(
@@ -178,23 +200,42 @@ pub(crate) async fn open_segment(
     let aux_ivf = ivf_buffer_index(aux_meta).map_err(aux_at)?;
     let (code_column, width) = code_column(&aux).map_err(aux_at)?;
     let spec = decode_storage_spec(aux_meta, &code_column, width).map_err(aux_at)?;
-    let codebook_buffer = match &spec {
-        StorageSpec::Pq {
-            codebook_buffer, ..
-        } => *codebook_buffer,
-        _ => None,
+    let mut aux_buffers = vec![aux_ivf];
+    if let StorageSpec::Pq {
+        codebook_buffer: Some(b),
+        ..
+    } = &spec
+    {
+        aux_buffers.push(*b);
+    }
+    // One wave for what the first read did not hold: the global buffers (the two of
+    // auxiliary.idx are adjacent: one request) and, when that wave is needed anyway, the
+    // init of the large pages the partition reads use (partition rows in auxiliary.idx,
+    // HNSW graph rows in index.idx; small pages are read whole with the partitions).
+    let index_buffers = [index_ivf];
+    let fetch_buffers =
+        !holds_buffers(&index, &index_buffers) || !holds_buffers(&aux, &aux_buffers);
+    let (large_index, large_aux) = if fetch_buffers {
+        let whole = sizes.whole_page;
+        (large_pages(&index, whole), large_pages(&aux, whole))
+    } else {
+        (Vec::new(), Vec::new())
     };
-    let prefix = aux_prefix.as_ref();
-    let (index_ivf, aux_ivf, codebook) = futures::try_join!(
-        global_buffer(&index, index_ivf, index_prefix.as_ref(), stats),
-        global_buffer(&aux, aux_ivf, prefix, stats),
-        async {
-            match codebook_buffer {
-                Some(b) => global_buffer(&aux, b, prefix, stats).await.map(Some),
-                None => Ok(None),
-            }
-        }
+    let (index_ivf, aux_read, (), ()) = futures::try_join!(
+        index.read_global_buffers(&index_buffers, stats),
+        aux.read_global_buffers(&aux_buffers, stats),
+        index.prefetch_page_inits(&large_index, stats),
+        aux.prefetch_page_inits(&large_aux, stats),
     )?;
+    let index_ivf = index_ivf
+        .into_iter()
+        .next()
+        .ok_or_else(|| index_at(Error::corrupt("no IVF buffer read")))?;
+    let mut aux_read = aux_read.into_iter();
+    let aux_ivf = aux_read
+        .next()
+        .ok_or_else(|| aux_at(Error::corrupt("no IVF buffer read")))?;
+    let codebook = aux_read.next();
     let header = decode_index_header(index_meta, &index_ivf).map_err(index_at)?;
     let ivf = decode_ivf(&aux_ivf).map_err(aux_at)?;
     let partitions = partition_ranges(&ivf, aux.num_rows()).map_err(aux_at)?;
@@ -208,7 +249,7 @@ pub(crate) async fn open_segment(
     let columns = aux.field_indices(&names)?;
     let graph = match header.sub_index {
         SubIndex::Hnsw => Some(Arc::new(GraphFile::open(
-            index.clone(),
+            index.clone().with_whole_page_bytes(sizes.whole_page),
             index_meta,
             &index_ivf,
         )?)),
@@ -219,35 +260,65 @@ pub(crate) async fn open_segment(
         partitions: Arc::new(partitions),
         quantizer: Arc::new(quantizer),
         store: PartitionStore::Aux {
-            reader: Box::new(aux),
+            reader: Box::new(aux.with_whole_page_bytes(sizes.whole_page)),
             columns,
         },
         graph,
     })
 }
 
-/// The first bytes of `path` (where pylance writes the global buffers), read in the same
-/// wave as the file's suffix: only when the size is known, the file is larger than that
-/// suffix read and its metadata is not cached yet (a cold open).
-async fn prefix_read(
+/// Open index file `name` of `segment`: read whole when it is at most `whole` bytes (its
+/// global buffers and pages then come with its metadata, in one request), else from its
+/// suffix; no request when its metadata is cached.
+async fn open_file(
     dataset: &DatasetVersion,
-    path: &object_store::path::Path,
-    size: Option<u64>,
-    limit: u64,
+    segment: &IndexSegment,
+    name: &str,
+    whole: u64,
     stats: &IoStats,
-) -> Result<Option<Bytes>> {
-    let Some(size) = size else { return Ok(None) };
-    if size <= DEFAULT_TAIL_BYTES || dataset.is_file_metadata_cached(path, size).await {
-        return Ok(None);
+) -> Result<DataFileReader> {
+    let path = dataset.index_file_path(segment, name)?;
+    let Some(size) = segment.file_size(name) else {
+        return dataset.open_index_file(segment, name, stats).await;
+    };
+    if size > whole || dataset.is_file_metadata_cached(&path, size).await {
+        return dataset.open_index_file(segment, name, stats).await;
     }
-    let end = (size - DEFAULT_TAIL_BYTES).min(limit);
-    let request = ReadRequest::sized(path.clone(), 0..end, size);
-    Ok(dataset
-        .store()
-        .fetcher
-        .fetch(&[request], stats)
-        .await?
-        .pop())
+    let fetcher = dataset.store().fetcher.clone();
+    let known = ObjectVersion { size, etag: None };
+    let whole = fetcher.tail_of(&path, size, Some(&known), stats).await?;
+    let caches = Arc::clone(&dataset.session().reader_caches);
+    DataFileReader::open_from_tail(fetcher, path, whole, caches, stats).await
+}
+
+/// Whether `file`'s first read holds its global buffers `indices` (nothing to fetch).
+fn holds_buffers(file: &DataFileReader, indices: &[usize]) -> bool {
+    indices
+        .iter()
+        .all(|&i| file.global_buffer_range(i).is_some_and(|r| file.holds(&r)))
+}
+
+/// `(column, page)` of the pages of `file` larger than `whole_page` whose reads need page
+/// init data: none when there are more than [`MAX_PREFETCHED_INITS`].
+fn large_pages(file: &DataFileReader, whole_page: u64) -> Vec<(usize, usize)> {
+    let DataFileReader::V2(reader) = file else {
+        return Vec::new();
+    };
+    let mut large = Vec::new();
+    for (c, column) in reader.metadata().columns.iter().enumerate() {
+        for (p, page) in column.pages.iter().enumerate() {
+            let start = page.buffers.iter().map(|b| b.start).min().unwrap_or(0);
+            let end = page.buffers.iter().map(|b| b.end).max().unwrap_or(0);
+            let needs_init = !page.layout.init_ranges().is_empty();
+            if needs_init && end.saturating_sub(start) > whole_page {
+                large.push((c, p));
+            }
+        }
+    }
+    if large.len() > MAX_PREFETCHED_INITS {
+        large.clear();
+    }
+    large
 }
 
 /// The quantizer column of `auxiliary.idx` and its fixed list width.
@@ -289,21 +360,6 @@ fn check_header(header: &IndexHeader, partitions: &[Range<u64>], spec: &StorageS
         )));
     }
     Ok(())
-}
-
-/// Global buffer `index` of `file`: from the speculative prefix when it holds it, else read.
-async fn global_buffer(
-    file: &DataFileReader,
-    index: usize,
-    prefix: Option<&Bytes>,
-    stats: &IoStats,
-) -> Result<Bytes> {
-    if let (Some(range), Some(prefix)) = (file.global_buffer_range(index), prefix) {
-        if range.end <= prefix.len() as u64 {
-            return Ok(prefix.slice(range.start as usize..range.end as usize));
-        }
-    }
-    file.read_global_buffer(index, stats).await
 }
 
 /// Read and decode `partitions` (ids) of `open` in one wave (their rows of

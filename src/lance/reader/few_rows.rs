@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::whole_pages::PlannedPage;
 use super::{LanceFileReader, PageTask};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
@@ -27,11 +28,7 @@ impl LanceFileReader {
     /// Wave 1 of a few-row read: page inits (cached, else read) of the tasks read the
     /// ordinary way, repetition index entries of the others, and every guess, the reads
     /// all at once; then each task's value plan.
-    pub(super) async fn plan_few_rows(
-        &self,
-        tasks: &[PageTask],
-        stats: &IoStats,
-    ) -> Result<FewRowsWave> {
+    async fn plan_few_rows(&self, tasks: &[PageTask], stats: &IoStats) -> Result<FewRowsWave> {
         let mut few: Vec<Option<FewRowsPlan>> = Vec::with_capacity(tasks.len());
         for t in tasks {
             let layout = &self.page(t)?.layout;
@@ -82,8 +79,34 @@ impl LanceFileReader {
         Ok((inits, plans, guesses))
     }
 
+    /// Init, plan and value bytes of every task of a few-row read (in task order): the
+    /// init wave with the guesses ([`Self::plan_few_rows`]), then the values no guess holds.
+    pub(super) async fn plan_few_rows_and_fetch(
+        &self,
+        tasks: &[PageTask],
+        stats: &IoStats,
+    ) -> Result<Vec<PlannedPage>> {
+        let (inits, plans, guesses) = self.plan_few_rows(tasks, stats).await?;
+        let ranges: Vec<Range<u64>> = plans
+            .iter()
+            .flat_map(|p| p.ranges.iter().cloned())
+            .collect();
+        let mut fetched = self
+            .fetch_with_guesses(&ranges, &guesses, stats)
+            .await?
+            .into_iter();
+        Ok(inits
+            .into_iter()
+            .zip(plans)
+            .map(|(init, plan)| {
+                let bytes: Vec<Bytes> = fetched.by_ref().take(plan.ranges.len()).collect();
+                (init, plan, bytes)
+            })
+            .collect())
+    }
+
     /// Fetch `ranges` in one wave, those a fetched guess holds served from it.
-    pub(super) async fn fetch_with_guesses(
+    async fn fetch_with_guesses(
         &self,
         ranges: &[Range<u64>],
         guesses: &[(Range<u64>, Bytes)],

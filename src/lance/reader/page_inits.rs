@@ -1,5 +1,4 @@
-//! Page init of a read: the cached ones, the rest decoded from one wave and cached; and
-//! the value plan of each page from its init.
+//! Page init of a read: the cached ones, the rest decoded from one wave and cached.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -10,7 +9,7 @@ use bytes::Bytes;
 use super::{LanceFileReader, PageTask, SharedPlans};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
-use crate::lance::page::{PageInit, PageReadPlan};
+use crate::lance::page::PageInit;
 
 impl LanceFileReader {
     /// Decoded page init of each `(column, page)`: from the cache, the rest read in one wave
@@ -36,23 +35,6 @@ impl LanceFileReader {
             })
             .collect::<Result<Vec<_>>>()?;
         self.load_page_inits(&tasks, stats).await
-    }
-
-    /// The value plan of each task from its init.
-    pub(super) fn plan_pages(
-        &self,
-        tasks: &[PageTask],
-        inits: &[Arc<PageInit>],
-    ) -> Result<Vec<PageReadPlan>> {
-        tasks
-            .iter()
-            .zip(inits)
-            .map(|(t, init)| {
-                self.page(t)
-                    .and_then(|p| p.layout.plan(init, &t.rows))
-                    .map_err(|e| self.page_error(e, t))
-            })
-            .collect()
     }
 
     /// Page init for every task: cached ones from the cache, the rest in one wave.
