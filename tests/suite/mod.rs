@@ -99,3 +99,4 @@ mod vector_cli;
 mod vector_hnsw;
 mod vector_inspect_bench;
 mod vector_s3;
+mod vector_warm;
