@@ -83,27 +83,7 @@ pub(crate) fn pq_table(pq: &ProductQuantizer, metric: Metric, query: &[f32]) -> 
     for j in 0..m {
         let sub = &query[j * s..(j + 1) * s];
         let words = &pq.codebook[j * c * s..(j + 1) * c * s];
-        // Eight codewords at a time, each summed over its values in order (as `l2` and
-        // `dot` sum), side by side.
-        let mut groups = words.chunks_exact(8 * s);
-        for group in &mut groups {
-            let mut acc = [0.0f32; 8];
-            let dot_metric = metric == Metric::Dot;
-            for (d, &x) in sub.iter().enumerate() {
-                let values = group.iter().skip(d).step_by(s);
-                if dot_metric {
-                    for (a, &y) in acc.iter_mut().zip(values) {
-                        *a += x * y;
-                    }
-                } else {
-                    for (a, &y) in acc.iter_mut().zip(values) {
-                        *a += (x - y) * (x - y);
-                    }
-                }
-            }
-            table.extend(acc.iter().map(|&a| if dot_metric { -a } else { a }));
-        }
-        for w in groups.remainder().chunks_exact(s) {
+        for w in words.chunks_exact(s) {
             table.push(match metric {
                 Metric::Dot => -dot(sub, w),
                 _ => l2(sub, w),
@@ -114,47 +94,37 @@ pub(crate) fn pq_table(pq: &ProductQuantizer, metric: Metric, query: &[f32]) -> 
 }
 
 /// Rows scored together by [`pq_distances`].
-const PQ_BLOCK: usize = 64;
+const PQ_BLOCK: usize = 8;
 
 /// PQ distances of row-major `codes` (`m` codes per row) with lookup `table`
 /// (`[sub-vector][codeword]`, `c` codewords each): `base` plus each row's table entries
 /// summed in sub-vector order (the order of lance's sum). Rows are scored [`PQ_BLOCK`] at a
-/// time, their codes copied sub-vector major, so that the block's sums (each still in that
-/// order) advance side by side through one sub-vector's table at a time. A code past `c`
-/// (the caller validated the codes against the quantizer) counts as 0.
+/// time so that their sums, each still in that order, run side by side instead of one long
+/// chain of dependent additions. A code past `c` (the caller validated the codes against the
+/// quantizer) counts as 0.
 pub(crate) fn pq_distances(codes: &[u8], m: usize, c: usize, table: &[f32], base: f32) -> Vec<f32> {
     if m == 0 {
         return Vec::new();
     }
-    let rows = codes.len() / m;
-    let mut out = Vec::with_capacity(rows);
-    let mut columns = vec![0u8; PQ_BLOCK * m];
-    for block in codes.chunks(PQ_BLOCK * m) {
-        let n = block.len() / m;
-        // The block's codes, sub-vector major: column j holds the n rows' codes of j.
-        for (r, row) in block.chunks_exact(m).enumerate() {
-            for (j, &code) in row.iter().enumerate() {
-                columns[j * PQ_BLOCK + r] = code;
-            }
-        }
+    let tables: Vec<&[f32]> = table.chunks_exact(c).take(m).collect();
+    let mut out = Vec::with_capacity(codes.len() / m);
+    let mut blocks = codes.chunks_exact(m * PQ_BLOCK);
+    for block in &mut blocks {
         let mut acc = [0.0f32; PQ_BLOCK];
-        for (j, t) in table.chunks_exact(c).take(m).enumerate() {
-            let column = &columns[j * PQ_BLOCK..j * PQ_BLOCK + n];
-            match <&[f32; 256]>::try_from(t) {
-                // 8-bit codes index a 256-entry table: no bound to check.
-                Ok(t) => {
-                    for (a, &code) in acc.iter_mut().zip(column) {
-                        *a += t[usize::from(code)];
-                    }
-                }
-                Err(_) => {
-                    for (a, &code) in acc.iter_mut().zip(column) {
-                        *a += t.get(usize::from(code)).copied().unwrap_or(0.0);
-                    }
-                }
+        for (j, t) in tables.iter().enumerate() {
+            for (r, a) in acc.iter_mut().enumerate() {
+                *a += t.get(usize::from(block[r * m + j])).copied().unwrap_or(0.0);
             }
         }
-        out.extend(acc[..n].iter().map(|a| base + a));
+        out.extend(acc.iter().map(|a| base + a));
+    }
+    for row in blocks.remainder().chunks_exact(m) {
+        let sum: f32 = row
+            .iter()
+            .zip(&tables)
+            .map(|(&code, t)| t.get(usize::from(code)).copied().unwrap_or(0.0))
+            .sum();
+        out.push(base + sum);
     }
     out
 }

@@ -197,38 +197,3 @@ fn top_selects_the_nearest_as_a_full_sort_does() {
     }
     assert!(top(hits, 0).is_empty());
 }
-
-#[test]
-fn grouped_pq_tables_equal_the_per_codeword_distances() {
-    // Codewords in and past whole groups of 8; l2 and dot; 8-bit and 4-bit codebooks.
-    for (m, bits, dim) in [(2usize, 8u32, 6usize), (3, 4, 12)] {
-        let c = 1usize << bits;
-        let codebook: Vec<f32> = (0..m * c * (dim / m))
-            .map(|i| ((i * 53) % 97) as f32 * 0.11 - 5.0)
-            .collect();
-        let pq = ProductQuantizer {
-            dim,
-            num_sub_vectors: m,
-            num_bits: bits,
-            transposed: false,
-            codebook,
-        };
-        let query: Vec<f32> = (0..dim).map(|i| i as f32 * 0.7 - 2.0).collect();
-        let s = dim / m;
-        for metric in [Metric::L2, Metric::Dot] {
-            let table = super::distance::pq_table(&pq, metric, &query);
-            let mut expected = Vec::new();
-            for j in 0..m {
-                let sub = &query[j * s..(j + 1) * s];
-                for w in pq.codebook[j * c * s..(j + 1) * c * s].chunks_exact(s) {
-                    expected.push(match metric {
-                        Metric::Dot => -super::distance::dot(sub, w),
-                        _ => super::distance::l2(sub, w),
-                    });
-                }
-            }
-            let raw = |v: &[f32]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
-            assert_eq!(raw(&table), raw(&expected), "m {m} bits {bits} {metric:?}");
-        }
-    }
-}
