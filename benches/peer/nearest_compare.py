@@ -14,7 +14,11 @@ Recall@10 of both against the exact answers (`.gt.npy`, numpy brute force).
 
 cold: open + query with fresh caches (pylance: a new lance.dataset() per query in one process;
       lakeseek: `bench nearest --cold`, a fresh session per query), query vectors 1..cold;
-warm: one open dataset, query 0 as the warm-up, then queries 1..warm.
+warm: one open dataset, query 0 as the warm-up, then queries 1..warm;
+prewarm (`--modes`): as warm, after both readers prewarmed the index (pylance
+      `prewarm_index`, lakeseek `bench nearest --prewarm`: the partitions that fit its cache).
+`--budget-bytes B` runs lakeseek's sessions with budget B (its vector cache is 6/64ths of it);
+pylance keeps its defaults (index cache up to 6 GiB).
 `--index NAME:pylance` measures only pylance on that copy (e.g. an index kind lakeseek does not
 search yet).
 """
@@ -35,11 +39,14 @@ def recall(found, truth, k):
     return len(set(found[:k]) & set(truth[:k].tolist())) / k
 
 
-def pylance_ops(server, uri, so, queries, truth, a, warm):
+def pylance_ops(server, uri, so, queries, truth, a, warm, prewarm=False):
     import lance
     out = []
     ds = lance.dataset(uri, storage_options=so) if warm else None
     params = lambda q: {"column": "vec", "q": q, "k": a.k, "nprobes": a.nprobes}  # noqa: E731
+    if prewarm:
+        for index in ds.list_indices():
+            ds.prewarm_index(index["name"])
     if warm:
         ds.to_table(nearest=params(queries[0]), columns=[], with_row_address=True)
     for i in range(1, len(queries)):
@@ -58,7 +65,11 @@ def pylance_ops(server, uri, so, queries, truth, a, warm):
 def lakeseek_ops(server, a, uri, so, mode, n, qfile, gtfile):
     argv = ["nearest", uri, "--column", "vec", "--queries-file", qfile, "--ground-truth",
             gtfile, "--queries", str(n), "-k", str(a.k), "--nprobes", str(a.nprobes),
-            f"--{mode}", "--warmup", "1"]
+            "--cold" if mode == "cold" else "--warm", "--warmup", "1"]
+    if mode == "prewarm":
+        argv.append("--prewarm")
+    if a.budget_bytes:
+        argv += ["--budget-bytes", str(a.budget_bytes)]
     ops, seen, own, rep = lakeseek_bench(server, a.lakeseek, argv, so)
     recalls = [o.get("recall", 0.0) for o in rep["operations"]]
     return [op + (r,) for op, r in zip(ops, recalls)], (seen, own)
@@ -68,7 +79,8 @@ def row(mode, reader, ops, base, check):
     ms, req, byt, rts, rec = (list(x) for x in zip(*ops))
     p50 = pct(ms, 50)
     ratio = f"{p50 / pct([o[0] for o in base], 50):.2f}" if base else ""
-    req_ratio = f"{pct(req, 50) / pct([o[1] for o in base], 50):.2f}" if base else ""
+    base_req = pct([o[1] for o in base], 50) if base else 0
+    req_ratio = f"{pct(req, 50) / base_req:.2f}" if base_req else ""
     chk = f"{check[0]} = {check[1]}" if check else "(server log)"
     return (f"| {mode} | {reader} | {p50:.1f} | {pct(ms, 99):.1f} | {pct(req, 50)} ({max(req)}) | "
             f"{pct(rts, 50)} ({max(rts)}) | {pct(byt, 50) / 1024:.0f} | {np.mean(rec):.3f} | "
@@ -86,6 +98,12 @@ def main():
     ap.add_argument("--warm", type=int, default=40)
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--nprobes", type=int, default=20)
+    ap.add_argument("--modes", default="cold,warm",
+                    help="comma-separated: cold, warm, prewarm (warm after both readers "
+                         "prewarmed the index: pylance prewarm_index, lakeseek --prewarm)")
+    ap.add_argument("--budget-bytes", type=int,
+                    help="lakeseek's session budget (default the library's 256 MiB; "
+                         "pylance's index cache holds up to 6 GiB by default)")
     ap.add_argument("--out")
     a = ap.parse_args()
     server = Server(a.server)
@@ -104,9 +122,13 @@ def main():
             print("| mode | reader | p50 ms | p99 ms | requests p50 (max) | round trips p50 (max) "
                   "| KiB p50 | recall@10 | p50 / pylance | requests / pylance | server = report |")
             print("|---|---|---|---|---|---|---|---|---|---|---|")
-            for mode, n in (("cold", a.cold), ("warm", a.warm)):
+            modes = a.modes.split(",")
+            for mode, n in (("cold", a.cold), ("warm", a.warm), ("prewarm", a.warm)):
+                if mode not in modes:
+                    continue
                 qs = queries[: n + 1]
-                py = pylance_ops(server, uri, so, qs, truth, a, mode == "warm")
+                py = pylance_ops(server, uri, so, qs, truth, a, mode != "cold",
+                                 mode == "prewarm")
                 print(row(mode, "pylance 14.0.2", py, None, None), flush=True)
                 out[f"{name}|{mode}|pylance"] = py
                 if only == "pylance":

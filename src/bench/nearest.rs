@@ -7,7 +7,9 @@
 //! read in a session of their own so they warm nothing). `--ground-truth FILE` (one line
 //! per row of the queries file: the exact nearest row addresses, nearest first, separated
 //! by commas or spaces) adds recall@k per operation to the report. Cold operation: fresh
-//! session, open (manifest) + query; warm: one open dataset and session.
+//! session, open (manifest) + query; warm: one open dataset and session. Every session has
+//! `--budget-bytes` (default the library's 256 MiB; the vector index cache is 6/64ths of
+//! it); `--prewarm` loads the indices into the warm session before measuring.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -62,6 +64,16 @@ pub(crate) struct NearestBenchArgs {
     /// Search exactly (scan) when the column has no usable vector index.
     #[arg(long)]
     pub(crate) allow_scan: bool,
+    /// The memory budget of each session the benchmark opens (every cache's share of it:
+    /// decoded vector index partitions get 6/64ths); default the library's default session
+    /// budget, 256 MiB. pylance's index cache holds up to 6 GiB by default.
+    #[arg(long = "budget-bytes", value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) budget_bytes: Option<u64>,
+    /// Before measuring, prewarm the dataset's indices into the shared session (a vector
+    /// index: centroids, codebook and the partitions that fit its cache share; not
+    /// measured, counted in the setup). Warm mode only.
+    #[arg(long, requires = "warm")]
+    pub(crate) prewarm: bool,
     /// Shared benchmark flags.
     #[command(flatten)]
     pub(crate) common: CommonBenchArgs,
@@ -71,8 +83,16 @@ pub(crate) struct NearestBenchArgs {
 pub(crate) async fn run_nearest_bench(args: &NearestBenchArgs) -> Result<BenchReport> {
     let common = &args.common;
     let setup = IoStats::new();
-    let (store, shared) =
+    let (store, mut shared) =
         open_bench_dataset(&args.dataset, args.version, common, args.queries, &setup).await?;
+    if args.budget_bytes.is_some() {
+        // The shared dataset again, in a session of the asked budget.
+        shared = open_dataset(&store, args.version, &session_of(args), &setup).await?;
+    }
+    if args.prewarm {
+        // Counted into `setup`, the shared dataset's stats handle.
+        shared.prewarm().run().await?;
+    }
     let set = QuerySet::new(&store, args, &setup).await?;
     let mut warmup_cost = IoStatsSnapshot::default();
     for j in 0..common.warmup {
@@ -121,6 +141,8 @@ fn settings(args: &NearestBenchArgs, store: &BenchStore, set: &QuerySet) -> Benc
         nprobes: Some(args.nprobes),
         refine: args.refine,
         ef: args.ef,
+        budget_bytes: Some(args.budget_bytes.unwrap_or(crate::DEFAULT_SESSION_BUDGET)),
+        prewarm: args.prewarm,
         ..BenchSettings::default()
     }
 }
@@ -302,6 +324,12 @@ pub(crate) fn vectors_of(array: &dyn Array, column: &str) -> Result<Vec<Vec<f32>
         .collect())
 }
 
+/// A fresh session of the benchmark's budget.
+fn session_of(args: &NearestBenchArgs) -> Session {
+    args.budget_bytes
+        .map_or_else(Session::default, Session::with_budget)
+}
+
 /// One nearest query (cold: open included) with query vector row `pick`.
 async fn nearest_once(
     store: &BenchStore,
@@ -319,7 +347,7 @@ async fn nearest_once(
     let dataset = if args.common.warm {
         shared
     } else {
-        fresh = open_dataset(store, args.version, &Session::default(), &open_stats).await?;
+        fresh = open_dataset(store, args.version, &session_of(args), &open_stats).await?;
         open = Some(PhaseRecord::new(elapsed_ms(started), open_stats.snapshot()));
         &fresh
     };

@@ -121,6 +121,8 @@ fn search_description(s: &BenchSettings) -> String {
         ("refine", s.refine.map(|v| v.to_string())),
         ("ef", s.ef.map(|v| v.to_string())),
         ("operator", s.operator.clone()),
+        ("budget", s.budget_bytes.map(|b| format!("{b} B"))),
+        ("prewarmed", s.prewarm.then(|| "indices".to_string())),
         ("queries from", s.queries_from.clone()),
     ];
     for (name, value) in knobs {
@@ -259,6 +261,12 @@ pub(crate) struct BenchSettings {
     /// How a search's tokens combine: `or` or `and` (search only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) operator: Option<String>,
+    /// The memory budget of the sessions the run opened (nearest only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) budget_bytes: Option<u64>,
+    /// The indices were prewarmed before measuring (nearest only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) prewarm: bool,
 }
 
 /// The whole report (`--json` prints it as one object).

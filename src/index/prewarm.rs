@@ -178,7 +178,8 @@ async fn prewarm_vector_segment(
     let caches = vector_cache(dataset);
     let open = cached_open(dataset, segment, &caches, stats).await?;
     let room = room.saturating_sub(open.size_bytes() as u64);
-    let ids = partitions_within(&open.partitions, row_bytes(&open.quantizer), room);
+    let graphs = graph_bytes(&open);
+    let ids = partitions_within(&open.partitions, row_bytes(&open.quantizer), &graphs, room);
     if !ids.is_empty() {
         load_partitions(&open, &ids, &caches, stats).await?;
     }
@@ -196,12 +197,36 @@ fn row_bytes(quantizer: &Quantizer) -> u64 {
     }
 }
 
-/// The partitions (ids, in order) whose rows at `row_bytes` each fit in `room` bytes.
-fn partitions_within(partitions: &[std::ops::Range<u64>], row_bytes: u64, room: u64) -> Vec<usize> {
+/// Decoded bytes of each partition's HNSW graph (none without one), estimated from its graph
+/// rows at the average bytes per graph row of `index.idx`.
+fn graph_bytes(open: &crate::index::vector::segment::OpenSegment) -> Vec<u64> {
+    let Some(graph) = &open.graph else {
+        return Vec::new();
+    };
+    let rows = |r: &std::ops::Range<u64>| r.end.saturating_sub(r.start);
+    let total: u64 = graph.rows.iter().map(rows).sum();
+    let per_row = graph.file.version().size / total.max(1);
+    graph
+        .rows
+        .iter()
+        .map(|r| rows(r).saturating_mul(per_row))
+        .collect()
+}
+
+/// The partitions (ids, in order) whose rows at `row_bytes` each, plus their `extra` bytes
+/// (an HNSW partition's graph), fit in `room` bytes.
+fn partitions_within(
+    partitions: &[std::ops::Range<u64>],
+    row_bytes: u64,
+    extra: &[u64],
+    room: u64,
+) -> Vec<usize> {
     let mut used = 0u64;
     let mut ids = Vec::new();
     for (id, rows) in partitions.iter().enumerate() {
-        let bytes = (rows.end.saturating_sub(rows.start)).saturating_mul(row_bytes);
+        let bytes = (rows.end.saturating_sub(rows.start))
+            .saturating_mul(row_bytes)
+            .saturating_add(extra.get(id).copied().unwrap_or(0));
         if used.saturating_add(bytes) > room {
             break;
         }
@@ -301,9 +326,16 @@ mod vector_tests {
     fn vector_partitions_load_in_order_while_they_fit() {
         let parts = [0..10, 10..30, 30..30, 30..40];
         // 10 rows of 10 bytes = 100, then 200, then 0, then 100.
-        assert_eq!(partitions_within(&parts, 10, 1000), vec![0, 1, 2, 3]);
-        assert_eq!(partitions_within(&parts, 10, 300), vec![0, 1, 2]);
-        assert_eq!(partitions_within(&parts, 10, 99), Vec::<usize>::new());
+        assert_eq!(partitions_within(&parts, 10, &[], 1000), vec![0, 1, 2, 3]);
+        assert_eq!(partitions_within(&parts, 10, &[], 300), vec![0, 1, 2]);
+        assert_eq!(partitions_within(&parts, 10, &[], 99), Vec::<usize>::new());
+        // HNSW graphs count too: 100 + 50, then 200 + 50 passes 300; then 0 and 100.
+        assert_eq!(partitions_within(&parts, 10, &[50, 50], 300), vec![0]);
+        assert_eq!(partitions_within(&parts, 10, &[50, 50], 400), vec![0, 1, 2]);
+        assert_eq!(
+            partitions_within(&parts, 10, &[50, 50], 500),
+            vec![0, 1, 2, 3]
+        );
         let pq = Quantizer::Sq {
             dim: 16,
             bounds: 0.0..1.0,

@@ -102,3 +102,4 @@ mod vector_cold_trace;
 mod vector_hnsw;
 mod vector_inspect_bench;
 mod vector_s3;
+mod vector_warm;

@@ -213,6 +213,8 @@ fn nearest_args(
         filter: None,
         version: None,
         allow_scan: false,
+        budget_bytes: None,
+        prewarm: false,
         common: CommonBenchArgs {
             warm,
             cold: !warm,
@@ -279,6 +281,44 @@ async fn bench_nearest_reports_cost_and_recall_against_the_ground_truth() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("1 lines for"), "{err}");
+}
+
+#[tokio::test]
+async fn bench_nearest_prewarms_and_reports_its_session_budget() {
+    let (vectors, answers) = recorded_queries();
+    let dir = tempfile::tempdir().unwrap();
+    let qfile = dir.path().join("q.npy");
+    write_npy(&qfile, &vectors);
+    let truth = dir.path().join("gt.txt");
+    let lines: Vec<String> = answers
+        .iter()
+        .map(|a| a.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+        .collect();
+    std::fs::write(&truth, lines.join("\n")).unwrap();
+    // Default: the library's default budget, reported; no prewarm.
+    let report = run_nearest_bench(&nearest_args(&qfile, &truth, true))
+        .await
+        .unwrap();
+    assert_eq!(
+        report.settings.budget_bytes,
+        Some(crate::DEFAULT_SESSION_BUDGET)
+    );
+    assert!(!report.settings.prewarm);
+    // Prewarmed in a 64 MiB session: every partition of the small index is cached before
+    // the first measured query, so no measured query reads anything.
+    let mut args = nearest_args(&qfile, &truth, true);
+    args.budget_bytes = Some(64 << 20);
+    args.prewarm = true;
+    let report = run_nearest_bench(&args).await.unwrap();
+    assert_eq!(report.settings.budget_bytes, Some(64 << 20));
+    assert!(report.settings.prewarm);
+    assert!(report.setup.requests > 0, "{:?}", report.setup);
+    let reads: Vec<u64> = report.operations.iter().map(|o| o.requests).collect();
+    assert_eq!(reads, vec![0; reads.len()]);
+    assert_eq!(report.recall.unwrap().min, 1.0);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["settings"]["budget_bytes"], 64 << 20);
+    assert_eq!(json["settings"]["prewarm"], true);
 }
 
 #[tokio::test]

@@ -93,6 +93,42 @@ pub(crate) fn pq_table(pq: &ProductQuantizer, metric: Metric, query: &[f32]) -> 
     table
 }
 
+/// Rows scored together by [`pq_distances`].
+const PQ_BLOCK: usize = 8;
+
+/// PQ distances of row-major `codes` (`m` codes per row) with lookup `table`
+/// (`[sub-vector][codeword]`, `c` codewords each): `base` plus each row's table entries
+/// summed in sub-vector order (the order of lance's sum). Rows are scored [`PQ_BLOCK`] at a
+/// time so that their sums, each still in that order, run side by side instead of one long
+/// chain of dependent additions. A code past `c` (the caller validated the codes against the
+/// quantizer) counts as 0.
+pub(crate) fn pq_distances(codes: &[u8], m: usize, c: usize, table: &[f32], base: f32) -> Vec<f32> {
+    if m == 0 {
+        return Vec::new();
+    }
+    let tables: Vec<&[f32]> = table.chunks_exact(c).take(m).collect();
+    let mut out = Vec::with_capacity(codes.len() / m);
+    let mut blocks = codes.chunks_exact(m * PQ_BLOCK);
+    for block in &mut blocks {
+        let mut acc = [0.0f32; PQ_BLOCK];
+        for (j, t) in tables.iter().enumerate() {
+            for (r, a) in acc.iter_mut().enumerate() {
+                *a += t.get(usize::from(block[r * m + j])).copied().unwrap_or(0.0);
+            }
+        }
+        out.extend(acc.iter().map(|a| base + a));
+    }
+    for row in blocks.remainder().chunks_exact(m) {
+        let sum: f32 = row
+            .iter()
+            .zip(&tables)
+            .map(|(&code, t)| t.get(usize::from(code)).copied().unwrap_or(0.0))
+            .sum();
+        out.push(base + sum);
+    }
+    out
+}
+
 /// The query's SQ codes: `(v - start) * 255 / range`, truncated and saturated to u8.
 pub(crate) fn sq_query_codes(query: &[f32], start: f64, end: f64) -> Vec<u8> {
     if start == end {

@@ -14,6 +14,7 @@ pub(crate) mod format;
 pub(crate) mod hnsw;
 pub(crate) mod legacy;
 pub(crate) mod partition;
+pub(crate) mod pipeline;
 pub(crate) mod probes;
 pub(crate) mod rq;
 pub(crate) mod search;

@@ -265,16 +265,7 @@ pub(crate) fn score(
             let table = distance::pq_table(pq, metric, &residual);
             let (m, c) = (pq.num_sub_vectors, pq.num_centroids());
             let base = if metric == Metric::Dot { 1.0 } else { 0.0 };
-            codes
-                .chunks_exact(m)
-                .map(|row| {
-                    base + row
-                        .iter()
-                        .enumerate()
-                        .map(|(j, &code)| table[j * c + usize::from(code)])
-                        .sum::<f32>()
-                })
-                .collect()
+            distance::pq_distances(codes, m, c, &table, base)
         }
         (Codes::Sq(codes), Quantizer::Sq { dim, bounds }) => {
             let (start, end) = (bounds.start, bounds.end);

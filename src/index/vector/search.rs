@@ -17,6 +17,7 @@ use super::format::{Metric, Quantizer};
 use super::hnsw::traverse::HnswQuery;
 use super::hnsw::{effective_ef, search_partition};
 use super::partition::{index_query, score, Codes, Partition};
+use super::pipeline::score_probed;
 use super::probes::{initial_probes, ProbeRequest};
 use super::rq;
 use super::segment::{open_segment, read_partitions, OpenSegment, PartitionStore};
@@ -486,11 +487,11 @@ async fn search_segment(
         None => None,
     };
     let mut start = 0;
+    // RaBitQ's running bound makes its answer depend on the order partitions are scored.
+    let in_order = rabit.is_some();
     loop {
         let ids = &order[start..probed];
-        let (parts, from_cache) = load_partitions(open, ids, caches, stats).await?;
-        cached += from_cache;
-        for (&p, part) in ids.iter().zip(&parts) {
+        let score_one = |p: usize, part: &Partition| -> Result<()> {
             let centroid = open.header.centroids.row(p);
             // The partition's row ids as row addresses (stable row ids resolved).
             let resolved: Option<HashMap<u64, u64>> = live.row_ids.resolves().then(|| {
@@ -559,7 +560,9 @@ async fn search_segment(
                     hits.push(Hit { row, distance });
                 }
             }
-        }
+            Ok(())
+        };
+        cached += score_probed(open, ids, caches, stats, in_order, score_one).await?;
         if hits.len() >= params.k || probed >= max {
             break;
         }
@@ -617,9 +620,21 @@ fn in_range((lower, upper): (Option<f32>, Option<f32>), distance: f32) -> bool {
     lower.is_none_or(|l| distance >= l) && upper.is_none_or(|u| distance < u)
 }
 
-/// The `n` nearest hits, nearest first (ties by row address).
+/// The `n` nearest hits, nearest first (ties by row address; a row listed twice at the same
+/// distance once). Many hits (a warm query scores tens of thousands of rows): the `n`
+/// nearest are selected first and only they are sorted.
 pub(crate) fn top(mut hits: Vec<Hit>, n: usize) -> Vec<Hit> {
-    hits.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.row.cmp(&b.row)));
+    let order = |a: &Hit, b: &Hit| a.distance.total_cmp(&b.distance).then(a.row.cmp(&b.row));
+    if n > 0 && hits.len() > 2 * n {
+        hits.select_nth_unstable_by(n - 1, order);
+        hits[..n].sort_by(order);
+        // A duplicate among the first n would leave fewer than n after dedup: sort all.
+        if !hits[..n].windows(2).any(|w| w[0].row == w[1].row) {
+            hits.truncate(n);
+            return hits;
+        }
+    }
+    hits.sort_by(order);
     hits.dedup_by_key(|h| h.row);
     hits.truncate(n);
     hits

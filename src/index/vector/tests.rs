@@ -140,3 +140,60 @@ fn sq_query_codes_truncate_and_saturate_as_lance() {
     );
     assert_eq!(sq_query_codes(&[3.0], 1.0, 1.0), vec![0]);
 }
+
+#[test]
+fn blocked_pq_distances_equal_the_row_by_row_sums() {
+    // Rows in and past whole blocks of 8, 8-bit (256 codewords) and 4-bit (16) tables.
+    for (m, c) in [(3usize, 256usize), (5, 16)] {
+        let table: Vec<f32> = (0..m * c)
+            .map(|i| ((i * 37) % 101) as f32 * 0.37 - 9.1)
+            .collect();
+        for rows in [0usize, 1, 7, 8, 9, 23] {
+            let codes: Vec<u8> = (0..rows * m).map(|i| ((i * 13 + 5) % c) as u8).collect();
+            for base in [0.0f32, 1.0] {
+                let naive: Vec<f32> = codes
+                    .chunks_exact(m)
+                    .map(|row| {
+                        base + row
+                            .iter()
+                            .enumerate()
+                            .map(|(j, &code)| table[j * c + usize::from(code)])
+                            .sum::<f32>()
+                    })
+                    .collect();
+                let blocked = super::distance::pq_distances(&codes, m, c, &table, base);
+                // Bit for bit: each row still sums its sub-vectors in order.
+                let bits = |v: &[f32]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&blocked), bits(&naive), "m {m} c {c} rows {rows}");
+            }
+        }
+    }
+}
+
+#[test]
+fn top_selects_the_nearest_as_a_full_sort_does() {
+    use super::search::{top, Hit};
+    let hit = |row: u64, distance: f32| Hit { row, distance };
+    let full = |mut hits: Vec<Hit>, n: usize| {
+        hits.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.row.cmp(&b.row)));
+        hits.dedup_by_key(|h| h.row);
+        hits.truncate(n);
+        hits
+    };
+    // Many hits, ties on distance broken by row, and a row listed twice at the same
+    // distance among the nearest (the selection must not return fewer than n).
+    let mut hits: Vec<Hit> = (0..500u64)
+        .map(|r| hit(r, ((r * 7919) % 211) as f32 / 4.0))
+        .collect();
+    for n in [1usize, 3, 10, 100, 499, 500, 600] {
+        assert_eq!(top(hits.clone(), n), full(hits.clone(), n), "n {n}");
+    }
+    hits.push(hit(211, 0.0));
+    hits.push(hit(0, 0.0));
+    for n in [1usize, 2, 3, 10] {
+        let got = top(hits.clone(), n);
+        assert_eq!(got, full(hits.clone(), n), "n {n}");
+        assert_eq!(got.len(), n);
+    }
+    assert!(top(hits, 0).is_empty());
+}
