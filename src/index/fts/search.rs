@@ -15,11 +15,12 @@ use arrow_array::cast::AsArray;
 use roaring::RoaringBitmap;
 
 use super::cache::{fts_cache, key, FtsCache, FtsEntry, FtsItem};
-use super::files::{open_segment, FtsSegment, Partition, PartitionKind};
+use super::files::{open_segment, FtsSegment, Partition};
 use super::params::{build_analyzer, tokenize};
 use super::phrase::{flat_phrase_matches, indexed_phrase_matches, Clause, FuzzyTerm};
 use super::query::{evaluate, FtsQuery};
-use super::read::{no_positions, read_docs, read_postings, TermPostings};
+use super::read::{no_positions, read_postings, TermPostings};
+use super::topk::{score_candidates, Liveness, Scoring, TopK};
 use super::score::Corpus;
 use crate::error::{Error, Result};
 use crate::index::kind::row_ids::resolve_rows;
@@ -87,7 +88,14 @@ pub(crate) async fn search(
     request: &SearchRequest,
     stats: &IoStats,
 ) -> Result<SearchOutput> {
-    let (scores, explain) = evaluate(dataset, &request.query, request.index_only, stats).await?;
+    let (scores, explain) = evaluate(
+        dataset,
+        &request.query,
+        request.index_only,
+        request.k,
+        stats,
+    )
+    .await?;
     let mut hits: Vec<Hit> = scores
         .into_iter()
         .map(|(row_address, score)| Hit { row_address, score })
@@ -116,6 +124,8 @@ pub(crate) struct Leaf<'a> {
     pub(crate) phrase_slop: Option<u32>,
     /// Fuzzy expansion of each token.
     pub(crate) fuzzy: Option<Fuzzy>,
+    /// Only the best `limit` rows are wanted (the others may be left out).
+    pub(crate) limit: Option<usize>,
 }
 
 /// Fuzzy matching of a match query's tokens.
@@ -242,64 +252,54 @@ pub(crate) async fn search_leaf(
     // those plus the scanned rows' (its `MemBM25Scorer` updated by the flat search).
     let weights: Vec<f32> = (0..tokens.len()).map(|t| corpus.query_weight(t)).collect();
     let flat_corpus = flat_statistics(&corpus, &terms, &flat_terms, &flat, leaf.fuzzy.is_some());
-    let flat_weights: Vec<f32> = (0..flat_terms.tokens.len())
-        .map(|t| flat_corpus.query_weight(t))
-        .collect();
 
-    // Wave 3: lengths and row ids of the matching documents.
+    // Wave 3: lengths and row ids of the matching documents (for a best-`k` search only
+    // of those that may be among the best).
     let parts: Vec<(&FtsSegment, &Partition)> = opened
         .iter()
         .flat_map(|s| s.partitions.iter().map(move |p| (s.as_ref(), p)))
         .collect();
-    let scored =
-        futures::future::try_join_all(parts.iter().zip(&postings).map(|((seg, part), tp)| {
+    let candidates = postings
+        .iter()
+        .map(|tp| {
             let mut candidates = match_docs(tp, &terms, operator);
             if let Some(slop) = leaf.phrase_slop {
                 candidates.retain(|doc, _| phrase_in_postings(tp, &terms, *doc, slop));
             }
-            score_partition(dataset, seg, part, candidates, &corpus, &weights, stats)
-        }))
-        .await?;
-
+            candidates
+        })
+        .collect();
+    let flat_hits = flat_hits(&flat, &flat_terms, operator, leaf.phrase_slop, &flat_corpus);
+    let live = |i: usize, hits: Vec<Hit>| live_hits(dataset, &covered, &deletions, parts[i].0, hits);
+    let flat_scores: Vec<f32> = flat_hits.iter().map(|h| h.score).collect();
+    let top = leaf.limit.map(|k| TopK {
+        k,
+        other_scores: &flat_scores,
+        live: if all_rows_live(dataset, &covered, &opened, &deletions) {
+            Liveness::All
+        } else {
+            Liveness::Check(&live)
+        },
+    });
+    let counted: Vec<bool> = (0..tokens.len())
+        .map(|t| !tokens[..t].contains(&tokens[t]))
+        .collect();
+    let part_refs: Vec<&Partition> = parts.iter().map(|(_, p)| *p).collect();
+    let scoring = Scoring {
+        parts: &part_refs,
+        postings: &postings,
+        candidates,
+        counted: &counted,
+        corpus: &corpus,
+        weights: &weights,
+    };
+    let scored = score_candidates(dataset, scoring, top, stats).await?;
     let mut hits = Vec::new();
-    for ((seg, _), part_hits) in parts.iter().zip(scored) {
-        let coverage = covered
-            .iter()
-            .find(|(s, _)| s.uuid == seg.segment.uuid)
-            .map(|(_, c)| c);
-        let part_hits = resolve_rows(dataset, coverage, &deletions, part_hits, |h| {
-            &mut h.row_address
-        });
-        for h in part_hits {
-            if is_live(h.row_address, coverage, &seg.deleted_fragments, &deletions) {
-                hits.push(h);
-            }
-        }
+    for (i, part_hits) in scored.hits.into_iter().enumerate() {
+        hits.extend(live(i, part_hits));
     }
-    for doc in &flat.docs {
-        if doc.length == 0 || !matches_operator(&doc.freqs, &flat_terms, operator) {
-            continue;
-        }
-        if let Some(slop) = leaf.phrase_slop {
-            let clauses: Vec<Clause<'_>> = (0..flat_terms.tokens.len())
-                .map(|t| Clause {
-                    positions: &doc.positions[t],
-                    query_position: flat_terms.positions[t],
-                })
-                .collect();
-            if !flat_phrase_matches(&clauses, slop) {
-                continue;
-            }
-        }
-        let score = flat_corpus.score(&doc.freqs, doc.length, &flat_weights);
-        if score > 0.0 {
-            hits.push(Hit {
-                row_address: doc.address,
-                score,
-            });
-        }
-    }
-    let explain = explain_json(
+    hits.extend(flat_hits);
+    let mut explain = explain_json(
         &name,
         &opened,
         tokens,
@@ -307,6 +307,11 @@ pub(crate) async fn search_leaf(
         &unindexed,
         scan_unindexed,
     );
+    explain["candidates"] = scored.candidates.into();
+    explain["scored_documents"] = scored.scored.into();
+    if scored.bounds_broken {
+        explain["score_bounds_broken"] = true.into();
+    }
     Ok((hits, explain))
 }
 
@@ -591,69 +596,78 @@ fn matches_operator(freqs: &[u32], terms: &Terms, operator: Operator) -> bool {
     }
 }
 
-/// Score `candidates` of `part` (their lengths and row ids from the session cache, the
-/// others read and cached).
-async fn score_partition(
+/// The hits of partition `part_of` (row ids) that are live rows, as row addresses.
+fn live_hits(
     dataset: &DatasetVersion,
-    seg: &FtsSegment,
-    part: &Partition,
-    candidates: BTreeMap<u64, Vec<u32>>,
-    corpus: &Corpus,
-    weights: &[f32],
-    stats: &IoStats,
-) -> Result<Vec<Hit>> {
-    let _ = seg;
-    if candidates.is_empty() {
-        return Ok(Vec::new());
-    }
-    let keys: Vec<u64> = candidates.keys().copied().collect();
-    let (row_ids, lengths) = cached_docs(dataset, part, &keys, stats).await?;
-    let mut out = Vec::with_capacity(keys.len());
-    for ((freqs, row_id), len) in candidates.values().zip(row_ids).zip(lengths) {
-        let score = corpus.score(freqs, len, weights);
-        out.push(Hit {
-            row_address: row_id,
-            score,
-        });
-    }
-    Ok(out)
+    covered: &[(IndexSegment, RoaringBitmap)],
+    deletions: &HashMap<u64, Arc<DeletionVector>>,
+    part_of: &FtsSegment,
+    hits: Vec<Hit>,
+) -> Vec<Hit> {
+    let coverage = covered
+        .iter()
+        .find(|(s, _)| s.uuid == part_of.segment.uuid)
+        .map(|(_, c)| c);
+    let hits = resolve_rows(dataset, coverage, deletions, hits, |h| &mut h.row_address);
+    hits.into_iter()
+        .filter(|h| is_live(h.row_address, coverage, &part_of.deleted_fragments, deletions))
+        .collect()
 }
 
-/// Row ids and lengths of `docs` (ascending) of `part`: cached ones, the others read.
-async fn cached_docs(
+/// Whether every document the opened segments list is a live row at its row id: no
+/// stable row ids, no deletions, no fragment a segment covered gone.
+fn all_rows_live(
     dataset: &DatasetVersion,
-    part: &Partition,
-    docs: &[u64],
-    stats: &IoStats,
-) -> Result<(Vec<u64>, Vec<u32>)> {
-    if matches!(part.kind, PartitionKind::Legacy { .. }) {
-        return read_docs(part, docs, stats).await;
-    }
-    let cache = fts_cache(dataset);
-    let path = part.docs.path().to_string();
-    let mut known: HashMap<u64, (u64, u32)> = HashMap::new();
-    let mut missing = Vec::new();
-    for d in docs {
-        match cache.get(&key(&path, FtsItem::Doc(*d))).await.as_deref() {
-            Some(FtsEntry::Doc(row, len)) => {
-                known.insert(*d, (*row, *len));
+    covered: &[(IndexSegment, RoaringBitmap)],
+    opened: &[Arc<FtsSegment>],
+    deletions: &HashMap<u64, Arc<DeletionVector>>,
+) -> bool {
+    !dataset.manifest().uses_stable_row_ids()
+        && deletions.values().all(|d| d.0.is_empty())
+        && opened.iter().all(|s| s.deleted_fragments.is_empty())
+        && covered.iter().all(|(s, c)| {
+            s.fragment_bitmap
+                .as_ref()
+                .is_some_and(|all| all.len() == c.len())
+        })
+}
+
+/// The scanned rows that match, scored.
+fn flat_hits(
+    flat: &FlatDocs,
+    flat_terms: &Terms,
+    operator: Operator,
+    phrase_slop: Option<u32>,
+    flat_corpus: &Corpus,
+) -> Vec<Hit> {
+    let weights: Vec<f32> = (0..flat_terms.tokens.len())
+        .map(|t| flat_corpus.query_weight(t))
+        .collect();
+    let mut hits = Vec::new();
+    for doc in &flat.docs {
+        if doc.length == 0 || !matches_operator(&doc.freqs, flat_terms, operator) {
+            continue;
+        }
+        if let Some(slop) = phrase_slop {
+            let clauses: Vec<Clause<'_>> = (0..flat_terms.tokens.len())
+                .map(|t| Clause {
+                    positions: &doc.positions[t],
+                    query_position: flat_terms.positions[t],
+                })
+                .collect();
+            if !flat_phrase_matches(&clauses, slop) {
+                continue;
             }
-            _ => missing.push(*d),
+        }
+        let score = flat_corpus.score(&doc.freqs, doc.length, &weights);
+        if score > 0.0 {
+            hits.push(Hit {
+                row_address: doc.address,
+                score,
+            });
         }
     }
-    if !missing.is_empty() {
-        let (rows, lens) = read_docs(part, &missing, stats).await?;
-        for ((d, row), len) in missing.iter().zip(rows).zip(lens) {
-            cache
-                .insert(
-                    key(&path, FtsItem::Doc(*d)),
-                    Arc::new(FtsEntry::Doc(row, len)),
-                )
-                .await;
-            known.insert(*d, (row, len));
-        }
-    }
-    Ok(docs.iter().map(|d| known[d]).unzip())
+    hits
 }
 
 /// Whether the row at `address` is still in the dataset and the segment still covers it.
