@@ -93,7 +93,7 @@ async fn block_max_length_floors_hold_on_every_posting_pylance_wrote() {
         useful += u;
     }
     assert!(checked > 10_000, "{checked}");
-    assert!(useful * 10 > checked, "floors say little: {useful} of {checked}");
+    assert!(useful > 10_000, "floors say little: {useful} of {checked}");
     if let Ok(extra) = std::env::var("LAKESEEK_FTS_BOUND_CHECK") {
         for url in extra.split(',').filter(|u| !u.is_empty()) {
             let (c, u) = check_floors(url).await;
