@@ -89,10 +89,18 @@ pub(crate) fn length_floors(
             continue;
         }
         let token_docs = tp.docs.len() as u64;
+        // Both ascending: walk them together.
+        let mut slot = 0;
         for (i, (doc, freq)) in tp.docs.iter().zip(&tp.frequencies).enumerate() {
-            let Ok(slot) = docs.binary_search(doc) else {
+            while slot < docs.len() && docs[slot] < *doc {
+                slot += 1;
+            }
+            if slot == docs.len() {
+                break;
+            }
+            if docs[slot] != *doc {
                 continue;
-            };
+            }
             let floor = length_floor(*freq, tp.block_max[i / block_size], token_docs, stats);
             floors[slot] = floors[slot].max(floor);
         }

@@ -569,15 +569,28 @@ fn match_docs(
     terms: &Terms,
     operator: Operator,
 ) -> BTreeMap<u64, Vec<u32>> {
-    let mut docs: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+    let mut entries: Vec<(u64, usize, u32)> = Vec::new();
     for (t, p) in postings.iter().enumerate() {
-        for (d, f) in p.docs.iter().zip(&p.frequencies) {
-            docs.entry(*d)
-                .or_insert_with(|| vec![0; terms.tokens.len()])[t] = *f;
+        entries.extend(p.docs.iter().zip(&p.frequencies).map(|(d, f)| (*d, t, *f)));
+    }
+    if postings.len() > 1 {
+        entries.sort_unstable_by_key(|e| e.0);
+    }
+    let mut docs: Vec<(u64, Vec<u32>)> = Vec::new();
+    for (d, t, f) in entries {
+        match docs.last_mut() {
+            Some((last, freqs)) if *last == d => freqs[t] = f,
+            _ => {
+                let mut freqs = vec![0; terms.tokens.len()];
+                freqs[t] = f;
+                docs.push((d, freqs));
+            }
         }
     }
-    docs.retain(|_, freqs| matches_operator(freqs, terms, operator));
-    docs
+    // Sorted input: the map is built in one pass.
+    docs.into_iter()
+        .filter(|(_, freqs)| matches_operator(freqs, terms, operator))
+        .collect()
 }
 
 /// OR: some term is there; AND: every group (a token, or its fuzzy expansions) has one.

@@ -76,6 +76,18 @@ pub(crate) struct Scored {
     pub(crate) bounds_broken: bool,
 }
 
+/// One partition's candidates (ascending) and their length floors.
+struct Floors {
+    docs: Vec<u64>,
+    floors: Vec<u32>,
+}
+
+impl Floors {
+    fn of(&self, doc: u64) -> Option<u32> {
+        self.docs.binary_search(&doc).ok().map(|i| self.floors[i])
+    }
+}
+
 /// What is known of one scored document.
 #[derive(Debug, Clone, Copy)]
 struct Known {
@@ -100,7 +112,7 @@ pub(crate) async fn score_candidates(
         _ => return score_all(dataset, &s, candidates, stats).await,
     };
     let mut bounds: Vec<(f32, usize, u64)> = Vec::with_capacity(candidates);
-    let mut floors: Vec<HashMap<u64, u32>> = Vec::with_capacity(s.parts.len());
+    let mut floors: Vec<Floors> = Vec::with_capacity(s.parts.len());
     for (i, (part, cands)) in s.parts.iter().zip(&s.candidates).enumerate() {
         let block_size = match part.kind {
             PartitionKind::Blocks(layout) => layout.block_size,
@@ -116,10 +128,15 @@ pub(crate) async fn score_candidates(
         for ((d, f), floor) in docs.iter().zip(&freqs).zip(&fl) {
             bounds.push((s.corpus.score(f, *floor, s.weights), i, *d));
         }
-        floors.push(docs.into_iter().zip(fl).collect());
+        floors.push(Floors { docs, floors: fl });
     }
-    bounds.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
     let n0 = first_wave_len(top.k, bounds.len());
+    let by_bound = |a: &(f32, usize, u64), b: &(f32, usize, u64)| {
+        b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2)))
+    };
+    if n0 > 0 && n0 < bounds.len() {
+        bounds.select_nth_unstable_by(n0 - 1, by_bound);
+    }
     let rows_always = matches!(top.live, Liveness::Check(_)) || bounds.len() <= n0;
     let mut known: Vec<HashMap<u64, Known>> = vec![HashMap::new(); s.parts.len()];
     let wave: Vec<(usize, u64)> = bounds[..n0].iter().map(|b| (b.1, b.2)).collect();
@@ -195,7 +212,7 @@ fn threshold(top: &TopK<'_>, known: &[HashMap<u64, Known>]) -> Option<f32> {
 async fn score_wave(
     dataset: &DatasetVersion,
     s: &Scoring<'_>,
-    floors: &[HashMap<u64, u32>],
+    floors: &[Floors],
     wave: &[(usize, u64)],
     rows: bool,
     known: &mut [HashMap<u64, Known>],
@@ -217,7 +234,7 @@ async fn score_wave(
     let mut broken = false;
     for (i, (docs, facts)) in per_part.iter().zip(read).enumerate() {
         for (d, (row, len)) in docs.iter().zip(facts) {
-            broken |= floors[i].get(d).is_some_and(|f| len < *f);
+            broken |= floors[i].of(*d).is_some_and(|f| len < f);
             let freqs = &s.candidates[i][d];
             let score = s.corpus.score(freqs, len, s.weights);
             known[i].insert(*d, Known { row, score });
