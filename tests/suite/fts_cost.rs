@@ -32,7 +32,12 @@ fn index_bytes(name: &str) -> u64 {
 /// Bytes of the index file `file` of the dataset's (one) index segment.
 fn file_bytes(name: &str, file: &str) -> u64 {
     let dir = fixtures().join("datasets").join(name).join("_indices");
-    let seg = std::fs::read_dir(dir).unwrap().next().unwrap().unwrap().path();
+    let seg = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     std::fs::metadata(seg.join(file)).unwrap().len()
 }
 
@@ -171,7 +176,12 @@ async fn a_best_k_search_reads_the_lengths_of_few_documents() {
     eprintln!(
         "best-10: scored {scored}, {} requests, {} bytes, {} round trips; warm {w:?}; \
          every match: {} requests, {} bytes, {} round trips; index {} bytes",
-        c.requests, c.bytes, c.round_trips, f.requests, f.bytes, f.round_trips,
+        c.requests,
+        c.bytes,
+        c.round_trips,
+        f.requests,
+        f.bytes,
+        f.round_trips,
         index_bytes("cost_100k")
     );
     assert!(scored <= 600, "{scored} documents scored");

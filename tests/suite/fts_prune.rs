@@ -60,7 +60,8 @@ async fn check_floors(url: &str) -> (u64, u64) {
                     );
                     let n = tp.docs.len() as u64;
                     for (i, (d, f)) in tp.docs.iter().zip(&tp.frequencies).enumerate() {
-                        let floor = length_floor(*f, tp.block_max[i / layout.block_size], n, p_stats);
+                        let floor =
+                            length_floor(*f, tp.block_max[i / layout.block_size], n, p_stats);
                         let len = lengths[*d as usize];
                         assert!(
                             floor <= len,
@@ -107,9 +108,14 @@ async fn block_max_length_floors_hold_on_every_posting_pylance_wrote() {
 async fn best_k_searches_score_only_some_candidates() {
     let session = Arc::new(DatasetSession::default());
     let (mut searched, mut pruned) = (0, 0);
-    for case in cases().iter().filter(|c| c.request.k.is_some() && c.error.is_none()) {
+    for case in cases()
+        .iter()
+        .filter(|c| c.request.k.is_some() && c.error.is_none())
+    {
         let dataset = open_local(&case.dataset, Arc::clone(&session)).await;
-        let out = search(&dataset, &case.request, &IoStats::new()).await.unwrap();
+        let out = search(&dataset, &case.request, &IoStats::new())
+            .await
+            .unwrap();
         let e = &out.explain;
         let (Some(candidates), Some(scored)) =
             (e["candidates"].as_u64(), e["scored_documents"].as_u64())
@@ -117,11 +123,19 @@ async fn best_k_searches_score_only_some_candidates() {
             continue;
         };
         assert!(scored <= candidates, "{}/{}: {e}", case.dataset, case.label);
-        assert!(e.get("score_bounds_broken").is_none(), "{}/{}", case.dataset, case.label);
+        assert!(
+            e.get("score_bounds_broken").is_none(),
+            "{}/{}",
+            case.dataset,
+            case.label
+        );
         searched += 1;
         if scored < candidates {
             pruned += 1;
-            eprintln!("{}/{}: scored {scored} of {candidates}", case.dataset, case.label);
+            eprintln!(
+                "{}/{}: scored {scored} of {candidates}",
+                case.dataset, case.label
+            );
         }
     }
     assert!(searched >= 8, "{searched}");
@@ -163,7 +177,11 @@ async fn best_k_equals_the_full_ranking_cut_at_k() {
                     let scores = |h: &[crate::index::fts::search::Hit]| {
                         h.iter().map(|h| h.score).collect::<Vec<_>>()
                     };
-                    assert_eq!(scores(got), scores(want), "{name} {text:?} {operator:?} k {k}");
+                    assert_eq!(
+                        scores(got),
+                        scores(want),
+                        "{name} {text:?} {operator:?} k {k}"
+                    );
                     let last = want.last().map(|h| h.score);
                     for w in want.iter().filter(|w| Some(w.score) != last) {
                         assert!(

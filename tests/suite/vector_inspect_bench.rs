@@ -325,10 +325,12 @@ async fn bench_search_runs_full_text_queries() {
             ..CommonBenchArgs::default()
         },
     };
-    // --phrase searches the text as a phrase (the positions fixture: "lazy dog" 4 rows
-    // under k 5, where the plain match finds more).
+    // --phrase searches the text as a phrase (the positions fixture: "lazy dog" as a
+    // phrase matches fewer rows than its words do).
     let positions = SearchBenchArgs {
-        dataset: args.dataset.replace("datasets/default", "datasets/positions"),
+        dataset: args
+            .dataset
+            .replace("datasets/default", "datasets/positions"),
         text: Some("lazy dog".into()),
         k: Some(50),
         phrase: true,

@@ -7,6 +7,7 @@
 //!   dictionaries (FST and Arrow);
 //! * [`cache`]: the session cache (segments, posting lists, document lengths);
 //! * [`files`], [`read`]: opening a segment's files and reading the rows a query needs;
+//! * [`live`]: which of an index's hits are live rows;
 //! * [`positions`]: pure decoders of token positions (both layouts);
 //! * [`prune`], [`topk`]: which scored documents' lengths a top-`k` search reads (bounds
 //!   from matched tokens and lance's block max scores), in waves;
@@ -17,6 +18,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod files;
+pub(crate) mod live;
 pub(crate) mod params;
 pub(crate) mod phrase;
 pub(crate) mod positions;

@@ -105,7 +105,11 @@ pub(crate) fn decode_postings(
     let mut out = Postings {
         doc_ids: Vec::with_capacity(length),
         frequencies: Vec::with_capacity(length),
-        block_max: Vec::with_capacity(if layout.score_prefix() > 0 { expected } else { 0 }),
+        block_max: Vec::with_capacity(if layout.score_prefix() > 0 {
+            expected
+        } else {
+            0
+        }),
     };
     for (i, block) in blocks[..full].iter().enumerate() {
         decode_full_block(block, layout, &mut out)

@@ -37,7 +37,12 @@ pub(crate) struct PartitionStats {
 /// The least length (tokens) of a document holding a token `freq` times, when the posting
 /// block holding it has lance's max score `block_max`, for a token of `token_docs`
 /// documents in a partition of `stats` (0 when the score says nothing).
-pub(crate) fn length_floor(freq: u32, block_max: f32, token_docs: u64, stats: PartitionStats) -> u32 {
+pub(crate) fn length_floor(
+    freq: u32,
+    block_max: f32,
+    token_docs: u64,
+    stats: PartitionStats,
+) -> u32 {
     if stats.num_docs == 0 || token_docs == 0 || freq == 0 {
         return 0;
     }
@@ -148,7 +153,10 @@ mod tests {
             let max = lance_block_max(&[(f, len), (1, 500)], 128, stats);
             let floor = length_floor(f, max, 128, stats);
             assert!(floor <= len, "f {f} len {len}: floor {floor}");
-            assert!(floor + 2 >= len || floor == 0, "f {f} len {len}: floor {floor}");
+            assert!(
+                floor + 2 >= len || floor == 0,
+                "f {f} len {len}: floor {floor}"
+            );
             // Any other document of the block scores at most the max: its floor holds too.
             let other = length_floor(1, max, 128, stats);
             assert!(other <= 500);

@@ -260,7 +260,10 @@ pub(crate) async fn read_docs(
     match &part.kind {
         PartitionKind::Blocks(_) => {
             let read = read_doc_columns(part, docs, true, true, stats).await?;
-            Ok((read.rows.unwrap_or_default(), read.lengths.unwrap_or_default()))
+            Ok((
+                read.rows.unwrap_or_default(),
+                read.lengths.unwrap_or_default(),
+            ))
         }
         PartitionKind::Legacy { lengths, .. } => {
             let mut out = Vec::with_capacity(docs.len());

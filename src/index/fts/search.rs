@@ -16,17 +16,17 @@ use roaring::RoaringBitmap;
 
 use super::cache::{fts_cache, key, FtsCache, FtsEntry, FtsItem};
 use super::files::{open_segment, FtsSegment, Partition};
+use super::live::{all_rows_live, live_hits};
 use super::params::{build_analyzer, tokenize};
 use super::phrase::{flat_phrase_matches, indexed_phrase_matches, Clause, FuzzyTerm};
 use super::query::{evaluate, FtsQuery};
 use super::read::{no_positions, read_postings, TermPostings};
-use super::topk::{score_candidates, Liveness, Scoring, TopK};
 use super::score::Corpus;
+use super::topk::{score_candidates, Liveness, Scoring, TopK};
 use crate::error::{Error, Result};
-use crate::index::kind::row_ids::resolve_rows;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{DatasetVersion, DeletionVector, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// Most distinct tokens a query may have.
 pub(crate) const MAX_QUERY_TOKENS: usize = 1024;
@@ -270,7 +270,8 @@ pub(crate) async fn search_leaf(
         })
         .collect();
     let flat_hits = flat_hits(&flat, &flat_terms, operator, leaf.phrase_slop, &flat_corpus);
-    let live = |i: usize, hits: Vec<Hit>| live_hits(dataset, &covered, &deletions, parts[i].0, hits);
+    let live =
+        |i: usize, hits: Vec<Hit>| live_hits(dataset, &covered, &deletions, parts[i].0, hits);
     let flat_scores: Vec<f32> = flat_hits.iter().map(|h| h.score).collect();
     let top = leaf.limit.map(|k| TopK {
         k,
@@ -609,42 +610,6 @@ fn matches_operator(freqs: &[u32], terms: &Terms, operator: Operator) -> bool {
     }
 }
 
-/// The hits of partition `part_of` (row ids) that are live rows, as row addresses.
-fn live_hits(
-    dataset: &DatasetVersion,
-    covered: &[(IndexSegment, RoaringBitmap)],
-    deletions: &HashMap<u64, Arc<DeletionVector>>,
-    part_of: &FtsSegment,
-    hits: Vec<Hit>,
-) -> Vec<Hit> {
-    let coverage = covered
-        .iter()
-        .find(|(s, _)| s.uuid == part_of.segment.uuid)
-        .map(|(_, c)| c);
-    let hits = resolve_rows(dataset, coverage, deletions, hits, |h| &mut h.row_address);
-    hits.into_iter()
-        .filter(|h| is_live(h.row_address, coverage, &part_of.deleted_fragments, deletions))
-        .collect()
-}
-
-/// Whether every document the opened segments list is a live row at its row id: no
-/// stable row ids, no deletions, no fragment a segment covered gone.
-fn all_rows_live(
-    dataset: &DatasetVersion,
-    covered: &[(IndexSegment, RoaringBitmap)],
-    opened: &[Arc<FtsSegment>],
-    deletions: &HashMap<u64, Arc<DeletionVector>>,
-) -> bool {
-    !dataset.manifest().uses_stable_row_ids()
-        && deletions.values().all(|d| d.0.is_empty())
-        && opened.iter().all(|s| s.deleted_fragments.is_empty())
-        && covered.iter().all(|(s, c)| {
-            s.fragment_bitmap
-                .as_ref()
-                .is_some_and(|all| all.len() == c.len())
-        })
-}
-
 /// The scanned rows that match, scored.
 fn flat_hits(
     flat: &FlatDocs,
@@ -681,26 +646,6 @@ fn flat_hits(
         }
     }
     hits
-}
-
-/// Whether the row at `address` is still in the dataset and the segment still covers it.
-fn is_live(
-    address: u64,
-    coverage: Option<&RoaringBitmap>,
-    deleted_fragments: &RoaringBitmap,
-    deletions: &HashMap<u64, std::sync::Arc<DeletionVector>>,
-) -> bool {
-    let fragment = address >> 32;
-    let Ok(f32id) = u32::try_from(fragment) else {
-        return false;
-    };
-    if !coverage.is_some_and(|c| c.contains(f32id)) || deleted_fragments.contains(f32id) {
-        return false;
-    }
-    match deletions.get(&fragment) {
-        Some(dv) => !dv.0.contains(address as u32),
-        None => true,
-    }
 }
 
 /// One unindexed row, tokenized: its address, query-term frequencies and positions, and

@@ -124,7 +124,14 @@ pub(crate) async fn score_candidates(
             num_docs: part.num_docs,
             total_tokens: part.total_tokens,
         };
-        let fl = length_floors(&docs, &freqs, &s.postings[i], s.counted, block_size, stats_p);
+        let fl = length_floors(
+            &docs,
+            &freqs,
+            &s.postings[i],
+            s.counted,
+            block_size,
+            stats_p,
+        );
         for ((d, f), floor) in docs.iter().zip(&freqs).zip(&fl) {
             bounds.push((s.corpus.score(f, *floor, s.weights), i, *d));
         }
@@ -140,7 +147,8 @@ pub(crate) async fn score_candidates(
     let rows_always = matches!(top.live, Liveness::Check(_)) || bounds.len() <= n0;
     let mut known: Vec<HashMap<u64, Known>> = vec![HashMap::new(); s.parts.len()];
     let wave: Vec<(usize, u64)> = bounds[..n0].iter().map(|b| (b.1, b.2)).collect();
-    let mut broken = score_wave(dataset, &s, &floors, &wave, rows_always, &mut known, stats).await?;
+    let mut broken =
+        score_wave(dataset, &s, &floors, &wave, rows_always, &mut known, stats).await?;
     let threshold = threshold(&top, &known).unwrap_or(f32::NEG_INFINITY);
     let rest: Vec<(usize, u64)> = bounds[n0..]
         .iter()
@@ -313,19 +321,23 @@ async fn score_all(
     candidates: usize,
     stats: &IoStats,
 ) -> Result<Scored> {
-    let runs = s.parts.iter().zip(&s.candidates).map(|(part, cands)| async move {
-        let docs: Vec<u64> = cands.keys().copied().collect();
-        let facts = cached_lengths(dataset, part, &docs, true, stats).await?;
-        let mut out = Vec::with_capacity(docs.len());
-        for (freqs, (row, len)) in cands.values().zip(facts) {
-            let row = row.ok_or_else(|| Error::corrupt("a scored document has no row id"))?;
-            out.push(Hit {
-                row_address: row,
-                score: s.corpus.score(freqs, len, s.weights),
-            });
-        }
-        Ok::<_, Error>(out)
-    });
+    let runs = s
+        .parts
+        .iter()
+        .zip(&s.candidates)
+        .map(|(part, cands)| async move {
+            let docs: Vec<u64> = cands.keys().copied().collect();
+            let facts = cached_lengths(dataset, part, &docs, true, stats).await?;
+            let mut out = Vec::with_capacity(docs.len());
+            for (freqs, (row, len)) in cands.values().zip(facts) {
+                let row = row.ok_or_else(|| Error::corrupt("a scored document has no row id"))?;
+                out.push(Hit {
+                    row_address: row,
+                    score: s.corpus.score(freqs, len, s.weights),
+                });
+            }
+            Ok::<_, Error>(out)
+        });
     let hits = futures::future::try_join_all(runs).await?;
     Ok(Scored {
         hits,
