@@ -12,7 +12,7 @@ cross-checked against the server's totals (`server = report`).
         benches/rig/rig.sh start 20 80 fixed
     RUST_LOG=error /work/venvs/pylance-14.0.2/bin/python benches/peer/fts_compare.py \\
         --lakeseek target/release/lakeseek --data /work/anchors-34n/data [--cold 5] [--warm 10] \\
-        [--phrase-lakeseek] [--out r.json]
+        [--no-phrase-lakeseek] [--only rare,common] [--out r.json]
 
 cold: open + query with fresh caches (pylance: a new lance.dataset() per query in one process;
       lakeseek: `--cold`, a fresh session per query); warm: one open dataset, one warm-up run of
@@ -69,6 +69,8 @@ def lakeseek_ops(server, a, uri, so, kind, text, n, mode, tmp):
         argv = ["search", uri, "--column", "body", "--text", text, "-k", "10"]
         if kind == "and2":
             argv += ["--operator", "and"]
+        if kind == "phrase":
+            argv += ["--phrase"]
     argv += ["--queries", str(n), f"--{mode}", "--warmup", "1"]
     ops, seen, own, rep = lakeseek_bench(server, a.lakeseek, argv, so)
     rows = [o["rows"] for o in rep["operations"]]
@@ -93,8 +95,8 @@ def main():
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--cold", type=int, default=5)
     ap.add_argument("--warm", type=int, default=10)
-    ap.add_argument("--phrase-lakeseek", action="store_true",
-                    help="also run the phrase with lakeseek (needs phrase search)")
+    ap.add_argument("--no-phrase-lakeseek", action="store_true",
+                    help="run the phrase with pylance only")
     ap.add_argument("--only", help="comma-separated query kinds (default: all)")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -121,7 +123,7 @@ def main():
                 py = pylance_ops(server, uri, so, kind, text, n, mode == "warm")
                 print(row(name, mode, "pylance 14.0.2", py, None, None), flush=True)
                 out[f"{dataset}|{kind}|{mode}|pylance"] = py
-                if kind == "phrase" and not a.phrase_lakeseek:
+                if kind == "phrase" and a.no_phrase_lakeseek:
                     continue
                 try:
                     lk, check = lakeseek_ops(server, a, uri, so, kind, text, n, mode, tmp)

@@ -43,6 +43,12 @@ pub(crate) struct SearchBenchArgs {
     /// Skip fragments the index does not cover (default: tokenize them).
     #[arg(long)]
     pub(crate) index_only: bool,
+    /// Search the text as a phrase (the index needs positions).
+    #[arg(long)]
+    pub(crate) phrase: bool,
+    /// Most other tokens between a phrase's tokens (with `--phrase`).
+    #[arg(long, requires = "phrase")]
+    pub(crate) slop: Option<u32>,
     /// Dataset version (default: latest).
     #[arg(long)]
     pub(crate) version: Option<u64>,
@@ -172,6 +178,9 @@ async fn search_once(
         .stats(&query_stats);
     if let Some(k) = args.k {
         search = search.k(k);
+    }
+    if args.phrase {
+        search = search.phrase(true).slop(args.slop.unwrap_or(0));
     }
     if let Some(f) = &args.filter {
         search = search.filter(f);

@@ -1,7 +1,9 @@
 //! What a full-text query reads: a cold one-term query (fresh session, dataset already
 //! open) in at most 5 round trips over S3; a warm repeat at most one. (On this small
 //! fixture every index file fits in the suffix read that opens it, so the cold query reads
-//! the whole 13.7 KB index in one wave; the byte fraction needs a larger dataset.)
+//! the whole 13.7 KB index in one wave.) On 100,000 documents (`cost_100k`), a best-10
+//! search of a word in 24,000 of them reads the lengths of only a few hundred documents
+//! (the docs file's chunks covering them), not the whole docs file.
 
 use std::sync::Arc;
 
@@ -25,6 +27,18 @@ fn index_bytes(name: &str) -> u64 {
         }
     }
     total
+}
+
+/// Bytes of the index file `file` of the dataset's (one) index segment.
+fn file_bytes(name: &str, file: &str) -> u64 {
+    let dir = fixtures().join("datasets").join(name).join("_indices");
+    let seg = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::metadata(seg.join(file)).unwrap().len()
 }
 
 #[tokio::test]
@@ -118,4 +132,66 @@ async fn warm_queries_read_no_index_bytes_again() {
     let river = SearchRequest::matching("river", "body", Operator::Or, None);
     search(&dataset, &river, &warm).await.unwrap();
     assert_eq!(warm.snapshot().requests, 0, "{:?}", warm.snapshot());
+}
+
+/// A cold best-10 search of the most common word of `cost_100k` (24,085 documents) over S3:
+/// the lengths of a few hundred of them are read, leaving at least half of the docs file
+/// unread that the same search reads whole when it scores every match (`k` = none), in at
+/// most 5 round trips (dictionary and files, postings, waves of lengths, row ids of the
+/// best); a warm repeat reads nothing.
+#[tokio::test]
+async fn a_best_k_search_reads_the_lengths_of_few_documents() {
+    let s3 = S3TestServer::start().await;
+    s3.upload_dir(
+        &fixtures().join("datasets").join("cost_100k"),
+        "fts/cost_100k",
+    )
+    .await;
+    let open = || async {
+        let session = Arc::new(DatasetSession::default());
+        let opened = s3.open("fts/cost_100k");
+        DatasetVersion::open_opened(&opened, None, session, &IoStats::new())
+            .await
+            .unwrap()
+    };
+    let dataset = open().await;
+    let best = SearchRequest::matching("baba", "body", Operator::Or, Some(10));
+    let cold = IoStats::new();
+    let out = search(&dataset, &best, &cold).await.unwrap();
+    let c = cold.snapshot();
+    assert_eq!(out.hits.len(), 10);
+    let e = &out.explain;
+    assert_eq!(e["candidates"], 24085, "{e}");
+    let scored = e["scored_documents"].as_u64().unwrap();
+    let warm = IoStats::new();
+    let again = search(&dataset, &best, &warm).await.unwrap();
+    assert_eq!(again.hits, out.hits);
+    let w = warm.snapshot();
+    // The same search scoring every match, in a fresh session.
+    let all = SearchRequest::matching("baba", "body", Operator::Or, None);
+    let every = IoStats::new();
+    let full = search(&open().await, &all, &every).await.unwrap();
+    let f = every.snapshot();
+    assert_eq!(full.hits.len(), 24085);
+    eprintln!(
+        "best-10: scored {scored}, {} requests, {} bytes, {} round trips; warm {w:?}; \
+         every match: {} requests, {} bytes, {} round trips; index {} bytes",
+        c.requests,
+        c.bytes,
+        c.round_trips,
+        f.requests,
+        f.bytes,
+        f.round_trips,
+        index_bytes("cost_100k")
+    );
+    assert!(scored <= 600, "{scored} documents scored");
+    // Both read the same dictionary and postings; the best 10 leave most of the docs file
+    // (rows and lengths of 100,000 documents) unread.
+    let docs_file = file_bytes("cost_100k", "part_0_docs.lance");
+    assert!(
+        f.bytes.saturating_sub(c.bytes) * 2 >= docs_file,
+        "best-10 {c:?}, every match {f:?}, docs file {docs_file} bytes"
+    );
+    assert!(c.round_trips <= 5, "{c:?}");
+    assert_eq!((w.requests, w.bytes), (0, 0), "warm {w:?}");
 }

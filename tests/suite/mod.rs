@@ -50,6 +50,7 @@ mod filter_check;
 mod filter_cross_column;
 mod fts_answers;
 mod fts_cost;
+mod fts_prune;
 mod index_and_scan_agree;
 mod inspect_coverage;
 mod inspect_dataset;

@@ -356,6 +356,8 @@ async fn bench_search_runs_full_text_queries() {
         operator: "or".into(),
         filter: None,
         index_only: false,
+        phrase: false,
+        slop: None,
         version: None,
         allow_scan: false,
         common: CommonBenchArgs {
@@ -363,6 +365,26 @@ async fn bench_search_runs_full_text_queries() {
             ..CommonBenchArgs::default()
         },
     };
+    // --phrase searches the text as a phrase (the positions fixture: "lazy dog" as a
+    // phrase matches fewer rows than its words do).
+    let positions = SearchBenchArgs {
+        dataset: args
+            .dataset
+            .replace("datasets/default", "datasets/positions"),
+        text: Some("lazy dog".into()),
+        k: Some(50),
+        phrase: true,
+        ..args.clone()
+    };
+    let phrase = run_search_bench(&positions).await.unwrap();
+    let matched = run_search_bench(&SearchBenchArgs {
+        phrase: false,
+        ..positions.clone()
+    })
+    .await
+    .unwrap();
+    let (p, m) = (phrase.operations[0].rows, matched.operations[0].rows);
+    assert!(p > 0 && p < m, "phrase {p} rows, match {m}");
     let report = run_search_bench(&args).await.unwrap();
     assert_eq!(report.operations_completed, 3);
     assert_eq!(report.settings.command, "search");

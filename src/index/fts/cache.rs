@@ -28,6 +28,8 @@ pub(crate) enum FtsItem {
     },
     /// A document's row id and length (keyed by the docs file).
     Doc(u64),
+    /// A document's length alone (keyed by the docs file).
+    Length(u64),
 }
 
 /// What the cache holds.
@@ -39,6 +41,8 @@ pub(crate) enum FtsEntry {
     Postings(Arc<TermPostings>),
     /// Row id and length of one document.
     Doc(u64, u32),
+    /// Length of one document.
+    Length(u32),
 }
 
 impl DeepSize for FtsEntry {
@@ -51,9 +55,9 @@ impl DeepSize for FtsEntry {
                     .positions
                     .as_ref()
                     .map_or(0, |all| all.iter().map(|d| 24 + d.len() * 4).sum::<usize>());
-                p.docs.len() * 12 + positions
+                p.docs.len() * 12 + p.block_max.len() * 4 + positions
             }
-            Self::Doc(..) => 16,
+            Self::Doc(..) | Self::Length(_) => 16,
         }
     }
 }

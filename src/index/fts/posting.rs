@@ -68,12 +68,15 @@ impl PostingLayout {
 
 /// The decoded postings of one token: doc ids (ascending, local to the partition) and
 /// frequencies.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Postings {
     /// Doc ids, strictly ascending, each below the partition's document count.
     pub(crate) doc_ids: Vec<u32>,
     /// Term frequency of each doc.
     pub(crate) frequencies: Vec<u32>,
+    /// Each block's max score as lance stored it (128-doc blocks; empty when the layout
+    /// has none).
+    pub(crate) block_max: Vec<f32>,
 }
 
 /// Decode the posting list `blocks` of a token with document frequency `length` in a
@@ -102,6 +105,11 @@ pub(crate) fn decode_postings(
     let mut out = Postings {
         doc_ids: Vec::with_capacity(length),
         frequencies: Vec::with_capacity(length),
+        block_max: Vec::with_capacity(if layout.score_prefix() > 0 {
+            expected
+        } else {
+            0
+        }),
     };
     for (i, block) in blocks[..full].iter().enumerate() {
         decode_full_block(block, layout, &mut out)
@@ -158,6 +166,15 @@ impl<'a> Cursor<'a> {
         Ok(self.take(1)?[0])
     }
 
+    /// The block max score prefix, if the layout has one.
+    fn score(&mut self, layout: PostingLayout, out: &mut Postings) -> Result<()> {
+        let b = self.take(layout.score_prefix())?;
+        if let [a, b, c, d] = *b {
+            out.block_max.push(f32::from_le_bytes([a, b, c, d]));
+        }
+        Ok(())
+    }
+
     fn u32(&mut self) -> Result<u32> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -201,7 +218,7 @@ fn decode_full_block(block: &[u8], layout: PostingLayout, out: &mut Postings) ->
         bytes: block,
         at: 0,
     };
-    c.take(layout.score_prefix())?;
+    c.score(layout, out)?;
     let first = c.u32()?;
     let doc_bits = c.width()?;
     let mut buf = [0u32; BitPacker8x::BLOCK_LEN];
@@ -273,7 +290,7 @@ fn decode_tail_block(
         bytes: block,
         at: 0,
     };
-    c.take(layout.score_prefix())?;
+    c.score(layout, out)?;
     match layout.tail {
         TailCodec::Fixed32 => {
             for _ in 0..n {

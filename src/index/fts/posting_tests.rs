@@ -61,6 +61,7 @@ fn full_block_and_varint_tail_round_trip() {
     let p = decode_postings(&[&b0, &b1], 200, 1000, layout(TailCodec::VarintDelta)).unwrap();
     assert_eq!(p.doc_ids, docs);
     assert_eq!(p.frequencies, freqs);
+    assert_eq!(p.block_max, [1.5, 0.5], "each block's max score prefix");
 }
 
 #[test]

@@ -104,16 +104,25 @@ pub(crate) enum FtsQuery {
 /// Row address → score.
 pub(crate) type Scores = HashMap<u64, f32>;
 
-/// Every matching row of `query` with its score, and what the leaves read (a single
-/// leaf's explain as is; otherwise `{"query": kind, "leaves": [...]}`).
+/// Every matching row of `query` with its score (with `limit`, a lone leaf may leave out
+/// rows that cannot be among its best `limit`), and what the leaves read (a single leaf's
+/// explain as is; otherwise `{"query": kind, "leaves": [...]}`).
 pub(crate) async fn evaluate(
     dataset: &DatasetVersion,
     query: &FtsQuery,
     index_only: bool,
+    limit: Option<usize>,
     stats: &IoStats,
 ) -> Result<(Scores, serde_json::Value)> {
     let mut leaves = Vec::new();
-    let scores = eval(dataset, query, index_only, stats, &mut leaves).await?;
+    // Only a lone leaf of boost 1 may leave out rows past the best `limit`: a tree
+    // combines its leaves' scores, and a boost can tie scores a leaf told apart.
+    let limit = match query {
+        FtsQuery::Match(m) if m.boost == 1.0 => limit,
+        FtsQuery::Phrase { .. } => limit,
+        _ => None,
+    };
+    let scores = eval(dataset, query, index_only, limit, stats, &mut leaves).await?;
     let explain = match (query, leaves.len()) {
         (FtsQuery::Match(_) | FtsQuery::Phrase { .. }, 1) => leaves.pop().unwrap_or_default(),
         _ => serde_json::json!({ "query": kind(query), "leaves": leaves }),
@@ -135,6 +144,7 @@ fn eval<'a>(
     dataset: &'a DatasetVersion,
     query: &'a FtsQuery,
     index_only: bool,
+    limit: Option<usize>,
     stats: &'a IoStats,
     explain: &'a mut Vec<serde_json::Value>,
 ) -> BoxFuture<'a, Result<Scores>> {
@@ -152,6 +162,7 @@ fn eval<'a>(
                     operator: m.operator,
                     phrase_slop: None,
                     fuzzy,
+                    limit,
                 };
                 leaf_scores(dataset, &leaf, m.boost, index_only, stats, explain).await
             }
@@ -162,6 +173,7 @@ fn eval<'a>(
                     operator: Operator::And,
                     phrase_slop: Some(*slop),
                     fuzzy: None,
+                    limit,
                 };
                 leaf_scores(dataset, &leaf, 1.0, index_only, stats, explain).await
             }
@@ -245,7 +257,7 @@ async fn all_of(
     let runs = queries
         .iter()
         .zip(explains.iter_mut())
-        .map(|(q, e)| eval(dataset, q, index_only, stats, e));
+        .map(|(q, e)| eval(dataset, q, index_only, None, stats, e));
     let out = futures::future::try_join_all(runs).await?;
     explain.extend(explains.into_iter().flatten());
     Ok(out)

@@ -27,6 +27,8 @@ pub(crate) struct TermPostings {
     pub(crate) frequencies: Vec<u32>,
     /// Each document's token positions, ascending (when asked for).
     pub(crate) positions: Option<Vec<Vec<u32>>>,
+    /// Each posting block's max score as lance stored it (empty when the layout has none).
+    pub(crate) block_max: Vec<f32>,
 }
 
 /// The error pylance gives for a phrase query on an index built without positions.
@@ -128,6 +130,7 @@ pub(crate) async fn read_postings(
                     docs: p.doc_ids.into_iter().map(u64::from).collect(),
                     frequencies: p.frequencies,
                     positions: pos,
+                    block_max: p.block_max,
                 });
             }
             Ok(order.iter().map(|i| decoded[*i as usize].clone()).collect())
@@ -242,6 +245,7 @@ async fn read_legacy_postings(
             docs: pairs.iter().map(|p| p.0).collect(),
             frequencies: pairs.iter().map(|p| p.1).collect(),
             positions: None,
+            block_max: Vec::new(),
         });
     }
     Ok(out)
@@ -255,23 +259,11 @@ pub(crate) async fn read_docs(
 ) -> Result<(Vec<u64>, Vec<u32>)> {
     match &part.kind {
         PartitionKind::Blocks(_) => {
-            let file = &part.docs;
-            let idx = file.field_indices(&["_rowid", "_num_tokens"])?;
-            let batch = file
-                .read_rows(&idx, &RowSelection::Rows(docs.to_vec()), stats)
-                .await?;
-            let rows = batch
-                .column(0)
-                .as_primitive_opt::<UInt64Type>()
-                .ok_or_else(|| bad(file, "_rowid is not UInt64"))?;
-            let lens = batch
-                .column(1)
-                .as_primitive_opt::<UInt32Type>()
-                .ok_or_else(|| bad(file, "_num_tokens is not UInt32"))?;
-            if rows.len() != docs.len() || rows.null_count() + lens.null_count() > 0 {
-                return Err(bad(file, "docs rows are missing or null"));
-            }
-            Ok((rows.values().to_vec(), lens.values().to_vec()))
+            let read = read_doc_columns(part, docs, true, true, stats).await?;
+            Ok((
+                read.rows.unwrap_or_default(),
+                read.lengths.unwrap_or_default(),
+            ))
         }
         PartitionKind::Legacy { lengths, .. } => {
             let mut out = Vec::with_capacity(docs.len());
@@ -287,6 +279,63 @@ pub(crate) async fn read_docs(
             Ok((docs.to_vec(), out))
         }
     }
+}
+
+/// Some columns of the docs rows of a partitioned-layout partition.
+#[derive(Debug, Default)]
+pub(crate) struct DocColumns {
+    /// Row ids (when asked for).
+    pub(crate) rows: Option<Vec<u64>>,
+    /// Lengths in tokens (when asked for).
+    pub(crate) lengths: Option<Vec<u32>>,
+}
+
+/// The row ids and / or lengths of `docs` (docs-file rows, ascending, distinct) of a
+/// partitioned-layout `part`: only those columns' pages (chunks) covering those rows.
+pub(crate) async fn read_doc_columns(
+    part: &Partition,
+    docs: &[u64],
+    rows: bool,
+    lengths: bool,
+    stats: &IoStats,
+) -> Result<DocColumns> {
+    let file = &part.docs;
+    let mut names = Vec::new();
+    if rows {
+        names.push("_rowid");
+    }
+    if lengths {
+        names.push("_num_tokens");
+    }
+    if names.is_empty() || docs.is_empty() {
+        return Ok(DocColumns {
+            rows: rows.then(Vec::new),
+            lengths: lengths.then(Vec::new),
+        });
+    }
+    let idx = file.field_indices(&names)?;
+    let batch = file
+        .read_rows(&idx, &RowSelection::Rows(docs.to_vec()), stats)
+        .await?;
+    let mut out = DocColumns::default();
+    for (i, name) in names.iter().enumerate() {
+        let column = batch.column(i);
+        if column.len() != docs.len() || column.null_count() > 0 {
+            return Err(bad(file, "docs rows are missing or null"));
+        }
+        if *name == "_rowid" {
+            let r = column
+                .as_primitive_opt::<UInt64Type>()
+                .ok_or_else(|| bad(file, "_rowid is not UInt64"))?;
+            out.rows = Some(r.values().to_vec());
+        } else {
+            let l = column
+                .as_primitive_opt::<UInt32Type>()
+                .ok_or_else(|| bad(file, "_num_tokens is not UInt32"))?;
+            out.lengths = Some(l.values().to_vec());
+        }
+    }
+    Ok(out)
 }
 
 /// The older layout's whole docs file: row id → length.

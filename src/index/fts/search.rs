@@ -15,17 +15,18 @@ use arrow_array::cast::AsArray;
 use roaring::RoaringBitmap;
 
 use super::cache::{fts_cache, key, FtsCache, FtsEntry, FtsItem};
-use super::files::{open_segment, FtsSegment, Partition, PartitionKind};
+use super::files::{open_segment, FtsSegment, Partition};
+use super::live::{all_rows_live, live_hits};
 use super::params::{build_analyzer, tokenize};
 use super::phrase::{flat_phrase_matches, indexed_phrase_matches, Clause, FuzzyTerm};
 use super::query::{evaluate, FtsQuery};
-use super::read::{no_positions, read_docs, read_postings, TermPostings};
+use super::read::{no_positions, read_postings, TermPostings};
 use super::score::Corpus;
+use super::topk::{score_candidates, Liveness, Scoring, TopK};
 use crate::error::{Error, Result};
-use crate::index::kind::row_ids::resolve_rows;
 use crate::io::IoStats;
 use crate::lance::dataset::take::take_rows;
-use crate::lance::dataset::{DatasetVersion, DeletionVector, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexSegment};
 
 /// Most distinct tokens a query may have.
 pub(crate) const MAX_QUERY_TOKENS: usize = 1024;
@@ -87,7 +88,14 @@ pub(crate) async fn search(
     request: &SearchRequest,
     stats: &IoStats,
 ) -> Result<SearchOutput> {
-    let (scores, explain) = evaluate(dataset, &request.query, request.index_only, stats).await?;
+    let (scores, explain) = evaluate(
+        dataset,
+        &request.query,
+        request.index_only,
+        request.k,
+        stats,
+    )
+    .await?;
     let mut hits: Vec<Hit> = scores
         .into_iter()
         .map(|(row_address, score)| Hit { row_address, score })
@@ -116,6 +124,8 @@ pub(crate) struct Leaf<'a> {
     pub(crate) phrase_slop: Option<u32>,
     /// Fuzzy expansion of each token.
     pub(crate) fuzzy: Option<Fuzzy>,
+    /// Only the best `limit` rows are wanted (the others may be left out).
+    pub(crate) limit: Option<usize>,
 }
 
 /// Fuzzy matching of a match query's tokens.
@@ -242,64 +252,55 @@ pub(crate) async fn search_leaf(
     // those plus the scanned rows' (its `MemBM25Scorer` updated by the flat search).
     let weights: Vec<f32> = (0..tokens.len()).map(|t| corpus.query_weight(t)).collect();
     let flat_corpus = flat_statistics(&corpus, &terms, &flat_terms, &flat, leaf.fuzzy.is_some());
-    let flat_weights: Vec<f32> = (0..flat_terms.tokens.len())
-        .map(|t| flat_corpus.query_weight(t))
-        .collect();
 
-    // Wave 3: lengths and row ids of the matching documents.
+    // Wave 3: lengths and row ids of the matching documents (for a best-`k` search only
+    // of those that may be among the best).
     let parts: Vec<(&FtsSegment, &Partition)> = opened
         .iter()
         .flat_map(|s| s.partitions.iter().map(move |p| (s.as_ref(), p)))
         .collect();
-    let scored =
-        futures::future::try_join_all(parts.iter().zip(&postings).map(|((seg, part), tp)| {
+    let candidates = postings
+        .iter()
+        .map(|tp| {
             let mut candidates = match_docs(tp, &terms, operator);
             if let Some(slop) = leaf.phrase_slop {
                 candidates.retain(|doc, _| phrase_in_postings(tp, &terms, *doc, slop));
             }
-            score_partition(dataset, seg, part, candidates, &corpus, &weights, stats)
-        }))
-        .await?;
-
+            candidates
+        })
+        .collect();
+    let flat_hits = flat_hits(&flat, &flat_terms, operator, leaf.phrase_slop, &flat_corpus);
+    let live =
+        |i: usize, hits: Vec<Hit>| live_hits(dataset, &covered, &deletions, parts[i].0, hits);
+    let flat_scores: Vec<f32> = flat_hits.iter().map(|h| h.score).collect();
+    let top = leaf.limit.map(|k| TopK {
+        k,
+        other_scores: &flat_scores,
+        live: if all_rows_live(dataset, &covered, &opened, &deletions) {
+            Liveness::All
+        } else {
+            Liveness::Check(&live)
+        },
+    });
+    let counted: Vec<bool> = (0..tokens.len())
+        .map(|t| !tokens[..t].contains(&tokens[t]))
+        .collect();
+    let part_refs: Vec<&Partition> = parts.iter().map(|(_, p)| *p).collect();
+    let scoring = Scoring {
+        parts: &part_refs,
+        postings: &postings,
+        candidates,
+        counted: &counted,
+        corpus: &corpus,
+        weights: &weights,
+    };
+    let scored = score_candidates(dataset, scoring, top, stats).await?;
     let mut hits = Vec::new();
-    for ((seg, _), part_hits) in parts.iter().zip(scored) {
-        let coverage = covered
-            .iter()
-            .find(|(s, _)| s.uuid == seg.segment.uuid)
-            .map(|(_, c)| c);
-        let part_hits = resolve_rows(dataset, coverage, &deletions, part_hits, |h| {
-            &mut h.row_address
-        });
-        for h in part_hits {
-            if is_live(h.row_address, coverage, &seg.deleted_fragments, &deletions) {
-                hits.push(h);
-            }
-        }
+    for (i, part_hits) in scored.hits.into_iter().enumerate() {
+        hits.extend(live(i, part_hits));
     }
-    for doc in &flat.docs {
-        if doc.length == 0 || !matches_operator(&doc.freqs, &flat_terms, operator) {
-            continue;
-        }
-        if let Some(slop) = leaf.phrase_slop {
-            let clauses: Vec<Clause<'_>> = (0..flat_terms.tokens.len())
-                .map(|t| Clause {
-                    positions: &doc.positions[t],
-                    query_position: flat_terms.positions[t],
-                })
-                .collect();
-            if !flat_phrase_matches(&clauses, slop) {
-                continue;
-            }
-        }
-        let score = flat_corpus.score(&doc.freqs, doc.length, &flat_weights);
-        if score > 0.0 {
-            hits.push(Hit {
-                row_address: doc.address,
-                score,
-            });
-        }
-    }
-    let explain = explain_json(
+    hits.extend(flat_hits);
+    let mut explain = explain_json(
         &name,
         &opened,
         tokens,
@@ -307,6 +308,11 @@ pub(crate) async fn search_leaf(
         &unindexed,
         scan_unindexed,
     );
+    explain["candidates"] = scored.candidates.into();
+    explain["scored_documents"] = scored.scored.into();
+    if scored.bounds_broken {
+        explain["score_bounds_broken"] = true.into();
+    }
     Ok((hits, explain))
 }
 
@@ -564,15 +570,28 @@ fn match_docs(
     terms: &Terms,
     operator: Operator,
 ) -> BTreeMap<u64, Vec<u32>> {
-    let mut docs: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+    let mut entries: Vec<(u64, usize, u32)> = Vec::new();
     for (t, p) in postings.iter().enumerate() {
-        for (d, f) in p.docs.iter().zip(&p.frequencies) {
-            docs.entry(*d)
-                .or_insert_with(|| vec![0; terms.tokens.len()])[t] = *f;
+        entries.extend(p.docs.iter().zip(&p.frequencies).map(|(d, f)| (*d, t, *f)));
+    }
+    if postings.len() > 1 {
+        entries.sort_unstable_by_key(|e| e.0);
+    }
+    let mut docs: Vec<(u64, Vec<u32>)> = Vec::new();
+    for (d, t, f) in entries {
+        match docs.last_mut() {
+            Some((last, freqs)) if *last == d => freqs[t] = f,
+            _ => {
+                let mut freqs = vec![0; terms.tokens.len()];
+                freqs[t] = f;
+                docs.push((d, freqs));
+            }
         }
     }
-    docs.retain(|_, freqs| matches_operator(freqs, terms, operator));
-    docs
+    // Sorted input: the map is built in one pass.
+    docs.into_iter()
+        .filter(|(_, freqs)| matches_operator(freqs, terms, operator))
+        .collect()
 }
 
 /// OR: some term is there; AND: every group (a token, or its fuzzy expansions) has one.
@@ -591,89 +610,42 @@ fn matches_operator(freqs: &[u32], terms: &Terms, operator: Operator) -> bool {
     }
 }
 
-/// Score `candidates` of `part` (their lengths and row ids from the session cache, the
-/// others read and cached).
-async fn score_partition(
-    dataset: &DatasetVersion,
-    seg: &FtsSegment,
-    part: &Partition,
-    candidates: BTreeMap<u64, Vec<u32>>,
-    corpus: &Corpus,
-    weights: &[f32],
-    stats: &IoStats,
-) -> Result<Vec<Hit>> {
-    let _ = seg;
-    if candidates.is_empty() {
-        return Ok(Vec::new());
-    }
-    let keys: Vec<u64> = candidates.keys().copied().collect();
-    let (row_ids, lengths) = cached_docs(dataset, part, &keys, stats).await?;
-    let mut out = Vec::with_capacity(keys.len());
-    for ((freqs, row_id), len) in candidates.values().zip(row_ids).zip(lengths) {
-        let score = corpus.score(freqs, len, weights);
-        out.push(Hit {
-            row_address: row_id,
-            score,
-        });
-    }
-    Ok(out)
-}
-
-/// Row ids and lengths of `docs` (ascending) of `part`: cached ones, the others read.
-async fn cached_docs(
-    dataset: &DatasetVersion,
-    part: &Partition,
-    docs: &[u64],
-    stats: &IoStats,
-) -> Result<(Vec<u64>, Vec<u32>)> {
-    if matches!(part.kind, PartitionKind::Legacy { .. }) {
-        return read_docs(part, docs, stats).await;
-    }
-    let cache = fts_cache(dataset);
-    let path = part.docs.path().to_string();
-    let mut known: HashMap<u64, (u64, u32)> = HashMap::new();
-    let mut missing = Vec::new();
-    for d in docs {
-        match cache.get(&key(&path, FtsItem::Doc(*d))).await.as_deref() {
-            Some(FtsEntry::Doc(row, len)) => {
-                known.insert(*d, (*row, *len));
+/// The scanned rows that match, scored.
+fn flat_hits(
+    flat: &FlatDocs,
+    flat_terms: &Terms,
+    operator: Operator,
+    phrase_slop: Option<u32>,
+    flat_corpus: &Corpus,
+) -> Vec<Hit> {
+    let weights: Vec<f32> = (0..flat_terms.tokens.len())
+        .map(|t| flat_corpus.query_weight(t))
+        .collect();
+    let mut hits = Vec::new();
+    for doc in &flat.docs {
+        if doc.length == 0 || !matches_operator(&doc.freqs, flat_terms, operator) {
+            continue;
+        }
+        if let Some(slop) = phrase_slop {
+            let clauses: Vec<Clause<'_>> = (0..flat_terms.tokens.len())
+                .map(|t| Clause {
+                    positions: &doc.positions[t],
+                    query_position: flat_terms.positions[t],
+                })
+                .collect();
+            if !flat_phrase_matches(&clauses, slop) {
+                continue;
             }
-            _ => missing.push(*d),
+        }
+        let score = flat_corpus.score(&doc.freqs, doc.length, &weights);
+        if score > 0.0 {
+            hits.push(Hit {
+                row_address: doc.address,
+                score,
+            });
         }
     }
-    if !missing.is_empty() {
-        let (rows, lens) = read_docs(part, &missing, stats).await?;
-        for ((d, row), len) in missing.iter().zip(rows).zip(lens) {
-            cache
-                .insert(
-                    key(&path, FtsItem::Doc(*d)),
-                    Arc::new(FtsEntry::Doc(row, len)),
-                )
-                .await;
-            known.insert(*d, (row, len));
-        }
-    }
-    Ok(docs.iter().map(|d| known[d]).unzip())
-}
-
-/// Whether the row at `address` is still in the dataset and the segment still covers it.
-fn is_live(
-    address: u64,
-    coverage: Option<&RoaringBitmap>,
-    deleted_fragments: &RoaringBitmap,
-    deletions: &HashMap<u64, std::sync::Arc<DeletionVector>>,
-) -> bool {
-    let fragment = address >> 32;
-    let Ok(f32id) = u32::try_from(fragment) else {
-        return false;
-    };
-    if !coverage.is_some_and(|c| c.contains(f32id)) || deleted_fragments.contains(f32id) {
-        return false;
-    }
-    match deletions.get(&fragment) {
-        Some(dv) => !dv.0.contains(address as u32),
-        None => true,
-    }
+    hits
 }
 
 /// One unindexed row, tokenized: its address, query-term frequencies and positions, and
