@@ -9,18 +9,21 @@
 //!
 //! | key | meaning | default |
 //! |---|---|---|
-//! | `max_retries` | retries per request (0 disables) | object_store's (10); lakeseek's 3 |
-//! | `retry_timeout_secs` | stop retrying this long after the first attempt | object_store's (180); lakeseek's 30 |
-//! | `retry_init_backoff_ms` | first backoff | object_store's (100); lakeseek's 50 |
-//! | `retry_max_backoff_ms` | backoff cap | object_store's (15000); lakeseek's 2000 |
-//!
-//! The retry options apply to both layers: object_store's per-HTTP-request retries and
-//! lakeseek's per-read retries ([`crate::io::retry`]), so one read sends at most
-//! `(max_retries + 1)^2` HTTP requests when `max_retries` is given.
+//! | `max_retries` | retries of a read or LIST by lakeseek's retry loop (0 disables), each attempt one HTTP request through admission control and the store's retry budget; also object_store's retries of writes | 3; writes: object_store's (10) |
+//! | `retry_timeout_secs` | stop retrying this long after the first attempt (time queued for admission not counted) | 30; writes: object_store's (180) |
+//! | `retry_init_backoff_ms` | first backoff | 50; writes: object_store's (100) |
+//! | `retry_max_backoff_ms` | backoff cap | 2000; writes: object_store's (15000) |
 //! | `coalesce_gap` | merge ranges whose gap is at most this many bytes | 64 KiB remote, 0 local |
 //! | `coalesce_waste` | a merged GET may waste at most this many bytes per byte wanted (`off`: the gap alone decides; see [`crate::io::coalesce`]) | 8 remote, unless `coalesce_gap` is given alone; off local |
 //! | `hedge_fraction` | hedge (duplicate) GETs still outstanding past the threshold, at most this fraction of a wave and of all requests (0 = off; see [`crate::io::hedge`]) | 0.1 remote, 0 local |
 //! | `hedge_quantile` | the latency quantile past which a GET is hedged | 0.95 |
+//!
+//! Reads and listings are retried by lakeseek alone: the stores built here read through an
+//! object_store client with its retries off ([`OpenedUrl::read_store`]), so a timed-out or
+//! throttled request goes back through the store's adaptive limit and retry budget before it
+//! is sent again, and one read sends at most `max_retries + 1` HTTP requests (plus at most
+//! one hedge per attempt; see [`crate::io::retry`]). Writes go through [`OpenedUrl::store`],
+//! the same client with object_store's retries (the options above, else its defaults).
 //!
 //! Timeouts of remote stores fit the request rather than one 30 s total: object_store's
 //! `connect_timeout` (5 s) bounds connecting, [`DEFAULT_READ_TIMEOUT`] bounds the wait for
@@ -102,8 +105,14 @@ pub(crate) const LOCAL_COALESCE_GAP: u64 = 0;
 /// A URL opened into a store, with the object path inside it.
 #[derive(Debug, Clone)]
 pub(crate) struct OpenedUrl {
-    /// The object store handle (shared with zarrs and anything else that needs one).
+    /// The object store handle (shared with zarrs, writers and anything else that needs
+    /// one), with object_store's own retries.
     pub store: Arc<dyn ObjectStore>,
+    /// The handle lakeseek reads and lists through (`source` wraps it): for the stores this
+    /// module builds, the same store without object_store's retries (they are lakeseek's,
+    /// through admission control, see [`crate::io::retry`]) and sharing `store`'s HTTP
+    /// client; otherwise `store` itself.
+    pub read_store: Arc<dyn ObjectStore>,
     /// lakeseek's I/O trait over the same store.
     pub source: Arc<dyn RangeSource>,
     /// Path of the object (or dataset/index root) inside the store.
@@ -215,15 +224,15 @@ pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUr
     let connector = options.http_connector.clone().map(SharedConnector);
     #[cfg(not(feature = "cloud"))]
     let connector: Option<SharedConnector> = None;
-    let store: Arc<dyn ObjectStore> = match (&options.object_store, &scheme) {
-        (Some(given), _) => Arc::clone(given),
+    let built = match (&options.object_store, &scheme) {
+        (Some(given), _) => Built::same(Arc::clone(given)),
         (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
     };
     let identity = match (&options.object_store, &scheme) {
         (Some(_), _) | (None, ObjectStoreScheme::Memory) => None,
         (None, _) => Some(store_identity(&parsed, &passthrough)),
     };
-    let mut opened = finish_open(store, parsed, scheme, path, &tuning)?;
+    let mut opened = finish_open(built, parsed, scheme, path, &tuning)?;
     opened.store_identity = identity;
     Ok(opened)
 }
@@ -262,6 +271,26 @@ fn store_identity(parsed: &Url, passthrough: &[(String, String)]) -> String {
     id
 }
 
+/// The stores built for a URL: one with object_store's retries (writes, the exported
+/// handle) and one without (lakeseek's reads and listings, retried by lakeseek).
+struct Built {
+    store: Arc<dyn ObjectStore>,
+    reads: Arc<dyn ObjectStore>,
+    /// Whether `reads` retries on its own (unknown for a store handed in: assumed so).
+    reads_retry: bool,
+}
+
+impl Built {
+    /// One store for both (local, in-memory, or handed in by the caller).
+    fn same(store: Arc<dyn ObjectStore>) -> Self {
+        Self {
+            reads: Arc::clone(&store),
+            store,
+            reads_retry: true,
+        }
+    }
+}
+
 /// Build the object store a URL names, from storage options and the environment.
 fn build_store(
     url: &str,
@@ -270,11 +299,13 @@ fn build_store(
     tuning: &IoTuning,
     passthrough: &[(String, String)],
     connector: Option<SharedConnector>,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Built> {
     let _ = (&connector, tuning, url, parsed); // only the cloud backends use them
     if matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
-        return local_store(scheme, passthrough);
+        return local_store(scheme, passthrough).map(Built::same);
     }
+    #[cfg(feature = "cloud")]
+    let connector = Some(SharedConnector(Arc::new(SharedClients::new(connector))));
     let remote_options = with_default_timeouts(passthrough);
     let _ = &remote_options; // only the cloud backends use them
     match scheme {
@@ -327,18 +358,23 @@ macro_rules! cloud_store {
             tuning: &IoTuning,
             passthrough: &[(String, String)],
             connector: Option<SharedConnector>,
-        ) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Built> {
             let mut b = <$builder>::from_env().with_url(parsed.as_str());
             for (k, v) in passthrough {
                 b = b.with_config(config_key::<$key>(k, $label)?, v);
             }
-            if let Some(retry) = tuning.retry_config() {
-                b = b.with_retry(retry);
-            }
             if let Some(c) = connector {
                 b = b.with_http_connector(c);
             }
-            Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+            let reads = b.clone().with_retry(no_store_retries());
+            if let Some(retry) = tuning.retry_config() {
+                b = b.with_retry(retry);
+            }
+            Ok(Built {
+                store: Arc::new(b.build().map_err(|e| builder_error(url, e))?),
+                reads: Arc::new(reads.build().map_err(|e| builder_error(url, e))?),
+                reads_retry: false,
+            })
         }
     };
 }
@@ -368,7 +404,7 @@ fn http_store(
     tuning: &IoTuning,
     passthrough: &[(String, String)],
     connector: Option<SharedConnector>,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Built> {
     let base = format!("{}://{}", parsed.scheme(), parsed.authority());
     // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
     let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
@@ -378,13 +414,18 @@ fn http_store(
     let mut b = HttpBuilder::new()
         .with_url(base)
         .with_client_options(options);
-    if let Some(retry) = tuning.retry_config() {
-        b = b.with_retry(retry);
-    }
     if let Some(c) = connector {
         b = b.with_http_connector(c);
     }
-    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+    let reads = b.clone().with_retry(no_store_retries());
+    if let Some(retry) = tuning.retry_config() {
+        b = b.with_retry(retry);
+    }
+    Ok(Built {
+        store: Arc::new(b.build().map_err(|e| builder_error(url, e))?),
+        reads: Arc::new(reads.build().map_err(|e| builder_error(url, e))?),
+        reads_retry: false,
+    })
 }
 
 /// " (lakeseek was built without the `aws` feature)" and the like, when that is why.
@@ -401,7 +442,7 @@ fn missing_feature_hint(scheme: &ObjectStoreScheme) -> &'static str {
 /// Wrap an object store in lakeseek's [`RangeSource`] with the scheme's coalescing gap and
 /// the options' retry policy.
 fn finish_open(
-    store: Arc<dyn ObjectStore>,
+    built: Built,
     parsed: Url,
     scheme: ObjectStoreScheme,
     path: Path,
@@ -412,18 +453,27 @@ fn finish_open(
         _ => REMOTE_COALESCE_GAP,
     });
     let label = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
-    let mut object_source = ObjectStoreSource::new(Arc::clone(&store), gap, label);
+    let mut object_source = ObjectStoreSource::new(Arc::clone(&built.reads), gap, label);
     if !matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
         object_source = object_source
             .with_coalesce_waste(tuning.remote_waste_ratio())
             .with_hedge(tuning.remote_hedge());
     }
-    if let Some(policy) = tuning.read_retry_policy() {
+    let policy = match tuning.read_retry_policy() {
+        // The read store does not retry: every retry is lakeseek's.
+        _ if !built.reads_retry => Some(RetryPolicy {
+            store_retries: false,
+            ..tuning.read_retry_policy().unwrap_or_default()
+        }),
+        given => given,
+    };
+    if let Some(policy) = policy {
         object_source = object_source.with_retry_policy(policy);
     }
     let source: Arc<dyn RangeSource> = Arc::new(object_source);
     Ok(OpenedUrl {
-        store,
+        store: built.store,
+        read_store: built.reads,
         source,
         path,
         scheme,
@@ -610,13 +660,70 @@ fn builder_error(url: &str, e: object_store::Error) -> Error {
 
 /// Adapts a shared `Arc<dyn HttpConnector>` to the builders' generic `with_http_connector`.
 #[cfg(feature = "cloud")]
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct SharedConnector(Arc<dyn HttpConnector>);
 
 /// Without a cloud backend there is no HTTP client to adapt.
 #[cfg(not(feature = "cloud"))]
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum SharedConnector {}
+
+/// object_store's retries of the read store: none (lakeseek's retry loop owns them, each
+/// attempt through admission control; [`crate::io::retry`]).
+#[cfg(feature = "cloud")]
+fn no_store_retries() -> RetryConfig {
+    RetryConfig {
+        max_retries: 0,
+        ..RetryConfig::default()
+    }
+}
+
+/// A connector that hands out one HTTP client per distinct [`ClientOptions`]: the two stores
+/// built for a URL (with and without object_store's retries) share their connection pools.
+#[cfg(feature = "cloud")]
+#[derive(Debug)]
+struct SharedClients {
+    /// The caller's connector, else object_store's reqwest client.
+    inner: Option<SharedConnector>,
+    built: std::sync::Mutex<Vec<(String, HttpClient)>>,
+}
+
+#[cfg(feature = "cloud")]
+impl SharedClients {
+    fn new(inner: Option<SharedConnector>) -> Self {
+        Self {
+            inner,
+            built: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn connect_new(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        match &self.inner {
+            Some(c) => c.connect(options),
+            #[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
+            None => object_store::client::ReqwestConnector::default().connect(options),
+            #[cfg(not(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http")))]
+            None => Err(object_store::Error::NotSupported {
+                source: "no HTTP client in this build".into(),
+            }),
+        }
+    }
+}
+
+#[cfg(feature = "cloud")]
+impl HttpConnector for SharedClients {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        // `ClientOptions` has no equality; its `Debug` shows every field (no credentials).
+        let key = format!("{options:?}");
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, client)) = built.iter().find(|(k, _)| *k == key) {
+            return Ok(client.clone());
+        }
+        let client = self.connect_new(options)?;
+        built.push((key, client.clone()));
+        Ok(client)
+    }
+}
 
 #[cfg(feature = "cloud")]
 impl HttpConnector for SharedConnector {
