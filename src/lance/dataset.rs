@@ -419,7 +419,11 @@ impl DatasetVersion {
                     Ok::<_, Error>((id, v))
                 }
             });
-        Ok(try_join_all(loads).await?.into_iter().collect())
+        // Issued together: one round trip however the answers interleave.
+        let wave = stats.start_wave();
+        let loaded = try_join_all(loads).await;
+        drop(wave);
+        Ok(loaded?.into_iter().collect())
     }
 }
 
