@@ -20,8 +20,9 @@
 //! and is final here ([`already_retried`]), so the two layers do not multiply.
 //!
 //! ## Bounds
-//! * HTTP requests per read or LIST page: at most `max_retries + 1` (each attempt is one
-//!   request; a hedged attempt adds at most one duplicate GET, [`crate::io::hedge`]); the
+//! * HTTP requests per read: at most `max_retries + 1` (each attempt is one request; a
+//!   hedged attempt adds at most one duplicate GET, [`crate::io::hedge`]); per listing of `k`
+//!   pages at most `k + max_retries` (a retry resumes after the last object seen). The
 //!   retry budget stops retries sooner while the store fails most requests. (A store handed
 //!   in with `r` retries of its own: at most `(max_retries + 1) * (r + 1)`.)
 //!   [`open_url`](crate::io::open_url) applies the `max_retries` / `retry_timeout_secs` /

@@ -22,7 +22,8 @@
 //! object_store client with its retries off ([`OpenedUrl::read_store`]), so a timed-out or
 //! throttled request goes back through the store's adaptive limit and retry budget before it
 //! is sent again, and one read sends at most `max_retries + 1` HTTP requests (plus at most
-//! one hedge per attempt; see [`crate::io::retry`]). Writes go through [`OpenedUrl::store`],
+//! one hedge per attempt), a listing of `k` pages at most `k + max_retries` (see
+//! [`crate::io::retry`]). Writes go through [`OpenedUrl::store`],
 //! the same client with object_store's retries (the options above, else its defaults).
 //!
 //! Timeouts of remote stores fit the request rather than one 30 s total: object_store's
