@@ -123,10 +123,7 @@ impl ObjectLister for ObjectStoreLister {
     ) -> Result<()> {
         // Each attempt takes a LIST's weight of the store's limit and tells the limit how it
         // ended; a retry resumes after the last object visited.
-        let resume = futures::lock::Mutex::new(Resume {
-            visit,
-            last: None,
-        });
+        let resume = futures::lock::Mutex::new(Resume { visit, last: None });
         let attempt = || async {
             let mut resume = resume.lock().await;
             self.list_pages(prefix, stats, &mut resume).await

@@ -174,7 +174,10 @@ async fn a_timed_out_list_is_retried_through_admission_and_the_limit_sees_it() {
     assert_eq!(store.lists.load(Ordering::SeqCst), 2, "one retry");
     let snap = admission.snapshot();
     assert_eq!(snap.admitted, 2, "the retry was admitted again: {snap:?}");
-    assert_eq!(snap.limit.decreases, 1, "the limit saw the timeout: {snap:?}");
+    assert_eq!(
+        snap.limit.decreases, 1,
+        "the limit saw the timeout: {snap:?}"
+    );
     assert_eq!(snap.limit.limit, 128, "{snap:?}");
     assert_eq!(stats.snapshot().retries, 1);
     assert_eq!(stats.snapshot().requests, 2);
@@ -194,7 +197,10 @@ async fn under_a_pinned_limit_a_list_retry_spends_a_retry_budget_token() {
     assert_eq!(admission.snapshot().admitted, 2);
     assert_eq!(admission.snapshot().limit.decreases, 0, "pinned");
     let left = admission.retry_budget().available();
-    assert!((left - 19.1).abs() < 1e-9, "one token spent, 0.1 earned: {left}");
+    assert!(
+        (left - 19.1).abs() < 1e-9,
+        "one token spent, 0.1 earned: {left}"
+    );
 }
 
 #[tokio::test]

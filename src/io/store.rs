@@ -359,7 +359,7 @@ macro_rules! cloud_store {
             tuning: &IoTuning,
             passthrough: &[(String, String)],
             connector: Option<SharedConnector>,
-) -> Result<Built> {
+        ) -> Result<Built> {
             let mut b = <$builder>::from_env().with_url(parsed.as_str());
             for (k, v) in passthrough {
                 b = b.with_config(config_key::<$key>(k, $label)?, v);

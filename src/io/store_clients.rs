@@ -38,7 +38,12 @@ impl SharedClients {
             Some(c) => c.connect(options),
             #[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
             None => object_store::client::ReqwestConnector::default().connect(options),
-            #[cfg(not(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http")))]
+            #[cfg(not(any(
+                feature = "aws",
+                feature = "gcp",
+                feature = "azure",
+                feature = "http"
+            )))]
             None => Err(object_store::Error::NotSupported {
                 source: "no HTTP client in this build".into(),
             }),
@@ -59,4 +64,3 @@ impl HttpConnector for SharedClients {
         Ok(client)
     }
 }
-

@@ -140,9 +140,13 @@ impl HttpConnector for CountingClients {
 #[test]
 fn built_stores_read_without_object_store_retries_and_share_one_client() {
     let counting = Arc::new(CountingClients::default());
-    let options = OpenOptions::new(&s3_options()).with_http_connector(counting.clone());
+    let options = OpenOptions::new(&s3_options())
+        .with_http_connector(Arc::clone(&counting) as Arc<dyn HttpConnector>);
     let o = open_url_with("s3://bucket/a", &options).unwrap();
-    assert!(!Arc::ptr_eq(&o.store, &o.read_store), "reads go through their own store");
+    assert!(
+        !Arc::ptr_eq(&o.store, &o.read_store),
+        "reads go through their own store"
+    );
     assert_eq!(
         counting.0.load(std::sync::atomic::Ordering::SeqCst),
         1,

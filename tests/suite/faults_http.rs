@@ -141,7 +141,11 @@ async fn bodies_cut_mid_stream_are_resumed_within_the_same_budget() {
     let http = s3.http_counts().since(&before);
     // lakeseek's budget is spent (3 requests), nothing multiplies it.
     assert_eq!(http.requests, 3, "{http:?}");
-    assert_eq!(stats.snapshot().retries, 4, "2 for the two cuts above, 2 here");
+    assert_eq!(
+        stats.snapshot().retries,
+        4,
+        "2 for the two cuts above, 2 here"
+    );
     let msg = err.to_string();
     assert!(
         msg.contains(OBJECT) && msg.contains("10000..150000"),
@@ -197,6 +201,9 @@ async fn a_throttled_list_is_retried_by_lakeseek_through_admission() {
     assert_eq!(http.requests, 2, "the 503 and lakeseek's retry: {http:?}");
     assert_eq!(stats.snapshot().retries, 1);
     let snap = admission.snapshot();
-    assert_eq!(snap.admitted, 2, "the retry went through admission: {snap:?}");
+    assert_eq!(
+        snap.admitted, 2,
+        "the retry went through admission: {snap:?}"
+    );
     assert_eq!(snap.limit.decreases, 1, "the limit saw the 503: {snap:?}");
 }
