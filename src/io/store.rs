@@ -138,6 +138,10 @@ pub(crate) struct OpenOptions {
     /// Read through this store instead of building one from the URL (the URL then only
     /// gives the scheme, which picks the coalescing defaults, and the path inside it).
     pub object_store: Option<Arc<dyn ObjectStore>>,
+    /// With `object_store`: the same store without object_store's own retries, to read and
+    /// list through (lakeseek then retries every read itself; an [`OpenedUrl::read_store`]
+    /// of an earlier open). `None`: reads go through `object_store`, its retries assumed.
+    pub read_store: Option<Arc<dyn ObjectStore>>,
 }
 
 impl OpenOptions {
@@ -226,7 +230,14 @@ pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUr
     #[cfg(not(feature = "cloud"))]
     let connector: Option<SharedConnector> = None;
     let built = match (&options.object_store, &scheme) {
-        (Some(given), _) => Built::same(Arc::clone(given)),
+        (Some(given), _) => match &options.read_store {
+            Some(reads) => Built {
+                store: Arc::clone(given),
+                reads: Arc::clone(reads),
+                reads_retry: false,
+            },
+            None => Built::same(Arc::clone(given)),
+        },
         (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
     };
     let identity = match (&options.object_store, &scheme) {

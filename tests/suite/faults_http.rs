@@ -207,3 +207,30 @@ async fn a_throttled_list_is_retried_by_lakeseek_through_admission() {
     );
     assert_eq!(snap.limit.decreases, 1, "the limit saw the 503: {snap:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dataset_opened_through_an_opened_store_is_retried_by_lakeseek() {
+    let s3 = S3TestServer::start().await;
+    let fixture = format!(
+        "{}/tests/fixtures/datasets/types.lance",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    s3.upload_dir(std::path::Path::new(&fixture), "ds/types.lance")
+        .await;
+    let store = crate::OpenedStore::open(&s3.url("ds/types.lance"), &s3.storage_options()).unwrap();
+    let stats = IoStats::new();
+    let before = s3.server_requests();
+    // The hint's GET answers 503 SlowDown twice: lakeseek retries it (the read store's
+    // client does not), each retry counted.
+    s3.fail_next_server_requests(2);
+    let dataset = store.dataset().stats(&stats).open().await.unwrap();
+    assert!(dataset.version() > 0);
+    let sent = s3.server_requests() - before;
+    assert_eq!(stats.snapshot().retries, 2, "{:?}", stats.snapshot());
+    let snap = stats.snapshot();
+    assert_eq!(
+        sent,
+        snap.requests + snap.retries,
+        "every request the server saw is lakeseek's (answered ones, and its retries): {snap:?}"
+    );
+}
