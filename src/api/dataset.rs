@@ -83,6 +83,13 @@ impl DatasetBuilder {
         self
     }
 
+    /// Read and list through `reads`, the store given to [`object_store`](Self::object_store)
+    /// without object_store's own retries (lakeseek retries every read through admission).
+    pub(crate) fn read_store(mut self, reads: Arc<dyn ObjectStore>) -> Self {
+        self.params.read_store = Some(reads);
+        self
+    }
+
     /// Open this version (default: the latest).
     pub fn version(mut self, version: u64) -> Self {
         self.version = Some(version);

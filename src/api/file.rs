@@ -57,6 +57,13 @@ impl LanceFileBuilder {
         self
     }
 
+    /// Read through `reads`, the store given to [`object_store`](Self::object_store) without
+    /// object_store's own retries (lakeseek retries every read through admission).
+    pub(crate) fn read_store(mut self, reads: Arc<dyn ObjectStore>) -> Self {
+        self.params.read_store = Some(reads);
+        self
+    }
+
     /// The file's size, when known (e.g. from a listing or a manifest): the open then
     /// needs no request when the session already holds the file's metadata.
     pub fn size(mut self, bytes: u64) -> Self {

@@ -39,6 +39,9 @@ pub(crate) struct OpenParams {
     pub(crate) url: String,
     pub(crate) storage_options: Vec<(String, String)>,
     pub(crate) object_store: Option<Arc<dyn ObjectStore>>,
+    /// With `object_store`: the same store without object_store's retries (an
+    /// [`OpenedStore`](super::OpenedStore)'s), read and listed through.
+    pub(crate) read_store: Option<Arc<dyn ObjectStore>>,
     pub(crate) session: Option<Session>,
     pub(crate) stats: IoStats,
 }
@@ -65,6 +68,7 @@ impl OpenParams {
         let options = OpenOptions {
             storage_options: self.storage_options.clone(),
             object_store: self.object_store.clone(),
+            read_store: self.read_store.clone(),
             ..OpenOptions::default()
         };
         open_url_with(&self.url, &options)

@@ -58,6 +58,8 @@ pub struct OpenedStore {
     opened: OpenedUrl,
     /// The store without the delay.
     undelayed: Arc<dyn ObjectStore>,
+    /// The read store without the delay (the same as `undelayed` for a store handed in).
+    undelayed_reads: Arc<dyn ObjectStore>,
     latency: Duration,
 }
 
@@ -85,6 +87,7 @@ impl OpenedStore {
             url: url.to_string(),
             storage_options,
             undelayed: Arc::clone(&opened.store),
+            undelayed_reads: Arc::clone(&opened.read_store),
             opened,
             latency: Duration::ZERO,
         }
@@ -94,14 +97,21 @@ impl OpenedStore {
     /// if the store answered that much later (a zero delay adds nothing; a second call
     /// replaces the first one's delay). Requests and bytes are counted as without it.
     pub fn with_request_latency(mut self, delay: Duration) -> Self {
-        let undelayed = Arc::clone(&self.undelayed);
-        self.opened.store = if delay.is_zero() {
-            undelayed
+        let delayed = |undelayed: &Arc<dyn ObjectStore>| -> Arc<dyn ObjectStore> {
+            if delay.is_zero() {
+                Arc::clone(undelayed)
+            } else {
+                Arc::new(DelayedStore {
+                    inner: Arc::clone(undelayed),
+                    delay,
+                })
+            }
+        };
+        self.opened.store = delayed(&self.undelayed);
+        self.opened.read_store = if Arc::ptr_eq(&self.undelayed, &self.undelayed_reads) {
+            Arc::clone(&self.opened.store)
         } else {
-            Arc::new(DelayedStore {
-                inner: undelayed,
-                delay,
-            })
+            delayed(&self.undelayed_reads)
         };
         self.latency = delay;
         self
@@ -150,15 +160,29 @@ impl OpenedStore {
     /// A builder for the dataset at the URL, reading through this store with its storage
     /// options.
     pub fn dataset(&self) -> DatasetBuilder {
-        Dataset::builder(&self.url)
+        let builder = Dataset::builder(&self.url)
             .object_store(self.object_store())
-            .storage_options(self.storage_options.iter().cloned())
+            .storage_options(self.storage_options.iter().cloned());
+        match self.own_read_store() {
+            Some(reads) => builder.read_store(reads),
+            None => builder,
+        }
+    }
+
+    /// The store reads go through when it is not the handle itself: the URL's store without
+    /// object_store's retries (lakeseek retries reads through admission control).
+    fn own_read_store(&self) -> Option<Arc<dyn ObjectStore>> {
+        let (store, reads) = (&self.opened.store, &self.opened.read_store);
+        (!Arc::ptr_eq(store, reads)).then(|| Arc::clone(reads))
     }
 
     /// A builder for the Lance file at the URL, reading through this store with its
     /// storage options.
     pub fn file(&self) -> LanceFileBuilder {
-        let builder = LanceFile::builder(&self.url).object_store(self.object_store());
+        let mut builder = LanceFile::builder(&self.url).object_store(self.object_store());
+        if let Some(reads) = self.own_read_store() {
+            builder = builder.read_store(reads);
+        }
         let options = self.storage_options.iter().cloned();
         options.fold(builder, |b, (k, v)| b.storage_option(k, v))
     }
@@ -169,8 +193,10 @@ impl OpenedStore {
     /// error counts as "not a dataset" (opening it as a file then reports the problem).
     pub async fn is_dataset(&self, session: &Session, stats: &IoStats) -> bool {
         let admission = session.admission().for_handle(&self.opened.store);
-        let lister = ObjectStoreLister::for_scheme(self.object_store(), &self.opened.scheme)
-            .with_admission(Some(admission));
+        let lister =
+            ObjectStoreLister::for_scheme(Arc::clone(&self.opened.read_store), &self.opened.scheme)
+                .with_admission(Some(admission))
+                .with_retry_policy(self.opened.source.retry_policy());
         let prefix = self.opened.path.clone().join("_versions");
         let mut found = false;
         let listed = lister

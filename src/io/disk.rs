@@ -4,8 +4,9 @@
 //! **What is cached.** Raw byte ranges exactly as a GET returned them (a merged range read,
 //! a suffix read, a whole object), one file per range, for objects the caller declares
 //! immutable (a Lance dataset's data, index and deletion files and its versions' manifests,
-//! whose names are never reused for other content). Never a listing, never "which version is
-//! latest".
+//! whose names are never reused for other content). Never a listing; "which version is
+//! latest" only as a *note* (`RangeFetcher::disk_note`): a fixed-size guess a later process
+//! checks against the store (the version hint and the next manifest name) before using it.
 //!
 //! **Keying.** An object is its store identity (scheme + bucket/host + endpoint, see
 //! `OpenedUrl::store_identity`) and path; its directory is named by the xxh64 of both and

@@ -885,3 +885,6 @@ mod tests;
 #[cfg(test)]
 #[path = "held_bytes_tests.rs"]
 mod held_bytes_tests;
+
+#[path = "fetch_notes.rs"]
+mod notes;

@@ -1,6 +1,12 @@
 //! Listing objects under a prefix, lazily: callers stop as soon as they have what they need,
 //! so on stores that list in lexical order (S3, GCS, Azure) finding the first name costs
 //! one LIST request whatever the number of objects.
+//!
+//! A listing goes through the store's admission control (taking a LIST's weight of its
+//! limit) and lakeseek's retry loop ([`crate::io::retry`]), like every GET: a LIST that times
+//! out or is throttled tells the limit, and its retry waits for a slot again and spends a
+//! token of the store's retry budget. A retry resumes after the last object visited (stores
+//! that list in lexical order), so the visitor never sees an object twice.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -13,7 +19,7 @@ use object_store::{ObjectStore, ObjectStoreScheme};
 use crate::error::{Error, Result};
 use crate::io::adaptive_limit::RequestKind;
 use crate::io::admission::Admission;
-use crate::io::retry::limit_outcome;
+use crate::io::retry::{with_admitted_retries, ListNotResumable, ReadSpan, RetryPolicy};
 use crate::io::stats::IoStats;
 
 /// Objects a LIST request returns per page on S3 (and the default on GCS/Azure); used to
@@ -65,6 +71,7 @@ pub(crate) struct ObjectStoreLister {
     store: Arc<dyn ObjectStore>,
     ordered: bool,
     admission: Option<Arc<Admission>>,
+    retry: RetryPolicy,
 }
 
 impl ObjectStoreLister {
@@ -74,11 +81,20 @@ impl ObjectStoreLister {
             store,
             ordered,
             admission: None,
+            retry: RetryPolicy::default(),
         }
     }
 
+    /// Retry failed LISTs with `policy` (the store's, from [`crate::io::open_url`]; else
+    /// [`RetryPolicy::default`]).
+    pub(crate) fn with_retry_policy(mut self, policy: Option<RetryPolicy>) -> Self {
+        self.retry = policy.unwrap_or_default();
+        self
+    }
+
     /// Wait for a slot of `admission` before listing (a listing's pages are requested one
-    /// after another, so one slot covers it), like every GET of the store.
+    /// after another, so one slot covers them), and before each retry, like every GET of the
+    /// store.
     pub(crate) fn with_admission(mut self, admission: Option<Arc<Admission>>) -> Self {
         self.admission = admission;
         self
@@ -105,16 +121,23 @@ impl ObjectLister for ObjectStoreLister {
         stats: &IoStats,
         visit: &mut (dyn FnMut(ListedObject) -> ListControl + Send),
     ) -> Result<()> {
-        // A LIST takes its weight of the store's limit, and tells the limit how it ended.
-        let permit = match &self.admission {
-            Some(a) => Some(a.admit_kind(stats, RequestKind::List).await),
-            None => None,
+        // Each attempt takes a LIST's weight of the store's limit and tells the limit how it
+        // ended; a retry resumes after the last object visited.
+        let resume = futures::lock::Mutex::new(Resume { visit, last: None });
+        let attempt = || async {
+            let mut resume = resume.lock().await;
+            self.list_pages(prefix, stats, &mut resume).await
         };
-        let result = self.list_pages(prefix, stats, visit).await;
-        if let Some(permit) = permit {
-            permit.finish(limit_outcome(&result));
-        }
-        result
+        with_admitted_retries(
+            &self.retry,
+            self.admission.as_ref(),
+            RequestKind::List,
+            stats,
+            prefix.as_ref(),
+            ReadSpan::List,
+            attempt,
+        )
+        .await
     }
 
     fn lexically_ordered(&self) -> bool {
@@ -122,39 +145,68 @@ impl ObjectLister for ObjectStoreLister {
     }
 }
 
+/// Where a listing is: the visitor, and the last object it saw (a retry resumes after it).
+struct Resume<'a> {
+    visit: &'a mut (dyn FnMut(ListedObject) -> ListControl + Send),
+    last: Option<Path>,
+}
+
 impl ObjectStoreLister {
-    /// The listing itself (pages requested one after another), counted in `stats`.
+    /// One attempt at the listing (pages requested one after another), from the start or
+    /// after `resume.last`, counted in `stats`.
     async fn list_pages(
         &self,
         prefix: &Path,
         stats: &IoStats,
-        visit: &mut (dyn FnMut(ListedObject) -> ListControl + Send),
+        resume: &mut Resume<'_>,
     ) -> Result<()> {
-        let mut stream = self.store.list(Some(prefix));
+        let mut stream = match &resume.last {
+            Some(last) if self.ordered => self.store.list_with_offset(Some(prefix), last),
+            _ => self.store.list(Some(prefix)),
+        };
+        let resumed = resume.last.is_some();
         let mut seen = 0usize;
         let mut guard = Some(stats.start_request());
         while let Some(item) = stream.next().await {
-            let meta = item.map_err(|e| Error::Store {
-                path: prefix.to_string(),
-                range: None,
-                source: std::sync::Arc::new(e),
-            })?;
+            let meta = match item {
+                Ok(meta) => meta,
+                Err(e) => return Err(self.list_error(prefix, e, resumed || seen > 0)),
+            };
             seen += 1;
             if seen % LIST_PAGE_SIZE == 1 && seen > 1 {
                 drop(guard.take());
                 guard = Some(stats.start_request());
             }
+            resume.last = Some(meta.location.clone());
             let listed = ListedObject {
                 path: meta.location,
                 size: meta.size,
                 etag: meta.e_tag,
             };
-            if visit(listed) == ListControl::Stop {
+            if (resume.visit)(listed) == ListControl::Stop {
                 break;
             }
         }
         drop(guard);
         Ok(())
+    }
+
+    /// The error of a failed LIST page; final (not retried) when objects were already
+    /// visited and the store has no listing order to resume from.
+    fn list_error(&self, prefix: &Path, e: object_store::Error, visited: bool) -> Error {
+        let source = if visited && !self.ordered {
+            Arc::new(object_store::Error::Generic {
+                store: "lakeseek",
+                source: Box::new(ListNotResumable(Arc::new(e))),
+            })
+        } else {
+            Arc::new(e)
+        };
+        Error::Store {
+            path: prefix.to_string(),
+            range: None,
+            source,
+        }
     }
 }
 
@@ -204,3 +256,7 @@ mod tests {
         assert_eq!(stats.snapshot().round_trips, 2);
     }
 }
+
+#[cfg(test)]
+#[path = "list_tests.rs"]
+mod retry_tests;

@@ -1,33 +1,45 @@
-//! Retries of transient read failures, for [`RangeFetcher`](crate::io::RangeFetcher).
+//! Retries of transient failures of reads and listings, for
+//! [`RangeFetcher`](crate::io::RangeFetcher) and [`ObjectStoreLister`](crate::io::list::ObjectStoreLister).
 //!
-//! object_store's HTTP clients (S3, GCS, Azure, HTTP) already retry 5xx, 429, 408, timeouts
-//! and dropped connections per request, with their `RetryConfig`. lakeseek adds a retry loop
-//! around each *read* (a range GET, a suffix GET or a whole-object GET) for the failures
-//! object_store cannot see or does not retry: a body shorter than the range asked for
-//! ([`ShortBody`]), an attempt that exceeded [`RetryPolicy::attempt_timeout`], transient errors
-//! of backends without their own retry layer (local files, wrappers such as
-//! [`FaultSource`](crate::io::wrappers::FaultSource)). An error that comes out of
-//! object_store's HTTP retry layer has used that budget already and is final here
-//! ([`already_retried`]), so the two layers do not multiply for status and connection errors.
+//! lakeseek's retry loop owns the retries of every read (a range GET, a suffix GET or a
+//! whole-object GET) and every LIST of the stores [`open_url`](crate::io::open_url) builds:
+//! their object_store client is built with **no retries of its own** (`max_retries = 0` in
+//! its `RetryConfig`), so each attempt is one HTTP request, and each attempt waits for a slot
+//! of the store's admission control, tells the store's adaptive limit how it ended (a timeout
+//! or a 503 / 429 / `SlowDown` lowers it) and, when it is a retry, spends a token of the
+//! store's retry budget ([`with_admitted_retries`]). A timed-out request is therefore never
+//! retried behind the limiter's back: a slow store gets less load, not ten times more.
+//! (Writes, and the store handle [`OpenedUrl::store`](crate::io::OpenedUrl) hands to other
+//! code, keep object_store's own retries.)
+//!
+//! What is retried: 5xx, 429, 408, timeouts and dropped connections ([`is_transient`]), a
+//! body shorter than the range asked for ([`ShortBody`]), an attempt that exceeded
+//! [`RetryPolicy::attempt_timeout`]. A store handed in by the caller may retry on its own
+//! (lakeseek does not know its configuration, [`RetryPolicy::store_retries`]): an error that
+//! comes out of object_store's HTTP retry layer of such a store has used that budget already
+//! and is final here ([`already_retried`]), so the two layers do not multiply.
 //!
 //! ## Bounds
-//! * HTTP requests per read: with object_store allowing `r` retries, a 5xx / connection
-//!   failure costs at most `r + 1` requests (object_store's loop; lakeseek does not retry it
-//!   again). Only the failures listed above start another attempt here, each of at most
-//!   `r + 1` requests, so one read sends at most `(max_retries + 1) * (r + 1)` requests.
+//! * HTTP requests per read: at most `max_retries + 1` (each attempt is one request; a
+//!   hedged attempt adds at most one duplicate GET, [`crate::io::hedge`]); per listing of `k`
+//!   pages at most `k + max_retries` (a retry resumes after the last object seen). The
+//!   retry budget stops retries sooner while the store fails most requests. (A store handed
+//!   in with `r` retries of its own: at most `(max_retries + 1) * (r + 1)`.)
 //!   [`open_url`](crate::io::open_url) applies the `max_retries` / `retry_timeout_secs` /
-//!   `retry_init_backoff_ms` / `retry_max_backoff_ms` storage options to both layers.
-//! * Time: no new attempt starts later than `retry_timeout` after the first one, a backoff
-//!   never sleeps past that deadline, and with `attempt_timeout` set each attempt is cut off
-//!   after that long (counted as a transient timeout). Total time is therefore at most
-//!   `retry_timeout + attempt_timeout` (or `retry_timeout` + one store-bounded attempt).
+//!   `retry_init_backoff_ms` / `retry_max_backoff_ms` storage options to this loop (and to
+//!   object_store's retries of writes).
+//! * Time: no new attempt starts later than `retry_timeout` after the first one (time queued
+//!   for admission not counted), a backoff never sleeps past that deadline, and with
+//!   `attempt_timeout` set each attempt is cut off after that long (counted as a transient
+//!   timeout). Total time is therefore at most `retry_timeout + attempt_timeout` (or
+//!   `retry_timeout` + one store-bounded attempt) plus the time queued.
 //! * Backoff: exponential from `init_backoff`, capped at `max_backoff`, with "equal jitter"
 //!   (a uniformly random point in the upper half of the step).
 //!
 //! ## What is retried ([`should_retry`])
 //! Only [`Error::Store`] errors whose cause is transient ([`is_transient`]: a 5xx / 408 / 429
 //! status, an HTTP connect / request / timeout / interrupted error, an I/O error such as a
-//! reset connection or an unexpected EOF, a short body) and that object_store did not retry
+//! reset connection or an unexpected EOF, a short body) and that the store did not retry
 //! already. `NotFound`, `Corrupt` (decoders), `InvalidArgument`, other 4xx (403, 404, 412, ...)
 //! and a changed object ([`ObjectChanged`](crate::io::ObjectChanged)) are never retried. When
 //! the retries run out, the error is wrapped in [`RetriesExhausted`] (path and range stay on
@@ -63,6 +75,11 @@ pub(crate) struct RetryPolicy {
     /// Cut off a single attempt after this long (a transient timeout); `None` leaves it to
     /// the store's own request timeout.
     pub attempt_timeout: Option<Duration>,
+    /// Whether the store's client may retry on its own before an error reaches lakeseek
+    /// (true for stores handed in by the caller: their errors marked as retried by
+    /// object_store are final here); false for the stores [`open_url`](crate::io::open_url)
+    /// builds, whose object_store retries are off, so every transient error is retried here.
+    pub store_retries: bool,
 }
 
 impl Default for RetryPolicy {
@@ -73,6 +90,7 @@ impl Default for RetryPolicy {
             max_backoff: Duration::from_secs(2),
             retry_timeout: Duration::from_secs(30),
             attempt_timeout: None,
+            store_retries: true,
         }
     }
 }
@@ -145,6 +163,8 @@ pub(crate) struct AttemptTimedOut(pub Duration);
 pub(crate) enum ReadSpan {
     /// A bounded range.
     Range(Range<u64>),
+    /// A listing of the objects under a prefix.
+    List,
     /// The last `n` bytes.
     Suffix(u64),
     /// The whole object.
@@ -157,6 +177,7 @@ impl std::fmt::Display for ReadSpan {
             ReadSpan::Range(r) => write!(f, "range read of bytes {}..{}", r.start, r.end),
             ReadSpan::Suffix(n) => write!(f, "suffix read of the last {n} bytes"),
             ReadSpan::Whole => write!(f, "whole-object read"),
+            ReadSpan::List => write!(f, "listing"),
         }
     }
 }
@@ -185,6 +206,12 @@ pub(crate) struct RetriesExhausted {
     pub last: std::sync::Arc<object_store::Error>,
 }
 
+/// A listing failed after some objects were visited, on a store that lists in no particular
+/// order: it cannot resume without showing objects again, so it is not retried.
+#[derive(Debug, thiserror::Error)]
+#[error("listing failed part way on a store without a listing order (not resumable): {0}")]
+pub(crate) struct ListNotResumable(#[source] pub(crate) Arc<object_store::Error>);
+
 /// object_store stores whose HTTP client retries before an error reaches lakeseek (the
 /// `store` name of their `Generic` errors).
 pub(crate) const SELF_RETRYING_STORES: &[&str] =
@@ -200,6 +227,16 @@ pub(crate) fn already_retried(err: &Error) -> bool {
 /// Whether lakeseek retries `err`: transient and not already retried by object_store.
 pub(crate) fn should_retry(err: &Error) -> bool {
     is_transient(err) && !already_retried(err)
+}
+
+/// [`should_retry`] under `policy`: when the store does not retry on its own
+/// ([`RetryPolicy::store_retries`] false), every transient error is retried here.
+pub(crate) fn should_retry_under(policy: &RetryPolicy, err: &Error) -> bool {
+    if policy.store_retries {
+        should_retry(err)
+    } else {
+        is_transient(err)
+    }
 }
 
 /// Whether `err` is a transient store failure (see the module docs); it may still have been
@@ -233,7 +270,7 @@ fn chain_is_transient(err: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 fn classify_one(e: &(dyn std::error::Error + 'static)) -> Option<bool> {
-    if e.is::<RetriesExhausted>() {
+    if e.is::<RetriesExhausted>() || e.is::<ListNotResumable>() {
         return Some(false);
     }
     if e.is::<ShortBody>() || e.is::<AttemptTimedOut>() {
@@ -412,7 +449,7 @@ where
             }
             Err(e) => e,
         };
-        if !should_retry(&err) {
+        if !should_retry_under(policy, &err) {
             return Err(err);
         }
         let now = tokio::time::Instant::now();

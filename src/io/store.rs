@@ -9,18 +9,22 @@
 //!
 //! | key | meaning | default |
 //! |---|---|---|
-//! | `max_retries` | retries per request (0 disables) | object_store's (10); lakeseek's 3 |
-//! | `retry_timeout_secs` | stop retrying this long after the first attempt | object_store's (180); lakeseek's 30 |
-//! | `retry_init_backoff_ms` | first backoff | object_store's (100); lakeseek's 50 |
-//! | `retry_max_backoff_ms` | backoff cap | object_store's (15000); lakeseek's 2000 |
-//!
-//! The retry options apply to both layers: object_store's per-HTTP-request retries and
-//! lakeseek's per-read retries ([`crate::io::retry`]), so one read sends at most
-//! `(max_retries + 1)^2` HTTP requests when `max_retries` is given.
+//! | `max_retries` | retries of a read or LIST by lakeseek's retry loop (0 disables), each attempt one HTTP request through admission control and the store's retry budget; also object_store's retries of writes | 3; writes: object_store's (10) |
+//! | `retry_timeout_secs` | stop retrying this long after the first attempt (time queued for admission not counted) | 30; writes: object_store's (180) |
+//! | `retry_init_backoff_ms` | first backoff | 50; writes: object_store's (100) |
+//! | `retry_max_backoff_ms` | backoff cap | 2000; writes: object_store's (15000) |
 //! | `coalesce_gap` | merge ranges whose gap is at most this many bytes | 64 KiB remote, 0 local |
 //! | `coalesce_waste` | a merged GET may waste at most this many bytes per byte wanted (`off`: the gap alone decides; see [`crate::io::coalesce`]) | 8 remote, unless `coalesce_gap` is given alone; off local |
 //! | `hedge_fraction` | hedge (duplicate) GETs still outstanding past the threshold, at most this fraction of a wave and of all requests (0 = off; see [`crate::io::hedge`]) | 0.1 remote, 0 local |
 //! | `hedge_quantile` | the latency quantile past which a GET is hedged | 0.95 |
+//!
+//! Reads and listings are retried by lakeseek alone: the stores built here read through an
+//! object_store client with its retries off ([`OpenedUrl::read_store`]), so a timed-out or
+//! throttled request goes back through the store's adaptive limit and retry budget before it
+//! is sent again, and one read sends at most `max_retries + 1` HTTP requests (plus at most
+//! one hedge per attempt), a listing of `k` pages at most `k + max_retries` (see
+//! [`crate::io::retry`]). Writes go through [`OpenedUrl::store`],
+//! the same client with object_store's retries (the options above, else its defaults).
 //!
 //! Timeouts of remote stores fit the request rather than one 30 s total: object_store's
 //! `connect_timeout` (5 s) bounds connecting, [`DEFAULT_READ_TIMEOUT`] bounds the wait for
@@ -102,8 +106,14 @@ pub(crate) const LOCAL_COALESCE_GAP: u64 = 0;
 /// A URL opened into a store, with the object path inside it.
 #[derive(Debug, Clone)]
 pub(crate) struct OpenedUrl {
-    /// The object store handle (shared with zarrs and anything else that needs one).
+    /// The object store handle (shared with zarrs, writers and anything else that needs
+    /// one), with object_store's own retries.
     pub store: Arc<dyn ObjectStore>,
+    /// The handle lakeseek reads and lists through (`source` wraps it): for the stores this
+    /// module builds, the same store without object_store's retries (they are lakeseek's,
+    /// through admission control, see [`crate::io::retry`]) and sharing `store`'s HTTP
+    /// client; otherwise `store` itself.
+    pub read_store: Arc<dyn ObjectStore>,
     /// lakeseek's I/O trait over the same store.
     pub source: Arc<dyn RangeSource>,
     /// Path of the object (or dataset/index root) inside the store.
@@ -128,6 +138,10 @@ pub(crate) struct OpenOptions {
     /// Read through this store instead of building one from the URL (the URL then only
     /// gives the scheme, which picks the coalescing defaults, and the path inside it).
     pub object_store: Option<Arc<dyn ObjectStore>>,
+    /// With `object_store`: the same store without object_store's own retries, to read and
+    /// list through (lakeseek then retries every read itself; an [`OpenedUrl::read_store`]
+    /// of an earlier open). `None`: reads go through `object_store`, its retries assumed.
+    pub read_store: Option<Arc<dyn ObjectStore>>,
 }
 
 impl OpenOptions {
@@ -215,15 +229,22 @@ pub(crate) fn open_url_with(url: &str, options: &OpenOptions) -> Result<OpenedUr
     let connector = options.http_connector.clone().map(SharedConnector);
     #[cfg(not(feature = "cloud"))]
     let connector: Option<SharedConnector> = None;
-    let store: Arc<dyn ObjectStore> = match (&options.object_store, &scheme) {
-        (Some(given), _) => Arc::clone(given),
+    let built = match (&options.object_store, &scheme) {
+        (Some(given), _) => match &options.read_store {
+            Some(reads) => Built {
+                store: Arc::clone(given),
+                reads: Arc::clone(reads),
+                reads_retry: false,
+            },
+            None => Built::same(Arc::clone(given)),
+        },
         (None, scheme) => build_store(url, &parsed, scheme, &tuning, &passthrough, connector)?,
     };
     let identity = match (&options.object_store, &scheme) {
         (Some(_), _) | (None, ObjectStoreScheme::Memory) => None,
         (None, _) => Some(store_identity(&parsed, &passthrough)),
     };
-    let mut opened = finish_open(store, parsed, scheme, path, &tuning)?;
+    let mut opened = finish_open(built, parsed, scheme, path, &tuning)?;
     opened.store_identity = identity;
     Ok(opened)
 }
@@ -262,6 +283,26 @@ fn store_identity(parsed: &Url, passthrough: &[(String, String)]) -> String {
     id
 }
 
+/// The stores built for a URL: one with object_store's retries (writes, the exported
+/// handle) and one without (lakeseek's reads and listings, retried by lakeseek).
+struct Built {
+    store: Arc<dyn ObjectStore>,
+    reads: Arc<dyn ObjectStore>,
+    /// Whether `reads` retries on its own (unknown for a store handed in: assumed so).
+    reads_retry: bool,
+}
+
+impl Built {
+    /// One store for both (local, in-memory, or handed in by the caller).
+    fn same(store: Arc<dyn ObjectStore>) -> Self {
+        Self {
+            reads: Arc::clone(&store),
+            store,
+            reads_retry: true,
+        }
+    }
+}
+
 /// Build the object store a URL names, from storage options and the environment.
 fn build_store(
     url: &str,
@@ -270,11 +311,13 @@ fn build_store(
     tuning: &IoTuning,
     passthrough: &[(String, String)],
     connector: Option<SharedConnector>,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Built> {
     let _ = (&connector, tuning, url, parsed); // only the cloud backends use them
     if matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
-        return local_store(scheme, passthrough);
+        return local_store(scheme, passthrough).map(Built::same);
     }
+    #[cfg(feature = "cloud")]
+    let connector = Some(SharedConnector(Arc::new(SharedClients::new(connector))));
     let remote_options = with_default_timeouts(passthrough);
     let _ = &remote_options; // only the cloud backends use them
     match scheme {
@@ -327,18 +370,23 @@ macro_rules! cloud_store {
             tuning: &IoTuning,
             passthrough: &[(String, String)],
             connector: Option<SharedConnector>,
-        ) -> Result<Arc<dyn ObjectStore>> {
+        ) -> Result<Built> {
             let mut b = <$builder>::from_env().with_url(parsed.as_str());
             for (k, v) in passthrough {
                 b = b.with_config(config_key::<$key>(k, $label)?, v);
             }
-            if let Some(retry) = tuning.retry_config() {
-                b = b.with_retry(retry);
-            }
             if let Some(c) = connector {
                 b = b.with_http_connector(c);
             }
-            Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+            let reads = b.clone().with_retry(no_store_retries());
+            if let Some(retry) = tuning.retry_config() {
+                b = b.with_retry(retry);
+            }
+            Ok(Built {
+                store: Arc::new(b.build().map_err(|e| builder_error(url, e))?),
+                reads: Arc::new(reads.build().map_err(|e| builder_error(url, e))?),
+                reads_retry: false,
+            })
         }
     };
 }
@@ -368,7 +416,7 @@ fn http_store(
     tuning: &IoTuning,
     passthrough: &[(String, String)],
     connector: Option<SharedConnector>,
-) -> Result<Arc<dyn ObjectStore>> {
+) -> Result<Built> {
     let base = format!("{}://{}", parsed.scheme(), parsed.authority());
     // An explicit http:// URL means plain HTTP is wanted (reqwest refuses it otherwise).
     let mut options = ClientOptions::new().with_allow_http(parsed.scheme() == "http");
@@ -378,13 +426,18 @@ fn http_store(
     let mut b = HttpBuilder::new()
         .with_url(base)
         .with_client_options(options);
-    if let Some(retry) = tuning.retry_config() {
-        b = b.with_retry(retry);
-    }
     if let Some(c) = connector {
         b = b.with_http_connector(c);
     }
-    Ok(Arc::new(b.build().map_err(|e| builder_error(url, e))?))
+    let reads = b.clone().with_retry(no_store_retries());
+    if let Some(retry) = tuning.retry_config() {
+        b = b.with_retry(retry);
+    }
+    Ok(Built {
+        store: Arc::new(b.build().map_err(|e| builder_error(url, e))?),
+        reads: Arc::new(reads.build().map_err(|e| builder_error(url, e))?),
+        reads_retry: false,
+    })
 }
 
 /// " (lakeseek was built without the `aws` feature)" and the like, when that is why.
@@ -401,7 +454,7 @@ fn missing_feature_hint(scheme: &ObjectStoreScheme) -> &'static str {
 /// Wrap an object store in lakeseek's [`RangeSource`] with the scheme's coalescing gap and
 /// the options' retry policy.
 fn finish_open(
-    store: Arc<dyn ObjectStore>,
+    built: Built,
     parsed: Url,
     scheme: ObjectStoreScheme,
     path: Path,
@@ -412,18 +465,27 @@ fn finish_open(
         _ => REMOTE_COALESCE_GAP,
     });
     let label = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or(""));
-    let mut object_source = ObjectStoreSource::new(Arc::clone(&store), gap, label);
+    let mut object_source = ObjectStoreSource::new(Arc::clone(&built.reads), gap, label);
     if !matches!(scheme, ObjectStoreScheme::Local | ObjectStoreScheme::Memory) {
         object_source = object_source
             .with_coalesce_waste(tuning.remote_waste_ratio())
             .with_hedge(tuning.remote_hedge());
     }
-    if let Some(policy) = tuning.read_retry_policy() {
+    let policy = match tuning.read_retry_policy() {
+        // The read store does not retry: every retry is lakeseek's.
+        _ if !built.reads_retry => Some(RetryPolicy {
+            store_retries: false,
+            ..tuning.read_retry_policy().unwrap_or_default()
+        }),
+        given => given,
+    };
+    if let Some(policy) = policy {
         object_source = object_source.with_retry_policy(policy);
     }
     let source: Arc<dyn RangeSource> = Arc::new(object_source);
     Ok(OpenedUrl {
-        store,
+        store: built.store,
+        read_store: built.reads,
         source,
         path,
         scheme,
@@ -610,12 +672,12 @@ fn builder_error(url: &str, e: object_store::Error) -> Error {
 
 /// Adapts a shared `Arc<dyn HttpConnector>` to the builders' generic `with_http_connector`.
 #[cfg(feature = "cloud")]
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct SharedConnector(Arc<dyn HttpConnector>);
 
 /// Without a cloud backend there is no HTTP client to adapt.
 #[cfg(not(feature = "cloud"))]
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum SharedConnector {}
 
 #[cfg(feature = "cloud")]
@@ -624,6 +686,12 @@ impl HttpConnector for SharedConnector {
         self.0.connect(options)
     }
 }
+
+#[cfg(feature = "cloud")]
+#[path = "store_clients.rs"]
+mod clients;
+#[cfg(feature = "cloud")]
+use clients::{no_store_retries, SharedClients};
 
 /// Accept `s3://...`, `file:///...` and plain (relative or absolute) local paths.
 fn parse_url_or_path(url: &str) -> Result<Url> {
@@ -653,130 +721,5 @@ fn parse_url_or_path(url: &str) -> Result<Url> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    fn s3_options() -> Vec<(String, String)> {
-        kv(&[
-            ("aws_endpoint", "http://127.0.0.1:1"),
-            ("allow_http", "true"),
-            ("aws_access_key_id", "k"),
-            ("aws_secret_access_key", "s"),
-            ("aws_region", "us-east-1"),
-        ])
-    }
-
-    #[test]
-    fn plain_paths_become_local_urls() {
-        let o = open_url("/tmp/x.lance", &[]).unwrap();
-        assert_eq!(o.scheme, ObjectStoreScheme::Local);
-        assert_eq!(o.path.as_ref(), "tmp/x.lance");
-        assert_eq!(o.source.coalesce_gap(), LOCAL_COALESCE_GAP);
-        let o = open_url("file:///tmp/y", &[]).unwrap();
-        assert_eq!(o.path.as_ref(), "tmp/y");
-    }
-
-    #[test]
-    fn s3_urls_take_options() {
-        let o = open_url("s3://bucket/a/b.lance", &s3_options()).unwrap();
-        assert_eq!(o.scheme, ObjectStoreScheme::AmazonS3);
-        assert_eq!(o.path.as_ref(), "a/b.lance");
-        assert_eq!(o.source.coalesce_gap(), REMOTE_COALESCE_GAP);
-        assert_eq!(o.source.describe(), "s3://bucket");
-        let id = |options: &[(&str, &str)]| {
-            let kv: Vec<(String, String)> = options
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            store_identity(&Url::parse("s3://bucket/t.lance").unwrap(), &kv)
-        };
-        let a = id(&[
-            ("aws_endpoint", "http://127.0.0.1:1"),
-            ("aws_secret_access_key", "SECRET"),
-        ]);
-        let b = id(&[("aws_endpoint", "http://127.0.0.1:2")]);
-        assert_ne!(a, b, "two endpoints, two stores");
-        assert!(a.starts_with("s3://bucket") && !a.contains("SECRET"), "{a}");
-        let err = open_url("s3://bucket/a", &kv(&[("bogus", "1")])).unwrap_err();
-        assert!(err.to_string().contains("bogus"), "{err}");
-    }
-
-    #[test]
-    fn other_schemes_open() {
-        let o = open_url("memory:///x/y", &[]).unwrap();
-        assert_eq!(o.scheme, ObjectStoreScheme::Memory);
-        let gcs_key = r#"{"gcs_base_url":"http://127.0.0.1:1","disable_oauth":true,"client_email":"","private_key":"","private_key_id":""}"#;
-        let o = open_url(
-            "gs://b/p/q",
-            &kv(&[("google_service_account_key", gcs_key)]),
-        )
-        .unwrap();
-        assert_eq!(
-            (o.scheme, o.path.as_ref()),
-            (ObjectStoreScheme::GoogleCloudStorage, "p/q")
-        );
-        let o = open_url(
-            "http://127.0.0.1:1/dir/file.lance",
-            &kv(&[("timeout", "5s")]),
-        )
-        .unwrap();
-        assert_eq!(
-            (o.scheme, o.path.as_ref()),
-            (ObjectStoreScheme::Http, "dir/file.lance")
-        );
-        let az = kv(&[
-            ("azure_storage_account_name", "acct"),
-            ("azure_storage_account_key", "a2V5"),
-        ]);
-        let o = open_url("az://container/p", &az).unwrap();
-        assert_eq!(o.scheme, ObjectStoreScheme::MicrosoftAzure);
-        assert!(open_url("ftp://host/x", &[]).is_err());
-    }
-
-    #[test]
-    fn lakeseek_options_are_parsed_not_passed_on() {
-        let opts = kv(&[
-            ("max_retries", "2"),
-            ("RETRY_TIMEOUT_SECS", "1.5"),
-            ("retry_init_backoff_ms", "10"),
-            ("coalesce_gap", "4096"),
-            ("aws_region", "eu-west-1"),
-        ]);
-        let (tuning, rest) = split_options(&opts).unwrap();
-        assert_eq!(rest, kv(&[("aws_region", "eu-west-1")]));
-        assert_eq!(tuning.coalesce_gap, Some(4096));
-        let retry = tuning.retry_config().unwrap();
-        assert_eq!(retry.max_retries, 2);
-        assert_eq!(retry.retry_timeout, Duration::from_millis(1500));
-        assert_eq!(retry.backoff.init_backoff, Duration::from_millis(10));
-        assert!(IoTuning::default().retry_config().is_none());
-        assert!(split_options(&kv(&[("max_retries", "-1")])).is_err());
-        assert!(split_options(&kv(&[("retry_timeout_secs", "soon")])).is_err());
-
-        let mut s3 = s3_options();
-        s3.extend(kv(&[("coalesce_gap", "7"), ("max_retries", "0")]));
-        assert_eq!(
-            open_url("s3://bucket/a", &s3)
-                .unwrap()
-                .source
-                .coalesce_gap(),
-            7
-        );
-        // Local stores accept lakeseek's options, reject backend ones.
-        assert_eq!(
-            open_url("/tmp/z", &kv(&[("coalesce_gap", "9")]))
-                .unwrap()
-                .source
-                .coalesce_gap(),
-            9
-        );
-        assert!(open_url("/tmp/z", &kv(&[("aws_region", "x")])).is_err());
-    }
-}
+#[path = "store_tests.rs"]
+mod tests;

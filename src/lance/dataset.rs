@@ -262,8 +262,9 @@ impl DatasetVersion {
     ) -> Result<Self> {
         let admission = crate::io::admission::registry_of(&session.extensions).for_opened(opened);
         let lister: Arc<dyn ObjectLister> = Arc::new(
-            ObjectStoreLister::for_scheme(Arc::clone(&opened.store), &opened.scheme)
-                .with_admission(Some(Arc::clone(&admission))),
+            ObjectStoreLister::for_scheme(Arc::clone(&opened.read_store), &opened.scheme)
+                .with_admission(Some(Arc::clone(&admission)))
+                .with_retry_policy(opened.source.retry_policy()),
         );
         let mut store = DatasetStore::new(Arc::clone(&opened.source), lister);
         store.fetcher = store.fetcher.with_admission(Some(admission));
@@ -418,7 +419,11 @@ impl DatasetVersion {
                     Ok::<_, Error>((id, v))
                 }
             });
-        Ok(try_join_all(loads).await?.into_iter().collect())
+        // Issued together: one round trip however the answers interleave.
+        let wave = stats.start_wave();
+        let loaded = try_join_all(loads).await;
+        drop(wave);
+        Ok(loaded?.into_iter().collect())
     }
 }
 

@@ -279,3 +279,46 @@ async fn cold_point_query_is_five_round_trips_and_a_warm_repeat_is_none() {
     assert_eq!((snap.requests, snap.round_trips), (0, 0), "{snap:?}");
     assert_eq!(s3.http_counts().since(&before).requests, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_noted_on_disk_by_another_process_saves_a_round_trip_and_is_only_a_guess() {
+    let s3 = server_with(&["types"]).await;
+    let latest = answers()["datasets"]["types"]["describe"]["latest_version"]
+        .as_u64()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = crate::io::disk::DiskCache::open(dir.path(), u64::MAX).unwrap();
+    // Each session stands for a new process sharing the cache directory.
+    let process = || Arc::new(DatasetSession::default().with_disk(Some(disk.clone())));
+    let open_counted = |session| async {
+        let (before, stats) = (s3.http_counts(), IoStats::new());
+        let ds = open(&s3, "types", None, session, &stats).await;
+        let requests = s3.http_counts().since(&before).requests;
+        (ds, requests, stats.snapshot().round_trips)
+    };
+
+    // First process: cold (hint; manifest + probe), notes the version it found.
+    let (ds, requests, round_trips) = open_counted(process()).await;
+    assert_eq!((ds.version(), requests, round_trips), (latest, 3, 2));
+    // Second process: hint, noted manifest and probe in one round trip.
+    let (ds, requests, round_trips) = open_counted(process()).await;
+    assert_eq!((ds.version(), requests, round_trips), (latest, 3, 1));
+
+    // A note behind the store (newer versions committed since): the next version exists,
+    // the open climbs to the latest one.
+    let note = object_store::path::Path::from("ds/types.lance/_versions/.lakeseek-latest-seen");
+    let fetcher = &ds.store().fetcher;
+    fetcher
+        .set_disk_note(&note, format!("{} v2", latest - 1).as_bytes())
+        .await;
+    let (ds, requests, round_trips) = open_counted(process()).await;
+    assert_eq!(ds.version(), latest, "a stale note");
+    assert_eq!((requests, round_trips), (4, 2));
+    // A note ahead of the store (the dataset was recreated with fewer versions), a garbled
+    // note: the hint decides, as on a cold open.
+    for bad in [format!("{} v2", latest + 5), "garbage".to_string()] {
+        fetcher.set_disk_note(&note, bad.as_bytes()).await;
+        let (ds, _, _) = open_counted(process()).await;
+        assert_eq!(ds.version(), latest, "note {bad}");
+    }
+}

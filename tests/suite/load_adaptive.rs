@@ -144,6 +144,7 @@ impl RangeSource for CapacityStore {
             max_backoff: Duration::from_millis(500),
             retry_timeout: Duration::from_secs(120),
             attempt_timeout: Some(TIMEOUT),
+            store_retries: false,
         })
     }
 }

@@ -12,7 +12,9 @@
 //! server time than a GET on small self-hosted stores:
 //!
 //! 1. GET the hint — in the same round trip, when this session opened the dataset before
-//!    (a warm open), GET the manifest after the last version it saw;
+//!    (a warm open), GET the manifest after the last version it saw; when another process
+//!    sharing the disk tier did (a note of the version it found, [`SEEN_NOTE`]), GET that
+//!    version's manifest (from the store) and the one after it;
 //! 2. GET (a 64 KiB suffix of) the manifest of version N and of N+1 together. Versions are
 //!    committed one after another (N+1 is created put-if-absent on top of N), so when N+1
 //!    does not exist, N is the latest. When N+1 exists (the hint is stale: a writer that
@@ -27,7 +29,10 @@
 //!
 //! Cost: a cold open is 2 round trips (hint; manifest + probe: 3 GETs), as with a LIST (LIST;
 //! manifest); a warm open whose version did not change is 1 round trip (hint + probe, the
-//! manifest from the session's cache), as with a LIST. No LIST either way.
+//! manifest from the session's cache), as with a LIST; an open in a new process whose disk
+//! tier noted the version, unchanged since, is 1 round trip (hint, manifest, probe: 3 GETs
+//! together). No LIST either way. The note is only a guess: the hint must name the noted
+//! version and the next version must be missing, else the open goes on as a cold one.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -38,6 +43,9 @@ use super::versions::{parse_version_hint, ManifestNaming, VERSIONS_DIR, VERSION_
 use super::{join, load_manifest, DatasetSession, DatasetStore, Manifest, ManifestLocation};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
+
+/// The disk tier's note of the latest version a process found (a name Lance never writes).
+pub(crate) const SEEN_NOTE: &str = "_versions/.lakeseek-latest-seen";
 
 /// Versions probed past a stale hint (one round trip each) before falling back to the LIST.
 const MAX_PROBE_STEPS: usize = 3;
@@ -79,39 +87,88 @@ pub(crate) async fn latest_from_hint(
 ) -> Result<Option<(ManifestLocation, Arc<Manifest>)>> {
     let seen = session.extensions.get_or_init(LatestSeen::default);
     let known = seen.get(root);
-    // Round trip 1: the hint, and (warm) the version after the last one seen.
+    let noted = match known {
+        Some(_) => None,
+        None => read_note(store, root).await,
+    };
+    // Round trip 1: the hint, and (warm) the version after the last one seen, or (noted on
+    // disk) the noted version and the one after it.
     let hint = read_hint(store, root, stats);
     let after_known = async {
-        match known {
+        match known.or(noted) {
             Some((v, naming)) => Some(probe(store, session, root, v + 1, naming, stats).await),
+            None => None,
+        }
+    };
+    let at_noted = async {
+        match noted {
+            Some((v, naming)) => probe(store, session, root, v, naming, stats).await.ok(),
             None => None,
         }
     };
     // Sent together: one round trip, however the answers interleave.
     let wave = stats.start_wave();
-    let (hint, after_known) = futures::join!(hint, after_known);
+    let (hint, after_known, at_noted) = futures::join!(hint, after_known, at_noted);
     drop(wave);
     let Some(hinted) = hint? else {
         return Ok(None);
     };
-    let found = match (known, after_known) {
+    let found = match (known, noted, after_known, at_noted) {
         // Warm, nothing newer than what the session saw, and the hint agrees.
-        (Some((v, naming)), Some(Ok(None))) if hinted <= v => {
+        (Some((v, naming)), _, Some(Ok(None)), _) if hinted <= v => {
             let location = location(root, v, naming);
             let manifest = load_manifest(store, session, root, &location, stats).await?;
             Some((location, manifest))
         }
-        (Some(_), Some(Err(e))) => return Err(e),
+        (Some(_), _, Some(Err(e)), _) => return Err(e),
         // Warm and newer versions exist, or cold: start from the hint.
-        (Some((v, naming)), Some(Ok(Some(next)))) => {
+        (Some((v, naming)), _, Some(Ok(Some(next))), _) => {
+            climb(store, session, root, next, v + 1, naming, stats).await?
+        }
+        // Noted on disk, the hint names it, it exists and the next one does not.
+        (None, Some((v, naming)), Some(Ok(None)), Some(Some(at))) if hinted == v => {
+            Some((location(root, v, naming), at))
+        }
+        // Noted, it exists and newer versions too.
+        (None, Some((v, naming)), Some(Ok(Some(next))), Some(Some(_))) if hinted >= v => {
             climb(store, session, root, next, v + 1, naming, stats).await?
         }
         _ => from_hinted(store, session, root, hinted, known.map(|k| k.1), stats).await?,
     };
     if let Some((location, _)) = &found {
         seen.set(root, location.version, location.naming);
+        if noted != Some((location.version, location.naming)) {
+            write_note(store, root, location.version, location.naming).await;
+        }
     }
     Ok(found)
+}
+
+/// The version the disk tier's note names for `root` (none without a disk tier or note).
+async fn read_note(store: &DatasetStore, root: &Path) -> Option<(u64, ManifestNaming)> {
+    let bytes = store.fetcher.disk_note(&join(root, SEEN_NOTE)).await?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let mut words = text.split_whitespace();
+    let version = words.next()?.parse().ok()?;
+    let naming = match words.next()? {
+        "v1" => ManifestNaming::V1,
+        "v2" => ManifestNaming::V2,
+        _ => return None,
+    };
+    Some((version, naming))
+}
+
+/// Note `version` as the latest of `root` on the disk tier, for later processes.
+async fn write_note(store: &DatasetStore, root: &Path, version: u64, naming: ManifestNaming) {
+    let naming = match naming {
+        ManifestNaming::V1 => "v1",
+        ManifestNaming::V2 => "v2",
+    };
+    let note = format!("{version} {naming}");
+    store
+        .fetcher
+        .set_disk_note(&join(root, SEEN_NOTE), note.as_bytes())
+        .await;
 }
 
 /// Note the version an open by LIST found (a later open probes past it).

@@ -21,6 +21,7 @@ pub(super) fn fast_policy(retries: usize) -> RetryPolicy {
         max_backoff: Duration::from_millis(4),
         retry_timeout: Duration::from_secs(10),
         attempt_timeout: Some(Duration::from_secs(5)),
+        store_retries: true,
     }
 }
 
