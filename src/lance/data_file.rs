@@ -82,7 +82,7 @@ impl DataFileReader {
             if hint.is_some()
                 || is_cached_legacy(&caches.legacy, &path, size, field_ids(&hint)).await
             {
-                let legacy = open_legacy(
+                let legacy = Box::pin(open_legacy(
                     fetcher.clone(),
                     path.clone(),
                     size_hint,
@@ -90,24 +90,27 @@ impl DataFileReader {
                     hint.clone(),
                     None,
                     stats,
-                );
+                ));
                 match legacy.await {
                     Err(e) if is_not_legacy_error(&e) => {}
                     other => return other,
                 }
             }
-            let v2 = LanceFileReader::open_with_tail(
+            let v2 = Box::pin(LanceFileReader::open_with_tail(
                 fetcher.clone(),
                 path.clone(),
                 size_hint,
                 Arc::clone(&caches),
                 tail_bytes,
                 stats,
-            );
+            ));
             return match v2.await {
                 Ok(reader) => Ok(Self::V2(reader)),
                 Err(e) if is_legacy_footer_error(&e) => {
-                    open_legacy(fetcher, path, size_hint, &caches, hint, None, stats).await
+                    Box::pin(open_legacy(
+                        fetcher, path, size_hint, &caches, hint, None, stats,
+                    ))
+                    .await
                 }
                 Err(e) => Err(e),
             };
@@ -118,9 +121,20 @@ impl DataFileReader {
             .tail_of(&path, DEFAULT_TAIL_BYTES, known.as_ref(), stats)
             .await?;
         if ends_in_legacy_footer(&tail.bytes) {
-            return open_legacy(fetcher, path, size_hint, &caches, hint, Some(tail), stats).await;
+            return Box::pin(open_legacy(
+                fetcher,
+                path,
+                size_hint,
+                &caches,
+                hint,
+                Some(tail),
+                stats,
+            ))
+            .await;
         }
-        let reader = LanceFileReader::open_from_tail(fetcher, path, tail, caches, stats);
+        let reader = Box::pin(LanceFileReader::open_from_tail(
+            fetcher, path, tail, caches, stats,
+        ));
         Ok(Self::V2(reader.await?))
     }
 
@@ -136,9 +150,20 @@ impl DataFileReader {
     ) -> Result<Self> {
         let size = Some(tail.version.size);
         if ends_in_legacy_footer(&tail.bytes) {
-            return open_legacy(fetcher, path, size, &caches, None, Some(tail), stats).await;
+            return Box::pin(open_legacy(
+                fetcher,
+                path,
+                size,
+                &caches,
+                None,
+                Some(tail),
+                stats,
+            ))
+            .await;
         }
-        let reader = LanceFileReader::open_from_tail(fetcher, path, tail, caches, stats);
+        let reader = Box::pin(LanceFileReader::open_from_tail(
+            fetcher, path, tail, caches, stats,
+        ));
         Ok(Self::V2(reader.await?))
     }
 
