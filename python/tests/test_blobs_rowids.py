@@ -3,7 +3,8 @@
 (sizes and sha256 of every blob and of one range of each, for the 2.2 blob v2 dataset with
 inline, packed and dedicated blobs and the 2.1 / 2.0 blob v1 ones) and
 tests/fixtures/rowids/answers.json (`_take_rows` on a stable-row-id dataset before and
-after a compaction)."""
+after a compaction). Pillow decodes images straight from the file objects as it does from
+pylance's (tests/fixtures/blobs/images.json)."""
 
 import asyncio
 import hashlib
@@ -13,6 +14,7 @@ import threading
 import numpy as np
 import pyarrow as pa
 import pytest
+from PIL import Image
 
 import lakeseek
 from conftest import FIXTURES, load_json
@@ -78,6 +80,29 @@ def test_blobs_read_as_pylance_wrote_them(name):
         with pytest.raises(ValueError):
             f.read()
     assert non_null >= 18
+
+
+def test_pillow_decodes_images_from_blob_files_as_from_pylances():
+    answers = load_json(BLOBS / "images.json")["rows"]
+    dataset = lakeseek.Dataset(str(BLOBS / "images"))
+    files = dataset.take_blobs("img", [r["address"] for r in answers])
+    decoded = 0
+    for want, f in zip(answers, files):
+        if want["image"] is None:
+            assert f is None, want["address"]
+            continue
+        # Pillow seeks and reads the file object itself (format sniffing, then the decoder).
+        with Image.open(f) as img:
+            img.load()
+            got = {
+                "format": img.format,
+                "mode": img.mode,
+                "size": list(img.size),
+                "pixels_sha256": sha(img.tobytes()),
+            }
+        assert got == want["image"], want["address"]
+        decoded += 1
+    assert decoded == 5
 
 
 def test_blob_files_read_whole_blobs_in_few_requests():

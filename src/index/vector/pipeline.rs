@@ -26,23 +26,9 @@ pub(crate) async fn score_probed<F>(
 where
     F: FnMut(usize, &Partition) -> Result<()>,
 {
-    let (path, size) = (open.aux_path(), open.aux_size());
-    let mut found: Vec<Option<Arc<Partition>>> = Vec::with_capacity(ids.len());
-    for &p in ids {
-        found.push(
-            match caches.get(&key(&path, size, Some(p))).await.as_deref() {
-                Some(VectorEntry::Partition(part)) => Some(Arc::clone(part)),
-                _ => None,
-            },
-        );
-    }
-    let missing: Vec<usize> = ids
-        .iter()
-        .zip(&found)
-        .filter(|(_, f)| f.is_none())
-        .map(|(&p, _)| p)
-        .collect();
+    let (mut found, missing) = cached_partitions(open, ids, caches).await;
     let from_cache = ids.len() - missing.len();
+    let (path, size) = (open.aux_path(), open.aux_size());
     let read = ReadTask::start(open, &missing, stats);
     if !in_order {
         for (&p, part) in ids.iter().zip(&found) {
@@ -125,4 +111,30 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// Partitions `ids` of `open` found in the caches (`None` for the others), and the ids of
+/// the others.
+pub(crate) async fn cached_partitions(
+    open: &OpenSegment,
+    ids: &[usize],
+    caches: &VectorCache,
+) -> (Vec<Option<Arc<Partition>>>, Vec<usize>) {
+    let (path, size) = (open.aux_path(), open.aux_size());
+    let mut found: Vec<Option<Arc<Partition>>> = Vec::with_capacity(ids.len());
+    for &p in ids {
+        found.push(
+            match caches.get(&key(&path, size, Some(p))).await.as_deref() {
+                Some(VectorEntry::Partition(part)) => Some(Arc::clone(part)),
+                _ => None,
+            },
+        );
+    }
+    let missing: Vec<usize> = ids
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| f.is_none())
+        .map(|(&p, _)| p)
+        .collect();
+    (found, missing)
 }

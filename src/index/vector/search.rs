@@ -17,7 +17,7 @@ use super::format::{Metric, Quantizer};
 use super::hnsw::traverse::HnswQuery;
 use super::hnsw::{effective_ef, search_partition};
 use super::partition::{index_query, score, Codes, Partition};
-use super::pipeline::score_probed;
+use super::pipeline::{cached_partitions, score_probed};
 use super::probes::{initial_probes, ProbeRequest};
 use super::rq;
 use super::segment::{open_segment, read_partitions, OpenSegment, PartitionStore};
@@ -579,24 +579,10 @@ pub(crate) async fn load_partitions(
     caches: &VectorCache,
     stats: &IoStats,
 ) -> Result<(Vec<Arc<Partition>>, usize)> {
-    let (path, size) = (open.aux_path(), open.aux_size());
-    let mut found: Vec<Option<Arc<Partition>>> = Vec::with_capacity(ids.len());
-    for &p in ids {
-        found.push(
-            match caches.get(&key(&path, size, Some(p))).await.as_deref() {
-                Some(VectorEntry::Partition(part)) => Some(Arc::clone(part)),
-                _ => None,
-            },
-        );
-    }
-    let missing: Vec<usize> = ids
-        .iter()
-        .zip(&found)
-        .filter(|(_, f)| f.is_none())
-        .map(|(&p, _)| p)
-        .collect();
+    let (mut found, missing) = cached_partitions(open, ids, caches).await;
     let from_cache = ids.len() - missing.len();
     if !missing.is_empty() {
+        let (path, size) = (open.aux_path(), open.aux_size());
         let read = Box::pin(read_partitions(open, &missing, stats)).await?;
         for (p, part) in missing.iter().zip(read) {
             let part = Arc::new(part);
