@@ -113,24 +113,11 @@ pub(crate) async fn run_blob_bench(args: &BlobBenchArgs) -> Result<BenchReport> 
 fn settings(args: &BlobBenchArgs, store: &BenchStore) -> BenchSettings {
     let common = &args.common;
     BenchSettings {
-        command: "blob".into(),
-        label: common
-            .label
-            .clone()
-            .unwrap_or_else(|| format!("lakeseek blob {} {}", common.mode(), args.dataset)),
-        url: args.dataset.clone(),
-        store: store.describe(),
-        target: "dataset".into(),
-        mode: common.mode().into(),
-        injected_latency_ms: common.latency_ms,
-        concurrency: common.concurrency,
-        seed: common.seed,
         columns: vec![args.column.clone()],
         rows_per_take: Some(args.blobs_per_take),
         filter_template: None,
         values_from: None,
-        warmup: common.warmup,
-        ..BenchSettings::default()
+        ..common.settings("blob", &args.dataset, store, "dataset")
     }
 }
 

@@ -158,6 +158,34 @@ impl CommonBenchArgs {
         }
     }
 
+    /// The settings every mode reports alike: `command`, its label (`--label`, else
+    /// "lakeseek COMMAND MODE URL"), the URL, store, target kind, mode, latency,
+    /// concurrency, seed and warm-up; a mode adds its own fields to these.
+    pub(crate) fn settings(
+        &self,
+        command: &str,
+        url: &str,
+        store: &BenchStore,
+        target: &str,
+    ) -> report::BenchSettings {
+        report::BenchSettings {
+            command: command.into(),
+            label: self
+                .label
+                .clone()
+                .unwrap_or_else(|| format!("lakeseek {command} {} {url}", self.mode())),
+            url: url.into(),
+            store: store.describe(),
+            target: target.into(),
+            mode: self.mode().into(),
+            injected_latency_ms: self.latency_ms,
+            concurrency: self.concurrency,
+            seed: self.seed,
+            warmup: self.warmup,
+            ..report::BenchSettings::default()
+        }
+    }
+
     /// Check the flags that do not depend on the target.
     pub(crate) fn validate(&self) -> Result<()> {
         if self.concurrency == 0 {

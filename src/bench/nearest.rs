@@ -121,20 +121,7 @@ pub(crate) async fn run_nearest_bench(args: &NearestBenchArgs) -> Result<BenchRe
 fn settings(args: &NearestBenchArgs, store: &BenchStore, set: &QuerySet) -> BenchSettings {
     let common = &args.common;
     BenchSettings {
-        command: "nearest".into(),
-        label: common
-            .label
-            .clone()
-            .unwrap_or_else(|| format!("lakeseek nearest {} {}", common.mode(), args.dataset)),
-        url: args.dataset.clone(),
-        store: store.describe(),
-        target: "dataset".into(),
-        mode: common.mode().into(),
-        injected_latency_ms: common.latency_ms,
-        concurrency: common.concurrency,
-        seed: common.seed,
         filter_template: args.filter.clone(),
-        warmup: common.warmup,
         search_column: Some(args.column.clone()),
         queries_from: Some(set.origin.clone()),
         k: Some(args.k),
@@ -143,7 +130,7 @@ fn settings(args: &NearestBenchArgs, store: &BenchStore, set: &QuerySet) -> Benc
         ef: args.ef,
         budget_bytes: Some(args.budget_bytes.unwrap_or(crate::DEFAULT_SESSION_BUDGET)),
         prewarm: args.prewarm,
-        ..BenchSettings::default()
+        ..common.settings("nearest", &args.dataset, store, "dataset")
     }
 }
 

@@ -79,18 +79,6 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
     })
     .await?;
     let settings = BenchSettings {
-        command: "query".into(),
-        label: common
-            .label
-            .clone()
-            .unwrap_or_else(|| format!("lakeseek query {} {}", common.mode(), args.dataset)),
-        url: args.dataset.clone(),
-        store: store.describe(),
-        target: "dataset".into(),
-        mode: common.mode().into(),
-        injected_latency_ms: common.latency_ms,
-        concurrency: common.concurrency,
-        seed: common.seed,
         columns: Vec::new(),
         rows_per_take: None,
         filter_template: args.filter_template.clone().or_else(|| {
@@ -98,8 +86,7 @@ pub(crate) async fn run_query_bench(args: &QueryBenchArgs) -> Result<BenchReport
             Some(format!("(filters from {})", file.display()))
         }),
         values_from: args.values_from.clone(),
-        warmup: common.warmup,
-        ..BenchSettings::default()
+        ..common.settings("query", &args.dataset, &store, "dataset")
     };
     Ok(BenchReport::new(
         settings,

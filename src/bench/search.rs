@@ -95,20 +95,7 @@ pub(crate) async fn run_search_bench(args: &SearchBenchArgs) -> Result<BenchRepo
 fn settings(args: &SearchBenchArgs, store: &BenchStore) -> BenchSettings {
     let common = &args.common;
     BenchSettings {
-        command: "search".into(),
-        label: common
-            .label
-            .clone()
-            .unwrap_or_else(|| format!("lakeseek search {} {}", common.mode(), args.dataset)),
-        url: args.dataset.clone(),
-        store: store.describe(),
-        target: "dataset".into(),
-        mode: common.mode().into(),
-        injected_latency_ms: common.latency_ms,
-        concurrency: common.concurrency,
-        seed: common.seed,
         filter_template: args.filter.clone(),
-        warmup: common.warmup,
         search_column: Some(args.column.clone()),
         queries_from: Some(match (&args.texts, &args.text) {
             (Some(file), _) => file.display().to_string(),
@@ -116,7 +103,7 @@ fn settings(args: &SearchBenchArgs, store: &BenchStore) -> BenchSettings {
         }),
         k: args.k,
         operator: Some(args.operator.clone()),
-        ..BenchSettings::default()
+        ..common.settings("search", &args.dataset, store, "dataset")
     }
 }
 

@@ -126,24 +126,11 @@ fn settings(args: &TakeBenchArgs, target: &TakeTarget) -> BenchSettings {
         TakeTarget::Dataset(d) => ("dataset", &d.store, d.columns.clone()),
     };
     BenchSettings {
-        command: "take".into(),
-        label: common
-            .label
-            .clone()
-            .unwrap_or_else(|| format!("lakeseek take {} {}", common.mode(), args.url)),
-        url: args.url.clone(),
-        store: store.describe(),
-        target: kind.into(),
-        mode: common.mode().into(),
-        injected_latency_ms: common.latency_ms,
-        concurrency: common.concurrency,
-        seed: common.seed,
         columns,
         rows_per_take: Some(args.rows_per_take),
         filter_template: None,
         values_from: None,
-        warmup: common.warmup,
-        ..BenchSettings::default()
+        ..common.settings("take", &args.url, store, kind)
     }
 }
 
