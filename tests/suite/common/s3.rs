@@ -11,6 +11,9 @@ use lakeseek_testing::S3Server;
 
 pub(crate) use lakeseek_testing::{ACCESS_KEY, BUCKET, REGION, SECRET_KEY};
 
+/// The latency every request of an [`S3TestServer`] store gets (see `counted`).
+const DEFAULT_LATENCY: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// An S3 server for one test. Dropping it stops the server and deletes its data.
 /// The server's own methods (`put`, `upload_dir`, `storage_options`, `faults`, ...) are
 /// reached through `Deref`.
@@ -51,10 +54,13 @@ impl S3TestServer {
     }
 
     fn counted(server: S3Server) -> Self {
-        Self {
-            server,
-            counting: CountingConnector::new(),
-        }
+        let counting = CountingConnector::new();
+        // Every request takes a few milliseconds, as on a network: requests a reader sends
+        // together then overlap (and count as one round trip) even when a busy machine runs
+        // the branches that send them late; on a bare local server the first could be
+        // answered before the second is sent. Tests that need more set their own.
+        counting.set_latency(DEFAULT_LATENCY);
+        Self { server, counting }
     }
 
     /// Open `s3://test-bucket/<key>` through the counting connector.
