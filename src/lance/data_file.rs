@@ -259,6 +259,41 @@ impl DataFileReader {
         }
     }
 
+    /// `(column, page)` of the pages of top-level fields `fields` (every column when `None`)
+    /// whose reads need page init data and whose buffers span more than `min_bytes`, in
+    /// column order (v2 files; none for a legacy file, whose pages need no init).
+    pub(crate) fn pages_needing_init(
+        &self,
+        fields: Option<&[usize]>,
+        min_bytes: u64,
+    ) -> Vec<(usize, usize)> {
+        let Self::V2(reader) = self else {
+            return Vec::new();
+        };
+        let columns = reader.metadata().columns.iter().enumerate();
+        let wanted = |c: usize| match fields {
+            None => true,
+            Some(fields) => fields.iter().any(|&i| {
+                self.schema()
+                    .fields
+                    .get(i)
+                    .is_some_and(|f| (f.first_column..f.first_column + f.num_columns).contains(&c))
+            }),
+        };
+        let mut pages = Vec::new();
+        for (c, column) in columns.filter(|(c, _)| wanted(*c)) {
+            for (p, page) in column.pages.iter().enumerate() {
+                let start = page.buffers.iter().map(|b| b.start).min().unwrap_or(0);
+                let end = page.buffers.iter().map(|b| b.end).max().unwrap_or(0);
+                let needs_init = !page.layout.init_ranges().is_empty();
+                if needs_init && end.saturating_sub(start) > min_bytes {
+                    pages.push((c, p));
+                }
+            }
+        }
+        pages
+    }
+
     /// Decoded page init of `(column, page)` pairs of a v2 file, the ones not cached read
     /// in one wave (into the reader's page-init cache); nothing for a legacy file.
     pub(crate) async fn prefetch_page_inits(

@@ -26,6 +26,7 @@ pub(crate) mod blobs;
 pub(crate) mod commit;
 pub(crate) mod deletion;
 mod files;
+pub(crate) use files::IndexFileReads;
 mod index_details;
 mod latest;
 pub(crate) mod manifest;

@@ -15,10 +15,46 @@ use super::tokens::{decode_arrow, decode_fst, TokenSet};
 use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
-use crate::lance::dataset::{DatasetVersion, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexFileReads, IndexSegment};
 use crate::lance::selection::RowSelection;
 
 const METADATA_FILE: &str = "metadata.lance";
+
+/// How a segment's files open when the manifest lists their sizes: `metadata.lance` and
+/// token dictionaries up to 1 MiB whole (the dictionary comes with the open), the invert
+/// and docs files by a 16 KiB suffix (pylance 14 writes metadata regions of under 2 KiB;
+/// a larger one costs one more read of what is missing).
+const FILE_READS: IndexFileReads = IndexFileReads {
+    whole: 1 << 20,
+    tail: 16 << 10,
+};
+
+#[cfg(test)]
+tokio::task_local! {
+    static TEST_FILE_READS: IndexFileReads;
+}
+
+/// The file reads in effect ([`FILE_READS`] but inside [`with_file_reads`]).
+fn file_reads() -> IndexFileReads {
+    #[cfg(test)]
+    if let Ok(reads) = TEST_FILE_READS.try_with(|r| *r) {
+        return reads;
+    }
+    FILE_READS
+}
+
+/// Run `f` with other file reads: tests scale them down so that a small fixture is read as
+/// a large index of the same layout is.
+#[cfg(test)]
+pub(crate) async fn with_file_reads<F: std::future::Future>(
+    reads: IndexFileReads,
+    f: F,
+) -> F::Output {
+    TEST_FILE_READS.scope(reads, f).await
+}
+
+/// At most this many pages of a partition have their page init read by the open.
+const MAX_PREFETCHED_INITS: usize = 64;
 const LEGACY_TOKENS: &str = "tokens.lance";
 const LEGACY_INVERT: &str = "invert.lance";
 const LEGACY_DOCS: &str = "docs.lance";
@@ -92,7 +128,7 @@ pub(crate) async fn open_segment(
         return open_legacy(dataset, segment, stats).await;
     }
     let guessed = partition_ids_from_files(segment);
-    let metadata = dataset.open_index_file(segment, METADATA_FILE, stats);
+    let metadata = dataset.open_index_file_sized(segment, METADATA_FILE, file_reads(), stats);
     let early = futures::future::try_join_all(
         guessed
             .iter()
@@ -239,9 +275,9 @@ async fn open_partition_files(
         format!("part_{id}_docs.lance"),
     ];
     let (tokens, invert, docs) = futures::try_join!(
-        dataset.open_index_file(segment, &names[0], stats),
-        dataset.open_index_file(segment, &names[1], stats),
-        dataset.open_index_file(segment, &names[2], stats),
+        dataset.open_index_file_sized(segment, &names[0], file_reads(), stats),
+        dataset.open_index_file_sized(segment, &names[1], file_reads(), stats),
+        dataset.open_index_file_sized(segment, &names[2], file_reads(), stats),
     )?;
     Ok(PartitionFiles {
         id,
@@ -265,7 +301,15 @@ async fn load_partition(
     } = files;
     let rows = RowSelection::Range(0..tokens.num_rows());
     let columns: Vec<usize> = (0..tokens.schema().fields.len()).collect();
-    let batch = tokens.read_rows(&columns, &rows, stats).await?;
+    // Every search reads the invert rows of its tokens and the docs rows it scores: their
+    // page init comes with the dictionary, not in a wave of its own per query.
+    let invert_pages = search_init_pages(&invert, &["_posting", "_length"]);
+    let docs_pages = search_init_pages(&docs, &[]);
+    let (batch, (), ()) = futures::try_join!(
+        tokens.read_rows(&columns, &rows, stats),
+        invert.prefetch_page_inits(&invert_pages, stats),
+        docs.prefetch_page_inits(&docs_pages, stats),
+    )?;
     let set = if meta.fst {
         decode_fst(&batch)
     } else {
@@ -289,6 +333,25 @@ async fn load_partition(
         docs,
         kind: PartitionKind::Blocks(meta.layout),
     })
+}
+
+/// `(column, page)` of the pages of fields `names` of `file` (every field when empty) whose
+/// reads need page init: none when there are more than [`MAX_PREFETCHED_INITS`] (the
+/// searches then read the init of the pages they touch).
+fn search_init_pages(file: &DataFileReader, names: &[&str]) -> Vec<(usize, usize)> {
+    let fields = if names.is_empty() {
+        None
+    } else {
+        match file.field_indices(names) {
+            Ok(fields) => Some(fields),
+            Err(_) => return Vec::new(),
+        }
+    };
+    let pages = file.pages_needing_init(fields.as_deref(), 0);
+    if pages.len() > MAX_PREFETCHED_INITS {
+        return Vec::new();
+    }
+    pages
 }
 
 /// Open the older single-partition layout.

@@ -22,9 +22,9 @@ use super::hnsw::GraphFile;
 use super::legacy::{self, Footer, LegacyFile};
 use super::partition::{decode_partition, Partition, ROW_ID_COLUMN};
 use crate::error::{Error, Result};
-use crate::io::{IoStats, ObjectVersion};
+use crate::io::IoStats;
 use crate::lance::data_file::DataFileReader;
-use crate::lance::dataset::{DatasetVersion, IndexSegment};
+use crate::lance::dataset::{DatasetVersion, IndexFileReads, IndexSegment};
 use crate::lance::selection::RowSelection;
 
 /// File of the sub-index and IVF centroids.
@@ -183,8 +183,8 @@ pub(crate) async fn open_segment(
     }
     let sizes = read_sizes();
     let (index, aux) = futures::try_join!(
-        open_file(dataset, segment, INDEX_FILE, sizes.whole_file, stats),
-        open_file(dataset, segment, AUXILIARY_FILE, sizes.whole_file, stats),
+        dataset.open_index_file_sized(segment, INDEX_FILE, file_reads(sizes), stats),
+        dataset.open_index_file_sized(segment, AUXILIARY_FILE, file_reads(sizes), stats),
     )?;
     if index.is_legacy() {
         return Err(Error::unsupported(
@@ -267,30 +267,6 @@ pub(crate) async fn open_segment(
     })
 }
 
-/// Open index file `name` of `segment`: read whole when it is at most `whole` bytes (its
-/// global buffers and pages then come with its metadata, in one request), else from its
-/// suffix; no request when its metadata is cached.
-async fn open_file(
-    dataset: &DatasetVersion,
-    segment: &IndexSegment,
-    name: &str,
-    whole: u64,
-    stats: &IoStats,
-) -> Result<DataFileReader> {
-    let path = dataset.index_file_path(segment, name)?;
-    let Some(size) = segment.file_size(name) else {
-        return dataset.open_index_file(segment, name, stats).await;
-    };
-    if size > whole || dataset.is_file_metadata_cached(&path, size).await {
-        return dataset.open_index_file(segment, name, stats).await;
-    }
-    let fetcher = dataset.store().fetcher.clone();
-    let known = ObjectVersion { size, etag: None };
-    let whole = fetcher.tail_of(&path, size, Some(&known), stats).await?;
-    let caches = Arc::clone(&dataset.session().reader_caches);
-    DataFileReader::open_from_tail(fetcher, path, whole, caches, stats).await
-}
-
 /// Whether `file`'s first read holds its global buffers `indices` (nothing to fetch).
 fn holds_buffers(file: &DataFileReader, indices: &[usize]) -> bool {
     indices
@@ -301,24 +277,19 @@ fn holds_buffers(file: &DataFileReader, indices: &[usize]) -> bool {
 /// `(column, page)` of the pages of `file` larger than `whole_page` whose reads need page
 /// init data: none when there are more than [`MAX_PREFETCHED_INITS`].
 fn large_pages(file: &DataFileReader, whole_page: u64) -> Vec<(usize, usize)> {
-    let DataFileReader::V2(reader) = file else {
-        return Vec::new();
-    };
-    let mut large = Vec::new();
-    for (c, column) in reader.metadata().columns.iter().enumerate() {
-        for (p, page) in column.pages.iter().enumerate() {
-            let start = page.buffers.iter().map(|b| b.start).min().unwrap_or(0);
-            let end = page.buffers.iter().map(|b| b.end).max().unwrap_or(0);
-            let needs_init = !page.layout.init_ranges().is_empty();
-            if needs_init && end.saturating_sub(start) > whole_page {
-                large.push((c, p));
-            }
-        }
-    }
+    let mut large = file.pages_needing_init(None, whole_page);
     if large.len() > MAX_PREFETCHED_INITS {
         large.clear();
     }
     large
+}
+
+/// Index files read whole up to `sizes.whole_file`, larger ones by the default suffix.
+fn file_reads(sizes: ReadSizes) -> IndexFileReads {
+    IndexFileReads {
+        whole: sizes.whole_file,
+        tail: crate::lance::file::DEFAULT_TAIL_BYTES,
+    }
 }
 
 /// The quantizer column of `auxiliary.idx` and its fixed list width.

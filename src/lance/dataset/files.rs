@@ -14,6 +14,17 @@ use crate::lance::legacy::open::id_range;
 use crate::lance::legacy::read::LegacySchemaHint;
 use crate::lance::proto::file as file_pb;
 
+/// How [`DatasetVersion::open_index_file_sized`] reads an index file whose size the manifest
+/// lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IndexFileReads {
+    /// Files up to this size are read whole by the open.
+    pub(crate) whole: u64,
+    /// Larger files: the suffix the open reads (their metadata region; a larger region costs
+    /// one more read of what is missing).
+    pub(crate) tail: u64,
+}
+
 impl DatasetVersion {
     /// A reader of data file `file`, v2 or legacy v1 (metadata through the session caches;
     /// the manifest's size, when it records one, saves a HEAD).
@@ -51,6 +62,41 @@ impl DatasetVersion {
             stats,
         )
         .await
+    }
+
+    /// [`Self::open_index_file`] shaped by what the manifest lists: a file of at most
+    /// `reads.whole` bytes is read whole (its pages and global buffers come with its
+    /// metadata, in one request), a larger one from a suffix of `reads.tail` bytes; no
+    /// request when its metadata is cached; the default suffix when no size is listed.
+    pub(crate) async fn open_index_file_sized(
+        &self,
+        segment: &IndexSegment,
+        name: &str,
+        reads: IndexFileReads,
+        stats: &IoStats,
+    ) -> Result<DataFileReader> {
+        let path = self.index_file_path(segment, name)?;
+        let Some(size) = segment.file_size(name) else {
+            return self.open_index_file(segment, name, stats).await;
+        };
+        let fetcher = self.store().fetcher.clone();
+        let caches = Arc::clone(&self.session().reader_caches);
+        if size == 0 || size > reads.whole || self.is_file_metadata_cached(&path, size).await {
+            let tail = reads.tail.max(1);
+            return DataFileReader::open_with_tail(
+                fetcher,
+                path,
+                Some(size),
+                caches,
+                None,
+                tail,
+                stats,
+            )
+            .await;
+        }
+        let known = ObjectVersion { size, etag: None };
+        let whole = fetcher.tail_of(&path, size, Some(&known), stats).await?;
+        DataFileReader::open_from_tail(fetcher, path, whole, caches, stats).await
     }
 
     /// A reader of index file `name` of `segment` (metadata through the session caches; the
