@@ -199,6 +199,13 @@ pub(crate) trait PlannedLeaf: Send + Sync + Debug {
         self.exactness() == Exactness::Candidates
     }
 
+    /// Whether execution will almost surely recheck rows of the covered fragments on data
+    /// (candidates that rarely prove a row, e.g. n-gram matches): the engine then opens
+    /// their data files alongside the index reads rather than after them.
+    fn recheck_likely(&self) -> bool {
+        false
+    }
+
     /// Whether execution evaluates the leaf on the data of every row of a fragment.
     fn evaluates_every_row(&self) -> bool {
         false

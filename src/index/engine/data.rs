@@ -62,6 +62,30 @@ pub(crate) async fn open_column(
     Ok(Some(opened))
 }
 
+/// Open the data files of `fragments` holding `field_id` and read their page init of the
+/// field when it takes at most [`MAX_EAGER_INIT_PAGES`] pages, through the session caches:
+/// a later read of rows of that column then reads only their values. Best effort — an
+/// error is left for that read to report (nothing may need reading at all).
+pub(crate) async fn prepare_column(
+    dataset: &DatasetVersion,
+    fragments: &[&Fragment],
+    field_id: i32,
+    stats: &IoStats,
+) {
+    let opens = fragments.iter().map(|fragment| async move {
+        if let Ok(Some((reader, index))) = open_column(dataset, fragment, field_id, stats).await {
+            let pages = reader.pages_needing_init(Some(&[index]), 0);
+            if pages.len() <= MAX_EAGER_INIT_PAGES {
+                let _ = reader.prefetch_page_inits(&pages, stats).await;
+            }
+        }
+    });
+    futures::future::join_all(opens).await;
+}
+
+/// At most this many pages of a column have their init read by [`prepare_column`].
+const MAX_EAGER_INIT_PAGES: usize = 8;
+
 /// Whether opening the data file of `fragment` holding `field_id` needs no request (its
 /// metadata is cached, or no file holds the field).
 pub(crate) async fn column_is_cached(

@@ -3,7 +3,9 @@
 use roaring::{RoaringBitmap, RoaringTreemap};
 use serde_json::{json, Value};
 
-use super::data::{column_is_cached, open_column, rows_with_value, top_level_column, DataLeaf};
+use super::data::{
+    column_is_cached, open_column, prepare_column, rows_with_value, top_level_column, DataLeaf,
+};
 use super::tree::{bounded, combine, index_query, key_of, shape, Node, Rows, Shape};
 use super::{FilterAnswer, FilterOptions};
 use crate::error::{Error, Result};
@@ -494,9 +496,13 @@ pub(crate) async fn execute(
     let eager_files: &[&Fragment] = if eager { &with_deletions } else { &[] };
     let universe = fragment_rows(dataset, &manifest.fragment_ids());
     let covered = covered_rows(dataset, plan);
-    let (answers, mut deletions) = futures::try_join!(
+    let (answers, mut deletions, ()) = futures::try_join!(
         answer_leaves(dataset, plan, &universe, &covered, stats),
-        dataset.deletion_vectors(eager_files, stats)
+        dataset.deletion_vectors(eager_files, stats),
+        async {
+            prepare_rechecks(dataset, plan, stats).await;
+            Ok(())
+        },
     )?;
     let (mut rows, tally) = leaf_rows(&universe, &covered, answers);
     let mut root = combine(&plan.shape.root, &rows, &universe);
@@ -520,6 +526,33 @@ pub(crate) async fn execute(
         rechecked_rows,
     })
 }
+
+/// For leaves whose candidates will almost surely be rechecked, over at most
+/// [`EAGER_RECHECK_FILES`] fragments: open their column's data files (and read its page
+/// init) with the index reads, so the recheck reads values only.
+async fn prepare_rechecks(dataset: &DatasetVersion, plan: &FilterPlan, stats: &IoStats) {
+    let manifest = dataset.manifest();
+    let prepares = plan.leaves.iter().filter_map(|leaf| {
+        let planned = leaf.answerer.planned()?;
+        if !planned.recheck_likely() || planned.coverage().len() > EAGER_RECHECK_FILES {
+            return None;
+        }
+        let Ok(DataLeaf::Scalar { field, .. }) = data_leaf(dataset, plan, leaf) else {
+            return None;
+        };
+        let column = top_level_column(&manifest.schema, field.id).ok()?;
+        let fragments: Vec<&Fragment> = manifest
+            .fragments
+            .iter()
+            .filter(|f| u32::try_from(f.id).is_ok_and(|id| planned.coverage().contains(id)))
+            .collect();
+        Some(async move { prepare_column(dataset, &fragments, column, stats).await })
+    });
+    futures::future::join_all(prepares).await;
+}
+
+/// Most fragments whose data files [`prepare_rechecks`] opens for one leaf.
+const EAGER_RECHECK_FILES: u64 = 4;
 
 /// The rows of the fragments each leaf's index covers (none for leaves without an index).
 fn covered_rows(dataset: &DatasetVersion, plan: &FilterPlan) -> Vec<RoaringTreemap> {

@@ -196,6 +196,12 @@ impl PlannedLeaf for PlannedNgram {
         &self.coverage
     }
 
+    fn recheck_likely(&self) -> bool {
+        // Every candidate is rechecked: the posting lists only prove that a row holds
+        // each of the pattern's trigrams.
+        true
+    }
+
     fn exactness(&self) -> Exactness {
         Exactness::Candidates
     }
