@@ -7,7 +7,9 @@
 //!    liveness needs them, or when that is every candidate) give a `k`-th best score;
 //! 2. the lengths of the other candidates whose bound reaches it;
 //! 3. when every indexed document is a live row, the row ids of the best `k` only (those
-//!    tied with the `k`-th best score taken in document order: ties come in either order).
+//!    tied with the `k`-th best score taken in document order: ties come in either order):
+//!    the best `k` after wave 1 have theirs read with wave 2, and a last wave reads those
+//!    of wave-2 documents that displaced them (none, usually).
 //!
 //! Lengths and row ids come from the session cache when an earlier query read them. A
 //! document whose length turns out below its bound (an index whose block max scores are
@@ -155,7 +157,20 @@ pub(crate) async fn score_candidates(
         .filter(|b| broken || b.0 >= threshold)
         .map(|b| (b.1, b.2))
         .collect();
-    broken |= score_wave(dataset, &s, &floors, &rest, rows_always, &mut known, stats).await?;
+    // The best so far usually stay the best: their row ids come with the second wave, so
+    // the last wave is needed only for documents of the second that displace them.
+    let early: Vec<Vec<u64>> = match top.live {
+        Liveness::All if !rows_always && !broken && !rest.is_empty() => {
+            missing_rows(&known, &best_of(&known, top.k, top.other_scores))
+        }
+        _ => vec![Vec::new(); s.parts.len()],
+    };
+    let (broken_rest, early_rows) = futures::try_join!(
+        score_wave(dataset, &s, &floors, &rest, rows_always, &mut known, stats),
+        row_ids_of(dataset, &s, &early, stats),
+    )?;
+    broken |= broken_rest;
+    set_rows(&mut known, &early, early_rows);
     let selected = if broken || matches!(top.live, Liveness::Check(_)) {
         known
             .iter()
@@ -289,29 +304,50 @@ async fn read_missing_rows(
     selected: &[Vec<u64>],
     stats: &IoStats,
 ) -> Result<()> {
-    let mut per_part: Vec<Vec<u64>> = Vec::with_capacity(known.len());
-    for (docs, keys) in known.iter().zip(selected) {
-        let missing: Vec<u64> = keys
-            .iter()
-            .filter(|d| docs.get(*d).is_some_and(|k| k.row.is_none()))
-            .copied()
-            .collect();
-        per_part.push(missing);
-    }
+    let missing = missing_rows(known, selected);
+    let rows = row_ids_of(dataset, s, &missing, stats).await?;
+    set_rows(known, &missing, rows);
+    Ok(())
+}
+
+/// Per partition, the `selected` documents whose row id is not known yet.
+fn missing_rows(known: &[HashMap<u64, Known>], selected: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    known
+        .iter()
+        .zip(selected)
+        .map(|(docs, keys)| {
+            keys.iter()
+                .filter(|d| docs.get(*d).is_some_and(|k| k.row.is_none()))
+                .copied()
+                .collect()
+        })
+        .collect()
+}
+
+/// The row ids of `docs` (per partition), one wave over every partition.
+async fn row_ids_of(
+    dataset: &DatasetVersion,
+    s: &Scoring<'_>,
+    docs: &[Vec<u64>],
+    stats: &IoStats,
+) -> Result<Vec<Vec<u64>>> {
     let reads = s
         .parts
         .iter()
-        .zip(&per_part)
+        .zip(docs)
         .map(|(part, docs)| cached_row_ids(dataset, part, docs, stats));
-    let read = futures::future::try_join_all(reads).await?;
-    for ((docs, rows), part_known) in per_part.iter().zip(read).zip(known.iter_mut()) {
+    futures::future::try_join_all(reads).await
+}
+
+/// Record `rows` (per partition, in `docs` order) as the row ids of `docs`.
+fn set_rows(known: &mut [HashMap<u64, Known>], docs: &[Vec<u64>], rows: Vec<Vec<u64>>) {
+    for ((docs, rows), part_known) in docs.iter().zip(rows).zip(known.iter_mut()) {
         for (d, row) in docs.iter().zip(rows) {
             if let Some(k) = part_known.get_mut(d) {
                 k.row = Some(row);
             }
         }
     }
-    Ok(())
 }
 
 /// Score every candidate (row ids and lengths of all of them, one wave).
