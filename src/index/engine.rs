@@ -24,6 +24,7 @@ mod check;
 mod data;
 mod plan;
 pub(crate) mod tree;
+mod truths;
 
 use roaring::RoaringTreemap;
 

@@ -25,7 +25,8 @@ pub(crate) enum CacheShare {
     BTreePages,
     /// Keys of bitmap lookups read so far.
     BitmapKeys,
-    /// Decoded bitmap row sets.
+    /// Decoded bitmap row sets (bitmap and NGRAM posting lists), and the filter engine's
+    /// memo of the truth values scalar predicates had on rows read from data.
     BitmapRowSets,
     /// Decoded zone maps.
     ZoneMaps,

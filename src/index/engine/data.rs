@@ -316,17 +316,86 @@ async fn evaluate_fragment(
             crate::index::sql::list_has::list_has(batch.column(0), *test, values)
                 .map_err(|e| e.at(reader.path().as_ref(), None))
         }
-        DataLeaf::Scalar {
-            predicate,
-            field,
-            slot,
-            slots,
-        } => {
-            let n = offsets.len();
-            let array = read_field(dataset, fragment, field.id, offsets, stats).await?;
-            evaluate_column(predicate, *slot, *slots, array.as_ref(), n)
-        }
+        DataLeaf::Scalar { .. } => evaluate_scalar(dataset, leaf, fragment, offsets, stats).await,
     }
+}
+
+/// The truth of a scalar leaf on `offsets` of `fragment`: what the session memo knows
+/// ([`super::truths`]), the rest read and evaluated (and added to the memo).
+async fn evaluate_scalar(
+    dataset: &DatasetVersion,
+    leaf: &DataLeaf<'_>,
+    fragment: &Fragment,
+    offsets: Vec<u64>,
+    stats: &IoStats,
+) -> Result<Vec<Option<bool>>> {
+    let DataLeaf::Scalar {
+        predicate,
+        field,
+        slot,
+        slots,
+    } = leaf
+    else {
+        return Err(Error::corrupt(
+            "internal: a scalar evaluation of a list leaf",
+        ));
+    };
+    let evaluate = |offsets: Vec<u64>| async move {
+        let n = offsets.len();
+        let array = read_field(dataset, fragment, field.id, offsets, stats).await?;
+        evaluate_column(predicate, *slot, *slots, array.as_ref(), n)
+    };
+    let Some(key) = truths_key(dataset, fragment, leaf)? else {
+        return evaluate(offsets).await;
+    };
+    let memo = super::truths::memo(dataset);
+    let mut known = memo
+        .get(&key)
+        .await
+        .map(|t| (*t).clone())
+        .unwrap_or_default();
+    let missing = known.missing(&offsets);
+    if !missing.is_empty() {
+        let truth = evaluate(missing.clone()).await?;
+        known.record(&missing, &truth);
+        memo.insert(key, std::sync::Arc::new(known.clone())).await;
+    }
+    Ok(offsets.iter().map(|&o| known.truth(o)).collect())
+}
+
+/// Longest predicate text memoized ([`truths_key`]).
+const MAX_MEMO_KEY: usize = 4096;
+
+/// The memo key of a scalar leaf on `fragment`: the data file holding its column (when the
+/// manifest gives its size) and the predicate as the evaluator reads it.
+fn truths_key(
+    dataset: &DatasetVersion,
+    fragment: &Fragment,
+    leaf: &DataLeaf<'_>,
+) -> Result<Option<crate::io::cache::CacheKey<String>>> {
+    let DataLeaf::Scalar {
+        predicate,
+        field,
+        slot,
+        slots,
+    } = leaf
+    else {
+        return Ok(None);
+    };
+    let column = top_level_column(&dataset.manifest().schema, field.id)?;
+    let Some(file) = file_holding(dataset, fragment, column) else {
+        return Ok(None);
+    };
+    let Some(size) = file.size_bytes else {
+        return Ok(None);
+    };
+    let path = dataset.data_file_path(file);
+    let what = format!("field {} slot {slot} of {slots}: {predicate:?}", field.id);
+    if what.len() > MAX_MEMO_KEY {
+        // A long value list: kept out of the memo (the key would outweigh what it saves).
+        return Ok(None);
+    }
+    Ok(Some(super::truths::key(path.as_ref(), size, what)))
 }
 
 /// The rows of `rows` (row addresses of current fragments) where `leaf` has the wanted

@@ -1,0 +1,102 @@
+//! The session's memo of truth values a scalar leaf had on data: per data file (immutable,
+//! named once; keyed by path and size as every session cache is) and predicate, the offsets
+//! evaluated and which were TRUE / FALSE. A repeated recheck or scan of the same rows reads
+//! nothing; new rows are evaluated and added.
+
+use roaring::RoaringBitmap;
+
+use crate::index::caches::session_cache;
+use crate::io::budget::CacheShare;
+use crate::io::cache::{CacheKey, DeepSize};
+use crate::io::ObjectVersion;
+
+/// What is known of one predicate on one data file's rows (fragment offsets).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Truths {
+    evaluated: RoaringBitmap,
+    true_rows: RoaringBitmap,
+    false_rows: RoaringBitmap,
+}
+
+impl DeepSize for Truths {
+    fn deep_size(&self) -> usize {
+        96 + self.evaluated.serialized_size()
+            + self.true_rows.serialized_size()
+            + self.false_rows.serialized_size()
+    }
+}
+
+impl Truths {
+    /// The offsets of `offsets` (sorted, unique) not evaluated yet.
+    pub(crate) fn missing(&self, offsets: &[u64]) -> Vec<u64> {
+        offsets
+            .iter()
+            .copied()
+            .filter(|&o| u32::try_from(o).map_or(true, |o| !self.evaluated.contains(o)))
+            .collect()
+    }
+
+    /// Record the truth of each of `offsets` (offsets past `u32` are not kept).
+    pub(crate) fn record(&mut self, offsets: &[u64], truth: &[Option<bool>]) {
+        for (&o, t) in offsets.iter().zip(truth) {
+            let Ok(o) = u32::try_from(o) else { continue };
+            self.evaluated.insert(o);
+            match t {
+                Some(true) => self.true_rows.insert(o),
+                Some(false) => self.false_rows.insert(o),
+                None => false,
+            };
+        }
+    }
+
+    /// The truth of an evaluated offset (`None`: NULL, or never evaluated).
+    pub(crate) fn truth(&self, offset: u64) -> Option<bool> {
+        let o = u32::try_from(offset).ok()?;
+        if self.true_rows.contains(o) {
+            Some(true)
+        } else if self.false_rows.contains(o) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// The key of `predicate` (its text as the evaluator sees it: operands name the bound
+/// fields' slots, so the field id and slots are part of it) on the data file at `path` of
+/// `size` bytes.
+pub(crate) fn key(path: &str, size: u64, predicate: String) -> CacheKey<String> {
+    CacheKey {
+        path: path.to_string(),
+        version: ObjectVersion { size, etag: None },
+        item: predicate,
+    }
+}
+
+/// The memo (a share of the session's row-set budget).
+pub(crate) fn memo(
+    dataset: &crate::lance::dataset::DatasetVersion,
+) -> crate::io::cache::SizedCache<String, Truths> {
+    session_cache::<String, Truths>(dataset.session(), CacheShare::BitmapRowSets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_answer_and_report_what_is_missing() {
+        let mut t = Truths::default();
+        assert_eq!(t.missing(&[1, 2, 3]), vec![1, 2, 3]);
+        t.record(&[1, 2, 3], &[Some(true), None, Some(false)]);
+        assert_eq!(t.missing(&[0, 1, 2, 3, 4]), vec![0, 4]);
+        assert_eq!(
+            (t.truth(1), t.truth(2), t.truth(3), t.truth(9)),
+            (Some(true), None, Some(false), None)
+        );
+        // Offsets past u32 are never taken as evaluated.
+        let big = u64::from(u32::MAX) + 1;
+        t.record(&[big], &[Some(true)]);
+        assert_eq!(t.missing(&[big]), vec![big]);
+    }
+}
