@@ -358,6 +358,7 @@ async fn evaluate_scalar(
     if !missing.is_empty() {
         let truth = evaluate(missing.clone()).await?;
         known.record(&missing, &truth);
+        known.weigh_key(&key);
         memo.insert(key, std::sync::Arc::new(known.clone())).await;
     }
     Ok(offsets.iter().map(|&o| known.truth(o)).collect())
@@ -391,8 +392,10 @@ fn truths_key(
     };
     let path = dataset.data_file_path(file);
     let what = format!("field {} slot {slot} of {slots}: {predicate:?}", field.id);
-    if what.len() > MAX_MEMO_KEY {
+    if what.len() > MAX_MEMO_KEY || what.contains("NaN") {
         // A long value list: kept out of the memo (the key would outweigh what it saves).
+        // A NaN literal: its text drops the sign and payload that order it (-NaN sorts
+        // first, NaN last), so two predicates could share a key.
         return Ok(None);
     }
     Ok(Some(super::truths::key(path.as_ref(), size, what)))

@@ -16,11 +16,14 @@ pub(crate) struct Truths {
     evaluated: RoaringBitmap,
     true_rows: RoaringBitmap,
     false_rows: RoaringBitmap,
+    /// Bytes of the entry's key (its path and predicate text), weighed with the value.
+    key_bytes: usize,
 }
 
 impl DeepSize for Truths {
     fn deep_size(&self) -> usize {
-        96 + self.evaluated.serialized_size()
+        96 + self.key_bytes
+            + self.evaluated.serialized_size()
             + self.true_rows.serialized_size()
             + self.false_rows.serialized_size()
     }
@@ -47,6 +50,11 @@ impl Truths {
                 None => false,
             };
         }
+    }
+
+    /// Count `key`'s bytes in this entry's weight (the cache weighs values only).
+    pub(crate) fn weigh_key(&mut self, key: &CacheKey<String>) {
+        self.key_bytes = key.path.len() + key.item.len();
     }
 
     /// The truth of an evaluated offset (`None`: NULL, or never evaluated).
@@ -98,5 +106,9 @@ mod tests {
         let big = u64::from(u32::MAX) + 1;
         t.record(&[big], &[Some(true)]);
         assert_eq!(t.missing(&[big]), vec![big]);
+        // The key's bytes count in the entry's weight.
+        let before = t.deep_size();
+        t.weigh_key(&key("data/a.lance", 10, "x".repeat(1000)));
+        assert!(t.deep_size() >= before + 1000);
     }
 }

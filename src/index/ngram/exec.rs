@@ -31,6 +31,9 @@ const FILE_READS: IndexFileReads = IndexFileReads {
 /// (4 bytes a trigram, at most 37^3 of them) comes with its init in one read.
 const WHOLE_PAGE: u64 = 256 << 10;
 
+/// At most this many posting pages have their init read with the token map.
+const MAX_PREFETCHED_INITS: usize = 64;
+
 /// An open posting file.
 #[derive(Debug, Clone)]
 pub(crate) struct NgramFile {
@@ -108,9 +111,13 @@ pub(crate) async fn load_tokens(
     session_cache::<(), NgramTokens>(dataset.session(), CacheShare::BitmapKeys)
         .get_or_try_load(file.key(()), async {
             let n = file.reader.num_rows();
-            let posting_pages = file
+            let mut posting_pages = file
                 .reader
                 .pages_needing_init(Some(&[file.postings]), WHOLE_PAGE);
+            if posting_pages.len() > MAX_PREFETCHED_INITS {
+                // Many pages: each query reads the init of the pages it touches.
+                posting_pages.clear();
+            }
             let (columns, all) = ([file.tokens], RowSelection::Range(0..n));
             let (batch, ()) = futures::try_join!(
                 file.reader.read_rows(&columns, &all, stats),

@@ -67,7 +67,8 @@ impl DatasetVersion {
     /// [`Self::open_index_file`] shaped by what the manifest lists: a file of at most
     /// `reads.whole` bytes is read whole (its pages and global buffers come with its
     /// metadata, in one request), a larger one from a suffix of `reads.tail` bytes; no
-    /// request when its metadata is cached; the default suffix when no size is listed.
+    /// request when its metadata (or its decoded legacy file) is cached; the default suffix
+    /// when no size is listed.
     pub(crate) async fn open_index_file_sized(
         &self,
         segment: &IndexSegment,
@@ -81,7 +82,7 @@ impl DatasetVersion {
         };
         let fetcher = self.store().fetcher.clone();
         let caches = Arc::clone(&self.session().reader_caches);
-        if size == 0 || size > reads.whole || self.is_file_metadata_cached(&path, size).await {
+        if size == 0 || size > reads.whole || self.is_index_file_cached(segment, name).await {
             let tail = reads.tail.max(1);
             return DataFileReader::open_with_tail(
                 fetcher,
