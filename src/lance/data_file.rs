@@ -261,11 +261,14 @@ impl DataFileReader {
 
     /// `(column, page)` of the pages of top-level fields `fields` (every column when `None`)
     /// whose reads need page init data and whose buffers span more than `min_bytes`, in
-    /// column order (v2 files; none for a legacy file, whose pages need no init).
+    /// column order — none when there are more than `max_pages` (a caller prefetching them
+    /// then leaves each read to fetch the init it needs) and none for a legacy file, whose
+    /// pages need no init.
     pub(crate) fn pages_needing_init(
         &self,
         fields: Option<&[usize]>,
         min_bytes: u64,
+        max_pages: usize,
     ) -> Vec<(usize, usize)> {
         let Self::V2(reader) = self else {
             return Vec::new();
@@ -287,6 +290,9 @@ impl DataFileReader {
                 let end = page.buffers.iter().map(|b| b.end).max().unwrap_or(0);
                 let needs_init = !page.layout.init_ranges().is_empty();
                 if needs_init && end.saturating_sub(start) > min_bytes {
+                    if pages.len() == max_pages {
+                        return Vec::new();
+                    }
                     pages.push((c, p));
                 }
             }

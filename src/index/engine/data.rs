@@ -21,17 +21,8 @@ use crate::lance::reader::RowSelection;
 /// How a leaf is evaluated on data.
 #[derive(Debug)]
 pub(crate) enum DataLeaf<'a> {
-    /// A predicate on one scalar column (`slot` = its index in the bound fields).
-    Scalar {
-        /// The predicate.
-        predicate: &'a SqlPredicate,
-        /// The column.
-        field: &'a BoundField,
-        /// Its index into the bound fields.
-        slot: usize,
-        /// Number of bound fields.
-        slots: usize,
-    },
+    /// A predicate on one scalar column.
+    Scalar(ScalarLeaf<'a>),
     /// An `any_element` call, typed against its list column.
     AnyElement(TypedCall),
     /// `array_has_any` / `array_has_all` / `array_contains` on a list column.
@@ -43,6 +34,41 @@ pub(crate) enum DataLeaf<'a> {
         /// The list column.
         field: &'a BoundField,
     },
+}
+
+/// A predicate on one scalar column (`slot` = its index in the bound fields).
+#[derive(Debug)]
+pub(crate) struct ScalarLeaf<'a> {
+    /// The predicate.
+    pub(crate) predicate: &'a SqlPredicate,
+    /// The column.
+    pub(crate) field: &'a BoundField,
+    /// Its index into the bound fields.
+    pub(crate) slot: usize,
+    /// Number of bound fields.
+    pub(crate) slots: usize,
+    /// The text naming the predicate in the session's memo of truth values (none when it
+    /// cannot be memoized; [`super::truths::predicate_text`]), made once per leaf.
+    memo_text: Option<String>,
+}
+
+impl<'a> ScalarLeaf<'a> {
+    /// `predicate` on `field`, bound at `slot` of `slots` fields.
+    pub(crate) fn new(
+        predicate: &'a SqlPredicate,
+        field: &'a BoundField,
+        slot: usize,
+        slots: usize,
+    ) -> Self {
+        let memo_text = super::truths::predicate_text(field.id, slot, slots, predicate);
+        Self {
+            predicate,
+            field,
+            slot,
+            slots,
+            memo_text,
+        }
+    }
 }
 
 /// The open data file of `fragment` holding field `field_id`, and the field's index in it;
@@ -74,10 +100,8 @@ pub(crate) async fn prepare_column(
 ) {
     let opens = fragments.iter().map(|fragment| async move {
         if let Ok(Some((reader, index))) = open_column(dataset, fragment, field_id, stats).await {
-            let pages = reader.pages_needing_init(Some(&[index]), 0);
-            if pages.len() <= MAX_EAGER_INIT_PAGES {
-                let _ = reader.prefetch_page_inits(&pages, stats).await;
-            }
+            let pages = reader.pages_needing_init(Some(&[index]), 0, MAX_EAGER_INIT_PAGES);
+            let _ = reader.prefetch_page_inits(&pages, stats).await;
         }
     });
     futures::future::join_all(opens).await;
@@ -316,7 +340,9 @@ async fn evaluate_fragment(
             crate::index::sql::list_has::list_has(batch.column(0), *test, values)
                 .map_err(|e| e.at(reader.path().as_ref(), None))
         }
-        DataLeaf::Scalar { .. } => evaluate_scalar(dataset, leaf, fragment, offsets, stats).await,
+        DataLeaf::Scalar(scalar) => {
+            evaluate_scalar(dataset, scalar, fragment, offsets, stats).await
+        }
     }
 }
 
@@ -324,26 +350,15 @@ async fn evaluate_fragment(
 /// ([`super::truths`]), the rest read and evaluated (and added to the memo).
 async fn evaluate_scalar(
     dataset: &DatasetVersion,
-    leaf: &DataLeaf<'_>,
+    leaf: &ScalarLeaf<'_>,
     fragment: &Fragment,
     offsets: Vec<u64>,
     stats: &IoStats,
 ) -> Result<Vec<Option<bool>>> {
-    let DataLeaf::Scalar {
-        predicate,
-        field,
-        slot,
-        slots,
-    } = leaf
-    else {
-        return Err(Error::corrupt(
-            "internal: a scalar evaluation of a list leaf",
-        ));
-    };
     let evaluate = |offsets: Vec<u64>| async move {
         let n = offsets.len();
-        let array = read_field(dataset, fragment, field.id, offsets, stats).await?;
-        evaluate_column(predicate, *slot, *slots, array.as_ref(), n)
+        let array = read_field(dataset, fragment, leaf.field.id, offsets, stats).await?;
+        evaluate_column(leaf.predicate, leaf.slot, leaf.slots, array.as_ref(), n)
     };
     let Some(key) = truths_key(dataset, fragment, leaf)? else {
         return evaluate(offsets).await;
@@ -364,26 +379,17 @@ async fn evaluate_scalar(
     Ok(offsets.iter().map(|&o| known.truth(o)).collect())
 }
 
-/// Longest predicate text memoized ([`truths_key`]).
-const MAX_MEMO_KEY: usize = 4096;
-
 /// The memo key of a scalar leaf on `fragment`: the data file holding its column (when the
 /// manifest gives its size) and the predicate as the evaluator reads it.
 fn truths_key(
     dataset: &DatasetVersion,
     fragment: &Fragment,
-    leaf: &DataLeaf<'_>,
+    leaf: &ScalarLeaf<'_>,
 ) -> Result<Option<crate::io::cache::CacheKey<String>>> {
-    let DataLeaf::Scalar {
-        predicate,
-        field,
-        slot,
-        slots,
-    } = leaf
-    else {
+    let Some(text) = &leaf.memo_text else {
         return Ok(None);
     };
-    let column = top_level_column(&dataset.manifest().schema, field.id)?;
+    let column = top_level_column(&dataset.manifest().schema, leaf.field.id)?;
     let Some(file) = file_holding(dataset, fragment, column) else {
         return Ok(None);
     };
@@ -391,14 +397,7 @@ fn truths_key(
         return Ok(None);
     };
     let path = dataset.data_file_path(file);
-    let what = format!("field {} slot {slot} of {slots}: {predicate:?}", field.id);
-    if what.len() > MAX_MEMO_KEY || what.contains("NaN") {
-        // A long value list: kept out of the memo (the key would outweigh what it saves).
-        // A NaN literal: its text drops the sign and payload that order it (-NaN sorts
-        // first, NaN last), so two predicates could share a key.
-        return Ok(None);
-    }
-    Ok(Some(super::truths::key(path.as_ref(), size, what)))
+    Ok(Some(super::truths::key(path.as_ref(), size, text.clone())))
 }
 
 /// The rows of `rows` (row addresses of current fragments) where `leaf` has the wanted

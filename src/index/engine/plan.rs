@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::data::{
     column_is_cached, open_column, prepare_column, rows_with_value, top_level_column, DataLeaf,
+    ScalarLeaf,
 };
 use super::tree::{bounded, combine, index_query, key_of, shape, Node, Rows, Shape};
 use super::{FilterAnswer, FilterOptions};
@@ -537,10 +538,10 @@ async fn prepare_rechecks(dataset: &DatasetVersion, plan: &FilterPlan, stats: &I
         if !planned.recheck_likely() || planned.coverage().len() > EAGER_RECHECK_FILES {
             return None;
         }
-        let Ok(DataLeaf::Scalar { field, .. }) = data_leaf(dataset, plan, leaf) else {
+        let Ok(DataLeaf::Scalar(scalar)) = data_leaf(dataset, plan, leaf) else {
             return None;
         };
-        let column = top_level_column(&manifest.schema, field.id).ok()?;
+        let column = top_level_column(&manifest.schema, scalar.field.id).ok()?;
         let fragments: Vec<&Fragment> = manifest
             .fragments
             .iter()
@@ -747,12 +748,12 @@ fn data_leaf<'a>(
             "filter {:?}: {} with NULL in the value list is not evaluated on list data",
             plan.text, leaf.text
         ))),
-        (p, _) => Ok(DataLeaf::Scalar {
-            predicate: p,
-            field: &plan.bound.fields[leaf.slot],
-            slot: leaf.slot,
-            slots: plan.bound.fields.len(),
-        }),
+        (p, _) => Ok(DataLeaf::Scalar(ScalarLeaf::new(
+            p,
+            &plan.bound.fields[leaf.slot],
+            leaf.slot,
+            plan.bound.fields.len(),
+        ))),
     }
 }
 

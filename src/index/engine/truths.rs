@@ -70,9 +70,45 @@ impl Truths {
     }
 }
 
-/// The key of `predicate` (its text as the evaluator sees it: operands name the bound
-/// fields' slots, so the field id and slots are part of it) on the data file at `path` of
-/// `size` bytes.
+/// Longest predicate text memoized.
+const MAX_TEXT: usize = 4096;
+
+/// The text naming `predicate` on field `field_id` bound at `slot` of `slots` (operands name
+/// the bound fields' slots, so they are part of it), or `None` when it is not memoized: a
+/// text over [`MAX_TEXT`] bytes (a long value list: the key would outweigh what it saves;
+/// formatting stops there) or one holding a NaN (its text drops the sign and payload that
+/// order it — -NaN sorts first, NaN last — so two predicates could share it).
+pub(crate) fn predicate_text(
+    field_id: i32,
+    slot: usize,
+    slots: usize,
+    predicate: &impl std::fmt::Debug,
+) -> Option<String> {
+    use std::fmt::Write;
+    let mut text = Bounded(String::new());
+    write!(
+        text,
+        "field {field_id} slot {slot} of {slots}: {predicate:?}"
+    )
+    .ok()?;
+    (!text.0.contains("NaN")).then_some(text.0)
+}
+
+/// A string that refuses to grow past [`MAX_TEXT`] bytes.
+struct Bounded(String);
+
+impl std::fmt::Write for Bounded {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.0.len() + s.len() > MAX_TEXT {
+            return Err(std::fmt::Error);
+        }
+        self.0.push_str(s);
+        Ok(())
+    }
+}
+
+/// The key of a predicate's text ([`predicate_text`]) on the data file at `path` of `size`
+/// bytes.
 pub(crate) fn key(path: &str, size: u64, predicate: String) -> CacheKey<String> {
     CacheKey {
         path: path.to_string(),
@@ -110,5 +146,16 @@ mod tests {
         let before = t.deep_size();
         t.weigh_key(&key("data/a.lance", 10, "x".repeat(1000)));
         assert!(t.deep_size() >= before + 1000);
+    }
+
+    #[test]
+    fn long_or_nan_predicates_have_no_text() {
+        assert_eq!(
+            predicate_text(3, 0, 1, &"x > 1").as_deref(),
+            Some("field 3 slot 0 of 1: \"x > 1\"")
+        );
+        assert_eq!(predicate_text(3, 0, 1, &vec![7u64; 2000]), None);
+        assert_eq!(predicate_text(3, 0, 1, &f64::NAN), None);
+        assert_eq!(predicate_text(3, 0, 1, &-f64::NAN), None);
     }
 }

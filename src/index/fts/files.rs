@@ -347,11 +347,7 @@ fn search_init_pages(file: &DataFileReader, names: &[&str]) -> Vec<(usize, usize
             Err(_) => return Vec::new(),
         }
     };
-    let pages = file.pages_needing_init(fields.as_deref(), 0);
-    if pages.len() > MAX_PREFETCHED_INITS {
-        return Vec::new();
-    }
-    pages
+    file.pages_needing_init(fields.as_deref(), 0, MAX_PREFETCHED_INITS)
 }
 
 /// Open the older single-partition layout.

@@ -432,14 +432,7 @@ async fn cached_lengths(
             found.insert(*d, (row, len));
         }
     }
-    docs.iter()
-        .map(|d| {
-            found
-                .get(d)
-                .copied()
-                .ok_or_else(|| Error::corrupt("docs rows are missing"))
-        })
-        .collect()
+    in_doc_order(docs, &found)
 }
 
 /// Row ids of `docs` (ascending, lengths already cached) of a partitioned-layout `part`:
@@ -477,6 +470,11 @@ async fn cached_row_ids(
             found.insert(*d, row);
         }
     }
+    in_doc_order(docs, &found)
+}
+
+/// The facts `found` holds for `docs`, in `docs` order (corrupt when one is missing).
+fn in_doc_order<T: Copy>(docs: &[u64], found: &HashMap<u64, T>) -> Result<Vec<T>> {
     docs.iter()
         .map(|d| {
             found

@@ -111,13 +111,12 @@ pub(crate) async fn load_tokens(
     session_cache::<(), NgramTokens>(dataset.session(), CacheShare::BitmapKeys)
         .get_or_try_load(file.key(()), async {
             let n = file.reader.num_rows();
-            let mut posting_pages = file
-                .reader
-                .pages_needing_init(Some(&[file.postings]), WHOLE_PAGE);
-            if posting_pages.len() > MAX_PREFETCHED_INITS {
-                // Many pages: each query reads the init of the pages it touches.
-                posting_pages.clear();
-            }
+            // Many pages: none, each query reads the init of the pages it touches.
+            let posting_pages = file.reader.pages_needing_init(
+                Some(&[file.postings]),
+                WHOLE_PAGE,
+                MAX_PREFETCHED_INITS,
+            );
             let (columns, all) = ([file.tokens], RowSelection::Range(0..n));
             let (batch, ()) = futures::try_join!(
                 file.reader.read_rows(&columns, &all, stats),

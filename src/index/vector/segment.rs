@@ -277,11 +277,7 @@ fn holds_buffers(file: &DataFileReader, indices: &[usize]) -> bool {
 /// `(column, page)` of the pages of `file` larger than `whole_page` whose reads need page
 /// init data: none when there are more than [`MAX_PREFETCHED_INITS`].
 fn large_pages(file: &DataFileReader, whole_page: u64) -> Vec<(usize, usize)> {
-    let mut large = file.pages_needing_init(None, whole_page);
-    if large.len() > MAX_PREFETCHED_INITS {
-        large.clear();
-    }
-    large
+    file.pages_needing_init(None, whole_page, MAX_PREFETCHED_INITS)
 }
 
 /// Index files read whole up to `sizes.whole_file`, larger ones by the default suffix.
