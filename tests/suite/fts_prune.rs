@@ -2,7 +2,8 @@
 //!
 //! * the document-length floors drawn from lance's stored block max scores hold for every
 //!   posting of every partitioned INVERTED index pylance 14.0.2 wrote in the fixtures (the
-//!   bound pruning relies on, checked against the real lengths); with
+//!   bound pruning relies on, checked against the real lengths), and so does the floor
+//!   under a one-term search's `k`-th best score drawn from them; with
 //!   `LAKESEEK_FTS_BOUND_CHECK=/path/a.lance[,...]` also on other datasets (the 1M-document
 //!   benchmark dataset, say);
 //! * the recorded best-`k` queries whose answers equal pylance's (`fts_answers`) score only
@@ -11,8 +12,9 @@
 use std::sync::Arc;
 
 use crate::index::fts::files::{open_segment, PartitionKind};
-use crate::index::fts::prune::{length_floor, PartitionStats};
+use crate::index::fts::prune::{kth_best, kth_best_floor, length_floor, PartitionStats};
 use crate::index::fts::read::{read_doc_columns, read_postings};
+use crate::index::fts::score::Corpus;
 use crate::index::fts::search::search;
 use crate::io::IoStats;
 use crate::lance::dataset::{DatasetSession, DatasetVersion};
@@ -59,6 +61,7 @@ async fn check_floors(url: &str) -> (u64, u64) {
                         "{url}: one block max score per block"
                     );
                     let n = tp.docs.len() as u64;
+                    check_kth_floor(url, &tp, &lengths, layout.block_size, p_stats);
                     for (i, (d, f)) in tp.docs.iter().zip(&tp.frequencies).enumerate() {
                         let floor =
                             length_floor(*f, tp.block_max[i / layout.block_size], n, p_stats);
@@ -76,6 +79,54 @@ async fn check_floors(url: &str) -> (u64, u64) {
         }
     }
     (checked, useful)
+}
+
+/// The floor a one-term search puts under its `k`-th best score before reading a length
+/// (the block max scores as the exact scores of distinct documents) is at most the `k`-th
+/// best exact score, for `k` 1, 3, 10 and 100.
+fn check_kth_floor(
+    url: &str,
+    tp: &crate::index::fts::read::TermPostings,
+    lengths: &[u32],
+    block_size: usize,
+    stats: PartitionStats,
+) {
+    let corpus = Corpus {
+        num_docs: stats.num_docs,
+        total_tokens: stats.total_tokens,
+        token_docs: vec![tp.docs.len() as u64],
+    };
+    let w = [corpus.query_weight(0)];
+    let candidates = tp
+        .docs
+        .iter()
+        .zip(&tp.frequencies)
+        .map(|(d, f)| (*d, vec![*f]))
+        .collect();
+    let exact = tp
+        .docs
+        .iter()
+        .zip(&tp.frequencies)
+        .map(|(d, f)| corpus.score(&[*f], lengths[*d as usize], &w));
+    let exact: Vec<f32> = exact.collect();
+    for k in [1, 3, 10, 100] {
+        let floor = kth_best_floor(
+            std::slice::from_ref(tp),
+            &w,
+            &candidates,
+            block_size,
+            stats,
+            k,
+            &[],
+        );
+        if let Some(floor) = floor {
+            let kth = kth_best(exact.iter().copied(), k).expect("k blocks, k documents");
+            assert!(
+                floor <= kth,
+                "{url}: k {k}: floor {floor} above the k-th best {kth}"
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -12,6 +12,8 @@
 //! Only documents whose bound reaches the `k`-th best exact score found so far are read
 //! ([`super::topk`]); the rest cannot enter the best `k`.
 
+use std::collections::BTreeMap;
+
 use super::read::TermPostings;
 use super::score::{idf, B, K1};
 
@@ -23,6 +25,81 @@ const SLACK: f64 = 1e-3;
 /// score that prunes well, few enough to cost little.
 pub(crate) fn first_wave_len(k: usize, candidates: usize) -> usize {
     k.saturating_mul(4).max(32).min(candidates)
+}
+
+/// How many candidates, of score bounds `bounds`, the first length wave of a best-`k`
+/// search reads (those of highest bound), the rows outside the index scoring `other`.
+///
+/// The `k`-th best exact score is at most the `k`-th best bound, so every candidate whose
+/// bound reaches the latter is read whatever the first wave finds: the first wave takes
+/// all of them (bounds tied at the top then give an exact `k`-th best close to the final
+/// one, not one from an arbitrary few of the tied) and at least [`first_wave_len`]. When
+/// a second wave could spare at most twice that many reads (a few lengths, each a small
+/// chunk; or flat bounds: short documents put a short one in nearly every posting block),
+/// the first reads every candidate: a second would cost a round trip (and often a third,
+/// for the row ids of documents that displace the first's best) to spare little.
+pub(crate) fn first_wave(k: usize, bounds: &[f32], other: &[f32]) -> usize {
+    let n0 = first_wave_len(k, bounds.len());
+    let all = bounds.iter().chain(other).copied();
+    let Some(kth) = kth_best(all, k) else {
+        return bounds.len();
+    };
+    let certain = bounds.iter().filter(|b| **b >= kth).count();
+    let first = n0.max(certain);
+    if bounds.len() - first <= 2 * n0 {
+        bounds.len()
+    } else {
+        first
+    }
+}
+
+/// A floor under the `k`-th best score of a search over one partition whose statistics
+/// are the search's own, before any length is read: lance's max score of a posting block
+/// is the exact score, for that term, of one of the block's documents, so when every
+/// document of the block is a candidate, some candidate scores at least that term's share
+/// of it (`weights[t]` over the partition's idf of `t`; the other terms add nothing
+/// negative, so only with weights ≥ 0). Blocks of one term hold distinct documents: the
+/// floor is the best over terms of the `k`-th best of one term's blocks (and the rows
+/// outside the index scoring `other`). `None` when nothing bounds it.
+///
+/// A caller must check the floor afterwards (the `k`-th best exact score found is at
+/// least it): an index whose block max scores are not lance's would make it wrong.
+pub(crate) fn kth_best_floor(
+    postings: &[TermPostings],
+    weights: &[f32],
+    candidates: &BTreeMap<u64, Vec<u32>>,
+    block_size: usize,
+    stats: PartitionStats,
+    k: usize,
+    other: &[f32],
+) -> Option<f32> {
+    if block_size == 0 || weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+        return None;
+    }
+    let mut best: Option<f32> = None;
+    for (tp, w) in postings.iter().zip(weights) {
+        let token_docs = tp.docs.len() as u64;
+        let partition_idf = idf(token_docs, stats.num_docs);
+        if tp.block_max.len() != tp.docs.len().div_ceil(block_size)
+            || !partition_idf.is_finite()
+            || partition_idf <= 0.0
+        {
+            continue;
+        }
+        let share = f64::from(*w) / f64::from(partition_idf) * (1.0 - SLACK);
+        let floors = tp
+            .docs
+            .chunks(block_size)
+            .zip(&tp.block_max)
+            .filter(|(docs, max)| {
+                max.is_finite() && docs.iter().all(|d| candidates.contains_key(d))
+            })
+            .map(|(_, max)| (f64::from(*max) * share) as f32);
+        if let Some(kth) = kth_best(floors.chain(other.iter().copied()), k) {
+            best = Some(best.map_or(kth, |b| b.max(kth)));
+        }
+    }
+    best
 }
 
 /// One partition's statistics as the index wrote them.
@@ -58,7 +135,9 @@ pub(crate) fn length_floor(
     if floor <= 1.0 {
         return 0;
     }
-    floor.floor().min(f64::from(u32::MAX)) as u32
+    // Lengths are whole tokens: one at least `floor` is at least its ceiling (the slack
+    // above keeps `floor` below the best document's length whatever lance's rounding).
+    floor.ceil().min(f64::from(u32::MAX)) as u32
 }
 
 /// Each candidate document's least length (`docs`: document keys, ascending; `freqs`: its
@@ -154,7 +233,7 @@ mod tests {
             let floor = length_floor(f, max, 128, stats);
             assert!(floor <= len, "f {f} len {len}: floor {floor}");
             assert!(
-                floor + 2 >= len || floor == 0,
+                floor + 1 >= len || floor == 0,
                 "f {f} len {len}: floor {floor}"
             );
             // Any other document of the block scores at most the max: its floor holds too.
@@ -228,5 +307,96 @@ mod tests {
         assert_eq!(first_wave_len(10, 1000), 40);
         assert_eq!(first_wave_len(1, 1000), 32);
         assert_eq!(first_wave_len(10, 7), 7);
+    }
+
+    #[test]
+    fn flat_bounds_are_read_in_one_wave() {
+        // 100 candidates bounded alike: a second wave could prune none of them.
+        let flat = vec![9.5; 100];
+        assert_eq!(first_wave(10, &flat, &[]), 100);
+        // Spread bounds: 160 below the 10th best bound may be pruned.
+        let spread: Vec<f32> = (0..200).map(|i| i as f32).collect();
+        assert_eq!(first_wave(10, &spread, &[]), 40);
+        // 60 below it: not worth a second wave.
+        assert_eq!(first_wave(10, &spread[..100], &[]), 100);
+        // 50 tied at the top are read in any case: all of them first.
+        let tied: Vec<f32> = (0..200)
+            .map(|i| if i < 50 { 9.0 } else { i as f32 / 100.0 })
+            .collect();
+        assert_eq!(first_wave(10, &tied, &[]), 50);
+        // Fewer candidates and other rows than k: every one is among the best.
+        assert_eq!(first_wave(10, &spread[..5], &[1.0]), 5);
+        // Other rows' exact scores raise the bar: all 200 are below the 10th best.
+        assert_eq!(first_wave(10, &spread, &[1000.0; 10]), 40);
+    }
+
+    #[test]
+    fn the_block_max_floor_is_under_the_kth_best_score() {
+        let stats = PartitionStats {
+            num_docs: 1000,
+            total_tokens: 10_000,
+        };
+        // One term, blocks of 2: docs 1..=6 with (freq, len).
+        let docs_fl = [
+            (1, (1, 12)),
+            (2, (2, 5)),
+            (3, (1, 4)),
+            (4, (1, 30)),
+            (5, (3, 9)),
+            (6, (1, 7)),
+        ];
+        let n = docs_fl.len() as u64;
+        let block_max: Vec<f32> = docs_fl
+            .chunks(2)
+            .map(|b| lance_block_max(&b.iter().map(|(_, p)| *p).collect::<Vec<_>>(), n, stats))
+            .collect();
+        let tp = TermPostings {
+            docs: docs_fl.iter().map(|(d, _)| *d).collect(),
+            frequencies: docs_fl.iter().map(|(_, (f, _))| *f).collect(),
+            block_max,
+            ..Default::default()
+        };
+        let corpus = Corpus {
+            num_docs: 1000,
+            total_tokens: 10_000,
+            token_docs: vec![n],
+        };
+        let w = [corpus.query_weight(0)];
+        let mut exact: Vec<f32> = docs_fl
+            .iter()
+            .map(|(_, (f, l))| corpus.score(&[*f], *l, &w))
+            .collect();
+        exact.sort_by(|a, b| b.total_cmp(a));
+        let all: BTreeMap<u64, Vec<u32>> =
+            docs_fl.iter().map(|(d, (f, _))| (*d, vec![*f])).collect();
+        for k in 1..=3 {
+            let floor =
+                kth_best_floor(std::slice::from_ref(&tp), &w, &all, 2, stats, k, &[]).unwrap();
+            assert!(floor <= exact[k - 1], "k {k}: {floor} > {}", exact[k - 1]);
+            assert!(
+                floor >= exact[k - 1] * 0.99 || k > 1,
+                "k {k}: {floor} loose"
+            );
+        }
+        // Three blocks: no 4th distinct document is vouched for.
+        assert_eq!(
+            kth_best_floor(std::slice::from_ref(&tp), &w, &all, 2, stats, 4, &[]),
+            None
+        );
+        // A block with a document that is not a candidate (filtered out) vouches for nothing.
+        let mut some = all.clone();
+        some.remove(&2);
+        let with_all = kth_best_floor(std::slice::from_ref(&tp), &w, &all, 2, stats, 3, &[]);
+        let without = kth_best_floor(std::slice::from_ref(&tp), &w, &some, 2, stats, 3, &[]);
+        assert!(with_all.is_some() && without.is_none());
+        // Negative weights (a negative boost) or blocks that do not match give nothing.
+        assert_eq!(
+            kth_best_floor(std::slice::from_ref(&tp), &[-1.0], &all, 2, stats, 1, &[]),
+            None
+        );
+        assert_eq!(
+            kth_best_floor(std::slice::from_ref(&tp), &w, &all, 4, stats, 1, &[]),
+            None
+        );
     }
 }

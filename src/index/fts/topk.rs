@@ -3,8 +3,10 @@
 //! search only those whose score bound ([`super::prune`]) reaches the `k`-th best exact
 //! score, in waves:
 //!
-//! 1. the lengths of the `max(4k, 32)` candidates of highest bound (with their row ids when
-//!    liveness needs them, or when that is every candidate) give a `k`-th best score;
+//! 1. the lengths of the `max(4k, 32)` candidates of highest bound (every candidate when
+//!    the bounds are too flat for a second wave to spare much, [`super::prune::first_wave`];
+//!    with their row ids when liveness needs them, or when that is every candidate) give a
+//!    `k`-th best score;
 //! 2. the lengths of the other candidates whose bound reaches it;
 //! 3. when every indexed document is a live row, the row ids of the best `k` only (those
 //!    tied with the `k`-th best score taken in document order: ties come in either order):
@@ -20,7 +22,9 @@ use std::sync::Arc;
 
 use super::cache::{fts_cache, key, FtsEntry, FtsItem};
 use super::files::{Partition, PartitionKind};
-use super::prune::{first_wave_len, kth_best, length_floors, PartitionStats};
+use super::prune::{
+    first_wave, first_wave_len, kth_best, kth_best_floor, length_floors, PartitionStats,
+};
 use super::read::{read_doc_columns, read_docs, TermPostings};
 use super::score::Corpus;
 use super::search::Hit;
@@ -139,22 +143,34 @@ pub(crate) async fn score_candidates(
         }
         floors.push(Floors { docs, floors: fl });
     }
-    let n0 = first_wave_len(top.k, bounds.len());
+    // Candidates bounded below a floor under the k-th best score cannot be among the best.
+    let floor = kth_floor(&s, &top);
+    let eligible: Vec<f32> = bounds
+        .iter()
+        .map(|b| b.0)
+        .filter(|b| floor.is_none_or(|f| *b >= f))
+        .collect();
+    let n0 = first_wave(top.k, &eligible, top.other_scores);
     let by_bound = |a: &(f32, usize, u64), b: &(f32, usize, u64)| {
         b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2)))
     };
     if n0 > 0 && n0 < bounds.len() {
         bounds.select_nth_unstable_by(n0 - 1, by_bound);
     }
-    let rows_always = matches!(top.live, Liveness::Check(_)) || bounds.len() <= n0;
+    // Few candidates: their row ids come with their lengths, sparing a wave for those of
+    // the best. Many read in one wave (flat bounds): only the best's row ids, after.
+    let few = bounds.len() <= first_wave_len(top.k, usize::MAX);
+    let rows_always = matches!(top.live, Liveness::Check(_)) || few;
     let mut known: Vec<HashMap<u64, Known>> = vec![HashMap::new(); s.parts.len()];
     let wave: Vec<(usize, u64)> = bounds[..n0].iter().map(|b| (b.1, b.2)).collect();
     let mut broken =
         score_wave(dataset, &s, &floors, &wave, rows_always, &mut known, stats).await?;
-    let threshold = threshold(&top, &known).unwrap_or(f32::NEG_INFINITY);
+    let bar = threshold(&top, &known)
+        .unwrap_or(f32::NEG_INFINITY)
+        .max(floor.unwrap_or(f32::NEG_INFINITY));
     let rest: Vec<(usize, u64)> = bounds[n0..]
         .iter()
-        .filter(|b| broken || b.0 >= threshold)
+        .filter(|b| broken || b.0 >= bar)
         .map(|b| (b.1, b.2))
         .collect();
     // The best so far usually stay the best: their row ids come with the second wave, so
@@ -171,6 +187,28 @@ pub(crate) async fn score_candidates(
     )?;
     broken |= broken_rest;
     set_rows(&mut known, &early, early_rows);
+    if let Some(floor) = floor.filter(|_| !broken) {
+        // The floor must hold (an index whose block max scores are not lance's breaks
+        // it): else read every candidate whose bound reaches the k-th best exact score.
+        let kth = threshold(&top, &known).unwrap_or(f32::NEG_INFINITY);
+        if kth < floor {
+            let unread: Vec<(usize, u64)> = bounds[n0..]
+                .iter()
+                .filter(|b| b.0 >= kth && !known[b.1].contains_key(&b.2))
+                .map(|b| (b.1, b.2))
+                .collect();
+            broken |= score_wave(
+                dataset,
+                &s,
+                &floors,
+                &unread,
+                rows_always,
+                &mut known,
+                stats,
+            )
+            .await?;
+        }
+    }
     let selected = if broken || matches!(top.live, Liveness::Check(_)) {
         known
             .iter()
@@ -204,6 +242,41 @@ pub(crate) async fn score_candidates(
         scored,
         bounds_broken: broken,
     })
+}
+
+/// [`kth_best_floor`] where it holds: one partition whose statistics are the search's,
+/// every indexed document live.
+fn kth_floor(s: &Scoring<'_>, top: &TopK<'_>) -> Option<f32> {
+    let ([part], [postings], [candidates]) = (s.parts, s.postings, s.candidates.as_slice()) else {
+        return None;
+    };
+    let PartitionKind::Blocks(layout) = part.kind else {
+        return None;
+    };
+    let same_stats = s.corpus.num_docs == part.num_docs
+        && s.corpus.total_tokens == part.total_tokens
+        && postings.len() == s.weights.len()
+        && postings.len() == s.corpus.token_docs.len()
+        && postings
+            .iter()
+            .zip(&s.corpus.token_docs)
+            .all(|(tp, n)| tp.docs.len() as u64 == *n);
+    if !matches!(top.live, Liveness::All) || !same_stats {
+        return None;
+    }
+    let stats = PartitionStats {
+        num_docs: part.num_docs,
+        total_tokens: part.total_tokens,
+    };
+    kth_best_floor(
+        postings,
+        s.weights,
+        candidates,
+        layout.block_size,
+        stats,
+        top.k,
+        top.other_scores,
+    )
 }
 
 /// The `k`-th best score among the known (live) documents and the other rows.
