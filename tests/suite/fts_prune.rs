@@ -250,3 +250,33 @@ async fn best_k_equals_the_full_ranking_cut_at_k() {
     assert!(compared > 1000, "{compared}");
     assert!(pruned * 4 > compared, "{pruned} of {compared} pruned");
 }
+
+/// An index whose block max scores are not lance's (scaled up: the floor under the `k`-th
+/// best score is too high; scaled down: the length floors are) still answers as the full
+/// ranking: the search notices and reads on.
+#[tokio::test]
+async fn block_max_scores_that_are_not_lances_do_not_change_answers() {
+    use crate::index::fts::read::with_block_max_scale;
+    use crate::index::fts::search::{Operator, SearchRequest};
+    let dataset = open_local("default", Arc::new(DatasetSession::default())).await;
+    let mut checked = 0;
+    for text in ["the", "data", "lake search", "quick brown fox", "zebra"] {
+        let all = SearchRequest::matching(text, "body", Operator::Or, None);
+        let full = search(&dataset, &all, &IoStats::new()).await.unwrap().hits;
+        for scale in [4.0f32, 0.25] {
+            for k in [1, 3, 10] {
+                // A fresh session each time: postings are cached with their scores.
+                let fresh = open_local("default", Arc::new(DatasetSession::default())).await;
+                let top = SearchRequest::matching(text, "body", Operator::Or, Some(k));
+                let out = with_block_max_scale(scale, search(&fresh, &top, &IoStats::new()))
+                    .await
+                    .unwrap();
+                let want: Vec<f32> = full.iter().take(k).map(|h| h.score).collect();
+                let got: Vec<f32> = out.hits.iter().map(|h| h.score).collect();
+                assert_eq!(got, want, "{text:?} scale {scale} k {k}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 30);
+}

@@ -31,6 +31,27 @@ pub(crate) struct TermPostings {
     pub(crate) block_max: Vec<f32>,
 }
 
+#[cfg(test)]
+tokio::task_local! {
+    static TEST_BLOCK_MAX_SCALE: f32;
+}
+
+/// Block max scores as read (scaled inside [`with_block_max_scale`]).
+fn test_block_max(block_max: Vec<f32>) -> Vec<f32> {
+    #[cfg(test)]
+    if let Ok(scale) = TEST_BLOCK_MAX_SCALE.try_with(|s| *s) {
+        return block_max.into_iter().map(|m| m * scale).collect();
+    }
+    block_max
+}
+
+/// Run `f` reading every block max score times `scale`: tests make an index whose block
+/// max scores are not lance's, which the pruning must notice.
+#[cfg(test)]
+pub(crate) async fn with_block_max_scale<F: std::future::Future>(scale: f32, f: F) -> F::Output {
+    TEST_BLOCK_MAX_SCALE.scope(scale, f).await
+}
+
 /// The error pylance gives for a phrase query on an index built without positions.
 pub(crate) fn no_positions() -> Error {
     Error::InvalidArgument(
@@ -130,7 +151,7 @@ pub(crate) async fn read_postings(
                     docs: p.doc_ids.into_iter().map(u64::from).collect(),
                     frequencies: p.frequencies,
                     positions: pos,
-                    block_max: p.block_max,
+                    block_max: test_block_max(p.block_max),
                 });
             }
             Ok(order.iter().map(|i| decoded[*i as usize].clone()).collect())

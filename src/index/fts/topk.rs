@@ -212,7 +212,11 @@ pub(crate) async fn score_candidates(
     let selected = if broken || matches!(top.live, Liveness::Check(_)) {
         known
             .iter()
-            .map(|docs| docs.keys().copied().collect())
+            .map(|docs| {
+                let mut keys: Vec<u64> = docs.keys().copied().collect();
+                keys.sort_unstable();
+                keys
+            })
             .collect()
     } else {
         best_of(&known, top.k, top.other_scores)
