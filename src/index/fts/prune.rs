@@ -87,14 +87,23 @@ pub(crate) fn kth_best_floor(
             continue;
         }
         let share = f64::from(*w) / f64::from(partition_idf) * (1.0 - SLACK);
-        let floors = tp
+        // Both ascending: walk the candidates along the postings (no lookups).
+        let mut keys = candidates.keys().peekable();
+        let mut is_candidate = |d: &u64| {
+            while keys.next_if(|k| *k < d).is_some() {}
+            keys.peek() == Some(&d)
+        };
+        let floors: Vec<f32> = tp
             .docs
             .chunks(block_size)
             .zip(&tp.block_max)
             .filter(|(docs, max)| {
-                max.is_finite() && docs.iter().all(|d| candidates.contains_key(d))
+                docs.iter()
+                    .fold(max.is_finite(), |all, d| is_candidate(d) && all)
             })
-            .map(|(_, max)| (f64::from(*max) * share) as f32);
+            .map(|(_, max)| (f64::from(*max) * share) as f32)
+            .collect();
+        let floors = floors.into_iter();
         if let Some(kth) = kth_best(floors.chain(other.iter().copied()), k) {
             best = Some(best.map_or(kth, |b| b.max(kth)));
         }
@@ -201,8 +210,8 @@ pub(crate) fn kth_best(scores: impl IntoIterator<Item = f32>, k: usize) -> Optio
     if all.len() < k {
         return None;
     }
-    all.sort_unstable_by(|a, b| b.total_cmp(a));
-    Some(all[k - 1])
+    let (_, kth, _) = all.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    Some(*kth)
 }
 
 #[cfg(test)]
