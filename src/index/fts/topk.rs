@@ -187,27 +187,26 @@ pub(crate) async fn score_candidates(
     )?;
     broken |= broken_rest;
     set_rows(&mut known, &early, early_rows);
-    if let Some(floor) = floor.filter(|_| !broken) {
-        // The floor must hold (an index whose block max scores are not lance's breaks
-        // it): else read every candidate whose bound reaches the k-th best exact score.
-        let kth = threshold(&top, &known).unwrap_or(f32::NEG_INFINITY);
-        if kth < floor {
-            let unread: Vec<(usize, u64)> = bounds[n0..]
-                .iter()
-                .filter(|b| b.0 >= kth && !known[b.1].contains_key(&b.2))
-                .map(|b| (b.1, b.2))
-                .collect();
-            broken |= score_wave(
-                dataset,
-                &s,
-                &floors,
-                &unread,
-                rows_always,
-                &mut known,
-                stats,
-            )
-            .await?;
-        }
+    // Bounds that broke (a length below its floor: every candidate is read) or a floor
+    // that did not hold (an index whose block max scores are not lance's: every candidate
+    // whose bound reaches the k-th best exact score is) leave some unread: read them.
+    let kth = threshold(&top, &known).unwrap_or(f32::NEG_INFINITY);
+    if broken || floor.is_some_and(|f| kth < f) {
+        let unread: Vec<(usize, u64)> = bounds[n0..]
+            .iter()
+            .filter(|b| (broken || b.0 >= kth) && !known[b.1].contains_key(&b.2))
+            .map(|b| (b.1, b.2))
+            .collect();
+        broken |= score_wave(
+            dataset,
+            &s,
+            &floors,
+            &unread,
+            rows_always,
+            &mut known,
+            stats,
+        )
+        .await?;
     }
     let selected = if broken || matches!(top.live, Liveness::Check(_)) {
         known
