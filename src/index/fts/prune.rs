@@ -10,7 +10,10 @@
 //!   most that, which bounds its document's length from below.
 //!
 //! Only documents whose bound reaches the `k`-th best exact score found so far are read
-//! ([`super::topk`]); the rest cannot enter the best `k`.
+//! ([`super::topk`]); the rest cannot enter the best `k`. The same block max scores put a
+//! floor under the `k`-th best score before anything is read ([`kth_best_floor`]: each is
+//! the exact score of one document of its block), so candidates bounded below it are never
+//! read at all.
 
 use std::collections::BTreeMap;
 
@@ -93,7 +96,7 @@ pub(crate) fn kth_best_floor(
             while keys.next_if(|k| *k < d).is_some() {}
             keys.peek() == Some(&d)
         };
-        let floors: Vec<f32> = tp
+        let floors = tp
             .docs
             .chunks(block_size)
             .zip(&tp.block_max)
@@ -101,9 +104,7 @@ pub(crate) fn kth_best_floor(
                 docs.iter()
                     .fold(max.is_finite(), |all, d| is_candidate(d) && all)
             })
-            .map(|(_, max)| (f64::from(*max) * share) as f32)
-            .collect();
-        let floors = floors.into_iter();
+            .map(|(_, max)| (f64::from(*max) * share) as f32);
         if let Some(kth) = kth_best(floors.chain(other.iter().copied()), k) {
             best = Some(best.map_or(kth, |b| b.max(kth)));
         }
