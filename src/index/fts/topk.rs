@@ -4,9 +4,10 @@
 //! score, in waves:
 //!
 //! 1. the lengths of the `max(4k, 32)` candidates of highest bound (every candidate when
-//!    the bounds are too flat for a second wave to spare much, [`super::prune::first_wave`];
-//!    with their row ids when liveness needs them, or when that is every candidate) give a
-//!    `k`-th best score;
+//!    a second wave could spare little, [`super::prune::first_wave`]; none bounded below a
+//!    floor under the `k`-th best score, [`super::prune::kth_best_floor`]; with their row ids
+//!    when liveness needs them, or when this wave reads every candidate that may be among the
+//!    best and they are few) give a `k`-th best score;
 //! 2. the lengths of the other candidates whose bound reaches it;
 //! 3. when every indexed document is a live row, the row ids of the best `k` only (those
 //!    tied with the `k`-th best score taken in document order: ties come in either order):
@@ -31,6 +32,9 @@ use super::search::Hit;
 use crate::error::{Error, Result};
 use crate::io::IoStats;
 use crate::lance::dataset::DatasetVersion;
+
+/// Documents per row id read with a single length wave, at most ([`score_candidates`]).
+const ROW_ID_SPREAD: u64 = 8 * 1024;
 
 /// The candidates of one leaf and how they score.
 pub(crate) struct Scoring<'a> {
@@ -157,9 +161,15 @@ pub(crate) async fn score_candidates(
     if n0 > 0 && n0 < bounds.len() {
         bounds.select_nth_unstable_by(n0 - 1, by_bound);
     }
-    // Few candidates: their row ids come with their lengths, sparing a wave for those of
-    // the best. Many read in one wave (flat bounds): only the best's row ids, after.
-    let few = bounds.len() <= first_wave_len(top.k, usize::MAX);
+    // Row ids come with the first wave's lengths when there are few candidates, or when
+    // that wave reads every one that may be among the best and they are few next to the
+    // documents (a row id costs a chunk of ~1,000 rows: at most one in 8 of the row-id
+    // chunks): that spares the round trip reading the best's row ids after.
+    let documents: u64 = s.parts.iter().map(|p| p.num_docs).sum();
+    let one_wave = n0 == eligible.len()
+        && n0 <= 4 * first_wave_len(top.k, usize::MAX)
+        && n0 as u64 <= documents / ROW_ID_SPREAD;
+    let few = bounds.len() <= first_wave_len(top.k, usize::MAX) || one_wave;
     let rows_always = matches!(top.live, Liveness::Check(_)) || few;
     let mut known: Vec<HashMap<u64, Known>> = vec![HashMap::new(); s.parts.len()];
     let wave: Vec<(usize, u64)> = bounds[..n0].iter().map(|b| (b.1, b.2)).collect();
