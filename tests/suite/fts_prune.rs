@@ -97,12 +97,7 @@ fn check_kth_floor(
         token_docs: vec![tp.docs.len() as u64],
     };
     let w = [corpus.query_weight(0)];
-    let candidates = tp
-        .docs
-        .iter()
-        .zip(&tp.frequencies)
-        .map(|(d, f)| (*d, vec![*f]))
-        .collect();
+    let candidates = &tp.docs;
     let exact = tp
         .docs
         .iter()
@@ -113,7 +108,7 @@ fn check_kth_floor(
         let floor = kth_best_floor(
             std::slice::from_ref(tp),
             &w,
-            &candidates,
+            candidates,
             block_size,
             stats,
             k,
@@ -283,4 +278,22 @@ async fn block_max_scores_that_are_not_lances_do_not_change_answers() {
         }
     }
     assert_eq!(checked, 45);
+}
+
+/// `k = 0` asks for no rows: none, not an error (it was: the documents to read row ids
+/// for came unsorted), and no document's length is read.
+#[tokio::test]
+async fn a_best_zero_search_answers_no_rows() {
+    use crate::index::fts::search::{Operator, SearchRequest};
+    let dataset = open_local("cost_100k", Arc::new(DatasetSession::default())).await;
+    for (text, operator) in [("baba", Operator::Or), ("baba zozoko", Operator::And)] {
+        let none = SearchRequest::matching(text, "body", operator, Some(0));
+        let stats = IoStats::new();
+        let out = search(&dataset, &none, &stats).await.unwrap();
+        assert!(out.hits.is_empty(), "{text:?}: {:?}", out.hits.len());
+        assert_eq!(
+            out.explain["scored_documents"], 0,
+            "{text:?}: no length read"
+        );
+    }
 }

@@ -15,8 +15,6 @@
 //! the exact score of one document of its block), so candidates bounded below it are never
 //! read at all.
 
-use std::collections::BTreeMap;
-
 use super::read::TermPostings;
 use super::score::{idf, B, K1};
 
@@ -63,14 +61,15 @@ pub(crate) fn first_wave(k: usize, bounds: &[f32], other: &[f32]) -> usize {
 /// of it (`weights[t]` over the partition's idf of `t`; the other terms add nothing
 /// negative, so only with weights ≥ 0). Blocks of one term hold distinct documents: the
 /// floor is the best over terms of the `k`-th best of one term's blocks (and the rows
-/// outside the index scoring `other`). `None` when nothing bounds it.
+/// outside the index scoring `other`). `candidates`: the candidate documents, ascending.
+/// `None` when nothing bounds it.
 ///
 /// A caller must check the floor afterwards (the `k`-th best exact score found is at
 /// least it): an index whose block max scores are not lance's would make it wrong.
 pub(crate) fn kth_best_floor(
     postings: &[TermPostings],
     weights: &[f32],
-    candidates: &BTreeMap<u64, Vec<u32>>,
+    candidates: &[u64],
     block_size: usize,
     stats: PartitionStats,
     k: usize,
@@ -90,11 +89,12 @@ pub(crate) fn kth_best_floor(
             continue;
         }
         let share = f64::from(*w) / f64::from(partition_idf) * (1.0 - SLACK);
-        // Both ascending: walk the candidates along the postings (no lookups).
-        let mut keys = candidates.keys().peekable();
+        // Both ascending: search each posting in the candidates after the last one found
+        // (a term's walk costs its postings, not every candidate).
+        let mut from = 0;
         let mut is_candidate = |d: &u64| {
-            while keys.next_if(|k| *k < d).is_some() {}
-            keys.peek() == Some(&d)
+            from += candidates[from..].partition_point(|c| c < d);
+            candidates.get(from) == Some(d)
         };
         let floors = tp
             .docs
@@ -377,8 +377,7 @@ mod tests {
             .map(|(_, (f, l))| corpus.score(&[*f], *l, &w))
             .collect();
         exact.sort_by(|a, b| b.total_cmp(a));
-        let all: BTreeMap<u64, Vec<u32>> =
-            docs_fl.iter().map(|(d, (f, _))| (*d, vec![*f])).collect();
+        let all: Vec<u64> = docs_fl.iter().map(|(d, _)| *d).collect();
         for k in 1..=3 {
             let floor =
                 kth_best_floor(std::slice::from_ref(&tp), &w, &all, 2, stats, k, &[]).unwrap();
@@ -394,8 +393,7 @@ mod tests {
             None
         );
         // A block with a document that is not a candidate (filtered out) vouches for nothing.
-        let mut some = all.clone();
-        some.remove(&2);
+        let some: Vec<u64> = all.iter().copied().filter(|d| *d != 2).collect();
         let with_all = kth_best_floor(std::slice::from_ref(&tp), &w, &all, 2, stats, 3, &[]);
         let without = kth_best_floor(std::slice::from_ref(&tp), &w, &some, 2, stats, 3, &[]);
         assert!(with_all.is_some() && without.is_none());

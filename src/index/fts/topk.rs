@@ -118,6 +118,14 @@ pub(crate) async fn score_candidates(
         .iter()
         .any(|p| matches!(p.kind, PartitionKind::Legacy { .. }));
     let top = match top {
+        // No rows wanted: nothing to read.
+        Some(t) if t.k == 0 => {
+            return Ok(Scored {
+                hits: vec![Vec::new(); s.parts.len()],
+                candidates,
+                ..Scored::default()
+            })
+        }
         Some(t) if !legacy => t,
         _ => return score_all(dataset, &s, candidates, stats).await,
     };
@@ -148,7 +156,7 @@ pub(crate) async fn score_candidates(
         floors.push(Floors { docs, floors: fl });
     }
     // Candidates bounded below a floor under the k-th best score cannot be among the best.
-    let floor = kth_floor(&s, &top);
+    let floor = kth_floor(&s, &top, &floors);
     let eligible: Vec<f32> = bounds
         .iter()
         .map(|b| b.0)
@@ -167,7 +175,7 @@ pub(crate) async fn score_candidates(
     // chunks): that spares the round trip reading the best's row ids after.
     let documents: u64 = s.parts.iter().map(|p| p.num_docs).sum();
     let one_wave = n0 == eligible.len()
-        && n0 <= 4 * first_wave_len(top.k, usize::MAX)
+        && n0 <= first_wave_len(top.k, usize::MAX).saturating_mul(4)
         && n0 as u64 <= documents / ROW_ID_SPREAD;
     let few = bounds.len() <= first_wave_len(top.k, usize::MAX) || one_wave;
     let rows_always = matches!(top.live, Liveness::Check(_)) || few;
@@ -199,14 +207,21 @@ pub(crate) async fn score_candidates(
     set_rows(&mut known, &early, early_rows);
     // Bounds that broke (a length below its floor: every candidate is read) or a floor
     // that did not hold (an index whose block max scores are not lance's: every candidate
-    // whose bound reaches the k-th best exact score is) leave some unread: read them.
-    let kth = threshold(&top, &known).unwrap_or(f32::NEG_INFINITY);
-    if broken || floor.is_some_and(|f| kth < f) {
+    // whose bound reaches the k-th best exact score is) leave some unread: read them, and
+    // everything left when that wave finds bounds broken.
+    loop {
+        let kth = threshold(&top, &known).unwrap_or(f32::NEG_INFINITY);
+        if !broken && !floor.is_some_and(|f| kth < f) {
+            break;
+        }
         let unread: Vec<(usize, u64)> = bounds[n0..]
             .iter()
             .filter(|b| (broken || b.0 >= kth) && !known[b.1].contains_key(&b.2))
             .map(|b| (b.1, b.2))
             .collect();
+        if unread.is_empty() {
+            break;
+        }
         broken |= score_wave(
             dataset,
             &s,
@@ -219,14 +234,7 @@ pub(crate) async fn score_candidates(
         .await?;
     }
     let selected = if broken || matches!(top.live, Liveness::Check(_)) {
-        known
-            .iter()
-            .map(|docs| {
-                let mut keys: Vec<u64> = docs.keys().copied().collect();
-                keys.sort_unstable();
-                keys
-            })
-            .collect()
+        known.iter().map(sorted_keys).collect()
     } else {
         best_of(&known, top.k, top.other_scores)
     };
@@ -259,8 +267,8 @@ pub(crate) async fn score_candidates(
 
 /// [`kth_best_floor`] where it holds: one partition whose statistics are the search's,
 /// every indexed document live.
-fn kth_floor(s: &Scoring<'_>, top: &TopK<'_>) -> Option<f32> {
-    let ([part], [postings], [candidates]) = (s.parts, s.postings, s.candidates.as_slice()) else {
+fn kth_floor(s: &Scoring<'_>, top: &TopK<'_>, floors: &[Floors]) -> Option<f32> {
+    let ([part], [postings], [candidates]) = (s.parts, s.postings, floors) else {
         return None;
     };
     let PartitionKind::Blocks(layout) = part.kind else {
@@ -284,7 +292,7 @@ fn kth_floor(s: &Scoring<'_>, top: &TopK<'_>) -> Option<f32> {
     kth_best_floor(
         postings,
         s.weights,
-        candidates,
+        &candidates.docs,
         layout.block_size,
         stats,
         top.k,
@@ -358,7 +366,7 @@ async fn score_wave(
 fn best_of(known: &[HashMap<u64, Known>], k: usize, other: &[f32]) -> Vec<Vec<u64>> {
     let all = known.iter().flat_map(|d| d.values().map(|k| k.score));
     let Some(kth) = kth_best(all.chain(other.iter().copied()), k) else {
-        return known.iter().map(|d| d.keys().copied().collect()).collect();
+        return known.iter().map(sorted_keys).collect();
     };
     let mut tied: Vec<(usize, u64)> = Vec::new();
     let mut out: Vec<Vec<u64>> = vec![Vec::new(); known.len()];
@@ -379,6 +387,13 @@ fn best_of(known: &[HashMap<u64, Known>], k: usize, other: &[f32]) -> Vec<Vec<u6
         docs.sort_unstable();
     }
     out
+}
+
+/// The documents `docs` knows, ascending (docs-file reads take their rows in order).
+fn sorted_keys(docs: &HashMap<u64, Known>) -> Vec<u64> {
+    let mut keys: Vec<u64> = docs.keys().copied().collect();
+    keys.sort_unstable();
+    keys
 }
 
 /// Read the row ids of the `selected` documents that lack them, one wave over every
