@@ -89,11 +89,18 @@ pub(crate) fn kth_best_floor(
             continue;
         }
         let share = f64::from(*w) / f64::from(partition_idf) * (1.0 - SLACK);
-        // Both ascending: search each posting in the candidates after the last one found
-        // (a term's walk costs its postings, not every candidate).
+        // Both ascending: gallop from the last candidate found to the first not below
+        // each posting (linear when the candidates are the postings, a few probes per
+        // posting when they are many more: a term costs its postings, not every candidate).
         let mut from = 0;
         let mut is_candidate = |d: &u64| {
-            from += candidates[from..].partition_point(|c| c < d);
+            let rest = &candidates[from..];
+            let mut step = 1;
+            while step < rest.len() && rest[step - 1] < *d {
+                step *= 2;
+            }
+            let (lo, hi) = (step / 2, step.min(rest.len()));
+            from += lo + rest[lo..hi].partition_point(|c| c < d);
             candidates.get(from) == Some(d)
         };
         let floors = tp
