@@ -22,6 +22,9 @@
 //!   typing, the kinds' session caches.
 //! * [`prewarm`]: loading every index page of a dataset ahead of queries.
 
+#[macro_use]
+mod test_override;
+
 pub(crate) mod bitmap;
 pub(crate) mod bitmap_file;
 pub(crate) mod bloom;

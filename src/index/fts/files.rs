@@ -29,28 +29,13 @@ const FILE_READS: IndexFileReads = IndexFileReads {
     tail: 16 << 10,
 };
 
-#[cfg(test)]
-tokio::task_local! {
-    static TEST_FILE_READS: IndexFileReads;
-}
-
-/// The file reads in effect ([`FILE_READS`] but inside [`with_file_reads`]).
-fn file_reads() -> IndexFileReads {
-    #[cfg(test)]
-    if let Ok(reads) = TEST_FILE_READS.try_with(|r| *r) {
-        return reads;
-    }
-    FILE_READS
-}
-
-/// Run `f` with other file reads: tests scale them down so that a small fixture is read as
-/// a large index of the same layout is.
-#[cfg(test)]
-pub(crate) async fn with_file_reads<F: std::future::Future>(
-    reads: IndexFileReads,
-    f: F,
-) -> F::Output {
-    TEST_FILE_READS.scope(reads, f).await
+test_override! {
+    TEST_FILE_READS: IndexFileReads = FILE_READS;
+    /// The file reads in effect ([`FILE_READS`] but inside [`with_file_reads`]).
+    file_reads;
+    /// Run `f` with other file reads: tests scale them down so that a small fixture is read
+    /// as a large index of the same layout is.
+    with_file_reads
 }
 
 /// At most this many pages of a partition have their page init read by the open.

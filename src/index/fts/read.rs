@@ -31,25 +31,22 @@ pub(crate) struct TermPostings {
     pub(crate) block_max: Vec<f32>,
 }
 
-#[cfg(test)]
-tokio::task_local! {
-    static TEST_BLOCK_MAX_SCALE: f32;
+test_override! {
+    TEST_BLOCK_MAX_SCALE: f32 = 1.0;
+    /// What block max scores are multiplied by as read: 1, but inside
+    /// [`with_block_max_scale`].
+    block_max_scale;
+    /// Run `f` reading every block max score times `scale`: tests make an index whose block
+    /// max scores are not lance's, which the pruning must notice.
+    with_block_max_scale
 }
 
 /// Block max scores as read (scaled inside [`with_block_max_scale`]).
 fn test_block_max(block_max: Vec<f32>) -> Vec<f32> {
-    #[cfg(test)]
-    if let Ok(scale) = TEST_BLOCK_MAX_SCALE.try_with(|s| *s) {
-        return block_max.into_iter().map(|m| m * scale).collect();
+    match block_max_scale() {
+        1.0 => block_max,
+        scale => block_max.into_iter().map(|m| m * scale).collect(),
     }
-    block_max
-}
-
-/// Run `f` reading every block max score times `scale`: tests make an index whose block
-/// max scores are not lance's, which the pruning must notice.
-#[cfg(test)]
-pub(crate) async fn with_block_max_scale<F: std::future::Future>(scale: f32, f: F) -> F::Output {
-    TEST_BLOCK_MAX_SCALE.scope(scale, f).await
 }
 
 /// The error pylance gives for a phrase query on an index built without positions.

@@ -56,25 +56,13 @@ impl ReadSizes {
 /// At most this many large pages have their init read in the open's global-buffer wave.
 const MAX_PREFETCHED_INITS: usize = 32;
 
-#[cfg(test)]
-tokio::task_local! {
-    static READ_SIZES: ReadSizes;
-}
-
-/// The read sizes in effect ([`ReadSizes::DEFAULT`] but inside [`with_read_sizes`]).
-fn read_sizes() -> ReadSizes {
-    #[cfg(test)]
-    if let Ok(sizes) = READ_SIZES.try_with(|s| *s) {
-        return sizes;
-    }
-    ReadSizes::DEFAULT
-}
-
-/// Run `f` with other read sizes: tests scale them down so that a small fixture is read
-/// as a large index of the same layout is.
-#[cfg(test)]
-pub(crate) async fn with_read_sizes<F: std::future::Future>(sizes: ReadSizes, f: F) -> F::Output {
-    READ_SIZES.scope(sizes, f).await
+test_override! {
+    READ_SIZES: ReadSizes = ReadSizes::DEFAULT;
+    /// The read sizes in effect ([`ReadSizes::DEFAULT`] but inside [`with_read_sizes`]).
+    read_sizes;
+    /// Run `f` with other read sizes: tests scale them down so that a small fixture is read
+    /// as a large index of the same layout is.
+    with_read_sizes
 }
 
 /// An opened segment: what a query needs before reading partitions.
